@@ -1,0 +1,66 @@
+//! `mem add [TEXT]`: write a new memory.
+
+use std::io::{IsTerminal, Read};
+
+use anyhow::{Context as _, Result, bail};
+use mem::{MemoryType, NewMemory};
+
+use super::Context;
+
+/// Arguments of `mem add`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The memory's text (Markdown). Read from stdin when absent or `-`.
+    text: Option<String>,
+    /// episodic (something that happened), semantic (a fact or decision) or procedural (how to).
+    #[arg(long = "type", short = 't', default_value = "semantic", value_parser = super::parse_type)]
+    kind: MemoryType,
+    /// 1 (mundane) to 10 (critical).
+    #[arg(long, short = 'i', default_value_t = mem::format::DEFAULT_IMPORTANCE, value_parser = clap::value_parser!(u8).range(1..=10))]
+    importance: u8,
+    /// A tag; repeat for several.
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// A title, written as the first heading.
+    #[arg(long)]
+    title: Option<String>,
+    /// Where the memory comes from (e.g. session/abc123).
+    #[arg(long)]
+    source: Option<String>,
+    /// Print {"id", "path"} as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let text = match args.text.as_deref() {
+        Some(text) if text != "-" => text.to_string(),
+        _ => {
+            let mut stdin = std::io::stdin();
+            if stdin.is_terminal() {
+                bail!("give the memory's text as an argument or on stdin");
+            }
+            let mut text = String::new();
+            stdin.read_to_string(&mut text).context("cannot read the memory's text from stdin")?;
+            text
+        }
+    };
+    let engine = ctx.engine()?;
+    let added = engine.add(
+        NewMemory {
+            text,
+            kind: args.kind,
+            importance: args.importance,
+            tags: args.tags,
+            title: args.title,
+            source: args.source,
+        },
+        ctx.now,
+    )?;
+    if args.json {
+        super::print_json(&added)
+    } else {
+        let path = engine.root().join(&added.path);
+        super::print_text(&format!("{}\t{}\n", added.id, path.display()))
+    }
+}

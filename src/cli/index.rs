@@ -1,0 +1,50 @@
+//! `mem index`: bring the index up to date, or rebuild it.
+
+use std::time::Instant;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::Context;
+
+/// Arguments of `mem index`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Throw the index away and build it again from the files.
+    #[arg(long)]
+    rebuild: bool,
+    /// Print the counts as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let started = Instant::now();
+    let mut engine = ctx.engine()?;
+    let progress = super::progress_bar();
+    let report =
+        if args.rebuild { engine.rebuild(ctx.now, &progress)? } else { engine.refresh(ctx.now, &progress)? };
+    super::print_problems(&report);
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let total = report.added + report.updated + report.unchanged + report.touched;
+    if args.json {
+        return super::print_json(&json!({
+            "memories": total,
+            "added": report.added,
+            "updated": report.updated,
+            "removed": report.removed,
+            "unchanged": report.unchanged + report.touched,
+            "bad": report.bad.len() + report.scan_issues.len(),
+            "duplicate_ids": report.duplicates.len(),
+            "elapsed_ms": elapsed_ms,
+        }));
+    }
+    super::print_text(&format!(
+        "{total} memories indexed: {} added, {} updated, {} removed, {} unchanged; {} bad ({elapsed_ms:.0} ms)\n",
+        report.added,
+        report.updated,
+        report.removed,
+        report.unchanged + report.touched,
+        report.bad.len() + report.scan_issues.len(),
+    ))
+}

@@ -1,0 +1,187 @@
+//! The command-line front end: clap definitions, one module per subcommand, and the shared
+//! helpers that print reports. The only place that prints or reads the clock.
+
+mod add;
+mod index;
+mod init;
+mod list;
+mod recall;
+mod show;
+mod stats;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand};
+use jiff::Timestamp;
+use mem::store::{self, RootSource};
+use mem::{Engine, MemoryType, RefreshReport};
+
+/// Local long-term memory for AI coding agents: Markdown memories, ranked recall.
+#[derive(Debug, Parser)]
+#[command(name = "mem", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Memory root to use (default: $MEM_DIR, else the nearest folder above with a mem.toml,
+    /// else the per-user root under the XDG data directory).
+    #[arg(long, global = true, env = "MEM_DIR", value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Take this time as "now" (RFC 3339, e.g. 2026-11-30T12:00:00Z), for reproducible runs.
+    #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse_now)]
+    now: Option<Timestamp>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Make a folder a memory root: a commented mem.toml and .mem/ in .gitignore.
+    Init(init::Args),
+    /// Write a new memory (text as argument or on stdin).
+    Add(add::Args),
+    /// Bring the index up to date with the files (done before every recall anyway).
+    Index(index::Args),
+    /// Rank memories for a task by relevance × recency × importance.
+    Recall(recall::Args),
+    /// Print one memory.
+    Show(show::Args),
+    /// List memories, newest first.
+    List(list::Args),
+    /// Count memories by type, index size, bad files.
+    Stats(stats::Args),
+}
+
+/// Runs the parsed command.
+pub fn run(cli: Cli) -> Result<()> {
+    let now = match cli.now {
+        Some(now) => now,
+        #[allow(clippy::disallowed_methods)]
+        None => Timestamp::now(),
+    };
+    let ctx = Context { dir: cli.dir, now };
+    match cli.command {
+        Command::Init(args) => init::run(args, &ctx),
+        Command::Add(args) => add::run(args, &ctx),
+        Command::Index(args) => index::run(args, &ctx),
+        Command::Recall(args) => recall::run(args, &ctx),
+        Command::Show(args) => show::run(args, &ctx),
+        Command::List(args) => list::run(args, &ctx),
+        Command::Stats(args) => stats::run(args, &ctx),
+    }
+}
+
+fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
+    mem::format::parse_time(s)
+}
+
+/// Whether an error is a write to a closed pipe (`mem recall ... | head`), which is not a failure.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// What every subcommand needs from the global options.
+struct Context {
+    dir: Option<PathBuf>,
+    now: Timestamp,
+}
+
+impl Context {
+    /// Finds the memory root (creating the per-user default on first use) and opens it.
+    fn engine(&self) -> Result<Engine> {
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let default = dirs::data_dir().map(|d| d.join("mem"));
+        let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
+        if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
+            store::init(&root)?;
+            eprintln!("mem: created the default memory root {}", root.display());
+        }
+        Engine::open(&root).with_context(|| format!("cannot open memory root {}", root.display()))
+    }
+
+    /// Opens the root and brings its index up to date, printing what went wrong on stderr.
+    fn refreshed_engine(&self) -> Result<(Engine, RefreshReport)> {
+        let mut engine = self.engine()?;
+        let report = engine.refresh(self.now, &progress_bar())?;
+        print_problems(&report);
+        Ok((engine, report))
+    }
+}
+
+/// A progress bar on stderr when it is a terminal, hidden otherwise.
+fn progress_bar() -> indicatif::ProgressBar {
+    if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "indexing {bar:30} {pos}/{len} files ({eta} left)",
+        ) {
+            bar.set_style(style);
+        }
+        bar
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+/// Prints a refresh's notices and problems on stderr, one line each.
+fn print_problems(report: &RefreshReport) {
+    for notice in &report.notices {
+        eprintln!("mem: notice: {notice}");
+    }
+    for bad in &report.bad {
+        eprintln!("{bad}  [skipped]");
+    }
+    for issue in &report.scan_issues {
+        eprintln!("{}: {}", issue.path.display(), issue.message);
+    }
+    for (id, paths) in &report.duplicates {
+        eprintln!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "));
+    }
+    for (path, created) in &report.future {
+        eprintln!("{path}: warning: created {created} is in the future; its age counts as zero");
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline to stdout.
+fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// Writes text to stdout.
+fn print_text(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A borderless table whose columns line up.
+fn table(header: &[&str]) -> comfy_table::Table {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header.iter().map(|h| comfy_table::Cell::new(h)));
+    t
+}
+
+/// Ages as people say them: 5h, 12d, 8mo, 3y.
+fn age(days: f64) -> String {
+    if days < 1.0 {
+        format!("{}h", (days * 24.0).floor() as i64)
+    } else if days < 60.0 {
+        format!("{}d", days.floor() as i64)
+    } else if days < 730.0 {
+        format!("{}mo", (days / 30.44).floor() as i64)
+    } else {
+        format!("{}y", (days / 365.25).floor() as i64)
+    }
+}
+
+/// `--type` values.
+fn parse_type(s: &str) -> std::result::Result<MemoryType, String> {
+    s.parse()
+}

@@ -1,0 +1,92 @@
+//! `mem recall QUERY`: the ranked top-k, as a table, with `--explain`, or as JSON.
+
+use anyhow::Result;
+use comfy_table::Cell;
+use mem::{Hit, MemoryType, RecallOptions};
+
+use super::Context;
+
+/// Arguments of `mem recall`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What you are working on, in your own words.
+    #[arg(required = true, num_args = 1..)]
+    query: Vec<String>,
+    /// How many memories to return.
+    #[arg(short = 'k', long = "limit", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
+    limit: u16,
+    /// Only memories of this type; repeat for several.
+    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
+    kinds: Vec<MemoryType>,
+    /// Only memories with this tag; repeat to require several.
+    #[arg(long = "tag")]
+    tags: Vec<String>,
+    /// Show every component of every score.
+    #[arg(long)]
+    explain: bool,
+    /// Print a JSON array (see docs/ranking.md for the fields).
+    #[arg(long, conflicts_with = "explain")]
+    json: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let mut engine = ctx.engine()?;
+    let options = RecallOptions { kinds: args.kinds, tags: args.tags, limit: usize::from(args.limit) };
+    let query = args.query.join(" ");
+    let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
+    super::print_problems(&report);
+    if args.json {
+        return super::print_json(&hits);
+    }
+    if hits.is_empty() {
+        return Ok(());
+    }
+    let ranking = &engine.config().ranking;
+    let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
+    if args.explain {
+        header.splice(2..2, ["relevance", "bm25", "recency", "importance"]);
+    }
+    let mut table = super::table(&header);
+    for hit in &hits {
+        table.add_row(row(hit, args.explain));
+    }
+    let mut text = format!("{table}\n");
+    if args.explain {
+        text.push_str(&format!(
+            "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
+             relevance = bm25 / {max:.3} (best match); recency = 0.5^(age / {hl} days) since last \
+             access, else created; importance = (imp − 1) / 9\n",
+            wr = ranking.recency_weight,
+            wi = ranking.importance_weight,
+            hl = ranking.recency_half_life_days,
+            max = hits[0].max_bm25,
+        ));
+    }
+    super::print_text(&text)
+}
+
+fn row(hit: &Hit, explain: bool) -> Vec<Cell> {
+    let r = &hit.record;
+    let mut cells = vec![
+        Cell::new(hit.rank),
+        Cell::new(format!("{:.3}", hit.score)),
+        Cell::new(r.kind),
+        Cell::new(r.importance),
+        Cell::new(super::age(hit.age_days)),
+        Cell::new(mem::format::clip(&r.title, 60)),
+        Cell::new(&r.path),
+    ];
+    if explain {
+        let c = &hit.components;
+        cells.splice(
+            2..2,
+            [
+                Cell::new(format!("{:.3}", c.relevance)),
+                Cell::new(format!("{:.2}", hit.bm25)),
+                Cell::new(format!("{:.3}", c.recency)),
+                Cell::new(format!("{:.3}", c.importance)),
+            ],
+        );
+    }
+    cells
+}

@@ -1,0 +1,31 @@
+//! `mem stats`: counts by type, index size, bad files.
+
+use anyhow::Result;
+
+use super::Context;
+
+/// Arguments of `mem stats`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the counts as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let (engine, report) = ctx.refreshed_engine()?;
+    let stats = engine.stats(&report)?;
+    if args.json {
+        return super::print_json(&stats);
+    }
+    let by_type: Vec<String> = stats.by_type.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    super::print_text(&format!(
+        "root           {}\nmemories       {} ({})\nindex          {:.1} KiB in .mem/\nbad files      {}\nduplicate ids  {}\n",
+        stats.root.display(),
+        stats.memories,
+        by_type.join(", "),
+        stats.index_bytes as f64 / 1024.0,
+        stats.bad_files,
+        stats.duplicate_ids,
+    ))
+}

@@ -1,0 +1,147 @@
+//! Settings of a memory root, read from its `mem.toml` (every key optional).
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
+
+/// Name of the settings file at the top of a memory root.
+pub const CONFIG_FILE: &str = "mem.toml";
+
+/// The commented `mem.toml` that `mem init` writes; it states every default.
+pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel with the memories (commit this file);
+# everything under .mem/ is derived and can be deleted at any time.
+# Every key is optional: the values below are the defaults. See docs/ranking.md.
+
+[ranking]
+# score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
+# Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
+recency_weight = 0.3
+# Days after which recency (from the last access, else `created`) falls to one half.
+recency_half_life_days = 90.0
+# Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
+importance_weight = 0.3
+# BM25 boost of a match in the title, and in the tags, relative to the body.
+title_boost = 2.0
+tags_boost = 1.5
+
+[limits]
+# Files larger than this are reported and skipped.
+max_file_bytes = 1048576
+"#;
+
+/// All settings of a memory root.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// How recall ranks memories.
+    pub ranking: Ranking,
+    /// Size limits.
+    pub limits: Limits,
+}
+
+/// Ranking weights; see `docs/ranking.md` for the formula.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Ranking {
+    /// Weight of recency in the score, `0 ≤ w < 1`.
+    pub recency_weight: f64,
+    /// Days for recency to halve.
+    pub recency_half_life_days: f64,
+    /// Weight of importance in the score, `0 ≤ w < 1`.
+    pub importance_weight: f64,
+    /// BM25 boost for title matches.
+    pub title_boost: f32,
+    /// BM25 boost for tag matches.
+    pub tags_boost: f32,
+}
+
+impl Default for Ranking {
+    fn default() -> Self {
+        Ranking {
+            recency_weight: 0.3,
+            recency_half_life_days: 90.0,
+            importance_weight: 0.3,
+            title_boost: 2.0,
+            tags_boost: 1.5,
+        }
+    }
+}
+
+/// Limits on what is read.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Larger memory files are reported and skipped.
+    pub max_file_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_file_bytes: 1 << 20 }
+    }
+}
+
+impl Config {
+    /// Reads `root/mem.toml`, or the defaults when there is none.
+    pub fn load(root: &Path) -> Result<Config> {
+        let path = root.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let config: Config = toml::from_str(&text)
+            .map_err(|e| Error::Config { path: path.clone(), message: e.to_string() })?;
+        config.validate().map_err(|message| Error::Config { path, message })?;
+        Ok(config)
+    }
+
+    /// Checks the ranges the formula needs.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        let r = &self.ranking;
+        for (name, w) in [("recency_weight", r.recency_weight), ("importance_weight", r.importance_weight)] {
+            if !(0.0..1.0).contains(&w) {
+                return Err(format!("[ranking] {name} must be at least 0 and below 1, found {w}"));
+            }
+        }
+        if !(r.recency_half_life_days > 0.0 && r.recency_half_life_days.is_finite()) {
+            return Err(format!(
+                "[ranking] recency_half_life_days must be a positive number of days, found {}",
+                r.recency_half_life_days
+            ));
+        }
+        for (name, b) in [("title_boost", r.title_boost), ("tags_boost", r.tags_boost)] {
+            if !(b > 0.0 && b.is_finite()) {
+                return Err(format!("[ranking] {name} must be positive, found {b}"));
+            }
+        }
+        if self.limits.max_file_bytes == 0 {
+            return Err("[limits] max_file_bytes must be positive".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_file_states_the_defaults() {
+        let parsed: Config = toml::from_str(DEFAULT_CONFIG).unwrap();
+        assert_eq!(parsed, Config::default());
+    }
+
+    #[test]
+    fn rejects_typos_and_out_of_range_weights() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(CONFIG_FILE), "[ranking]\nrecency_wieght = 0.2\n").unwrap();
+        let e = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("recency_wieght"), "{e}");
+        std::fs::write(dir.path().join(CONFIG_FILE), "[ranking]\nrecency_weight = 1.0\n").unwrap();
+        let e = Config::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("below 1"), "{e}");
+    }
+}

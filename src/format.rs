@@ -1,0 +1,572 @@
+//! The memory file: YAML front-matter between two `---` lines, then a Markdown body.
+//!
+//! [`Memory::parse`] validates the contract of `docs/format.md` and keeps the whole front-matter
+//! mapping (unknown keys included, in their order) and the body byte for byte;
+//! [`Memory::render`] writes it back. The typed fields are a validated view of that mapping.
+
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_norway::{Mapping, Value};
+
+/// Version of the file contract described in `docs/format.md`.
+pub const FORMAT_VERSION: u32 = 1;
+/// Importance of a memory whose front-matter does not give one.
+pub const DEFAULT_IMPORTANCE: u8 = 5;
+/// Longest id accepted, in bytes.
+pub const MAX_ID_LEN: usize = 128;
+
+/// A memory's identifier: a ULID for new memories, any `[A-Za-z0-9._-]+` otherwise.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct MemoryId(String);
+
+impl MemoryId {
+    /// Validates `id`: non-empty, at most [`MAX_ID_LEN`] bytes of `[A-Za-z0-9._-]`, no `..`.
+    pub fn new(id: &str) -> crate::Result<Self> {
+        let reason = if id.is_empty() {
+            Some("it is empty")
+        } else if id.len() > MAX_ID_LEN {
+            Some("it is longer than 128 characters")
+        } else if id.contains('/') || id.contains('\\') {
+            Some("it contains a path separator")
+        } else if id.contains("..") {
+            Some("it contains `..`")
+        } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+            Some("only letters, digits, `.`, `_` and `-` are allowed")
+        } else if id.bytes().all(|b| b == b'.') {
+            Some("it is only dots")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(crate::Error::InvalidId { id: id.to_string(), reason }),
+            None => Ok(MemoryId(id.to_string())),
+        }
+    }
+
+    /// A fresh ULID whose time part is `now`.
+    pub fn generate(now: Timestamp) -> Self {
+        let at = std::time::SystemTime::try_from(now).unwrap_or(std::time::UNIX_EPOCH);
+        MemoryId(ulid::Ulid::from_datetime(at).to_string())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for MemoryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What kind of memory a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryType {
+    /// Something that happened: an observation, a session event.
+    Episodic,
+    /// A fact or a decision.
+    Semantic,
+    /// How to do something.
+    Procedural,
+}
+
+impl MemoryType {
+    /// Every type, in the order they are listed to users.
+    pub const ALL: [MemoryType; 3] =
+        [MemoryType::Episodic, MemoryType::Semantic, MemoryType::Procedural];
+
+    /// The lowercase name used in files and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Episodic => "episodic",
+            MemoryType::Semantic => "semantic",
+            MemoryType::Procedural => "procedural",
+        }
+    }
+}
+
+impl fmt::Display for MemoryType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for MemoryType {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        MemoryType::ALL
+            .into_iter()
+            .find(|t| t.as_str() == s)
+            .ok_or_else(|| format!("unknown type {s:?}: expected episodic, semantic or procedural"))
+    }
+}
+
+/// Usage summary written back into the front-matter by `mem` (`access: {count, last}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// How many times the memory was used.
+    pub count: u64,
+    /// When it was last used.
+    pub last: Option<Timestamp>,
+}
+
+/// Why a memory file does not follow the contract. `line` is 1-based within the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The file does not start with a `---` line.
+    #[error("no front-matter: a memory file starts with a `---` line, then YAML, then `---`")]
+    NoFrontMatter,
+    /// The opening `---` has no closing `---`.
+    #[error("front-matter opened on line 1 is never closed by a `---` line")]
+    Unterminated,
+    /// The front-matter is not valid YAML.
+    #[error("invalid YAML in front-matter: {message}")]
+    Yaml {
+        /// Line of the problem, when the YAML parser knows it.
+        line: Option<usize>,
+        /// The parser's message.
+        message: String,
+    },
+    /// The front-matter is valid YAML but not a mapping of keys to values.
+    #[error("front-matter must be a mapping of `key: value` lines")]
+    NotMapping,
+    /// A required key is absent.
+    #[error("missing required field `{0}`")]
+    Missing(&'static str),
+    /// A key has a value of the wrong type or out of range.
+    #[error("field `{field}`: {message}")]
+    Field {
+        /// The key.
+        field: &'static str,
+        /// Line of the key.
+        line: Option<usize>,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// The file is not UTF-8.
+    #[error("not valid UTF-8 (first bad byte at offset {offset}); memory files must be UTF-8 text")]
+    NotUtf8 {
+        /// Line of the first invalid byte.
+        line: usize,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The file is larger than the configured limit.
+    #[error("file is {size} bytes, over the {limit}-byte limit (`max_file_bytes` in mem.toml)")]
+    TooLarge {
+        /// Size of the file.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+}
+
+impl FormatError {
+    /// The 1-based line the problem is on, where there is one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            FormatError::NoFrontMatter | FormatError::Unterminated | FormatError::NotMapping => {
+                Some(1)
+            }
+            FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
+            FormatError::NotUtf8 { line, .. } => Some(*line),
+            FormatError::Missing(_) | FormatError::TooLarge { .. } => None,
+        }
+    }
+}
+
+/// A parsed memory: the front-matter mapping as written, its validated fields, and the body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Memory {
+    front: Mapping,
+    id: MemoryId,
+    kind: MemoryType,
+    importance: u8,
+    created: Timestamp,
+    tags: Vec<String>,
+    source: Option<String>,
+    access: Option<Access>,
+    body: String,
+}
+
+/// What a caller gives to create a new memory (see [`Memory::create`]).
+#[derive(Clone, Debug)]
+pub struct NewMemory {
+    /// The memory's text (Markdown).
+    pub text: String,
+    /// Its type.
+    pub kind: MemoryType,
+    /// Importance 1..=10.
+    pub importance: u8,
+    /// Tags, in order; duplicates and blanks are dropped.
+    pub tags: Vec<String>,
+    /// Optional title, written as a first-level heading above the text.
+    pub title: Option<String>,
+    /// Optional origin (`session/abc123`, a URL, a person).
+    pub source: Option<String>,
+}
+
+impl Memory {
+    /// Parses a memory file's bytes.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<Memory, FormatError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Memory::parse(text),
+            Err(e) => {
+                let offset = e.valid_up_to();
+                let line = 1 + bytes[..offset].iter().filter(|&&b| b == b'\n').count();
+                Err(FormatError::NotUtf8 { line, offset })
+            }
+        }
+    }
+
+    /// Parses a memory file's text.
+    pub fn parse(text: &str) -> Result<Memory, FormatError> {
+        let (yaml, body) = split_front_matter(text)?;
+        let value: Value = serde_norway::from_str(yaml).map_err(|e| FormatError::Yaml {
+            // The YAML starts on line 2 of the file.
+            line: e.location().map(|l| l.line() + 1),
+            message: yaml_message(&e),
+        })?;
+        let front = match value {
+            Value::Mapping(m) => m,
+            _ => return Err(FormatError::NotMapping),
+        };
+        Memory::from_parts(front, body.to_string(), yaml)
+    }
+
+    fn from_parts(front: Mapping, body: String, yaml: &str) -> Result<Memory, FormatError> {
+        let field = |name: &'static str, message: String| FormatError::Field {
+            field: name,
+            line: key_line(yaml, name),
+            message,
+        };
+        let get = |name: &str| front.get(name).filter(|v| !v.is_null());
+
+        let id = match get("id") {
+            None => return Err(FormatError::Missing("id")),
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            Some(other) => return Err(field("id", format!("expected text, found {}", describe(other)))),
+        };
+        let id = MemoryId::new(&id).map_err(|e| field("id", e.to_string()))?;
+
+        let kind = match get("type") {
+            None => return Err(FormatError::Missing("type")),
+            Some(Value::String(s)) => s.parse::<MemoryType>().map_err(|e| field("type", e))?,
+            Some(other) => {
+                return Err(field(
+                    "type",
+                    format!("expected episodic, semantic or procedural, found {}", describe(other)),
+                ));
+            }
+        };
+
+        let importance = match get("importance") {
+            None => DEFAULT_IMPORTANCE,
+            Some(Value::Number(n)) => match n.as_i64() {
+                Some(i @ 1..=10) => i as u8,
+                _ => return Err(field("importance", format!("must be 1..10, found {n}"))),
+            },
+            Some(other) => {
+                return Err(field(
+                    "importance",
+                    format!("expected an integer 1..10, found {}", describe(other)),
+                ));
+            }
+        };
+
+        let created = match get("created") {
+            None => return Err(FormatError::Missing("created")),
+            Some(v) => timestamp(v).map_err(|m| field("created", m))?,
+        };
+
+        let tags = match get("tags") {
+            None => Vec::new(),
+            Some(Value::Sequence(items)) => {
+                let mut tags = Vec::with_capacity(items.len());
+                for item in items {
+                    match scalar_text(item) {
+                        Some(t) if !t.trim().is_empty() => tags.push(t.trim().to_string()),
+                        Some(_) => {}
+                        None => {
+                            return Err(field(
+                                "tags",
+                                format!("expected a list of words, found {} in it", describe(item)),
+                            ));
+                        }
+                    }
+                }
+                tags
+            }
+            Some(other) => {
+                return Err(field(
+                    "tags",
+                    format!("expected a list like [auth, login], found {}", describe(other)),
+                ));
+            }
+        };
+
+        let source = match get("source") {
+            None => None,
+            Some(v) => Some(
+                scalar_text(v)
+                    .ok_or_else(|| field("source", format!("expected text, found {}", describe(v))))?,
+            ),
+        };
+
+        let access = match get("access") {
+            None => None,
+            Some(Value::Mapping(m)) => {
+                let count = match m.get("count") {
+                    None | Some(Value::Null) => 0,
+                    Some(Value::Number(n)) => n.as_u64().ok_or_else(|| {
+                        field("access", format!("count must be a whole number ≥ 0, found {n}"))
+                    })?,
+                    Some(other) => {
+                        return Err(field(
+                            "access",
+                            format!("count must be a whole number, found {}", describe(other)),
+                        ));
+                    }
+                };
+                let last = match m.get("last") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(timestamp(v).map_err(|e| field("access", format!("last: {e}")))?),
+                };
+                Some(Access { count, last })
+            }
+            Some(other) => {
+                return Err(field(
+                    "access",
+                    format!("expected {{ count: N, last: TIME }}, found {}", describe(other)),
+                ));
+            }
+        };
+
+        Ok(Memory { front, id, kind, importance, created, tags, source, access, body })
+    }
+
+    /// Builds a new memory with a fresh ULID, created at `now`.
+    pub fn create(new: NewMemory, now: Timestamp) -> crate::Result<Memory> {
+        let text = new.text.trim();
+        if text.is_empty() {
+            return Err(crate::Error::Invalid("a memory needs some text".into()));
+        }
+        if !(1..=10).contains(&new.importance) {
+            return Err(crate::Error::Invalid(format!(
+                "importance must be 1..10, got {}",
+                new.importance
+            )));
+        }
+        let created = now.round(jiff::Unit::Second).map_err(|e| crate::Error::Invalid(e.to_string()))?;
+        let id = MemoryId::generate(created);
+        let mut tags: Vec<String> = Vec::new();
+        for tag in new.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+            if !tags.iter().any(|t| t == tag) {
+                tags.push(tag.to_string());
+            }
+        }
+        let mut front = Mapping::new();
+        front.insert("id".into(), id.as_str().into());
+        front.insert("type".into(), new.kind.as_str().into());
+        front.insert("importance".into(), u64::from(new.importance).into());
+        front.insert("created".into(), created.to_string().into());
+        if !tags.is_empty() {
+            front.insert(
+                "tags".into(),
+                Value::Sequence(tags.iter().map(|t| t.as_str().into()).collect()),
+            );
+        }
+        let source = new.source.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        if let Some(source) = &source {
+            front.insert("source".into(), source.as_str().into());
+        }
+        let body = match new.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+            Some(title) => format!("# {title}\n\n{text}\n"),
+            None => format!("{text}\n"),
+        };
+        Ok(Memory {
+            front,
+            id,
+            kind: new.kind,
+            importance: new.importance,
+            created,
+            tags,
+            source,
+            access: None,
+            body,
+        })
+    }
+
+    /// The file text: `---`, the front-matter as YAML, `---`, then the body unchanged.
+    pub fn render(&self) -> String {
+        let yaml = serde_norway::to_string(&self.front)
+            .expect("a mapping of YAML values always serialises");
+        let mut out = String::with_capacity(yaml.len() + self.body.len() + 8);
+        out.push_str("---\n");
+        out.push_str(&yaml);
+        out.push_str("---\n");
+        out.push_str(&self.body);
+        out
+    }
+
+    /// The id.
+    pub fn id(&self) -> &MemoryId {
+        &self.id
+    }
+    /// The type.
+    pub fn kind(&self) -> MemoryType {
+        self.kind
+    }
+    /// Importance 1..=10 ([`DEFAULT_IMPORTANCE`] when the file gives none).
+    pub fn importance(&self) -> u8 {
+        self.importance
+    }
+    /// When the memory was created.
+    pub fn created(&self) -> Timestamp {
+        self.created
+    }
+    /// Tags as written (trimmed, blanks dropped).
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+    /// Where the memory came from, if recorded.
+    pub fn source(&self) -> Option<&str> {
+        self.source.as_deref()
+    }
+    /// The usage summary, if the front-matter has one.
+    pub fn access(&self) -> Option<Access> {
+        self.access
+    }
+    /// When the memory was last reinforced: `access.last`, else `created`.
+    pub fn last_access(&self) -> Timestamp {
+        self.access.and_then(|a| a.last).unwrap_or(self.created)
+    }
+    /// The Markdown body, byte for byte as in the file.
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+    /// The whole front-matter mapping, unknown keys included.
+    pub fn front_matter(&self) -> &Mapping {
+        &self.front
+    }
+
+    /// The title: the text of the first heading, else the first non-blank line, else the id.
+    pub fn title(&self) -> String {
+        use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+        let mut in_heading = false;
+        let mut heading = String::new();
+        for event in Parser::new(&self.body) {
+            match event {
+                Event::Start(Tag::Heading { .. }) => in_heading = true,
+                Event::End(TagEnd::Heading(_)) => {
+                    if !heading.trim().is_empty() {
+                        return clip(heading.trim(), 120);
+                    }
+                    in_heading = false;
+                }
+                Event::Text(t) | Event::Code(t) if in_heading => heading.push_str(&t),
+                _ => {}
+            }
+        }
+        match self.body.lines().map(str::trim).find(|l| !l.is_empty()) {
+            Some(line) => clip(line.trim_start_matches(['#', '>', '-', '*', ' ']), 120),
+            None => self.id.to_string(),
+        }
+    }
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+pub fn clip(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…", s[..i].trim_end()),
+    }
+}
+
+/// Splits a file into its YAML front-matter and its body (everything after the closing line).
+fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or(FormatError::NoFrontMatter)?;
+    let mut offset = 0;
+    for line in rest.split_inclusive('\n') {
+        let bare = line.trim_end_matches(['\n', '\r']);
+        if bare == "---" || bare == "..." {
+            return Ok((&rest[..offset], &rest[offset + line.len()..]));
+        }
+        offset += line.len();
+    }
+    Err(FormatError::Unterminated)
+}
+
+/// The file line (1-based) of a top-level `key:` in the front-matter.
+fn key_line(yaml: &str, key: &str) -> Option<usize> {
+    yaml.lines().position(|l| {
+        l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(':'))
+            || l.strip_prefix(&format!("\"{key}\"")).is_some_and(|r| r.trim_start().starts_with(':'))
+    })
+    .map(|i| i + 2)
+}
+
+/// The YAML parser's message without its trailing location, which we report as a line.
+fn yaml_message(e: &serde_norway::Error) -> String {
+    let msg = e.to_string();
+    match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    }
+}
+
+fn timestamp(v: &Value) -> Result<Timestamp, String> {
+    let Value::String(s) = v else {
+        return Err(format!("expected an RFC 3339 time like 2026-11-29T23:46:04Z, found {}", describe(v)));
+    };
+    parse_time(s).map_err(|e| format!("{s:?} is not an RFC 3339 time ({e})"))
+}
+
+/// Parses an RFC 3339 time, or a plain date `YYYY-MM-DD` taken as midnight UTC.
+pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    let s = s.trim();
+    if let Ok(t) = s.parse::<Timestamp>() {
+        return Ok(t);
+    }
+    match s.parse::<jiff::civil::Date>() {
+        Ok(d) => d.to_zoned_datetime(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()).map_err(|e| e.to_string()),
+        Err(_) => Err("expected e.g. 2026-11-29T23:46:04Z or 2026-11-29".to_string()),
+    }
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "text",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+//! Unit and property tests for the memory file format.
+
+use proptest::prelude::*;
+
+use super::*;
+
+const GOOD: &str = "---\nid: 01JDXB6Q4Z7M3S5T8V9W0X1Y2Z\ntype: semantic\nimportance: 7\ncreated: 2026-11-29T23:46:04Z\ntags: [auth, login]\nsource: session/abc123\nreviewer: ana   # unknown key\n---\n# Login test\n\nBody with *markdown*.\n";
+
+#[test]
+fn parses_the_contract_example() {
+    let m = Memory::parse(GOOD).unwrap();
+    assert_eq!(m.id().as_str(), "01JDXB6Q4Z7M3S5T8V9W0X1Y2Z");
+    assert_eq!(m.kind(), MemoryType::Semantic);
+    assert_eq!(m.importance(), 7);
+    assert_eq!(m.tags(), ["auth", "login"]);
+    assert_eq!(m.source(), Some("session/abc123"));
+    assert_eq!(m.title(), "Login test");
+    assert_eq!(m.body(), "# Login test\n\nBody with *markdown*.\n");
+    assert_eq!(m.front_matter().get("reviewer").and_then(|v| v.as_str()), Some("ana"));
+}
+
+#[test]
+fn render_keeps_unknown_keys_and_body() {
+    let m = Memory::parse(GOOD).unwrap();
+    let again = Memory::parse(&m.render()).unwrap();
+    assert_eq!(m, again);
+    assert!(m.render().ends_with("---\n# Login test\n\nBody with *markdown*.\n"));
+    assert!(m.render().contains("reviewer: ana"));
+}
+
+#[test]
+fn title_falls_back_to_first_line_then_id() {
+    let m = Memory::parse("---\nid: a\ntype: episodic\ncreated: 2026-01-01\n---\n\n  plain first line\nsecond\n").unwrap();
+    assert_eq!(m.title(), "plain first line");
+    let m = Memory::parse("---\nid: a\ntype: episodic\ncreated: 2026-01-01\n---\n").unwrap();
+    assert_eq!(m.title(), "a");
+}
+
+#[test]
+fn defaults_and_date_only_created() {
+    let m = Memory::parse("---\nid: x\ntype: procedural\ncreated: 2026-01-02\n---\nbody").unwrap();
+    assert_eq!(m.importance(), DEFAULT_IMPORTANCE);
+    assert_eq!(m.created().to_string(), "2026-01-02T00:00:00Z");
+    assert_eq!(m.last_access(), m.created());
+}
+
+#[test]
+fn crlf_files_parse_and_keep_their_body() {
+    let text = "---\r\nid: x\r\ntype: semantic\r\ncreated: 2026-01-02T00:00:00Z\r\n---\r\nline one\r\n";
+    let m = Memory::parse(text).unwrap();
+    assert_eq!(m.body(), "line one\r\n");
+}
+
+fn err(text: &str) -> FormatError {
+    Memory::parse(text).unwrap_err()
+}
+
+#[test]
+fn bad_inputs_name_the_line_and_the_fix() {
+    assert_eq!(err("no front matter"), FormatError::NoFrontMatter);
+    assert_eq!(err("---\nid: x\n"), FormatError::Unterminated);
+    let e = err("---\nid: x\ntype: [unclosed\n---\n");
+    assert!(matches!(e, FormatError::Yaml { line: Some(_), .. }), "{e:?}");
+    assert_eq!(err("---\n- a\n- b\n---\n"), FormatError::NotMapping);
+    assert_eq!(err("---\ntype: semantic\ncreated: 2026-01-01\n---\n"), FormatError::Missing("id"));
+    let e = err("---\nid: x\ntype: fact\ncreated: 2026-01-01\n---\n");
+    assert_eq!(e.line(), Some(3));
+    assert!(e.to_string().contains("unknown type \"fact\""), "{e}");
+    let e = err("---\nid: x\ntype: semantic\nimportance: 11\ncreated: 2026-01-01\n---\n");
+    assert_eq!(e.line(), Some(4));
+    assert!(e.to_string().contains("must be 1..10"), "{e}");
+    let e = err("---\nid: x\ntype: semantic\nimportance: high\ncreated: 2026-01-01\n---\n");
+    assert!(e.to_string().contains("expected an integer 1..10, found text"), "{e}");
+    let e = err("---\nid: x\ntype: semantic\ncreated: yesterday\n---\n");
+    assert_eq!(e.line(), Some(4));
+    let e = err("---\nid: ../etc/passwd\ntype: semantic\ncreated: 2026-01-01\n---\n");
+    assert_eq!(e.line(), Some(2));
+    assert!(e.to_string().contains("path separator"), "{e}");
+    let e = err("---\nid: x\ntype: semantic\ncreated: 2026-01-01\ntags: auth\n---\n");
+    assert!(e.to_string().contains("expected a list"), "{e}");
+}
+
+#[test]
+fn non_utf8_reports_line_and_offset() {
+    let bytes = b"---\nid: x\ntype: semantic\ncreated: 2026-01-01\n---\nok\n\xff\xfe\n";
+    let e = Memory::parse_bytes(bytes).unwrap_err();
+    assert_eq!(e, FormatError::NotUtf8 { line: 7, offset: 47 });
+}
+
+#[test]
+fn ids_are_validated() {
+    for good in ["01JDXB6Q4Z7M3S5T8V9W0X1Y2Z", "auth.py-notes_2", "a.b"] {
+        assert!(MemoryId::new(good).is_ok(), "{good}");
+    }
+    for bad in ["", "a/b", "..", "a..b", "../x", "a b", "é", "a\\b", "...", &"x".repeat(129)] {
+        assert!(MemoryId::new(bad).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn create_writes_a_parseable_file() {
+    let now: Timestamp = "2026-11-30T10:00:00.123Z".parse().unwrap();
+    let m = Memory::create(
+        NewMemory {
+            text: "We use pnpm, never npm".into(),
+            kind: MemoryType::Semantic,
+            importance: 8,
+            tags: vec!["tooling".into(), " tooling ".into(), "".into()],
+            title: Some("Package manager".into()),
+            source: None,
+        },
+        now,
+    )
+    .unwrap();
+    let again = Memory::parse(&m.render()).unwrap();
+    assert_eq!(m, again);
+    assert_eq!(again.tags(), ["tooling"]);
+    assert_eq!(again.title(), "Package manager");
+    assert_eq!(again.created().to_string(), "2026-11-30T10:00:00Z");
+    assert_eq!(again.id().as_str().len(), 26);
+}
+
+fn unknown_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        any::<String>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<bool>().prop_map(Value::from),
+        proptest::collection::vec(any::<String>().prop_map(Value::from), 0..4).prop_map(Value::Sequence),
+    ]
+}
+
+fn memory_text() -> impl Strategy<Value = String> {
+    let ty = prop_oneof![Just("episodic"), Just("semantic"), Just("procedural")];
+    (
+        "[A-Za-z0-9_-][A-Za-z0-9._-]{0,30}",
+        ty,
+        proptest::option::of(1u8..=10),
+        proptest::collection::vec("[ -~]{1,12}", 0..4),
+        proptest::collection::btree_map("x_[a-z_]{1,8}", unknown_value(), 0..4),
+        any::<String>(),
+        0i64..4_000_000_000,
+    )
+        .prop_filter("id must be valid", |(id, ..)| MemoryId::new(id).is_ok())
+        .prop_map(|(id, ty, importance, tags, extra, body, secs)| {
+            let mut front = Mapping::new();
+            front.insert("id".into(), id.into());
+            front.insert("type".into(), ty.into());
+            if let Some(i) = importance {
+                front.insert("importance".into(), u64::from(i).into());
+            }
+            let created = Timestamp::from_second(secs).unwrap();
+            front.insert("created".into(), created.to_string().into());
+            if !tags.is_empty() {
+                front.insert("tags".into(), Value::Sequence(tags.into_iter().map(Value::from).collect()));
+            }
+            for (k, v) in extra {
+                front.insert(k.into(), v);
+            }
+            format!("---\n{}---\n{body}", serde_norway::to_string(&front).unwrap())
+        })
+}
+
+proptest! {
+    /// parse → render → parse gives the same memory, and rendering again gives the same bytes.
+    #[test]
+    fn round_trip_is_identical(text in memory_text()) {
+        let first = Memory::parse(&text).unwrap();
+        let written = first.render();
+        let second = Memory::parse(&written).unwrap();
+        prop_assert_eq!(&first, &second);
+        prop_assert_eq!(&written, &second.render());
+        prop_assert!(text.ends_with(second.body()));
+    }
+}

@@ -1,0 +1,659 @@
+//! The search index under `.mem/`: a tantivy index of every memory plus a manifest of what was
+//! indexed, brought up to date incrementally before each query.
+//!
+//! **Invariant:** everything here is derived from the memory files. Deleting `.mem/` loses
+//! nothing; the next refresh rebuilds it.
+
+mod manifest;
+mod schema;
+pub mod tokenizer;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tantivy::collector::{DocSetCollector, TopDocs};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, IndexReader, ReloadPolicy, Searcher, SegmentReader, TantivyDocument, Term};
+
+pub use self::manifest::{Entry, Manifest, content_hash};
+pub use self::schema::{Fields, SCHEMA_VERSION};
+use crate::config::Ranking;
+use crate::format::{Memory, MemoryType};
+use crate::score::{self, Components};
+use crate::store::{FileStat, ReadError, Scan, ScanIssue, read_limited};
+use crate::{Error, Result};
+
+/// Folder of the tantivy index inside the state folder.
+const INDEX_DIR: &str = "index";
+/// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
+/// within the file system's timestamp granularity after it was indexed.
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+/// Longest snippet, in characters.
+const SNIPPET_CHARS: usize = 160;
+
+/// What the index commit records besides the documents.
+#[derive(Debug, Serialize, Deserialize)]
+struct Payload {
+    schema: u32,
+    manifest: u64,
+}
+
+/// The memory index of one root.
+pub struct MemoryIndex {
+    state_dir: PathBuf,
+    index: tantivy::Index,
+    reader: IndexReader,
+    fields: Fields,
+    manifest: Manifest,
+    manifest_mtime_ns: i64,
+    generation: u64,
+}
+
+/// What a refresh found and did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Memories indexed for the first time.
+    pub added: usize,
+    /// Memories re-indexed because their content changed.
+    pub updated: usize,
+    /// Memories removed from the index (file deleted, or now unreadable).
+    pub removed: usize,
+    /// Files left as they were.
+    pub unchanged: usize,
+    /// Files whose mtime changed but content did not.
+    pub touched: usize,
+    /// Files that could not be read or parsed, each as `path:line: reason`.
+    pub bad: Vec<Error>,
+    /// Folders or files the walk could not use.
+    pub scan_issues: Vec<ScanIssue>,
+    /// Ids used by more than one file.
+    pub duplicates: Vec<(String, Vec<String>)>,
+    /// Newly indexed memories whose `created` is after `now` (their age counts as zero).
+    pub future: Vec<(String, Timestamp)>,
+    /// One-line notices (an index rebuilt because it was corrupt or outdated).
+    pub notices: Vec<String>,
+}
+
+impl RefreshReport {
+    /// Whether the index was written.
+    pub fn changed(&self) -> bool {
+        self.added + self.updated + self.removed + self.touched > 0
+    }
+}
+
+/// A memory as the index knows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// The memory's id.
+    pub id: String,
+    /// Path relative to the root.
+    pub path: String,
+    /// Title (first heading, else first line).
+    pub title: String,
+    /// Type.
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    /// Importance 1..=10.
+    pub importance: u8,
+    /// Creation time.
+    pub created: Timestamp,
+    /// Last access, else creation time.
+    pub last_access: Timestamp,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Origin, if recorded.
+    pub source: Option<String>,
+}
+
+/// One recalled memory with every part of its score.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hit {
+    /// 1-based rank.
+    pub rank: usize,
+    /// The memory.
+    #[serde(flatten)]
+    pub record: Record,
+    /// Final score, `relevance × recency factor × importance factor`, in 0..=1.
+    pub score: f64,
+    /// The normalised components the score combines.
+    pub components: Components,
+    /// Raw BM25 score of this memory.
+    pub bm25: f32,
+    /// Highest BM25 score among all matches (relevance = bm25 / max).
+    pub max_bm25: f32,
+    /// Age in days used for recency (since last access, else creation).
+    pub age_days: f64,
+    /// A short extract of the body around the matched words.
+    pub snippet: String,
+}
+
+/// A recall request.
+#[derive(Clone, Debug)]
+pub struct Search<'a> {
+    /// The user's words.
+    pub text: &'a str,
+    /// Keep only these types (all when empty).
+    pub kinds: &'a [MemoryType],
+    /// Keep only memories carrying every one of these tags.
+    pub tags: &'a [String],
+    /// How many hits at most.
+    pub limit: usize,
+    /// The time recency is measured from.
+    pub now: Timestamp,
+    /// Weights.
+    pub ranking: &'a Ranking,
+}
+
+/// The outcome of reading and parsing one file during a refresh.
+enum Outcome {
+    Parsed { doc: TantivyDocument, entry: Entry, created: Timestamp },
+    Same(Entry),
+    Bad(Error),
+}
+
+impl MemoryIndex {
+    /// Opens the index in `state_dir`, creating it if absent and rebuilding it (empty, to be
+    /// filled by [`MemoryIndex::refresh`]) if it is corrupt or of another version. The second
+    /// value is a one-line notice when that happened.
+    pub fn open(state_dir: &Path) -> Result<(MemoryIndex, Option<String>)> {
+        let index_dir = state_dir.join(INDEX_DIR);
+        if !index_dir.join("meta.json").exists() {
+            return Ok((MemoryIndex::create(state_dir)?, None));
+        }
+        match MemoryIndex::try_open(state_dir) {
+            Ok(index) => Ok((index, None)),
+            Err(reason) => {
+                let notice = format!(
+                    "the index in {} {reason}; rebuilding it from the memory files",
+                    index_dir.display()
+                );
+                Ok((MemoryIndex::create(state_dir)?, Some(notice)))
+            }
+        }
+    }
+
+    /// Deletes the index and starts an empty one.
+    pub fn create(state_dir: &Path) -> Result<MemoryIndex> {
+        let index_dir = state_dir.join(INDEX_DIR);
+        if index_dir.exists() {
+            std::fs::remove_dir_all(&index_dir).map_err(|e| Error::io(&index_dir, e))?;
+        }
+        remove_manifests(state_dir, None)?;
+        std::fs::create_dir_all(&index_dir).map_err(|e| Error::io(&index_dir, e))?;
+        let (schema, fields) = Fields::schema();
+        let index = tantivy::Index::create_in_dir(&index_dir, schema)?;
+        register_analyzers(&index);
+        let manifest = Manifest::default();
+        manifest.save(state_dir, 0)?;
+        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&payload(0));
+        commit.commit()?;
+        drop(writer);
+        let reader = open_reader(&index)?;
+        Ok(MemoryIndex {
+            state_dir: state_dir.to_path_buf(),
+            index,
+            reader,
+            fields,
+            manifest,
+            manifest_mtime_ns: 0,
+            generation: 0,
+        })
+    }
+
+    fn try_open(state_dir: &Path) -> std::result::Result<MemoryIndex, String> {
+        let index_dir = state_dir.join(INDEX_DIR);
+        let index = tantivy::Index::open_in_dir(&index_dir).map_err(|e| format!("is corrupt ({e})"))?;
+        let metas = index.load_metas().map_err(|e| format!("is corrupt ({e})"))?;
+        let payload: Payload = metas
+            .payload
+            .as_deref()
+            .and_then(|p| serde_json::from_str(p).ok())
+            .ok_or("has no readable commit payload")?;
+        if payload.schema != SCHEMA_VERSION {
+            return Err(format!(
+                "has format version {} and this mem uses {SCHEMA_VERSION}",
+                payload.schema
+            ));
+        }
+        let (schema, fields) = Fields::schema();
+        if index.schema() != schema {
+            return Err("has an unexpected schema".into());
+        }
+        register_analyzers(&index);
+        let (manifest, manifest_mtime_ns) = Manifest::load(state_dir, payload.manifest)
+            .map_err(|e| format!("has an unreadable manifest ({e})"))?;
+        let reader = open_reader(&index).map_err(|e| format!("is corrupt ({e})"))?;
+        check_segments(&reader.searcher()).map_err(|e| format!("is corrupt ({e})"))?;
+        Ok(MemoryIndex {
+            state_dir: state_dir.to_path_buf(),
+            index,
+            reader,
+            fields,
+            manifest,
+            manifest_mtime_ns,
+            generation: payload.manifest,
+        })
+    }
+
+    /// Whether the index on disk is still the commit this handle reads (no other process has
+    /// committed since).
+    pub fn is_current(&self) -> bool {
+        self.index
+            .load_metas()
+            .ok()
+            .and_then(|m| m.payload)
+            .and_then(|p| serde_json::from_str::<Payload>(&p).ok())
+            .is_some_and(|p| p.manifest == self.generation && p.schema == SCHEMA_VERSION)
+    }
+
+    /// Number of indexed memories.
+    pub fn len(&self) -> usize {
+        self.manifest.files.len()
+    }
+
+    /// Whether the index holds no memory.
+    pub fn is_empty(&self) -> bool {
+        self.manifest.files.is_empty()
+    }
+
+    /// The manifest of what is indexed.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// Bytes used on disk by the index and its manifest.
+    pub fn size_on_disk(&self) -> u64 {
+        fn du(p: &Path) -> u64 {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => std::fs::read_dir(p)
+                    .map(|rd| rd.flatten().map(|e| du(&e.path())).sum())
+                    .unwrap_or(0),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            }
+        }
+        du(&self.state_dir.join(INDEX_DIR)) + du(&manifest::path(&self.state_dir, self.generation))
+    }
+
+    /// Brings the index up to date with `scan`: reads only new files and files whose size or
+    /// mtime changed (or that changed too recently to trust their mtime), parses them in
+    /// parallel, and commits once. Bad files are reported and left out.
+    pub fn refresh(
+        &mut self,
+        root: &Path,
+        scan: Scan,
+        max_file_bytes: u64,
+        now: Timestamp,
+        progress: &indicatif::ProgressBar,
+    ) -> Result<RefreshReport> {
+        let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
+        for file in &scan.files {
+            seen.insert(&file.rel);
+            let previous = self.manifest.files.get(&file.rel);
+            match previous {
+                Some(e)
+                    if e.size == file.size
+                        && e.mtime_ns == file.mtime_ns
+                        && e.mtime_ns + RACY_WINDOW_NS < self.manifest_mtime_ns =>
+                {
+                    report.unchanged += 1
+                }
+                _ => candidates.push((file, previous)),
+            }
+        }
+        let removed: Vec<String> =
+            self.manifest.files.keys().filter(|rel| !seen.contains(String::as_str(rel))).cloned().collect();
+
+        progress.set_length(candidates.len() as u64);
+        let fields = self.fields;
+        let outcomes: Vec<(&str, bool, Outcome)> = candidates
+            .par_iter()
+            .map(|(file, previous)| {
+                let outcome = read_one(root, file, *previous, max_file_bytes, &fields);
+                progress.inc(1);
+                (file.rel.as_str(), previous.is_some(), outcome)
+            })
+            .collect();
+        progress.finish_and_clear();
+
+        let mut next = self.manifest.clone();
+        let mut deletes: Vec<&str> = removed.iter().map(String::as_str).collect();
+        let mut adds: Vec<TantivyDocument> = Vec::new();
+        for (rel, was_indexed, outcome) in outcomes {
+            match outcome {
+                Outcome::Same(entry) => {
+                    if next.files.get(rel) == Some(&entry) {
+                        report.unchanged += 1;
+                    } else {
+                        report.touched += 1;
+                        next.files.insert(rel.to_string(), entry);
+                    }
+                }
+                Outcome::Parsed { doc, entry, created } => {
+                    if created > now {
+                        report.future.push((rel.to_string(), created));
+                    }
+                    if was_indexed {
+                        report.updated += 1;
+                        deletes.push(rel);
+                    } else {
+                        report.added += 1;
+                    }
+                    next.files.insert(rel.to_string(), entry);
+                    adds.push(doc);
+                }
+                Outcome::Bad(error) => {
+                    if was_indexed {
+                        report.removed += 1;
+                        deletes.push(rel);
+                        next.files.remove(rel);
+                    }
+                    report.bad.push(error);
+                }
+            }
+        }
+        for rel in &removed {
+            next.files.remove(rel);
+        }
+        report.removed += removed.len();
+        report.bad.sort_by_key(|e| e.to_string());
+        report.future.sort();
+
+        if report.changed() {
+            self.commit(next, &deletes, adds)?;
+        }
+        report.duplicates = self.manifest.duplicate_ids();
+        Ok(report)
+    }
+
+    fn commit(&mut self, next: Manifest, deletes: &[&str], adds: Vec<TantivyDocument>) -> Result<()> {
+        let threads = if adds.len() >= 2_000 { 2 } else { 1 };
+        let mut writer: tantivy::IndexWriter =
+            self.index.writer_with_num_threads(threads, threads * 30_000_000)?;
+        for rel in deletes {
+            writer.delete_term(Term::from_field_text(self.fields.path, rel));
+        }
+        for doc in adds {
+            writer.add_document(doc)?;
+        }
+        let generation = self.generation + 1;
+        next.save(&self.state_dir, generation)?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&payload(generation));
+        commit.commit()?;
+        writer.wait_merging_threads()?;
+        remove_manifests(&self.state_dir, Some(generation))?;
+        self.manifest_mtime_ns = std::fs::metadata(manifest::path(&self.state_dir, generation))
+            .map(|m| crate::store::mtime_ns(&m))
+            .unwrap_or(0);
+        self.manifest = next;
+        self.generation = generation;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// Paths of the files whose memory has `id`.
+    pub fn paths_of(&self, id: &str) -> Vec<String> {
+        self.manifest.files.iter().filter(|(_, e)| e.id == id).map(|(p, _)| p.clone()).collect()
+    }
+
+    /// The text query for `text`: each analysed word, searched in title, body and tags.
+    fn text_query(&self, text: &str, ranking: &Ranking) -> Option<Box<dyn Query>> {
+        let mut analyzer = tokenizer::analyzer();
+        let mut stream = analyzer.token_stream(text);
+        let mut words: BTreeSet<String> = BTreeSet::new();
+        while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {
+            words.insert(token.text.clone());
+        }
+        if words.is_empty() {
+            return None;
+        }
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for word in &words {
+            for (field, boost) in [
+                (self.fields.title, ranking.title_boost),
+                (self.fields.body, 1.0),
+                (self.fields.tags, ranking.tags_boost),
+            ] {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(term), boost))));
+            }
+        }
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+
+    /// Clauses that keep only the requested types and tags.
+    fn filters(&self, kinds: &[MemoryType], tags: &[String]) -> Vec<(Occur, Box<dyn Query>)> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if !kinds.is_empty() {
+            let any_kind: Vec<(Occur, Box<dyn Query>)> = kinds
+                .iter()
+                .map(|k| {
+                    let term = Term::from_field_text(self.fields.kind, k.as_str());
+                    (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as _)
+                })
+                .collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(any_kind))));
+        }
+        for tag in tags {
+            let term = Term::from_field_text(self.fields.tag, &tag.trim().to_lowercase());
+            clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+        }
+        clauses
+    }
+
+    /// Ranks every memory matching `search.text` by relevance × recency × importance and
+    /// returns the best `search.limit`. No match gives an empty list.
+    pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
+        let Some(text_query) = self.text_query(search.text, search.ranking) else {
+            return Ok(Vec::new());
+        };
+        let mut clauses = self.filters(search.kinds, search.tags);
+        let query: Box<dyn Query> = if clauses.is_empty() {
+            text_query.box_clone()
+        } else {
+            clauses.push((Occur::Must, text_query.box_clone()));
+            Box::new(BooleanQuery::new(clauses))
+        };
+        let searcher = self.reader.searcher();
+        check_segments(&searcher)?;
+        let now = search.now.as_second();
+        let ranking = search.ranking.clone();
+        let ranked = TopDocs::with_limit(search.limit.max(1)).tweak_score(
+            move |segment: &SegmentReader| {
+                let ff = segment.fast_fields();
+                let importance = ff
+                    .u64("importance")
+                    .expect("checked by check_segments")
+                    .first_or_default_col(u64::from(crate::format::DEFAULT_IMPORTANCE));
+                let last = ff.i64("last_access").expect("checked").first_or_default_col(now);
+                let tiebreak = ff.u64("tiebreak").expect("checked").first_or_default_col(0);
+                let ranking = ranking.clone();
+                move |doc: tantivy::DocId, bm25: tantivy::Score| {
+                    let c = Components {
+                        relevance: f64::from(bm25),
+                        recency: score::recency(score::age_days(now, last.get_val(doc)), &ranking),
+                        importance: score::importance(importance.get_val(doc) as u8),
+                    };
+                    (score::combine(&c, &ranking), tiebreak.get_val(doc), bm25)
+                }
+            },
+        );
+        let best = TopDocs::with_limit(1).order_by_score();
+        let (ranked, best) = searcher.search(&query, &(ranked, best))?;
+        let max_bm25 = best.first().map(|(s, _)| *s).unwrap_or(0.0);
+        if ranked.is_empty() || max_bm25 <= 0.0 {
+            return Ok(Vec::new());
+        }
+        let mut snippets = SnippetGenerator::create(&searcher, &*query, self.fields.body)?;
+        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (rank, ((_, _, bm25), address)) in ranked.into_iter().enumerate() {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let record = self.record(&doc)?;
+            let body = text_of(&doc, self.fields.body);
+            let snippet = snippets.snippet(&body);
+            let snippet = if snippet.is_empty() {
+                crate::format::clip(&squash(&body), SNIPPET_CHARS)
+            } else {
+                squash(snippet.fragment())
+            };
+            let age_days = score::age_days(now, record.last_access.as_second());
+            let components = Components {
+                relevance: f64::from(bm25) / f64::from(max_bm25),
+                recency: score::recency(age_days, search.ranking),
+                importance: score::importance(record.importance),
+            };
+            hits.push(Hit {
+                rank: rank + 1,
+                score: score::combine(&components, search.ranking),
+                record,
+                components,
+                bm25,
+                max_bm25,
+                age_days,
+                snippet,
+            });
+        }
+        Ok(hits)
+    }
+
+    /// Every indexed memory of the given types and tags, newest first.
+    pub fn records(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
+        let searcher = self.reader.searcher();
+        let clauses = self.filters(kinds, tags);
+        let query: Box<dyn Query> =
+            if clauses.is_empty() { Box::new(AllQuery) } else { Box::new(BooleanQuery::new(clauses)) };
+        let addresses = searcher.search(&*query, &DocSetCollector)?;
+        let mut records = addresses
+            .into_iter()
+            .map(|a: DocAddress| self.record(&searcher.doc(a)?))
+            .collect::<Result<Vec<_>>>()?;
+        records.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.path.cmp(&b.path)));
+        Ok(records)
+    }
+
+    fn record(&self, doc: &TantivyDocument) -> Result<Record> {
+        let f = &self.fields;
+        let corrupt = |what: &str| {
+            Error::Index(tantivy::TantivyError::InvalidArgument(format!(
+                "stored document has no valid `{what}`"
+            )))
+        };
+        let kind = text_of(doc, f.kind).parse().map_err(|_| corrupt("type"))?;
+        let seconds = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_i64())
+                .and_then(|s| Timestamp::from_second(s).ok())
+        };
+        Ok(Record {
+            id: text_of(doc, f.id),
+            path: text_of(doc, f.path),
+            title: text_of(doc, f.title),
+            kind,
+            importance: doc.get_first(f.importance).and_then(|v| v.as_u64()).unwrap_or(5) as u8,
+            created: seconds(f.created).ok_or_else(|| corrupt("created"))?,
+            last_access: seconds(f.last_access).ok_or_else(|| corrupt("last_access"))?,
+            tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(String::from)).collect(),
+            source: doc.get_first(f.source).and_then(|v| v.as_str()).map(String::from),
+        })
+    }
+}
+
+/// Reads, hashes and parses one candidate file.
+fn read_one(
+    root: &Path,
+    file: &FileStat,
+    previous: Option<&Entry>,
+    max_file_bytes: u64,
+    fields: &Fields,
+) -> Outcome {
+    let path = root.join(&file.rel);
+    let bytes = match read_limited(&path, max_file_bytes) {
+        Ok(bytes) => bytes,
+        Err(ReadError::Io(e)) => return Outcome::Bad(Error::io(&file.rel, e)),
+        Err(ReadError::Format(source)) => {
+            return Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source });
+        }
+    };
+    let hash = content_hash(&bytes);
+    if let Some(previous) = previous.filter(|p| p.hash == hash) {
+        let entry = Entry { size: file.size, mtime_ns: file.mtime_ns, ..previous.clone() };
+        return Outcome::Same(entry);
+    }
+    match Memory::parse_bytes(&bytes) {
+        Ok(memory) => {
+            let entry = Entry {
+                size: file.size,
+                mtime_ns: file.mtime_ns,
+                hash,
+                id: memory.id().to_string(),
+            };
+            Outcome::Parsed { doc: fields.document(&file.rel, &memory), entry, created: memory.created() }
+        }
+        Err(source) => Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source }),
+    }
+}
+
+fn payload(generation: u64) -> String {
+    serde_json::to_string(&Payload { schema: SCHEMA_VERSION, manifest: generation })
+        .expect("payload serialises")
+}
+
+fn register_analyzers(index: &tantivy::Index) {
+    index.tokenizers().register(tokenizer::ANALYZER, tokenizer::analyzer());
+    index.tokenizers().register(tokenizer::TAG_ANALYZER, tokenizer::tag_analyzer());
+}
+
+fn open_reader(index: &tantivy::Index) -> tantivy::Result<IndexReader> {
+    index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()
+}
+
+/// Checks that every segment has the fast columns the scorer reads.
+fn check_segments(searcher: &Searcher) -> tantivy::Result<()> {
+    for segment in searcher.segment_readers() {
+        let ff = segment.fast_fields();
+        ff.u64("importance")?;
+        ff.i64("last_access")?;
+        ff.u64("tiebreak")?;
+    }
+    Ok(())
+}
+
+/// Deletes manifest files other than `keep`.
+fn remove_manifests(state_dir: &Path, keep: Option<u64>) -> Result<()> {
+    let entries = match std::fs::read_dir(state_dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(state_dir, e)),
+    };
+    let keep_name = keep.map(|g| format!("manifest-{g}.bin"));
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("manifest-") && name.ends_with(".bin") && Some(&name) != keep_name.as_ref() {
+            std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
+        }
+    }
+    Ok(())
+}
+
+fn text_of(doc: &TantivyDocument, field: tantivy::schema::Field) -> String {
+    doc.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_string()
+}
+
+/// Collapses runs of whitespace into single spaces.
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,107 @@
+//! The tantivy schema of the memory index and the document built for each memory.
+
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing,
+    TextOptions,
+};
+use tantivy::{TantivyDocument, doc};
+
+use super::tokenizer::{ANALYZER, TAG_ANALYZER};
+use crate::format::Memory;
+
+/// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Handles to every field of the schema.
+#[derive(Clone, Copy, Debug)]
+pub struct Fields {
+    /// Path relative to the root (the document key).
+    pub path: Field,
+    /// Memory id.
+    pub id: Field,
+    /// Title, searchable.
+    pub title: Field,
+    /// Body, searchable and stored for snippets.
+    pub body: Field,
+    /// Tags, searchable with the text analyzer.
+    pub tags: Field,
+    /// Tags, exact and lower-cased, for filters; stored as written.
+    pub tag: Field,
+    /// `episodic` | `semantic` | `procedural`.
+    pub kind: Field,
+    /// Importance 1..=10.
+    pub importance: Field,
+    /// Creation time, seconds since the epoch.
+    pub created: Field,
+    /// Last access (else creation) time, seconds since the epoch.
+    pub last_access: Field,
+    /// A stable hash of the path that breaks score ties the same way in every index build.
+    pub tiebreak: Field,
+    /// Optional origin.
+    pub source: Field,
+}
+
+impl Fields {
+    /// Builds the schema and its field handles.
+    pub fn schema() -> (Schema, Fields) {
+        let mut b = Schema::builder();
+        let text = |stored: bool| {
+            let indexing = TextFieldIndexing::default()
+                .set_tokenizer(ANALYZER)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions);
+            let opts = TextOptions::default().set_indexing_options(indexing);
+            if stored { opts.set_stored() } else { opts }
+        };
+        let tag_opts = TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(TAG_ANALYZER)
+                    .set_index_option(IndexRecordOption::Basic),
+            )
+            .set_stored();
+        let fields = Fields {
+            path: b.add_text_field("path", STRING | STORED),
+            id: b.add_text_field("id", STRING | STORED),
+            title: b.add_text_field("title", text(true)),
+            body: b.add_text_field("body", text(true)),
+            tags: b.add_text_field("tags", text(false)),
+            tag: b.add_text_field("tag", tag_opts),
+            kind: b.add_text_field("type", STRING | STORED),
+            importance: b.add_u64_field("importance", FAST | STORED),
+            created: b.add_i64_field("created", FAST | STORED | INDEXED),
+            last_access: b.add_i64_field("last_access", FAST | STORED),
+            tiebreak: b.add_u64_field("tiebreak", FAST),
+            source: b.add_text_field("source", STORED),
+        };
+        (b.build(), fields)
+    }
+
+    /// The index document of `memory`, found at `rel`.
+    pub fn document(&self, rel: &str, memory: &Memory) -> TantivyDocument {
+        let mut d = doc!(
+            self.path => rel,
+            self.id => memory.id().as_str(),
+            self.title => memory.title(),
+            self.body => memory.body(),
+            self.kind => memory.kind().as_str(),
+            self.importance => u64::from(memory.importance()),
+            self.created => memory.created().as_second(),
+            self.last_access => memory.last_access().as_second(),
+            self.tiebreak => tiebreak(rel),
+        );
+        for tag in memory.tags() {
+            d.add_text(self.tags, tag);
+            d.add_text(self.tag, tag);
+        }
+        if let Some(source) = memory.source() {
+            d.add_text(self.source, source);
+        }
+        d
+    }
+}
+
+/// A stable 64-bit hash of a path, used to order exact score ties.
+pub fn tiebreak(rel: &str) -> u64 {
+    let hash = blake3::hash(rel.as_bytes());
+    u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
+}

@@ -1,0 +1,44 @@
+//! `mem`: a local long-term memory engine for AI coding agents.
+//!
+//! Memories are Markdown files with YAML front-matter ([`format`]) in a folder, the memory
+//! root ([`store`]). The [`index`] (tantivy BM25 with a code-aware tokenizer) is derived state
+//! under `.mem/`, refreshed incrementally before each query. Recall ranks matches by
+//! relevance × recency × importance ([`score`]). The [`Engine`] ties these together for the
+//! front ends.
+//!
+//! ```
+//! use mem::{Engine, NewMemory, MemoryType, RecallOptions};
+//! # fn main() -> mem::Result<()> {
+//! let dir = tempfile::tempdir().unwrap();
+//! let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
+//! mem::store::init(dir.path())?;
+//! let mut engine = Engine::open(dir.path())?;
+//! engine.add(NewMemory {
+//!     text: "We use pnpm, never npm".into(),
+//!     kind: MemoryType::Semantic,
+//!     importance: 8,
+//!     tags: vec!["tooling".into()],
+//!     title: None,
+//!     source: None,
+//! }, now)?;
+//! let options = RecallOptions { limit: 20, ..Default::default() };
+//! let hidden = indicatif::ProgressBar::hidden();
+//! let (hits, _report) = engine.recall("which package manager: pnpm or npm?", &options, now, &hidden)?;
+//! assert_eq!(hits[0].record.title, "We use pnpm, never npm");
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod index;
+pub mod score;
+pub mod store;
+
+pub use config::Config;
+pub use engine::{Added, Engine, RecallOptions, Stats};
+pub use error::{Error, Result};
+pub use format::{Memory, MemoryId, MemoryType, NewMemory};
+pub use index::{Hit, Record, RefreshReport};

@@ -1,0 +1,20 @@
+//! The `mem` command: parse the arguments, run, map the outcome to an exit status
+//! (0 ok, 2 error; a closed stdout pipe counts as ok).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse();
+    match cli::run(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mem: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! Ranking: pure functions of a memory's components, the weights and `now`; no clock is read.
+//!
+//! ```text
+//! score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
+//! relevance  = bm25 / max bm25 over the matches            (0 when the memory does not match)
+//! recency    = exp(−age / S), S = half_life / ln 2           (age from last access, else created)
+//! importance = (importance − 1) / 9                          (1..10 → 0..1)
+//! ```
+//! Each factor stays in `[1 − w, 1]`, so recency and importance refine relevance but never
+//! replace it: a memory that does not match the query scores 0. See `docs/ranking.md`.
+
+use serde::Serialize;
+
+use crate::config::Ranking;
+
+/// Seconds since the Unix epoch.
+pub type Epoch = i64;
+/// A duration in days.
+pub type Days = f64;
+
+const SECONDS_PER_DAY: f64 = 86_400.0;
+
+/// The three normalised components of a score, each in `0..=1`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Components {
+    /// Query match: BM25 divided by the best BM25 among the matches.
+    pub relevance: f64,
+    /// Freshness: `exp(−age / S)`.
+    pub recency: f64,
+    /// Importance mapped from 1..10 to 0..1.
+    pub importance: f64,
+}
+
+/// Days from `then` to `now`; a time in the future counts as age zero.
+pub fn age_days(now: Epoch, then: Epoch) -> Days {
+    (now.saturating_sub(then)).max(0) as f64 / SECONDS_PER_DAY
+}
+
+/// Ebbinghaus retention `exp(−t / S)` for age `t` and strength `S` (both in days): a larger
+/// strength always decays more slowly.
+pub fn retention(age: Days, strength: Days) -> f64 {
+    if age <= 0.0 {
+        return 1.0;
+    }
+    (-age / strength).exp()
+}
+
+/// Recency of a memory last reinforced `age` days ago: retention with the strength that halves
+/// it every `recency_half_life_days`. Never increases with age.
+pub fn recency(age: Days, ranking: &Ranking) -> f64 {
+    retention(age, ranking.recency_half_life_days / std::f64::consts::LN_2)
+}
+
+/// Importance 1..=10 mapped linearly to 0..=1 (values outside are clamped).
+pub fn importance(value: u8) -> f64 {
+    f64::from(value.clamp(1, 10) - 1) / 9.0
+}
+
+/// A component's multiplier: `1 − w + w × value`, in `[1 − w, 1]`.
+pub fn factor(weight: f64, value: f64) -> f64 {
+    1.0 - weight + weight * value
+}
+
+/// The final score: relevance times the recency and importance factors.
+pub fn combine(c: &Components, ranking: &Ranking) -> f64 {
+    c.relevance
+        * factor(ranking.recency_weight, c.recency)
+        * factor(ranking.importance_weight, c.importance)
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn ranking() -> impl Strategy<Value = Ranking> {
+        (0.0..0.99f64, 0.0..0.99f64, 0.01..10_000.0f64).prop_map(|(wr, wi, hl)| Ranking {
+            recency_weight: wr,
+            importance_weight: wi,
+            recency_half_life_days: hl,
+            ..Ranking::default()
+        })
+    }
+
+    #[test]
+    fn half_life_halves() {
+        let r = Ranking::default();
+        let half = recency(r.recency_half_life_days, &r);
+        assert!((half - 0.5).abs() < 1e-12, "{half}");
+        assert_eq!(recency(0.0, &r), 1.0);
+        assert_eq!(age_days(100, 200), 0.0, "future timestamps count as age zero");
+    }
+
+    proptest! {
+        /// A newer memory never has lower recency.
+        #[test]
+        fn newer_is_never_less_recent(r in ranking(), now in 0i64..4_000_000_000, a in 0i64..4_000_000_000, b in 0i64..4_000_000_000) {
+            let (older, newer) = if a <= b { (a, b) } else { (b, a) };
+            prop_assert!(recency(age_days(now, newer), &r) >= recency(age_days(now, older), &r));
+        }
+
+        /// A higher importance never lowers the score.
+        #[test]
+        fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
+            let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
+            let s = |imp| combine(&Components { relevance: rel, recency: rec, importance: importance(imp) }, &r);
+            prop_assert!(s(hi) >= s(lo));
+        }
+
+        /// A stronger memory never decays faster.
+        #[test]
+        fn stronger_never_decays_faster(age in 0.0..100_000.0f64, s1 in 0.001..100_000.0f64, s2 in 0.001..100_000.0f64) {
+            let (weak, strong) = if s1 <= s2 { (s1, s2) } else { (s2, s1) };
+            prop_assert!(retention(age, strong) >= retention(age, weak));
+        }
+
+        /// A memory that does not match never outranks one that does, however new or important.
+        #[test]
+        fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
+            let matching = combine(&Components { relevance: rel, recency: 0.0, importance: importance(1) }, &r);
+            let unrelated = combine(&Components { relevance: 0.0, recency: rec, importance: importance(imp) }, &r);
+            prop_assert!(matching > unrelated);
+        }
+    }
+}

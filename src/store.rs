@@ -1,0 +1,296 @@
+//! The memory root on disk: finding it, creating it, walking its Markdown files, and writing
+//! files atomically.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
+use crate::format::FormatError;
+use crate::{Error, Result};
+
+/// Folder under the root that holds derived state (index, caches); safe to delete.
+pub const STATE_DIR: &str = ".mem";
+/// Folder under the root whose memories are archived, not live.
+pub const ARCHIVE_DIR: &str = "archive";
+
+/// How the memory root was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootSource {
+    /// `--dir` or `$MEM_DIR`.
+    Explicit,
+    /// The nearest ancestor of the working directory with a `mem.toml`.
+    Ancestor,
+    /// The per-user default root.
+    Default,
+}
+
+/// Picks the memory root: `explicit` if given (it must exist), else the nearest ancestor of
+/// `cwd` holding a `mem.toml`, else `default` (created on first use).
+pub fn find_root(
+    explicit: Option<&Path>,
+    cwd: &Path,
+    default: Option<PathBuf>,
+) -> Result<(PathBuf, RootSource)> {
+    if let Some(dir) = explicit {
+        let dir = if dir.is_absolute() { dir.to_path_buf() } else { cwd.join(dir) };
+        if !dir.is_dir() {
+            return Err(Error::NoRoot(dir));
+        }
+        return Ok((dir, RootSource::Explicit));
+    }
+    if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).is_file()) {
+        return Ok((found.to_path_buf(), RootSource::Ancestor));
+    }
+    let default = default.ok_or_else(|| {
+        Error::Invalid(
+            "no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder".into(),
+        )
+    })?;
+    Ok((default, RootSource::Default))
+}
+
+/// What `init` did.
+#[derive(Debug, Default)]
+pub struct InitReport {
+    /// `mem.toml` was written (it did not exist).
+    pub wrote_config: bool,
+    /// `.gitignore` was written or extended with `.mem/`.
+    pub wrote_gitignore: bool,
+}
+
+/// Makes `dir` a memory root: the folder, a commented `mem.toml`, and `.mem/` in `.gitignore`.
+/// Existing files are kept; running it twice changes nothing.
+pub fn init(dir: &Path) -> Result<InitReport> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut report = InitReport::default();
+    let config = dir.join(CONFIG_FILE);
+    if !config.exists() {
+        write_atomic(&config, DEFAULT_CONFIG.as_bytes(), Overwrite::No)?;
+        report.wrote_config = true;
+    }
+    let gitignore = dir.join(".gitignore");
+    let line = format!("{STATE_DIR}/");
+    match std::fs::read_to_string(&gitignore) {
+        Ok(text) => {
+            if !text.lines().any(|l| l.trim() == line || l.trim() == STATE_DIR) {
+                let sep = if text.is_empty() || text.ends_with('\n') { "" } else { "\n" };
+                write_atomic(&gitignore, format!("{text}{sep}{line}\n").as_bytes(), Overwrite::Yes)?;
+                report.wrote_gitignore = true;
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            write_atomic(&gitignore, format!("{line}\n").as_bytes(), Overwrite::No)?;
+            report.wrote_gitignore = true;
+        }
+        Err(e) => return Err(Error::io(gitignore, e)),
+    }
+    Ok(report)
+}
+
+/// Whether [`write_atomic`] may replace an existing file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overwrite {
+    /// Replace the file if it exists.
+    Yes,
+    /// Fail if the file exists.
+    No,
+}
+
+/// Writes `contents` to `path` so that readers see the old file or the new one, never a part:
+/// a temporary file in the same folder, fsync, rename, fsync of the folder.
+pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mem-tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| Error::io(dir, e))?;
+    tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
+    let persisted = match overwrite {
+        Overwrite::Yes => tmp.persist(path),
+        Overwrite::No => tmp.persist_noclobber(path),
+    };
+    persisted.map_err(|e| Error::io(path, e.error))?;
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))?;
+    Ok(())
+}
+
+/// One Markdown file found under the root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileStat {
+    /// Path relative to the root, `/`-separated.
+    pub rel: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch.
+    pub mtime_ns: i64,
+}
+
+/// A file or folder the walk could not use, with the reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanIssue {
+    /// Where, relative to the root when possible.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// The result of walking a root.
+#[derive(Debug, Default)]
+pub struct Scan {
+    /// Memory files, in walk order.
+    pub files: Vec<FileStat>,
+    /// Everything that could not be walked (symlink loops, unreadable folders...).
+    pub issues: Vec<ScanIssue>,
+}
+
+/// Whether a path relative to the root is a live memory file's place: a `.md` file not under
+/// `.mem/`, `archive/` or any hidden folder.
+pub fn is_memory_path(rel: &Path) -> bool {
+    let mut components = rel.components().peekable();
+    let mut first = true;
+    while let Some(c) = components.next() {
+        let name = c.as_os_str().to_string_lossy();
+        let last = components.peek().is_none();
+        if name.starts_with('.') || (first && !last && name == ARCHIVE_DIR) {
+            return false;
+        }
+        if last {
+            return name.ends_with(".md");
+        }
+        first = false;
+    }
+    false
+}
+
+/// Walks `root` for memory files (see [`is_memory_path`]), following symlinks and reporting
+/// loops instead of looping.
+pub fn scan(root: &Path) -> Scan {
+    let mut scan = Scan::default();
+    let walker = walkdir::WalkDir::new(root).follow_links(true).into_iter().filter_entry(|e| {
+        if e.depth() == 0 {
+            return true;
+        }
+        let name = e.file_name().to_string_lossy();
+        if name.starts_with('.') {
+            return false;
+        }
+        !(e.depth() == 1 && e.file_type().is_dir() && name == ARCHIVE_DIR)
+    });
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                let path = e.path().map(|p| relative(root, p)).unwrap_or_default();
+                let message = match e.loop_ancestor() {
+                    Some(ancestor) => format!(
+                        "symlink loop: points back to {}; skipped",
+                        relative(root, ancestor).display()
+                    ),
+                    None => e.io_error().map(|io| io.to_string()).unwrap_or_else(|| e.to_string()),
+                };
+                scan.issues.push(ScanIssue { path, message });
+                continue;
+            }
+        };
+        if !entry.file_type().is_file() || !entry.file_name().to_string_lossy().ends_with(".md") {
+            continue;
+        }
+        let rel_path = relative(root, entry.path());
+        let Some(rel) = rel_path.to_str() else {
+            scan.issues.push(ScanIssue {
+                path: rel_path,
+                message: "file name is not valid UTF-8; rename it to index it".into(),
+            });
+            continue;
+        };
+        let rel = if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
+        match entry.metadata() {
+            Ok(meta) => scan.files.push(FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(&meta) }),
+            Err(e) => scan.issues.push(ScanIssue { path: rel_path, message: e.to_string() }),
+        }
+    }
+    scan
+}
+
+/// Modification time of `meta` in nanoseconds since the Unix epoch (0 if unknown).
+pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn relative(root: &Path, path: &Path) -> PathBuf {
+    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+}
+
+/// Reads a memory file's bytes, refusing files over `limit` bytes before reading them.
+pub fn read_limited(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, ReadError> {
+    let size = std::fs::metadata(path).map_err(ReadError::Io)?.len();
+    if size > limit {
+        return Err(ReadError::Format(FormatError::TooLarge { size, limit }));
+    }
+    std::fs::read(path).map_err(ReadError::Io)
+}
+
+/// Why a memory file could not be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file system refused.
+    Io(std::io::Error),
+    /// The file breaks the format contract.
+    Format(FormatError),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_paths_skip_state_archive_and_hidden_folders() {
+        for yes in ["a.md", "notes/a.md", "deep/er/a.md", "sub/archive/a.md"] {
+            assert!(is_memory_path(Path::new(yes)), "{yes}");
+        }
+        for no in [".mem/a.md", "archive/a.md", ".git/x.md", "a/.hidden/b.md", "a.txt", ".a.md"] {
+            assert!(!is_memory_path(Path::new(no)), "{no}");
+        }
+    }
+
+    #[test]
+    fn scan_agrees_with_is_memory_path() {
+        let dir = tempfile::tempdir().unwrap();
+        for p in ["a.md", "n/b.md", "archive/c.md", ".mem/d.md", "n/.x/e.md", "f.txt", "n/archive/g.md"] {
+            let path = dir.path().join(p);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, "x").unwrap();
+        }
+        let mut found: Vec<_> = scan(dir.path()).files.into_iter().map(|f| f.rel).collect();
+        found.sort();
+        assert_eq!(found, ["a.md", "n/archive/g.md", "n/b.md"]);
+    }
+
+    #[test]
+    fn atomic_write_without_overwrite_refuses_existing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.md");
+        write_atomic(&p, b"one", Overwrite::No).unwrap();
+        assert!(write_atomic(&p, b"two", Overwrite::No).is_err());
+        write_atomic(&p, b"three", Overwrite::Yes).unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "three");
+        let leftovers = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn init_is_idempotent_and_extends_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target").unwrap();
+        let first = init(dir.path()).unwrap();
+        assert!(first.wrote_config && first.wrote_gitignore);
+        assert_eq!(std::fs::read_to_string(dir.path().join(".gitignore")).unwrap(), "target\n.mem/\n");
+        let second = init(dir.path()).unwrap();
+        assert!(!second.wrote_config && !second.wrote_gitignore);
+    }
+}
