@@ -26,6 +26,13 @@ importance_weight = 0.3
 title_boost = 2.0
 tags_boost = 1.5
 
+[query]
+# Words of a query also match their synonyms (a built-in vocabulary of software work, plus the
+# groups below); a synonym match counts this much of a direct match. 0 turns expansion off.
+expansion_weight = 0.3
+# Extra synonym groups, e.g. [["staging", "preprod"], ["on-call", "pager duty"]]
+synonyms = []
+
 [limits]
 # Files larger than this are reported and skipped.
 max_file_bytes = 1048576
@@ -37,6 +44,8 @@ max_file_bytes = 1048576
 pub struct Config {
     /// How recall ranks memories.
     pub ranking: Ranking,
+    /// How queries are expanded.
+    pub query: QueryConfig,
     /// Size limits.
     pub limits: Limits,
 }
@@ -66,6 +75,22 @@ impl Default for Ranking {
             title_boost: 2.0,
             tags_boost: 1.5,
         }
+    }
+}
+
+/// Query expansion settings.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueryConfig {
+    /// Weight of a synonym match relative to a direct match, `0 ≤ w ≤ 1`.
+    pub expansion_weight: f32,
+    /// Extra synonym groups.
+    pub synonyms: Vec<Vec<String>>,
+}
+
+impl Default for QueryConfig {
+    fn default() -> Self {
+        QueryConfig { expansion_weight: 0.3, synonyms: Vec::new() }
     }
 }
 
@@ -116,6 +141,10 @@ impl Config {
             if !(b > 0.0 && b.is_finite()) {
                 return Err(format!("[ranking] {name} must be positive, found {b}"));
             }
+        }
+        let w = self.query.expansion_weight;
+        if !(0.0..=1.0).contains(&w) {
+            return Err(format!("[query] expansion_weight must be between 0 and 1, found {w}"));
         }
         if self.limits.max_file_bytes == 0 {
             return Err("[limits] max_file_bytes must be positive".into());

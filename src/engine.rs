@@ -10,7 +10,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
-use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search};
+use crate::index::synonyms::{self, Thesaurus};
+use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, tokenizer};
 use crate::store::{self, Overwrite, STATE_DIR};
 use crate::{Error, Result};
 
@@ -22,6 +23,7 @@ pub struct Engine {
     index: MemoryIndex,
     lock: File,
     pending_notice: Option<String>,
+    thesaurus: Thesaurus,
 }
 
 /// What recall is asked for.
@@ -81,7 +83,16 @@ impl Engine {
         let opened = MemoryIndex::open(&state_dir);
         lock.unlock().map_err(|e| Error::io(&lock_path, e))?;
         let (index, pending_notice) = opened?;
-        Ok(Engine { root: root.to_path_buf(), state_dir, config, index, lock, pending_notice })
+        let thesaurus = Thesaurus::new(&config.query.synonyms, &mut tokenizer::analyzer());
+        Ok(Engine {
+            root: root.to_path_buf(),
+            state_dir,
+            config,
+            index,
+            lock,
+            pending_notice,
+            thesaurus,
+        })
     }
 
     /// The memory root.
@@ -167,7 +178,18 @@ impl Engine {
             limit: options.limit,
             now,
             ranking: &self.config.ranking,
+            thesaurus: &self.thesaurus,
+            expansion_weight: self.config.query.expansion_weight,
         })
+    }
+
+    /// The synonyms a query is expanded with (empty when expansion is off).
+    pub fn expansions(&self, query: &str) -> Vec<String> {
+        if self.config.query.expansion_weight <= 0.0 {
+            return Vec::new();
+        }
+        let tokens = synonyms::tokens(&mut tokenizer::analyzer(), query);
+        self.thesaurus.expand(&tokens).into_iter().collect()
     }
 
     /// Writes a new memory file `<id>.md` at the top of the root, atomically; never replaces a

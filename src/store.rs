@@ -100,8 +100,15 @@ pub enum Overwrite {
 /// a temporary file in the same folder, fsync, rename, fsync of the folder.
 pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Result<()> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mem-tmp-")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".mem-tmp-");
+    #[cfg(unix)]
+    {
+        // Like any new file: read-write for all, as far as the umask allows.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
         .tempfile_in(dir)
         .map_err(|e| Error::io(dir, e))?;
     tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;

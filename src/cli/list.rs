@@ -46,5 +46,5 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             Cell::new(&r.path),
         ]);
     }
-    super::print_text(&format!("{table}\n"))
+    super::print_text(&super::render(&table))
 }

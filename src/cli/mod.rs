@@ -168,6 +168,11 @@ fn table(header: &[&str]) -> comfy_table::Table {
     t
 }
 
+/// A table as text, without the padding at the end of each line.
+fn render(table: &comfy_table::Table) -> String {
+    table.lines().map(|l| l.trim_end().to_string() + "\n").collect()
+}
+
 /// Ages as people say them: 5h, 12d, 8mo, 3y.
 fn age(days: f64) -> String {
     if days < 1.0 {

@@ -50,7 +50,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     for hit in &hits {
         table.add_row(row(hit, args.explain));
     }
-    let mut text = format!("{table}\n");
+    let mut text = super::render(&table);
     if args.explain {
         text.push_str(&format!(
             "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
@@ -61,6 +61,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             hl = ranking.recency_half_life_days,
             max = hits[0].max_bm25,
         ));
+        let expansions = engine.expansions(&query);
+        if !expansions.is_empty() {
+            text.push_str(&format!(
+                "synonyms searched at weight {}: {}\n",
+                engine.config().query.expansion_weight,
+                expansions.join(", ")
+            ));
+        }
     }
     super::print_text(&text)
 }

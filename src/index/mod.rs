@@ -6,6 +6,7 @@
 
 mod manifest;
 mod schema;
+pub mod synonyms;
 pub mod tokenizer;
 
 use std::collections::BTreeSet;
@@ -22,6 +23,7 @@ use tantivy::{DocAddress, IndexReader, ReloadPolicy, Searcher, SegmentReader, Ta
 
 pub use self::manifest::{Entry, Manifest, content_hash};
 pub use self::schema::{Fields, SCHEMA_VERSION};
+use self::synonyms::Thesaurus;
 use crate::config::Ranking;
 use crate::format::{Memory, MemoryType};
 use crate::score::{self, Components};
@@ -147,6 +149,10 @@ pub struct Search<'a> {
     pub now: Timestamp,
     /// Weights.
     pub ranking: &'a Ranking,
+    /// Synonyms added to the query's words.
+    pub thesaurus: &'a Thesaurus,
+    /// Weight of a synonym match relative to a direct match (0 disables expansion).
+    pub expansion_weight: f32,
 }
 
 /// The outcome of reading and parsing one file during a refresh.
@@ -406,29 +412,36 @@ impl MemoryIndex {
         self.manifest.files.iter().filter(|(_, e)| e.id == id).map(|(p, _)| p.clone()).collect()
     }
 
-    /// The text query for `text`: each analysed word, searched in title, body and tags.
-    fn text_query(&self, text: &str, ranking: &Ranking) -> Option<Box<dyn Query>> {
-        let mut analyzer = tokenizer::analyzer();
-        let mut stream = analyzer.token_stream(text);
-        let mut words: BTreeSet<String> = BTreeSet::new();
-        while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {
-            words.insert(token.text.clone());
-        }
-        if words.is_empty() {
+    /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
+    /// their synonyms, searched in title, body and tags.
+    fn text_query(&self, search: &Search) -> Option<Box<dyn Query>> {
+        let query_tokens = synonyms::tokens(&mut tokenizer::analyzer(), search.text);
+        if query_tokens.is_empty() {
             return None;
         }
+        let expansions = if search.expansion_weight > 0.0 {
+            search.thesaurus.expand(&query_tokens)
+        } else {
+            BTreeSet::new()
+        };
+        let words: BTreeSet<&String> = query_tokens.iter().collect();
+        let weighted = words
+            .into_iter()
+            .map(|w| (w, 1.0))
+            .chain(expansions.iter().map(|w| (w, search.expansion_weight)));
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for word in &words {
+        for (word, weight) in weighted {
             for (field, boost) in [
-                (self.fields.title, ranking.title_boost),
+                (self.fields.title, search.ranking.title_boost),
                 (self.fields.body, 1.0),
-                (self.fields.tags, ranking.tags_boost),
+                (self.fields.tags, search.ranking.tags_boost),
             ] {
                 let term = TermQuery::new(
                     Term::from_field_text(field, word),
                     IndexRecordOption::WithFreqs,
                 );
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(term), boost))));
+                let boosted = BoostQuery::new(Box::new(term), boost * weight);
+                clauses.push((Occur::Should, Box::new(boosted)));
             }
         }
         Some(Box::new(BooleanQuery::new(clauses)))
@@ -457,7 +470,7 @@ impl MemoryIndex {
     /// Ranks every memory matching `search.text` by relevance × recency × importance and
     /// returns the best `search.limit`. No match gives an empty list.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
-        let Some(text_query) = self.text_query(search.text, search.ranking) else {
+        let Some(text_query) = self.text_query(search) else {
             return Ok(Vec::new());
         };
         let mut clauses = self.filters(search.kinds, search.tags);
