@@ -1,1 +1,12 @@
+//! Integration tests: each runs the real `mem` binary on a temporary memory root.
 
+mod util;
+
+/// The file format as seen through the binary, and every bad input of the contract.
+mod bad_input;
+/// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
+mod index;
+/// `mem init`, root resolution, `mem add`.
+mod root;
+/// `mem recall`, `show`, `list`, `stats` and their output contracts.
+mod recall;

@@ -84,7 +84,7 @@ fn bad_inputs_name_the_line_and_the_fix() {
 fn non_utf8_reports_line_and_offset() {
     let bytes = b"---\nid: x\ntype: semantic\ncreated: 2026-01-01\n---\nok\n\xff\xfe\n";
     let e = Memory::parse_bytes(bytes).unwrap_err();
-    assert_eq!(e, FormatError::NotUtf8 { line: 7, offset: 47 });
+    assert_eq!(e, FormatError::NotUtf8 { line: 7, offset: 52 });
 }
 
 #[test]

@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(raw("parseHTTPResponse"), ["parseHTTPResponse", "parse", "HTTP", "Response"]);
         assert_eq!(raw("plain words."), ["plain", "words"]);
         assert_eq!(raw("end. Next"), ["end", "Next"]);
-        assert_eq!(raw("(see `Foo::bar()`)"), ["Foo::bar", "Foo", "bar"]);
+        assert_eq!(raw("(see `Foo::bar()`)"), ["see", "Foo::bar", "Foo", "bar"]);
     }
 
     #[test]

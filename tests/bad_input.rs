@@ -1,0 +1,138 @@
+use crate::util::{Dir, ids, memory};
+
+fn root_with_one_good() -> Dir {
+    let dir = Dir::new();
+    dir.write("good.md", memory("good", "semantic", 5, "2026-01-01T00:00:00Z", "# Redis eviction\nRedis evicts keys.\n"));
+    dir
+}
+
+/// Asserts that recall still finds the good memory and stderr names `path:line: reason`.
+#[track_caller]
+fn reported(dir: &Dir, expected: &str) {
+    let out = dir.mem(&["recall", "redis", "--json"]);
+    assert_eq!(ids(&out.json()), ["good"], "the good memory is still recalled");
+    assert!(out.stderr.contains(expected), "stderr should contain {expected:?}:\n{}", out.stderr);
+}
+
+#[test]
+fn malformed_yaml_is_reported_with_its_line() {
+    let dir = root_with_one_good();
+    dir.write("bad.md", "---\nid: bad\ntype: semantic\ntags: [redis, unclosed\ncreated: 2026-01-01\n---\nredis\n");
+    reported(&dir, "bad.md:");
+    let out = dir.mem(&["recall", "redis"]);
+    assert!(out.stderr.contains("invalid YAML in front-matter"), "{}", out.stderr);
+}
+
+#[test]
+fn missing_and_wrong_typed_fields_are_reported() {
+    let dir = root_with_one_good();
+    dir.write("noid.md", "---\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write("imp.md", "---\nid: imp\ntype: semantic\nimportance: high\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write("range.md", "---\nid: range\ntype: semantic\nimportance: 11\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write("kind.md", "---\nid: kind\ntype: fact\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write("time.md", "---\nid: time\ntype: semantic\ncreated: last tuesday\n---\nredis\n");
+    dir.write("plain.md", "just some notes about redis\n");
+    reported(&dir, "noid.md: missing required field `id`");
+    reported(&dir, "imp.md:4: field `importance`: expected an integer 1..10, found text");
+    reported(&dir, "range.md:4: field `importance`: must be 1..10, found 11");
+    reported(&dir, "kind.md:3: field `type`: unknown type \"fact\"");
+    reported(&dir, "time.md:4: field `created`");
+    reported(&dir, "plain.md:1: no front-matter");
+}
+
+#[test]
+fn non_utf8_and_huge_files_are_reported() {
+    let dir = root_with_one_good();
+    let mut bytes = memory("latin", "semantic", 5, "2026-01-01T00:00:00Z", "redis caf").into_bytes();
+    bytes.extend_from_slice(b"\xe9\n");
+    dir.write("latin.md", bytes);
+    let big = memory("big", "semantic", 5, "2026-01-01T00:00:00Z", &"redis ".repeat(200_000));
+    dir.write("big.md", big);
+    reported(&dir, "latin.md:7: not valid UTF-8");
+    reported(&dir, "big.md: file is 1200");
+    reported(&dir, "over the 1048576-byte limit");
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loops_are_reported_not_followed_forever() {
+    let dir = root_with_one_good();
+    std::fs::create_dir(dir.path().join("loop")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("loop/back")).unwrap();
+    reported(&dir, "symlink loop");
+}
+
+#[test]
+fn ids_with_path_parts_are_rejected() {
+    let dir = root_with_one_good();
+    dir.write("trav.md", "---\nid: ../../etc/passwd\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write("dots.md", "---\nid: a..b\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
+    reported(&dir, "trav.md:2: field `id`: invalid memory id \"../../etc/passwd\": it contains a path separator");
+    reported(&dir, "dots.md:2: field `id`: invalid memory id \"a..b\": it contains `..`");
+    for bad in ["../good", "a/b", ""] {
+        let out = dir.mem(&["show", bad]);
+        assert_eq!(out.code, 2, "{bad:?}: {out:?}");
+        assert!(out.stderr.contains("invalid memory id"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn duplicate_ids_are_reported_and_both_kept() {
+    let dir = root_with_one_good();
+    dir.write("a/twin.md", memory("twin", "semantic", 5, "2026-01-01T00:00:00Z", "redis twin one\n"));
+    dir.write("b/twin.md", memory("twin", "episodic", 5, "2026-01-02T00:00:00Z", "redis twin two\n"));
+    let out = dir.mem(&["recall", "twin", "--json"]);
+    let paths: Vec<_> = out.json().as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+    assert_eq!(paths.len(), 2, "both files stay recallable: {paths:?}");
+    assert!(out.stderr.contains("id \"twin\" is used by 2 files: a/twin.md, b/twin.md"), "{}", out.stderr);
+    let show = dir.mem(&["show", "twin"]);
+    assert_eq!(show.code, 2);
+    assert!(show.stderr.contains("a/twin.md, b/twin.md"), "{}", show.stderr);
+    let stats = dir.mem(&["stats", "--json"]).json();
+    assert_eq!(stats["duplicate_ids"], 1);
+}
+
+#[test]
+fn future_timestamps_count_as_now_and_are_reported() {
+    let dir = Dir::new();
+    dir.write("future.md", memory("future", "semantic", 5, "2030-01-01T00:00:00Z", "redis from the future\n"));
+    dir.write("today.md", memory("today", "semantic", 5, "2026-11-30T12:00:00Z", "redis from the future\n"));
+    let out = dir.mem(&["recall", "redis", "--json"]);
+    let hits = out.json();
+    assert_eq!(hits[0]["components"]["recency"], 1.0);
+    assert_eq!(hits[1]["components"]["recency"], 1.0);
+    assert_eq!(hits[0]["score"], hits[1]["score"], "a future date gives no extra boost");
+    assert!(out.stderr.contains("future.md: warning: created 2030-01-01T00:00:00Z is in the future"), "{}", out.stderr);
+}
+
+#[test]
+fn a_fixed_file_comes_back() {
+    let dir = root_with_one_good();
+    dir.write("later.md", "---\nid: later\ntype: semantic\ncreated: never\n---\nredis later\n");
+    assert_eq!(ids(&dir.mem(&["recall", "redis", "--json"]).json()), ["good"]);
+    dir.write("later.md", memory("later", "semantic", 5, "2026-01-01T00:00:00Z", "redis later\n"));
+    let out = dir.mem(&["recall", "later", "--json"]);
+    assert_eq!(ids(&out.json()), ["later"]);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}
+
+#[test]
+fn a_file_broken_after_indexing_leaves_the_index_and_is_reported() {
+    let dir = root_with_one_good();
+    dir.write("soon.md", memory("soon", "semantic", 5, "2026-01-01T00:00:00Z", "redis soon broken\n"));
+    assert_eq!(ids(&dir.mem(&["recall", "soon", "--json"]).json()), ["soon"]);
+    dir.write("soon.md", "---\nid: soon\ntype: semantic\n---\nredis soon broken\n");
+    let out = dir.mem(&["recall", "soon", "--json"]);
+    assert_eq!(ids(&out.json()), Vec::<String>::new());
+    assert!(out.stderr.contains("soon.md: missing required field `created`"), "{}", out.stderr);
+}
+
+#[test]
+fn temp_files_from_an_interrupted_write_are_ignored() {
+    let dir = root_with_one_good();
+    // What a crash between writing the temporary file and renaming it leaves behind.
+    dir.write(".mem-tmp-AbC123", "---\nid: half");
+    let out = dir.mem(&["recall", "redis", "--json"]);
+    assert_eq!(ids(&out.json()), ["good"]);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+}

@@ -1,0 +1,110 @@
+use std::process::Command;
+
+use crate::util::{Dir, bin, ids, memory, run};
+
+fn counts(dir: &Dir) -> serde_json::Value {
+    dir.mem(&["index", "--json"]).json()
+}
+
+#[test]
+fn refresh_only_touches_what_changed() {
+    let dir = Dir::new();
+    for i in 0..5 {
+        dir.write(&format!("m{i}.md"), memory(&format!("m{i}"), "semantic", 5, "2026-01-01T00:00:00Z", &format!("note {i}\n")));
+    }
+    let first = counts(&dir);
+    assert_eq!((first["added"].as_u64(), first["memories"].as_u64()), (Some(5), Some(5)));
+
+    dir.write("m1.md", memory("m1", "semantic", 5, "2026-01-01T00:00:00Z", "note one, edited\n"));
+    std::fs::remove_file(dir.path().join("m2.md")).unwrap();
+    dir.write("new.md", memory("new", "episodic", 5, "2026-01-01T00:00:00Z", "brand new\n"));
+    let second = counts(&dir);
+    assert_eq!(second["added"], 1, "{second}");
+    assert_eq!(second["updated"], 1, "{second}");
+    assert_eq!(second["removed"], 1, "{second}");
+    assert_eq!(second["memories"], 5, "{second}");
+
+    // Rewriting a file with the same bytes changes its mtime but not its content.
+    dir.write("m3.md", dir.read("m3.md"));
+    let third = counts(&dir);
+    assert_eq!((third["added"].as_u64(), third["updated"].as_u64()), (Some(0), Some(0)), "{third}");
+    assert_eq!(ids(&dir.mem(&["recall", "edited", "--json"]).json()), ["m1"]);
+    assert_eq!(ids(&dir.mem(&["recall", "brand", "--json"]).json()), ["new"]);
+}
+
+#[test]
+fn rebuild_and_deleting_state_give_the_same_ranking() {
+    let dir = Dir::example();
+    let query = ["recall", "why does the login test fail", "--json"];
+    let before = dir.mem(&query).json();
+    // Add memories after the first build, so the index has several segments.
+    dir.mem(&["add", "The login test failed again: session cookie expired", "--type", "episodic"]).ok();
+    let with_new = dir.mem(&query).json();
+    std::fs::remove_dir_all(dir.path().join(".mem")).unwrap();
+    let rebuilt = dir.mem(&query).json();
+    assert_eq!(with_new, rebuilt, "deleting .mem/ changes nothing");
+    let forced = dir.mem(&["index", "--rebuild", "--json"]).json();
+    assert_eq!(forced["added"].as_u64(), forced["memories"].as_u64());
+    assert_eq!(dir.mem(&query).json(), rebuilt);
+    assert!(!ids(&before).is_empty());
+}
+
+#[test]
+fn a_corrupt_index_is_rebuilt_with_a_notice() {
+    let dir = Dir::example();
+    let query = ["recall", "deploy checklist", "--json"];
+    let good = dir.mem(&query).json();
+    std::fs::write(dir.path().join(".mem/index/meta.json"), "{ not json").unwrap();
+    let out = dir.mem(&query);
+    assert_eq!(out.json(), good);
+    assert!(out.stderr.contains("notice: the index in") && out.stderr.contains("is corrupt"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+
+    // Damage the segment files themselves.
+    for entry in std::fs::read_dir(dir.path().join(".mem/index")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e != "json" && e != "lock") {
+            std::fs::write(&path, b"garbage").unwrap();
+        }
+    }
+    let out = dir.mem(&query);
+    assert_eq!(out.json(), good);
+    assert!(out.stderr.contains("notice:"), "{}", out.stderr);
+
+    // A missing manifest is an inconsistent index too.
+    for entry in std::fs::read_dir(dir.path().join(".mem")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name().unwrap().to_string_lossy().starts_with("manifest-") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    let out = dir.mem(&query);
+    assert_eq!(out.json(), good);
+    assert!(out.stderr.contains("unreadable manifest"), "{}", out.stderr);
+}
+
+#[test]
+fn concurrent_adds_and_recalls_all_land() {
+    let dir = Dir::new();
+    dir.write("seed.md", memory("seed", "semantic", 5, "2026-01-01T00:00:00Z", "parallel seed\n"));
+    let root = dir.path().to_str().unwrap().to_string();
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let mut cmd = Command::new(bin());
+            crate::util::clean_env(&mut cmd);
+            if i % 2 == 0 {
+                cmd.args(["--dir", &root, "add", &format!("parallel note number {i}"), "--tag", "parallel"]);
+            } else {
+                cmd.args(["--dir", &root, "recall", "parallel", "--json"]);
+            }
+            cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let listed = run(Command::new(bin()).args(["--dir", &root, "list", "--tag", "parallel", "--json"])).json();
+    assert_eq!(listed.as_array().unwrap().len(), 4, "every add landed: {listed}");
+}

@@ -1,0 +1,137 @@
+//! Test helpers: a temporary memory root and a runner for the `mem` binary.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The fixed "now" of every test run.
+pub const NOW: &str = "2026-11-30T12:00:00Z";
+
+/// A temporary folder used as a memory root.
+pub struct Dir {
+    tmp: tempfile::TempDir,
+}
+
+/// What a `mem` run printed and returned.
+#[derive(Debug)]
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Out {
+    /// Asserts the run succeeded and returns stdout.
+    #[track_caller]
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "mem failed:\nstdout: {}\nstderr: {}", self.stdout, self.stderr);
+        &self.stdout
+    }
+
+    /// Parses stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(self.ok()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+}
+
+impl Dir {
+    /// An empty folder.
+    pub fn new() -> Dir {
+        Dir { tmp: tempfile::tempdir().unwrap() }
+    }
+
+    /// A copy of `memories.example/`.
+    pub fn example() -> Dir {
+        let dir = Dir::new();
+        copy_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("memories.example"), dir.path());
+        dir
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Writes a file (creating folders).
+    pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, contents).unwrap();
+        path
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    /// `mem --dir <this folder> <args>`.
+    pub fn mem(&self, args: &[&str]) -> Out {
+        let mut full = vec!["--dir", self.path().to_str().unwrap()];
+        full.extend_from_slice(args);
+        run(Command::new(bin()).args(full).current_dir(self.path()))
+    }
+
+    /// Like [`Dir::mem`] with `stdin` fed to the process.
+    pub fn mem_stdin(&self, args: &[&str], stdin: &str) -> Out {
+        use std::io::Write;
+        let mut cmd = Command::new(bin());
+        cmd.arg("--dir").arg(self.path()).args(args);
+        clean_env(&mut cmd);
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        collect(child.wait_with_output().unwrap())
+    }
+}
+
+/// The binary under test.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mem")
+}
+
+/// Removes the variables that would change which root or time `mem` uses.
+/// A `MEM_DIR` the test set on the command itself is kept.
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    if !cmd.get_envs().any(|(k, _)| k == "MEM_DIR") {
+        cmd.env_remove("MEM_DIR");
+    }
+    cmd.env("MEM_NOW", NOW)
+}
+
+/// Runs a prepared command and collects its output.
+pub fn run(cmd: &mut Command) -> Out {
+    clean_env(cmd);
+    collect(cmd.stdin(Stdio::null()).output().unwrap())
+}
+
+fn collect(out: std::process::Output) -> Out {
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A memory file's text.
+pub fn memory(id: &str, kind: &str, importance: u8, created: &str, body: &str) -> String {
+    format!("---\nid: {id}\ntype: {kind}\nimportance: {importance}\ncreated: {created}\n---\n{body}")
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() == ".mem" {
+                continue;
+            }
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// The ids of a `recall --json` or `list --json` answer, in order.
+pub fn ids(json: &serde_json::Value) -> Vec<String> {
+    json.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
+}
