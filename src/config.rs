@@ -126,7 +126,9 @@ impl Config {
     /// Checks the ranges the formula needs.
     pub fn validate(&self) -> std::result::Result<(), String> {
         let r = &self.ranking;
-        for (name, w) in [("recency_weight", r.recency_weight), ("importance_weight", r.importance_weight)] {
+        for (name, w) in
+            [("recency_weight", r.recency_weight), ("importance_weight", r.importance_weight)]
+        {
             if !(0.0..1.0).contains(&w) {
                 return Err(format!("[ranking] {name} must be at least 0 and below 1, found {w}"));
             }

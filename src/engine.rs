@@ -107,12 +107,20 @@ impl Engine {
 
     /// Brings the index up to date with the files (see [`MemoryIndex::refresh`]), holding the
     /// root's lock so that concurrent processes take turns.
-    pub fn refresh(&mut self, now: Timestamp, progress: &indicatif::ProgressBar) -> Result<RefreshReport> {
+    pub fn refresh(
+        &mut self,
+        now: Timestamp,
+        progress: &indicatif::ProgressBar,
+    ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, false))
     }
 
     /// Throws the index away and builds it again from the files.
-    pub fn rebuild(&mut self, now: Timestamp, progress: &indicatif::ProgressBar) -> Result<RefreshReport> {
+    pub fn rebuild(
+        &mut self,
+        now: Timestamp,
+        progress: &indicatif::ProgressBar,
+    ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, true))
     }
 
@@ -140,8 +148,13 @@ impl Engine {
             notices.extend(notice);
         }
         let scan = store::scan(&self.root);
-        let mut report =
-            self.index.refresh(&self.root, scan, self.config.limits.max_file_bytes, now, progress)?;
+        let mut report = self.index.refresh(
+            &self.root,
+            scan,
+            self.config.limits.max_file_bytes,
+            now,
+            progress,
+        )?;
         report.notices.splice(0..0, notices);
         Ok(report)
     }
@@ -161,7 +174,9 @@ impl Engine {
                 let mut rebuilt = self.rebuild(now, progress)?;
                 rebuilt.notices.insert(
                     0,
-                    format!("the index could not be searched ({e}); rebuilt it from the memory files"),
+                    format!(
+                        "the index could not be searched ({e}); rebuilt it from the memory files"
+                    ),
                 );
                 rebuilt.notices.extend(std::mem::take(&mut report.notices));
                 Ok((self.search(query, options, now)?, rebuilt))
@@ -171,15 +186,23 @@ impl Engine {
     }
 
     fn search(&self, query: &str, options: &RecallOptions, now: Timestamp) -> Result<Vec<Hit>> {
-        self.index.search(&Search {
-            text: query,
-            kinds: &options.kinds,
-            tags: &options.tags,
-            limit: options.limit,
-            now,
-            ranking: &self.config.ranking,
-            thesaurus: &self.thesaurus,
-            expansion_weight: self.config.query.expansion_weight,
+        let search = || {
+            self.index.search(&Search {
+                text: query,
+                kinds: &options.kinds,
+                tags: &options.tags,
+                limit: options.limit,
+                now,
+                ranking: &self.config.ranking,
+                thesaurus: &self.thesaurus,
+                expansion_weight: self.config.query.expansion_weight,
+            })
+        };
+        // A damaged segment can make tantivy panic; that is an index error, cured by a rebuild.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)).unwrap_or_else(|panic| {
+            Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(
+                &panic,
+            ))))
         })
     }
 
@@ -217,10 +240,13 @@ impl Engine {
             }
         };
         let path = self.root.join(&rel);
-        let bytes = store::read_limited(&path, self.config.limits.max_file_bytes).map_err(|e| match e {
-            store::ReadError::Io(e) => Error::io(&path, e),
-            store::ReadError::Format(source) => Error::Parse { path: rel.clone().into(), source },
-        })?;
+        let bytes =
+            store::read_limited(&path, self.config.limits.max_file_bytes).map_err(|e| match e {
+                store::ReadError::Io(e) => Error::io(&path, e),
+                store::ReadError::Format(source) => {
+                    Error::Parse { path: rel.clone().into(), source }
+                }
+            })?;
         let memory = Memory::parse_bytes(&bytes)
             .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
         Ok((rel, memory))
@@ -229,6 +255,11 @@ impl Engine {
     /// Indexed memories of the given types and tags, newest first.
     pub fn list(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
         self.index.records(kinds, tags)
+    }
+
+    /// Ids used by more than one indexed file, each with its paths.
+    pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
+        self.index.manifest().duplicate_ids()
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.
@@ -244,7 +275,7 @@ impl Engine {
             by_type,
             index_bytes: self.index.size_on_disk(),
             bad_files: report.bad.len() + report.scan_issues.len(),
-            duplicate_ids: report.duplicates.len(),
+            duplicate_ids: self.duplicates().len(),
         })
     }
 }

@@ -34,7 +34,8 @@ impl MemoryId {
             Some("it contains a path separator")
         } else if id.contains("..") {
             Some("it contains `..`")
-        } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')) {
+        } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        {
             Some("only letters, digits, `.`, `_` and `-` are allowed")
         } else if id.bytes().all(|b| b == b'.') {
             Some("it is only dots")
@@ -255,7 +256,9 @@ impl Memory {
             None => return Err(FormatError::Missing("id")),
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
-            Some(other) => return Err(field("id", format!("expected text, found {}", describe(other)))),
+            Some(other) => {
+                return Err(field("id", format!("expected text, found {}", describe(other))));
+            }
         };
         let id = MemoryId::new(&id).map_err(|e| field("id", e.to_string()))?;
 
@@ -315,13 +318,13 @@ impl Memory {
             }
         };
 
-        let source = match get("source") {
-            None => None,
-            Some(v) => Some(
-                scalar_text(v)
-                    .ok_or_else(|| field("source", format!("expected text, found {}", describe(v))))?,
-            ),
-        };
+        let source =
+            match get("source") {
+                None => None,
+                Some(v) => Some(scalar_text(v).ok_or_else(|| {
+                    field("source", format!("expected text, found {}", describe(v)))
+                })?),
+            };
 
         let access = match get("access") {
             None => None,
@@ -340,7 +343,9 @@ impl Memory {
                 };
                 let last = match m.get("last") {
                     None | Some(Value::Null) => None,
-                    Some(v) => Some(timestamp(v).map_err(|e| field("access", format!("last: {e}")))?),
+                    Some(v) => {
+                        Some(timestamp(v).map_err(|e| field("access", format!("last: {e}")))?)
+                    }
                 };
                 Some(Access { count, last })
             }
@@ -367,7 +372,8 @@ impl Memory {
                 new.importance
             )));
         }
-        let created = now.round(jiff::Unit::Second).map_err(|e| crate::Error::Invalid(e.to_string()))?;
+        let created =
+            now.round(jiff::Unit::Second).map_err(|e| crate::Error::Invalid(e.to_string()))?;
         let id = MemoryId::generate(created);
         let mut tags: Vec<String> = Vec::new();
         for tag in new.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
@@ -512,11 +518,13 @@ fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
 
 /// The file line (1-based) of a top-level `key:` in the front-matter.
 fn key_line(yaml: &str, key: &str) -> Option<usize> {
-    yaml.lines().position(|l| {
-        l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(':'))
-            || l.strip_prefix(&format!("\"{key}\"")).is_some_and(|r| r.trim_start().starts_with(':'))
-    })
-    .map(|i| i + 2)
+    yaml.lines()
+        .position(|l| {
+            l.strip_prefix(key).is_some_and(|r| r.trim_start().starts_with(':'))
+                || l.strip_prefix(&format!("\"{key}\""))
+                    .is_some_and(|r| r.trim_start().starts_with(':'))
+        })
+        .map(|i| i + 2)
 }
 
 /// The YAML parser's message without its trailing location, which we report as a line.
@@ -530,7 +538,10 @@ fn yaml_message(e: &serde_norway::Error) -> String {
 
 fn timestamp(v: &Value) -> Result<Timestamp, String> {
     let Value::String(s) = v else {
-        return Err(format!("expected an RFC 3339 time like 2026-11-29T23:46:04Z, found {}", describe(v)));
+        return Err(format!(
+            "expected an RFC 3339 time like 2026-11-29T23:46:04Z, found {}",
+            describe(v)
+        ));
     };
     parse_time(s).map_err(|e| format!("{s:?} is not an RFC 3339 time ({e})"))
 }
@@ -542,7 +553,10 @@ pub fn parse_time(s: &str) -> Result<Timestamp, String> {
         return Ok(t);
     }
     match s.parse::<jiff::civil::Date>() {
-        Ok(d) => d.to_zoned_datetime(jiff::tz::TimeZone::UTC).map(|z| z.timestamp()).map_err(|e| e.to_string()),
+        Ok(d) => d
+            .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+            .map(|z| z.timestamp())
+            .map_err(|e| e.to_string()),
         Err(_) => Err("expected e.g. 2026-11-29T23:46:04Z or 2026-11-29".to_string()),
     }
 }

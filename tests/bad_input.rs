@@ -2,7 +2,16 @@ use crate::util::{Dir, ids, memory};
 
 fn root_with_one_good() -> Dir {
     let dir = Dir::new();
-    dir.write("good.md", memory("good", "semantic", 5, "2026-01-01T00:00:00Z", "# Redis eviction\nRedis evicts keys.\n"));
+    dir.write(
+        "good.md",
+        memory(
+            "good",
+            "semantic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "# Redis eviction\nRedis evicts keys.\n",
+        ),
+    );
     dir
 }
 
@@ -17,7 +26,10 @@ fn reported(dir: &Dir, expected: &str) {
 #[test]
 fn malformed_yaml_is_reported_with_its_line() {
     let dir = root_with_one_good();
-    dir.write("bad.md", "---\nid: bad\ntype: semantic\ntags: [redis, unclosed\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write(
+        "bad.md",
+        "---\nid: bad\ntype: semantic\ntags: [redis, unclosed\ncreated: 2026-01-01\n---\nredis\n",
+    );
     reported(&dir, "bad.md:");
     let out = dir.mem(&["recall", "redis"]);
     assert!(out.stderr.contains("invalid YAML in front-matter"), "{}", out.stderr);
@@ -27,8 +39,14 @@ fn malformed_yaml_is_reported_with_its_line() {
 fn missing_and_wrong_typed_fields_are_reported() {
     let dir = root_with_one_good();
     dir.write("noid.md", "---\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
-    dir.write("imp.md", "---\nid: imp\ntype: semantic\nimportance: high\ncreated: 2026-01-01\n---\nredis\n");
-    dir.write("range.md", "---\nid: range\ntype: semantic\nimportance: 11\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write(
+        "imp.md",
+        "---\nid: imp\ntype: semantic\nimportance: high\ncreated: 2026-01-01\n---\nredis\n",
+    );
+    dir.write(
+        "range.md",
+        "---\nid: range\ntype: semantic\nimportance: 11\ncreated: 2026-01-01\n---\nredis\n",
+    );
     dir.write("kind.md", "---\nid: kind\ntype: fact\ncreated: 2026-01-01\n---\nredis\n");
     dir.write("time.md", "---\nid: time\ntype: semantic\ncreated: last tuesday\n---\nredis\n");
     dir.write("plain.md", "just some notes about redis\n");
@@ -43,7 +61,8 @@ fn missing_and_wrong_typed_fields_are_reported() {
 #[test]
 fn non_utf8_and_huge_files_are_reported() {
     let dir = root_with_one_good();
-    let mut bytes = memory("latin", "semantic", 5, "2026-01-01T00:00:00Z", "redis caf").into_bytes();
+    let mut bytes =
+        memory("latin", "semantic", 5, "2026-01-01T00:00:00Z", "redis caf").into_bytes();
     bytes.extend_from_slice(b"\xe9\n");
     dir.write("latin.md", bytes);
     let big = memory("big", "semantic", 5, "2026-01-01T00:00:00Z", &"redis ".repeat(200_000));
@@ -65,9 +84,15 @@ fn symlink_loops_are_reported_not_followed_forever() {
 #[test]
 fn ids_with_path_parts_are_rejected() {
     let dir = root_with_one_good();
-    dir.write("trav.md", "---\nid: ../../etc/passwd\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
+    dir.write(
+        "trav.md",
+        "---\nid: ../../etc/passwd\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n",
+    );
     dir.write("dots.md", "---\nid: a..b\ntype: semantic\ncreated: 2026-01-01\n---\nredis\n");
-    reported(&dir, "trav.md:2: field `id`: invalid memory id \"../../etc/passwd\": it contains a path separator");
+    reported(
+        &dir,
+        "trav.md:2: field `id`: invalid memory id \"../../etc/passwd\": it contains a path separator",
+    );
     reported(&dir, "dots.md:2: field `id`: invalid memory id \"a..b\": it contains `..`");
     for bad in ["../good", "a/b", ""] {
         let out = dir.mem(&["show", bad]);
@@ -79,12 +104,28 @@ fn ids_with_path_parts_are_rejected() {
 #[test]
 fn duplicate_ids_are_reported_and_both_kept() {
     let dir = root_with_one_good();
-    dir.write("a/twin.md", memory("twin", "semantic", 5, "2026-01-01T00:00:00Z", "redis twin one\n"));
-    dir.write("b/twin.md", memory("twin", "episodic", 5, "2026-01-02T00:00:00Z", "redis twin two\n"));
+    dir.write(
+        "a/twin.md",
+        memory("twin", "semantic", 5, "2026-01-01T00:00:00Z", "redis twin one\n"),
+    );
+    dir.write(
+        "b/twin.md",
+        memory("twin", "episodic", 5, "2026-01-02T00:00:00Z", "redis twin two\n"),
+    );
     let out = dir.mem(&["recall", "twin", "--json"]);
-    let paths: Vec<_> = out.json().as_array().unwrap().iter().map(|h| h["path"].as_str().unwrap().to_string()).collect();
+    let paths: Vec<_> = out
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(paths.len(), 2, "both files stay recallable: {paths:?}");
-    assert!(out.stderr.contains("id \"twin\" is used by 2 files: a/twin.md, b/twin.md"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("id \"twin\" is used by 2 files: a/twin.md, b/twin.md"),
+        "{}",
+        out.stderr
+    );
     let show = dir.mem(&["show", "twin"]);
     assert_eq!(show.code, 2);
     assert!(show.stderr.contains("a/twin.md, b/twin.md"), "{}", show.stderr);
@@ -95,14 +136,24 @@ fn duplicate_ids_are_reported_and_both_kept() {
 #[test]
 fn future_timestamps_count_as_now_and_are_reported() {
     let dir = Dir::new();
-    dir.write("future.md", memory("future", "semantic", 5, "2030-01-01T00:00:00Z", "redis from the future\n"));
-    dir.write("today.md", memory("today", "semantic", 5, "2026-11-30T12:00:00Z", "redis from the future\n"));
+    dir.write(
+        "future.md",
+        memory("future", "semantic", 5, "2030-01-01T00:00:00Z", "redis from the future\n"),
+    );
+    dir.write(
+        "today.md",
+        memory("today", "semantic", 5, "2026-11-30T12:00:00Z", "redis from the future\n"),
+    );
     let out = dir.mem(&["recall", "redis", "--json"]);
     let hits = out.json();
     assert_eq!(hits[0]["components"]["recency"], 1.0);
     assert_eq!(hits[1]["components"]["recency"], 1.0);
     assert_eq!(hits[0]["score"], hits[1]["score"], "a future date gives no extra boost");
-    assert!(out.stderr.contains("future.md: warning: created 2030-01-01T00:00:00Z is in the future"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("future.md: warning: created 2030-01-01T00:00:00Z is in the future"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -119,7 +170,10 @@ fn a_fixed_file_comes_back() {
 #[test]
 fn a_file_broken_after_indexing_leaves_the_index_and_is_reported() {
     let dir = root_with_one_good();
-    dir.write("soon.md", memory("soon", "semantic", 5, "2026-01-01T00:00:00Z", "redis soon broken\n"));
+    dir.write(
+        "soon.md",
+        memory("soon", "semantic", 5, "2026-01-01T00:00:00Z", "redis soon broken\n"),
+    );
     assert_eq!(ids(&dir.mem(&["recall", "soon", "--json"]).json()), ["soon"]);
     dir.write("soon.md", "---\nid: soon\ntype: semantic\n---\nredis soon broken\n");
     let out = dir.mem(&["recall", "soon", "--json"]);

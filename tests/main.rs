@@ -6,7 +6,7 @@ mod util;
 mod bad_input;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
-/// `mem init`, root resolution, `mem add`.
-mod root;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.
 mod recall;
+/// `mem init`, root resolution, `mem add`.
+mod root;

@@ -6,7 +6,8 @@ fn example_answers_the_readme_queries() {
     let login = dir.mem(&["recall", "why does the login test fail", "--json"]).json();
     let hits = login.as_array().unwrap();
     assert!(!hits.is_empty() && hits.len() <= 20);
-    let top3: Vec<String> = hits.iter().take(3).map(|h| h["title"].as_str().unwrap().to_lowercase()).collect();
+    let top3: Vec<String> =
+        hits.iter().take(3).map(|h| h["title"].as_str().unwrap().to_lowercase()).collect();
     assert!(top3.iter().any(|t| t.contains("login")), "{top3:?}");
 
     let deploy = dir.mem(&["recall", "deploy checklist", "--json"]).json();
@@ -28,10 +29,14 @@ fn json_contract() {
             let v = c[key].as_f64().unwrap();
             assert!((0.0..=1.0).contains(&v), "{key} = {v}");
         }
-        assert!(dir.path().join(hit["path"].as_str().unwrap()).is_file(), "path is relative to the root");
+        assert!(
+            dir.path().join(hit["path"].as_str().unwrap()).is_file(),
+            "path is relative to the root"
+        );
         assert!(hit["snippet"].as_str().unwrap().chars().count() <= 161);
     }
-    let scores: Vec<f64> = hits.as_array().unwrap().iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    let scores: Vec<f64> =
+        hits.as_array().unwrap().iter().map(|h| h["score"].as_f64().unwrap()).collect();
     assert!(scores.windows(2).all(|w| w[0] >= w[1]), "sorted by score: {scores:?}");
 }
 
@@ -60,15 +65,38 @@ fn table_and_explain() {
     for col in ["relevance", "bm25", "recency", "importance"] {
         assert!(text.lines().next().unwrap().contains(col), "{col}");
     }
-    assert!(text.contains("score = relevance × (1 − 0.3 + 0.3 × recency) × (1 − 0.3 + 0.3 × importance)"), "{text}");
+    assert!(
+        text.contains(
+            "score = relevance × (1 − 0.3 + 0.3 × recency) × (1 − 0.3 + 0.3 × importance)"
+        ),
+        "{text}"
+    );
     assert!(text.contains("synonyms searched at weight 0.3:"), "{text}");
 }
 
 #[test]
 fn identifiers_are_found_whole_and_by_parts() {
     let dir = Dir::new();
-    dir.write("a.md", memory("a", "semantic", 5, "2026-01-01T00:00:00Z", "The session_id cookie is set by auth.py.\n"));
-    dir.write("b.md", memory("b", "semantic", 5, "2026-01-01T00:00:00Z", "StorePort is the storage protocol; CI pushes refs/harness.\n"));
+    dir.write(
+        "a.md",
+        memory(
+            "a",
+            "semantic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "The session_id cookie is set by auth.py.\n",
+        ),
+    );
+    dir.write(
+        "b.md",
+        memory(
+            "b",
+            "semantic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "StorePort is the storage protocol; CI pushes refs/harness.\n",
+        ),
+    );
     for (query, expected) in [
         ("session_id", "a"),
         ("session", "a"),
@@ -114,22 +142,64 @@ fn recency_refines_but_never_replaces_relevance() {
     let body = "The flaky login test: the session cookie expires.\n";
     dir.write("old.md", memory("old", "semantic", 5, "2023-01-01T00:00:00Z", body));
     dir.write("new.md", memory("new", "semantic", 5, "2026-11-29T00:00:00Z", body));
-    dir.write("unrelated.md", memory("unrelated", "semantic", 10, "2026-11-30T11:59:00Z", "Lunch menu for Friday.\n"));
+    dir.write(
+        "unrelated.md",
+        memory("unrelated", "semantic", 10, "2026-11-30T11:59:00Z", "Lunch menu for Friday.\n"),
+    );
     let hits = dir.mem(&["recall", "login test", "--json"]).json();
-    assert_eq!(ids(&hits), ["new", "old"], "newer first among equals; the unrelated newest never shows");
+    assert_eq!(
+        ids(&hits),
+        ["new", "old"],
+        "newer first among equals; the unrelated newest never shows"
+    );
     // An access refreshes recency.
     dir.write("old.md", format!("---\nid: old\ntype: semantic\ncreated: 2023-01-01T00:00:00Z\naccess: {{ count: 3, last: 2026-11-30T00:00:00Z }}\n---\n{body}"));
     assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["old", "new"]);
-    // Much more relevant but old beats barely relevant but new.
-    dir.write("focused.md", memory("focused", "semantic", 1, "2020-01-01T00:00:00Z", "# Login test\nlogin test login test fails\n"));
-    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json())[0], "focused");
+
+    // A memory that matches every word, old and unimportant, beats a fresh, critical one that
+    // matches a single common word.
+    let dir = Dir::new();
+    dir.write(
+        "focused.md",
+        memory(
+            "focused",
+            "semantic",
+            1,
+            "2020-01-01T00:00:00Z",
+            "# Flaky login test\nThe login test is flaky on CI.\n",
+        ),
+    );
+    dir.write(
+        "barely.md",
+        memory(
+            "barely",
+            "semantic",
+            10,
+            "2026-11-30T11:00:00Z",
+            "The deploy test passed; the release went out on time and nobody was paged.\n",
+        ),
+    );
+    for i in 0..5 {
+        dir.write(
+            &format!("t{i}.md"),
+            memory(&format!("t{i}"), "semantic", 5, "2025-01-01T00:00:00Z", "Another test note.\n"),
+        );
+    }
+    let hits = dir.mem(&["recall", "flaky login test", "--json"]).json();
+    assert_eq!(ids(&hits)[0], "focused", "{hits}");
 }
 
 #[test]
 fn importance_breaks_ties() {
     let dir = Dir::new();
-    dir.write("low.md", memory("low", "semantic", 2, "2026-01-01T00:00:00Z", "rotate the signing keys\n"));
-    dir.write("high.md", memory("high", "semantic", 9, "2026-01-01T00:00:00Z", "rotate the signing keys\n"));
+    dir.write(
+        "low.md",
+        memory("low", "semantic", 2, "2026-01-01T00:00:00Z", "rotate the signing keys\n"),
+    );
+    dir.write(
+        "high.md",
+        memory("high", "semantic", 9, "2026-01-01T00:00:00Z", "rotate the signing keys\n"),
+    );
     assert_eq!(ids(&dir.mem(&["recall", "signing keys", "--json"]).json()), ["high", "low"]);
 }
 

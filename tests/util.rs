@@ -30,7 +30,8 @@ impl Out {
     /// Parses stdout as JSON.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(self.ok()).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+        serde_json::from_str(self.ok())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
     }
 }
 
@@ -76,7 +77,12 @@ impl Dir {
         let mut cmd = Command::new(bin());
         cmd.arg("--dir").arg(self.path()).args(args);
         clean_env(&mut cmd);
-        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
         collect(child.wait_with_output().unwrap())
     }
@@ -112,7 +118,9 @@ fn collect(out: std::process::Output) -> Out {
 
 /// A memory file's text.
 pub fn memory(id: &str, kind: &str, importance: u8, created: &str, body: &str) -> String {
-    format!("---\nid: {id}\ntype: {kind}\nimportance: {importance}\ncreated: {created}\n---\n{body}")
+    format!(
+        "---\nid: {id}\ntype: {kind}\nimportance: {importance}\ncreated: {created}\n---\n{body}"
+    )
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -22,8 +22,14 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let started = Instant::now();
     let mut engine = ctx.engine()?;
     let progress = super::progress_bar();
-    let report =
-        if args.rebuild { engine.rebuild(ctx.now, &progress)? } else { engine.refresh(ctx.now, &progress)? };
+    let mut report = if args.rebuild {
+        engine.rebuild(ctx.now, &progress)?
+    } else {
+        engine.refresh(ctx.now, &progress)?
+    };
+    if !report.changed() {
+        report.duplicates = engine.duplicates();
+    }
     super::print_problems(&report);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let total = report.added + report.updated + report.unchanged + report.touched;

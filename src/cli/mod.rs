@@ -77,7 +77,8 @@ fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
 /// Whether an error is a write to a closed pipe (`mem recall ... | head`), which is not a failure.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -112,7 +113,8 @@ impl Context {
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
 fn progress_bar() -> indicatif::ProgressBar {
     if std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "indexing {bar:30} {pos}/{len} files ({eta} left)",
         ) {
@@ -164,7 +166,7 @@ fn table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
-        .set_header(header.iter().map(|h| comfy_table::Cell::new(h)));
+        .set_header(header.iter().map(comfy_table::Cell::new));
     t
 }
 

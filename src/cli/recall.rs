@@ -31,7 +31,8 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let mut engine = ctx.engine()?;
-    let options = RecallOptions { kinds: args.kinds, tags: args.tags, limit: usize::from(args.limit) };
+    let options =
+        RecallOptions { kinds: args.kinds, tags: args.tags, limit: usize::from(args.limit) };
     let query = args.query.join(" ");
     let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
     super::print_problems(&report);

@@ -30,7 +30,10 @@ fn render_keeps_unknown_keys_and_body() {
 
 #[test]
 fn title_falls_back_to_first_line_then_id() {
-    let m = Memory::parse("---\nid: a\ntype: episodic\ncreated: 2026-01-01\n---\n\n  plain first line\nsecond\n").unwrap();
+    let m = Memory::parse(
+        "---\nid: a\ntype: episodic\ncreated: 2026-01-01\n---\n\n  plain first line\nsecond\n",
+    )
+    .unwrap();
     assert_eq!(m.title(), "plain first line");
     let m = Memory::parse("---\nid: a\ntype: episodic\ncreated: 2026-01-01\n---\n").unwrap();
     assert_eq!(m.title(), "a");
@@ -46,7 +49,8 @@ fn defaults_and_date_only_created() {
 
 #[test]
 fn crlf_files_parse_and_keep_their_body() {
-    let text = "---\r\nid: x\r\ntype: semantic\r\ncreated: 2026-01-02T00:00:00Z\r\n---\r\nline one\r\n";
+    let text =
+        "---\r\nid: x\r\ntype: semantic\r\ncreated: 2026-01-02T00:00:00Z\r\n---\r\nline one\r\n";
     let m = Memory::parse(text).unwrap();
     assert_eq!(m.body(), "line one\r\n");
 }
@@ -125,7 +129,8 @@ fn unknown_value() -> impl Strategy<Value = Value> {
         any::<String>().prop_map(Value::from),
         any::<i64>().prop_map(Value::from),
         any::<bool>().prop_map(Value::from),
-        proptest::collection::vec(any::<String>().prop_map(Value::from), 0..4).prop_map(Value::Sequence),
+        proptest::collection::vec(any::<String>().prop_map(Value::from), 0..4)
+            .prop_map(Value::Sequence),
     ]
 }
 
@@ -151,7 +156,10 @@ fn memory_text() -> impl Strategy<Value = String> {
             let created = Timestamp::from_second(secs).unwrap();
             front.insert("created".into(), created.to_string().into());
             if !tags.is_empty() {
-                front.insert("tags".into(), Value::Sequence(tags.into_iter().map(Value::from).collect()));
+                front.insert(
+                    "tags".into(),
+                    Value::Sequence(tags.into_iter().map(Value::from).collect()),
+                );
             }
             for (k, v) in extra {
                 front.insert(k.into(), v);

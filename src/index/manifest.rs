@@ -4,7 +4,7 @@
 //! Each commit of the index names its manifest generation in the commit payload; the manifest
 //! file of that generation is written before the commit, so the two never disagree.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,7 +29,7 @@ pub struct Entry {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Entries by relative path.
-    pub files: BTreeMap<String, Entry>,
+    pub files: HashMap<String, Entry>,
 }
 
 /// Hash of file content as kept in the manifest.
@@ -69,7 +69,11 @@ impl Manifest {
         by_id
             .into_iter()
             .filter(|(_, paths)| paths.len() > 1)
-            .map(|(id, paths)| (id.to_string(), paths.into_iter().map(String::from).collect()))
+            .map(|(id, paths)| {
+                let mut paths: Vec<String> = paths.into_iter().map(String::from).collect();
+                paths.sort();
+                (id.to_string(), paths)
+            })
             .collect()
     }
 }

@@ -9,7 +9,7 @@ mod schema;
 pub mod synonyms;
 pub mod tokenizer;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -19,7 +19,9 @@ use tantivy::collector::{DocSetCollector, TopDocs};
 use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, IndexReader, ReloadPolicy, Searcher, SegmentReader, TantivyDocument, Term};
+use tantivy::{
+    DocAddress, IndexReader, ReloadPolicy, Searcher, SegmentReader, TantivyDocument, Term,
+};
 
 pub use self::manifest::{Entry, Manifest, content_hash};
 pub use self::schema::{Fields, SCHEMA_VERSION};
@@ -35,6 +37,9 @@ const INDEX_DIR: &str = "index";
 /// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
 /// within the file system's timestamp granularity after it was indexed.
 const RACY_WINDOW_NS: i64 = 2_000_000_000;
+/// A file touched after a refresh that had to re-hash files only because they were too recent
+/// to trust; its mtime lets the next refresh trust them.
+const VERIFIED_STAMP: &str = "verified";
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 160;
 
@@ -52,7 +57,9 @@ pub struct MemoryIndex {
     reader: IndexReader,
     fields: Fields,
     manifest: Manifest,
-    manifest_mtime_ns: i64,
+    /// When the files were last verified against the manifest, by the file system's clock:
+    /// the later mtime of the manifest and of the `verified` stamp.
+    verified_ns: i64,
     generation: u64,
 }
 
@@ -171,7 +178,11 @@ impl MemoryIndex {
         if !index_dir.join("meta.json").exists() {
             return Ok((MemoryIndex::create(state_dir)?, None));
         }
-        match MemoryIndex::try_open(state_dir) {
+        // tantivy can panic on some damaged files instead of returning an error; a damaged
+        // index is derived state, so both cases lead to a rebuild.
+        let opened = std::panic::catch_unwind(|| MemoryIndex::try_open(state_dir))
+            .unwrap_or_else(|panic| Err(format!("is corrupt ({})", panic_message(&panic))));
+        match opened {
             Ok(index) => Ok((index, None)),
             Err(reason) => {
                 let notice = format!(
@@ -208,14 +219,15 @@ impl MemoryIndex {
             reader,
             fields,
             manifest,
-            manifest_mtime_ns: 0,
+            verified_ns: 0,
             generation: 0,
         })
     }
 
     fn try_open(state_dir: &Path) -> std::result::Result<MemoryIndex, String> {
         let index_dir = state_dir.join(INDEX_DIR);
-        let index = tantivy::Index::open_in_dir(&index_dir).map_err(|e| format!("is corrupt ({e})"))?;
+        let index =
+            tantivy::Index::open_in_dir(&index_dir).map_err(|e| format!("is corrupt ({e})"))?;
         let metas = index.load_metas().map_err(|e| format!("is corrupt ({e})"))?;
         let payload: Payload = metas
             .payload
@@ -233,8 +245,9 @@ impl MemoryIndex {
             return Err("has an unexpected schema".into());
         }
         register_analyzers(&index);
-        let (manifest, manifest_mtime_ns) = Manifest::load(state_dir, payload.manifest)
+        let (manifest, manifest_ns) = Manifest::load(state_dir, payload.manifest)
             .map_err(|e| format!("has an unreadable manifest ({e})"))?;
+        let verified_ns = file_mtime_ns(&state_dir.join(VERIFIED_STAMP)).max(manifest_ns);
         let reader = open_reader(&index).map_err(|e| format!("is corrupt ({e})"))?;
         check_segments(&reader.searcher()).map_err(|e| format!("is corrupt ({e})"))?;
         Ok(MemoryIndex {
@@ -243,7 +256,7 @@ impl MemoryIndex {
             reader,
             fields,
             manifest,
-            manifest_mtime_ns,
+            verified_ns,
             generation: payload.manifest,
         })
     }
@@ -300,24 +313,29 @@ impl MemoryIndex {
         progress: &indicatif::ProgressBar,
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
         let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
+        let mut known = 0;
         for file in &scan.files {
-            seen.insert(&file.rel);
             let previous = self.manifest.files.get(&file.rel);
+            known += usize::from(previous.is_some());
             match previous {
                 Some(e)
                     if e.size == file.size
                         && e.mtime_ns == file.mtime_ns
-                        && e.mtime_ns + RACY_WINDOW_NS < self.manifest_mtime_ns =>
+                        && e.mtime_ns + RACY_WINDOW_NS < self.verified_ns =>
                 {
                     report.unchanged += 1
                 }
                 _ => candidates.push((file, previous)),
             }
         }
-        let removed: Vec<String> =
-            self.manifest.files.keys().filter(|rel| !seen.contains(String::as_str(rel))).cloned().collect();
+        // Every indexed file was seen unless fewer known files were found than are indexed.
+        let removed: Vec<String> = if known == self.manifest.files.len() {
+            Vec::new()
+        } else {
+            let seen: HashSet<&str> = scan.files.iter().map(|f| f.rel.as_str()).collect();
+            self.manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+        };
 
         progress.set_length(candidates.len() as u64);
         let fields = self.fields;
@@ -331,17 +349,19 @@ impl MemoryIndex {
             .collect();
         progress.finish_and_clear();
 
-        let mut next = self.manifest.clone();
+        let mut rechecked = 0;
+        let mut changes: Vec<(&str, Option<Entry>)> = Vec::new();
         let mut deletes: Vec<&str> = removed.iter().map(String::as_str).collect();
         let mut adds: Vec<TantivyDocument> = Vec::new();
         for (rel, was_indexed, outcome) in outcomes {
             match outcome {
                 Outcome::Same(entry) => {
-                    if next.files.get(rel) == Some(&entry) {
+                    if self.manifest.files.get(rel) == Some(&entry) {
                         report.unchanged += 1;
+                        rechecked += 1;
                     } else {
                         report.touched += 1;
-                        next.files.insert(rel.to_string(), entry);
+                        changes.push((rel, Some(entry)));
                     }
                 }
                 Outcome::Parsed { doc, entry, created } => {
@@ -354,34 +374,53 @@ impl MemoryIndex {
                     } else {
                         report.added += 1;
                     }
-                    next.files.insert(rel.to_string(), entry);
+                    changes.push((rel, Some(entry)));
                     adds.push(doc);
                 }
                 Outcome::Bad(error) => {
                     if was_indexed {
                         report.removed += 1;
                         deletes.push(rel);
-                        next.files.remove(rel);
+                        changes.push((rel, None));
                     }
                     report.bad.push(error);
                 }
             }
-        }
-        for rel in &removed {
-            next.files.remove(rel);
         }
         report.removed += removed.len();
         report.bad.sort_by_key(|e| e.to_string());
         report.future.sort();
 
         if report.changed() {
+            let mut next = self.manifest.clone();
+            for rel in &removed {
+                next.files.remove(rel);
+            }
+            for (rel, entry) in changes {
+                match entry {
+                    Some(entry) => next.files.insert(rel.to_string(), entry),
+                    None => next.files.remove(rel),
+                };
+            }
             self.commit(next, &deletes, adds)?;
+            // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
+            report.duplicates = self.manifest.duplicate_ids();
+        } else if rechecked > 0 {
+            // Their content was just verified: record when, so the next refresh trusts them
+            // once they are older than the window. Losing this stamp only costs re-hashing.
+            let stamp = self.state_dir.join(VERIFIED_STAMP);
+            std::fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
+            self.verified_ns = file_mtime_ns(&stamp).max(self.verified_ns);
         }
-        report.duplicates = self.manifest.duplicate_ids();
         Ok(report)
     }
 
-    fn commit(&mut self, next: Manifest, deletes: &[&str], adds: Vec<TantivyDocument>) -> Result<()> {
+    fn commit(
+        &mut self,
+        next: Manifest,
+        deletes: &[&str],
+        adds: Vec<TantivyDocument>,
+    ) -> Result<()> {
         let threads = if adds.len() >= 2_000 { 2 } else { 1 };
         let mut writer: tantivy::IndexWriter =
             self.index.writer_with_num_threads(threads, threads * 30_000_000)?;
@@ -398,9 +437,7 @@ impl MemoryIndex {
         commit.commit()?;
         writer.wait_merging_threads()?;
         remove_manifests(&self.state_dir, Some(generation))?;
-        self.manifest_mtime_ns = std::fs::metadata(manifest::path(&self.state_dir, generation))
-            .map(|m| crate::store::mtime_ns(&m))
-            .unwrap_or(0);
+        self.verified_ns = file_mtime_ns(&manifest::path(&self.state_dir, generation));
         self.manifest = next;
         self.generation = generation;
         self.reader.reload()?;
@@ -409,7 +446,15 @@ impl MemoryIndex {
 
     /// Paths of the files whose memory has `id`.
     pub fn paths_of(&self, id: &str) -> Vec<String> {
-        self.manifest.files.iter().filter(|(_, e)| e.id == id).map(|(p, _)| p.clone()).collect()
+        let mut paths: Vec<String> = self
+            .manifest
+            .files
+            .iter()
+            .filter(|(_, e)| e.id == id)
+            .map(|(p, _)| p.clone())
+            .collect();
+        paths.sort();
+        paths
     }
 
     /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
@@ -484,8 +529,8 @@ impl MemoryIndex {
         check_segments(&searcher)?;
         let now = search.now.as_second();
         let ranking = search.ranking.clone();
-        let ranked = TopDocs::with_limit(search.limit.max(1)).tweak_score(
-            move |segment: &SegmentReader| {
+        let ranked =
+            TopDocs::with_limit(search.limit.max(1)).tweak_score(move |segment: &SegmentReader| {
                 let ff = segment.fast_fields();
                 let importance = ff
                     .u64("importance")
@@ -502,8 +547,7 @@ impl MemoryIndex {
                     };
                     (score::combine(&c, &ranking), tiebreak.get_val(doc), bm25)
                 }
-            },
-        );
+            });
         let best = TopDocs::with_limit(1).order_by_score();
         let (ranked, best) = searcher.search(&query, &(ranked, best))?;
         let max_bm25 = best.first().map(|(s, _)| *s).unwrap_or(0.0);
@@ -547,8 +591,11 @@ impl MemoryIndex {
     pub fn records(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
         let searcher = self.reader.searcher();
         let clauses = self.filters(kinds, tags);
-        let query: Box<dyn Query> =
-            if clauses.is_empty() { Box::new(AllQuery) } else { Box::new(BooleanQuery::new(clauses)) };
+        let query: Box<dyn Query> = if clauses.is_empty() {
+            Box::new(AllQuery)
+        } else {
+            Box::new(BooleanQuery::new(clauses))
+        };
         let addresses = searcher.search(&*query, &DocSetCollector)?;
         let mut records = addresses
             .into_iter()
@@ -614,10 +661,28 @@ fn read_one(
                 hash,
                 id: memory.id().to_string(),
             };
-            Outcome::Parsed { doc: fields.document(&file.rel, &memory), entry, created: memory.created() }
+            Outcome::Parsed {
+                doc: fields.document(&file.rel, &memory),
+                entry,
+                created: memory.created(),
+            }
         }
         Err(source) => Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source }),
     }
+}
+
+/// The message of a caught panic.
+pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "the index library panicked".to_string())
+}
+
+/// A file's mtime in ns since the epoch, 0 if it cannot be read.
+fn file_mtime_ns(path: &Path) -> i64 {
+    std::fs::metadata(path).map(|m| crate::store::mtime_ns(&m)).unwrap_or(0)
 }
 
 fn payload(generation: u64) -> String {
@@ -655,7 +720,10 @@ fn remove_manifests(state_dir: &Path, keep: Option<u64>) -> Result<()> {
     let keep_name = keep.map(|g| format!("manifest-{g}.bin"));
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("manifest-") && name.ends_with(".bin") && Some(&name) != keep_name.as_ref() {
+        if name.starts_with("manifest-")
+            && name.ends_with(".bin")
+            && Some(&name) != keep_name.as_ref()
+        {
             std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
         }
     }

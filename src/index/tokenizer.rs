@@ -99,7 +99,13 @@ fn tokenize(text: &str) -> Vec<Token> {
 }
 
 /// Pushes a word and its parts, returning the next free position.
-fn push_word(tokens: &mut Vec<Token>, text: &str, start: usize, end: usize, position: usize) -> usize {
+fn push_word(
+    tokens: &mut Vec<Token>,
+    text: &str,
+    start: usize,
+    end: usize,
+    position: usize,
+) -> usize {
     let word = &text[start..end];
     let parts = split_parts(word);
     let simple = parts.len() == 1;
