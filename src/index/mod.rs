@@ -556,34 +556,38 @@ impl MemoryIndex {
         }
         let mut snippets = SnippetGenerator::create(&searcher, &*query, self.fields.body)?;
         snippets.set_max_num_chars(SNIPPET_CHARS);
-        let mut hits = Vec::with_capacity(ranked.len());
-        for (rank, ((_, _, bm25), address)) in ranked.into_iter().enumerate() {
-            let doc: TantivyDocument = searcher.doc(address)?;
-            let record = self.record(&doc)?;
-            let body = text_of(&doc, self.fields.body);
-            let snippet = snippets.snippet(&body);
-            let snippet = if snippet.is_empty() {
-                crate::format::clip(&squash(&body), SNIPPET_CHARS)
-            } else {
-                squash(snippet.fragment())
-            };
-            let age_days = score::age_days(now, record.last_access.as_second());
-            let components = Components {
-                relevance: f64::from(bm25) / f64::from(max_bm25),
-                recency: score::recency(age_days, search.ranking),
-                importance: score::importance(record.importance),
-            };
-            hits.push(Hit {
-                rank: rank + 1,
-                score: score::combine(&components, search.ranking),
-                record,
-                components,
-                bm25,
-                max_bm25,
-                age_days,
-                snippet,
-            });
-        }
+        // Stored fields and snippets (which re-analyse each body) for the top k, in parallel.
+        let hits = ranked
+            .into_par_iter()
+            .enumerate()
+            .map(|(rank, ((_, _, bm25), address))| {
+                let doc: TantivyDocument = searcher.doc(address)?;
+                let record = self.record(&doc)?;
+                let body = text_of(&doc, self.fields.body);
+                let snippet = snippets.snippet(&body);
+                let snippet = if snippet.is_empty() {
+                    crate::format::clip(&squash(&body), SNIPPET_CHARS)
+                } else {
+                    squash(snippet.fragment())
+                };
+                let age_days = score::age_days(now, record.last_access.as_second());
+                let components = Components {
+                    relevance: f64::from(bm25) / f64::from(max_bm25),
+                    recency: score::recency(age_days, search.ranking),
+                    importance: score::importance(record.importance),
+                };
+                Ok(Hit {
+                    rank: rank + 1,
+                    score: score::combine(&components, search.ranking),
+                    record,
+                    components,
+                    bm25,
+                    max_bm25,
+                    age_days,
+                    snippet,
+                })
+            })
+            .collect::<Result<Vec<Hit>>>()?;
         Ok(hits)
     }
 
