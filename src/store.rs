@@ -179,8 +179,8 @@ pub fn is_memory_path(rel: &Path) -> bool {
 /// folder's handle, which is what keeps a refresh of 10,000 files cheap.
 pub fn scan(root: &Path) -> Scan {
     let mut scan = match dir_id(root, &std::fs::metadata(root)) {
-        Some(id) => scan_dir(root, root, 0, &[id]),
-        None => scan_dir(root, root, 0, &[]),
+        Some(id) => scan_dir(root, root, "", &[id]),
+        None => scan_dir(root, root, "", &[]),
     };
     scan.issues.sort_by(|a, b| a.path.cmp(&b.path));
     scan
@@ -203,8 +203,9 @@ fn dir_id(path: &Path, _meta: &std::io::Result<std::fs::Metadata>) -> Option<Dir
     Some((0, h.finish()))
 }
 
-/// Scans one folder; `ancestors` are the folders above it (itself included), for loop checks.
-fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan {
+/// Scans one folder, whose path relative to the root is `rel_dir` (empty, or ending in `/`);
+/// `ancestors` are the folders above it (itself included), for loop checks.
+fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan {
     let mut scan = Scan::default();
     let issue = |path: &Path, message: String| ScanIssue { path: relative(root, path), message };
     let entries = match std::fs::read_dir(dir) {
@@ -214,7 +215,7 @@ fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan 
             return scan;
         }
     };
-    let mut subdirs: Vec<(PathBuf, std::io::Result<std::fs::Metadata>)> = Vec::new();
+    let mut subdirs: Vec<(PathBuf, String, std::io::Result<std::fs::Metadata>)> = Vec::new();
     for entry in entries {
         let entry = match entry {
             Ok(entry) => entry,
@@ -225,17 +226,25 @@ fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan 
         };
         let name = entry.file_name();
         let lossy = name.to_string_lossy();
-        if lossy.starts_with('.') || (depth == 0 && lossy == ARCHIVE_DIR) {
+        if lossy.starts_with('.') || (rel_dir.is_empty() && lossy == ARCHIVE_DIR) {
             continue;
         }
         let Ok(file_type) = entry.file_type() else { continue };
         let is_md = lossy.ends_with(".md");
         let path = entry.path();
+        let Some(name) = name.to_str() else {
+            if is_md || file_type.is_dir() {
+                let message = "name is not valid UTF-8; rename it to index it".to_string();
+                scan.issues.push(issue(&path, message));
+            }
+            continue;
+        };
+        let rel = format!("{rel_dir}{name}");
         let meta = if file_type.is_symlink() {
             let meta = std::fs::metadata(&path);
             match &meta {
                 Ok(m) if m.is_dir() => {
-                    subdirs.push((path, meta));
+                    subdirs.push((path, rel, meta));
                     continue;
                 }
                 Ok(m) if m.is_file() && is_md => meta,
@@ -249,21 +258,13 @@ fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan 
             }
         } else if file_type.is_dir() {
             let meta = entry.metadata();
-            subdirs.push((path, meta));
+            subdirs.push((path, rel, meta));
             continue;
         } else if file_type.is_file() && is_md {
             entry.metadata()
         } else {
             continue;
         };
-        let rel_path = relative(root, &path);
-        let Some(rel) = rel_path.to_str() else {
-            scan.issues
-                .push(issue(&path, "file name is not valid UTF-8; rename it to index it".into()));
-            continue;
-        };
-        let rel =
-            if std::path::MAIN_SEPARATOR == '/' { rel.to_string() } else { rel.replace('\\', "/") };
         match meta {
             Ok(meta) => {
                 scan.files.push(FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(&meta) })
@@ -273,7 +274,7 @@ fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan 
     }
     let children: Vec<Scan> = subdirs
         .into_par_iter()
-        .map(|(path, meta)| {
+        .map(|(path, rel, meta)| {
             let Some(id) = dir_id(&path, &meta) else {
                 let message = meta.err().map(|e| e.to_string()).unwrap_or_default();
                 return Scan { files: Vec::new(), issues: vec![issue(&path, message)] };
@@ -286,7 +287,7 @@ fn scan_dir(root: &Path, dir: &Path, depth: usize, ancestors: &[DirId]) -> Scan 
             }
             let mut chain = ancestors.to_vec();
             chain.push(id);
-            scan_dir(root, &path, depth + 1, &chain)
+            scan_dir(root, &path, &format!("{rel}/"), &chain)
         })
         .collect();
     for child in children {

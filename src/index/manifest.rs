@@ -4,7 +4,9 @@
 //! Each commit of the index names its manifest generation in the commit payload; the manifest
 //! file of that generation is written before the commit, so the two never disagree.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,7 +31,7 @@ pub struct Entry {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     /// Entries by relative path.
-    pub files: HashMap<String, Entry>,
+    pub files: FxHashMap<String, Entry>,
 }
 
 /// Hash of file content as kept in the manifest.

@@ -9,7 +9,7 @@ mod schema;
 pub mod synonyms;
 pub mod tokenizer;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -333,7 +333,7 @@ impl MemoryIndex {
         let removed: Vec<String> = if known == self.manifest.files.len() {
             Vec::new()
         } else {
-            let seen: HashSet<&str> = scan.files.iter().map(|f| f.rel.as_str()).collect();
+            let seen: rustc_hash::FxHashSet<&str> = scan.files.iter().map(|f| f.rel.as_str()).collect();
             self.manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
         };
 
