@@ -32,6 +32,7 @@
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod eval;
 pub mod format;
 pub mod index;
 pub mod score;

@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod eval;
 mod index;
 mod init;
 mod list;
@@ -49,6 +50,8 @@ enum Command {
     List(list::Args),
     /// Count memories by type, index size, bad files.
     Stats(stats::Args),
+    /// Measure recall quality and latency on a labelled query file.
+    Eval(eval::Args),
 }
 
 /// Runs the parsed command.
@@ -67,6 +70,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Show(args) => show::run(args, &ctx),
         Command::List(args) => list::run(args, &ctx),
         Command::Stats(args) => stats::run(args, &ctx),
+        Command::Eval(args) => eval::run(args, &ctx),
     }
 }
 

@@ -333,7 +333,8 @@ impl MemoryIndex {
         let removed: Vec<String> = if known == self.manifest.files.len() {
             Vec::new()
         } else {
-            let seen: rustc_hash::FxHashSet<&str> = scan.files.iter().map(|f| f.rel.as_str()).collect();
+            let seen: rustc_hash::FxHashSet<&str> =
+                scan.files.iter().map(|f| f.rel.as_str()).collect();
             self.manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
         };
 
