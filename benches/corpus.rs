@@ -155,6 +155,22 @@ pub struct Generated {
     pub text: String,
     /// The topic it belongs to.
     pub topic: &'static str,
+    /// The two topic words and the identifier its title is made of.
+    pub title_words: [&'static str; 3],
+}
+
+/// A labelled query over a generated corpus, as written to the query file.
+#[derive(serde::Serialize)]
+pub struct LabelledQuery {
+    /// Query id.
+    pub qid: String,
+    /// The query text.
+    pub query: String,
+    /// `title` (the words of a title) or `identifier` (an identifier and one word).
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Ids of the memories whose title holds all the query's words.
+    pub relevant: Vec<String>,
 }
 
 /// `n` memories from `seed`; the same arguments always give the same files.
@@ -168,10 +184,11 @@ pub fn generate(n: usize, seed: u64) -> Vec<Generated> {
         if i > 10 && rng.u32(0..20) == 0 {
             let source = rng.usize(0..i);
             let (topic, text) = (out[source].topic, out[source].text.clone());
+            let title_words = out[source].title_words;
             let id = format!("m{i:06}");
             let text =
                 text.replacen(&out[source].id, &id, 1).replacen("\n---\n", "\n---\nAgain: ", 1);
-            out.push(Generated { rel: format!("{topic}/{id}.md"), id, text, topic });
+            out.push(Generated { rel: format!("{topic}/{id}.md"), id, text, topic, title_words });
             continue;
         }
         let (topic, idents, words) = TOPICS[rng.usize(0..TOPICS.len())];
@@ -199,12 +216,17 @@ pub fn generate(n: usize, seed: u64) -> Vec<Generated> {
         if kind == "episodic" {
             front.push_str(&format!("source: session/{:08x}\n", rng.u32(..)));
         }
+        let title_words = [
+            words[rng.usize(0..words.len())],
+            words[rng.usize(0..words.len())],
+            idents[rng.usize(0..idents.len())],
+        ];
         let title = format!(
             "{} {} {} in {}",
             capitalise(VERBS[rng.usize(0..VERBS.len())]),
-            words[rng.usize(0..words.len())],
-            words[rng.usize(0..words.len())],
-            idents[rng.usize(0..idents.len())]
+            title_words[0],
+            title_words[1],
+            title_words[2]
         );
         let target = rng.usize(30..=400);
         let mut body = format!("# {title}\n\n");
@@ -238,7 +260,31 @@ pub fn generate(n: usize, seed: u64) -> Vec<Generated> {
         }
         body.push('\n');
         let text = format!("{front}---\n{body}");
-        out.push(Generated { rel: format!("{topic}/{id}.md"), id, text, topic });
+        out.push(Generated { rel: format!("{topic}/{id}.md"), id, text, topic, title_words });
+    }
+    out
+}
+
+/// `count` labelled queries over `memories`, alternating two kinds: the three words of a
+/// memory's title (relevant: every memory whose title has all three), and its identifier with
+/// its first word (relevant: every title with both). Deterministic for a seed.
+pub fn queries(memories: &[Generated], count: usize, seed: u64) -> Vec<LabelledQuery> {
+    let mut rng = fastrand::Rng::with_seed(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let mut out = Vec::with_capacity(count);
+    for q in 0..count.min(memories.len()) {
+        let target = &memories[rng.usize(0..memories.len())];
+        let [w1, w2, ident] = target.title_words;
+        let (query, kind, wanted): (String, _, Vec<&str>) = if q % 2 == 0 {
+            (format!("{w1} {w2} {ident}"), "title", vec![w1, w2, ident])
+        } else {
+            (format!("{ident} {w1}"), "identifier", vec![ident, w1])
+        };
+        let relevant = memories
+            .iter()
+            .filter(|m| wanted.iter().all(|w| m.title_words.contains(w)))
+            .map(|m| m.id.clone())
+            .collect();
+        out.push(LabelledQuery { qid: format!("g{q:03}"), query, kind, relevant });
     }
     out
 }

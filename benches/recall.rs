@@ -1,50 +1,76 @@
-//! Recall over a generated corpus of 10,000 memories, in process: the refresh that runs before
-//! every query (walk, stat, compare with the manifest) alone, and the whole recall. Figures and
-//! the whole-process numbers are in docs/benchmarks.md.
+//! Recall in process over generated corpora of 1,000, 10,000 and 100,000 memories: the refresh
+//! that runs before every query (walk, stat, compare with the manifest), the whole recall, and
+//! the scoring function alone. Figures and whole-process numbers: docs/benchmarks.md.
 
 mod corpus;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use mem::config::Ranking;
+use mem::score::{self, Components};
 use mem::{Engine, RecallOptions};
 
-const N: usize = 10_000;
+const QUERY: &str = "why does the login session cookie expire";
 
-fn bench(c: &mut Criterion) {
+/// A corpus of `n` memories in a temporary folder, indexed, with its engine.
+fn indexed(n: usize) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
-    let memories = corpus::generate(N, 42);
-    corpus::write(dir.path(), &memories).unwrap();
-    let now: jiff::Timestamp = "2026-11-30T12:00:00Z".parse().unwrap();
-    let hidden = indicatif::ProgressBar::hidden();
+    corpus::write(dir.path(), &corpus::generate(n, 42)).unwrap();
     let mut engine = Engine::open(dir.path()).unwrap();
-    let report = engine.refresh(now, &hidden).unwrap();
-    assert_eq!(report.added, N, "every generated memory is indexed");
+    let report = engine.refresh(now(), &indicatif::ProgressBar::hidden()).unwrap();
+    assert_eq!(report.added, n, "every generated memory is indexed");
     assert!(report.bad.is_empty());
+    (dir, engine)
+}
 
+fn now() -> jiff::Timestamp {
+    "2026-11-30T12:00:00Z".parse().unwrap()
+}
+
+fn recall(c: &mut Criterion) {
+    let hidden = indicatif::ProgressBar::hidden();
     let options = RecallOptions { limit: 20, ..Default::default() };
-    let (hits, _) =
-        engine.recall("why does the login session cookie expire", &options, now, &hidden).unwrap();
-    assert_eq!(hits.len(), 20);
-
-    let mut group = c.benchmark_group("10k");
-    group.bench_function("refresh_unchanged", |b| {
-        b.iter(|| engine.refresh(now, &hidden).unwrap());
-    });
-    group.bench_function("recall", |b| {
-        b.iter(|| {
-            engine
-                .recall("why does the login session cookie expire", &options, now, &hidden)
-                .unwrap()
+    let mut group = c.benchmark_group("recall");
+    group.sample_size(20);
+    for n in [1_000, 10_000, 100_000] {
+        let (_dir, mut engine) = indexed(n);
+        let (hits, _) = engine.recall(QUERY, &options, now(), &hidden).unwrap();
+        assert_eq!(hits.len(), 20);
+        group.bench_function(BenchmarkId::new("refresh_unchanged", n), |b| {
+            b.iter(|| engine.refresh(now(), &hidden).unwrap());
         });
-    });
-    group.bench_function("recall_identifier", |b| {
-        b.iter(|| engine.recall("StorePort migration", &options, now, &hidden).unwrap());
-    });
+        group.bench_function(BenchmarkId::new("recall", n), |b| {
+            b.iter(|| engine.recall(QUERY, &options, now(), &hidden).unwrap());
+        });
+        group.bench_function(BenchmarkId::new("recall_identifier", n), |b| {
+            b.iter(|| engine.recall("StorePort migration", &options, now(), &hidden).unwrap());
+        });
+    }
     group.finish();
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(30);
-    targets = bench
+fn scoring(c: &mut Criterion) {
+    let ranking = Ranking::default();
+    let now = now().as_second();
+    let memories: Vec<(f32, i64, u8)> = (0..10_000)
+        .map(|i| ((i % 97) as f32 / 7.0, now - i64::from(i) * 6_000, (i % 10) as u8 + 1))
+        .collect();
+    c.bench_function("score/10k", |b| {
+        b.iter(|| {
+            let mut best = 0.0f64;
+            for &(bm25, last, importance) in &memories {
+                let c = Components {
+                    relevance: f64::from(bm25),
+                    recency: score::recency(score::age_days(now, last), &ranking),
+                    importance: score::importance(importance),
+                };
+                best = best.max(score::combine(&c, &ranking));
+            }
+            black_box(best)
+        });
+    });
 }
+
+criterion_group!(benches, recall, scoring);
 criterion_main!(benches);

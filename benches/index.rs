@@ -1,0 +1,69 @@
+//! Indexing: a full build of 1,000 and 10,000 generated memories, and the incremental refresh
+//! of a 10,000-memory index after 1 and after 100 files changed.
+
+mod corpus;
+
+use criterion::{BatchSize, BenchmarkId, Criterion, criterion_group, criterion_main};
+use mem::Engine;
+
+fn now() -> jiff::Timestamp {
+    "2026-11-30T12:00:00Z".parse().unwrap()
+}
+
+fn full_build(c: &mut Criterion) {
+    let hidden = indicatif::ProgressBar::hidden();
+    let mut group = c.benchmark_group("index_full");
+    group.sample_size(10);
+    for n in [1_000, 10_000] {
+        let dir = tempfile::tempdir().unwrap();
+        corpus::write(dir.path(), &corpus::generate(n, 42)).unwrap();
+        group.bench_function(BenchmarkId::from_parameter(n), |b| {
+            b.iter_batched(
+                || {
+                    let _ = std::fs::remove_dir_all(dir.path().join(".mem"));
+                },
+                |()| {
+                    let mut engine = Engine::open(dir.path()).unwrap();
+                    let report = engine.refresh(now(), &hidden).unwrap();
+                    assert_eq!(report.added, n);
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.finish();
+}
+
+fn incremental(c: &mut Criterion) {
+    let hidden = indicatif::ProgressBar::hidden();
+    let dir = tempfile::tempdir().unwrap();
+    let memories = corpus::generate(10_000, 42);
+    corpus::write(dir.path(), &memories).unwrap();
+    let mut engine = Engine::open(dir.path()).unwrap();
+    engine.refresh(now(), &hidden).unwrap();
+    let mut group = c.benchmark_group("index_incremental_10k");
+    group.sample_size(20);
+    let mut round = 0u64;
+    for changed in [1usize, 100] {
+        group.bench_function(BenchmarkId::new("changed", changed), |b| {
+            b.iter_batched(
+                || {
+                    round += 1;
+                    for m in memories.iter().step_by(memories.len() / changed).take(changed) {
+                        let text = format!("{}\nEdit {round}.\n", m.text);
+                        std::fs::write(dir.path().join(&m.rel), text).unwrap();
+                    }
+                },
+                |()| {
+                    let report = engine.refresh(now(), &hidden).unwrap();
+                    assert_eq!(report.updated, changed);
+                },
+                BatchSize::PerIteration,
+            );
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, full_build, incremental);
+criterion_main!(benches);
