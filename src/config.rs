@@ -17,13 +17,13 @@ pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel 
 [ranking]
 # score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
 # Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
-recency_weight = 0.3
+recency_weight = 0.2
 # Days after which recency (from the last access, else `created`) falls to one half.
-recency_half_life_days = 90.0
+recency_half_life_days = 365.0
 # Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
 importance_weight = 0.3
 # BM25 boost of a match in the title, and in the tags, relative to the body.
-title_boost = 2.0
+title_boost = 1.0
 tags_boost = 1.5
 
 [query]
@@ -69,10 +69,10 @@ pub struct Ranking {
 impl Default for Ranking {
     fn default() -> Self {
         Ranking {
-            recency_weight: 0.3,
-            recency_half_life_days: 90.0,
+            recency_weight: 0.2,
+            recency_half_life_days: 365.0,
             importance_weight: 0.3,
-            title_boost: 2.0,
+            title_boost: 1.0,
             tags_boost: 1.5,
         }
     }

@@ -279,3 +279,42 @@ impl Engine {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        "2026-11-30T12:00:00Z".parse().unwrap()
+    }
+
+    fn note(text: &str) -> NewMemory {
+        NewMemory {
+            text: text.into(),
+            kind: MemoryType::Semantic,
+            importance: 5,
+            tags: vec![],
+            title: None,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn an_open_engine_sees_another_process_rebuild() {
+        let dir = tempfile::tempdir().unwrap();
+        let hidden = indicatif::ProgressBar::hidden();
+        let mut first = Engine::open(dir.path()).unwrap();
+        first.add(note("alpha"), now()).unwrap();
+        assert_eq!(first.refresh(now(), &hidden).unwrap().added, 1);
+
+        let mut second = Engine::open(dir.path()).unwrap();
+        second.rebuild(now(), &hidden).unwrap();
+        second.add(note("beta"), now()).unwrap();
+        second.refresh(now(), &hidden).unwrap();
+
+        // The rebuilt index restarts its generations; the first engine must still reload.
+        let report = first.refresh(now(), &hidden).unwrap();
+        assert_eq!(report.added, 0, "the other process already indexed beta");
+        assert_eq!(first.list(&[], &[]).unwrap().len(), 2);
+    }
+}

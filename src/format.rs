@@ -28,8 +28,6 @@ impl MemoryId {
     pub fn new(id: &str) -> crate::Result<Self> {
         let reason = if id.is_empty() {
             Some("it is empty")
-        } else if id.len() > MAX_ID_LEN {
-            Some("it is longer than 128 characters")
         } else if id.contains('/') || id.contains('\\') {
             Some("it contains a path separator")
         } else if id.contains("..") {
@@ -39,6 +37,8 @@ impl MemoryId {
             Some("only letters, digits, `.`, `_` and `-` are allowed")
         } else if id.bytes().all(|b| b == b'.') {
             Some("it is only dots")
+        } else if id.len() > MAX_ID_LEN {
+            Some("it is longer than 128 characters")
         } else {
             None
         };
@@ -255,7 +255,10 @@ impl Memory {
         let id = match get("id") {
             None => return Err(FormatError::Missing("id")),
             Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => n.to_string(),
+            Some(Value::Number(n)) => {
+                // YAML reads `id: 007` as the number 7: the id would silently change.
+                return Err(field("id", format!("{n} is read as a number; quote it: id: \"{n}\"")));
+            }
             Some(other) => {
                 return Err(field("id", format!("expected text, found {}", describe(other))));
             }
@@ -484,8 +487,13 @@ impl Memory {
                 _ => {}
             }
         }
-        match self.body.lines().map(str::trim).find(|l| !l.is_empty()) {
-            Some(line) => clip(line.trim_start_matches(['#', '>', '-', '*', ' ']), 120),
+        let first_text = self
+            .body
+            .lines()
+            .map(|l| l.trim().trim_start_matches(['#', '>', '-', '*', ' ']).trim())
+            .find(|l| !l.is_empty());
+        match first_text {
+            Some(line) => clip(line, 120),
             None => self.id.to_string(),
         }
     }
@@ -543,22 +551,33 @@ fn timestamp(v: &Value) -> Result<Timestamp, String> {
             describe(v)
         ));
     };
-    parse_time(s).map_err(|e| format!("{s:?} is not an RFC 3339 time ({e})"))
+    parse_time(s).map_err(|e| format!("{s:?} is not a valid time ({e})"))
 }
 
 /// Parses an RFC 3339 time, or a plain date `YYYY-MM-DD` taken as midnight UTC.
 pub fn parse_time(s: &str) -> Result<Timestamp, String> {
+    const EXPECTED: &str =
+        "expected e.g. 2026-11-29T23:46:04Z, 2026-11-29T23:46:04+01:00 or 2026-11-29";
     let s = s.trim();
-    if let Ok(t) = s.parse::<Timestamp>() {
-        return Ok(t);
-    }
-    match s.parse::<jiff::civil::Date>() {
-        Ok(d) => d
+    let bytes = s.as_bytes();
+    let plain_date = bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-';
+    if plain_date {
+        let date: jiff::civil::Date = s.parse().map_err(|e| format!("{e}; {EXPECTED}"))?;
+        return date
             .to_zoned_datetime(jiff::tz::TimeZone::UTC)
             .map(|z| z.timestamp())
-            .map_err(|e| e.to_string()),
-        Err(_) => Err("expected e.g. 2026-11-29T23:46:04Z or 2026-11-29".to_string()),
+            .map_err(|e| e.to_string());
     }
+    // A time of day needs an offset (`Z` for UTC): without one the instant is ambiguous.
+    let has_offset = s.ends_with(['Z', 'z'])
+        || s.get(s.len().saturating_sub(6)..).is_some_and(|tail| {
+            let t = tail.as_bytes();
+            matches!(t[0], b'+' | b'-') && t[3] == b':'
+        });
+    if !has_offset {
+        return Err(format!("a time of day needs an offset such as Z; {EXPECTED}"));
+    }
+    s.parse::<Timestamp>().map_err(|e| format!("{e}; {EXPECTED}"))
 }
 
 fn scalar_text(v: &Value) -> Option<String> {

@@ -29,6 +29,8 @@
 //! # }
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod config;
 pub mod engine;
 pub mod error;

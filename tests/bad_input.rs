@@ -190,3 +190,32 @@ fn temp_files_from_an_interrupted_write_are_ignored() {
     assert_eq!(ids(&out.json()), ["good"]);
     assert!(out.stderr.is_empty(), "{}", out.stderr);
 }
+
+/// Files written to the version 1 contract (`mem::format::FORMAT_VERSION`) keep loading.
+#[test]
+fn format_v1_fixtures_keep_loading() {
+    assert_eq!(mem::format::FORMAT_VERSION, 1, "a new version needs its own fixtures");
+    let dir = Dir::new();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/format_v1");
+    for rel in ["full.md", "notes/minimal.md"] {
+        dir.write(rel, std::fs::read(fixtures.join(rel)).unwrap());
+    }
+    let listed = dir.mem(&["list", "--json"]);
+    assert!(listed.stderr.is_empty(), "{}", listed.stderr);
+    let listed = listed.json();
+    assert_eq!(ids(&listed), ["01JDXB6Q4Z7M3S5T8V9W0X1Y2Z", "minimal-note"]);
+    let full = &listed[0];
+    assert_eq!(full["title"], "Login cookie lifetime");
+    assert_eq!(full["importance"], 7);
+    assert_eq!(full["last_access"], "2026-11-30T10:00:00Z");
+    assert_eq!(full["tags"], serde_json::json!(["auth", "login"]));
+    let minimal = &listed[1];
+    assert_eq!(
+        (minimal["type"].as_str(), minimal["importance"].as_u64()),
+        (Some("procedural"), Some(5))
+    );
+    assert_eq!(minimal["title"], "Run `make test` before pushing.");
+    let shown = dir.mem(&["show", "01JDXB6Q4Z7M3S5T8V9W0X1Y2Z", "--json"]).json();
+    assert_eq!(shown["front_matter"]["derived_from"], serde_json::json!(["id1", "id2"]));
+    assert_eq!(shown["access_count"], 3);
+}

@@ -67,7 +67,7 @@ fn table_and_explain() {
     }
     assert!(
         text.contains(
-            "score = relevance × (1 − 0.3 + 0.3 × recency) × (1 − 0.3 + 0.3 × importance)"
+            "score = relevance × (1 − 0.2 + 0.2 × recency) × (1 − 0.3 + 0.3 × importance)"
         ),
         "{text}"
     );

@@ -2,7 +2,6 @@
 //! real recall path on a labelled query set.
 
 use std::path::PathBuf;
-use std::time::Instant;
 
 use anyhow::{Context as _, Result, bail};
 use comfy_table::Cell;
@@ -41,7 +40,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let hidden = indicatif::ProgressBar::hidden();
     let mut results = Vec::with_capacity(queries.len());
     for q in &queries {
-        let started = Instant::now();
+        let started = super::stopwatch();
         let (hits, _) = engine.recall(&q.query, &options, ctx.now, &hidden)?;
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
         let ranked: Vec<String> = hits.into_iter().map(|h| h.record.id).collect();

@@ -1,7 +1,5 @@
 //! `mem index`: bring the index up to date, or rebuild it.
 
-use std::time::Instant;
-
 use anyhow::Result;
 use serde_json::json;
 
@@ -19,7 +17,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
-    let started = Instant::now();
+    let started = super::stopwatch();
     let mut engine = ctx.engine()?;
     let progress = super::progress_bar();
     let mut report = if args.rebuild {

@@ -85,6 +85,39 @@ fn bad_inputs_name_the_line_and_the_fix() {
 }
 
 #[test]
+fn times_need_an_offset_or_are_plain_dates() {
+    assert_eq!(parse_time("2026-11-29T23:46:04Z").unwrap().to_string(), "2026-11-29T23:46:04Z");
+    assert_eq!(
+        parse_time("2026-11-29T23:46:04+01:00").unwrap().to_string(),
+        "2026-11-29T22:46:04Z"
+    );
+    assert_eq!(parse_time("2026-11-29").unwrap().to_string(), "2026-11-29T00:00:00Z");
+    let e = parse_time("2026-11-29T23:46:04").unwrap_err();
+    assert!(e.contains("needs an offset"), "{e}");
+    assert!(parse_time("2026-13-01").is_err());
+    assert!(parse_time("yesterday").is_err());
+}
+
+#[test]
+fn numeric_ids_must_be_quoted() {
+    for number in ["1.50", "12", "0x1F"] {
+        let e = err(&format!("---\nid: {number}\ntype: semantic\ncreated: 2026-01-01\n---\n"));
+        assert!(e.to_string().contains("quote it"), "{number}: {e}");
+    }
+    let quoted = Memory::parse("---\nid: \"1.50\"\ntype: semantic\ncreated: 2026-01-01\n---\n");
+    assert_eq!(quoted.unwrap().id().as_str(), "1.50");
+}
+
+#[test]
+fn markup_only_lines_do_not_make_an_empty_title() {
+    let m = Memory::parse(
+        "---\nid: x\ntype: semantic\ncreated: 2026-01-01\n---\n# \n---\n\nReal text\n",
+    )
+    .unwrap();
+    assert_eq!(m.title(), "Real text");
+}
+
+#[test]
 fn non_utf8_reports_line_and_offset() {
     let bytes = b"---\nid: x\ntype: semantic\ncreated: 2026-01-01\n---\nok\n\xff\xfe\n";
     let e = Memory::parse_bytes(bytes).unwrap_err();

@@ -47,6 +47,10 @@ const SNIPPET_CHARS: usize = 160;
 #[derive(Debug, Serialize, Deserialize)]
 struct Payload {
     schema: u32,
+    /// Random id of this index, new at every rebuild, so that a rebuilt index is never taken
+    /// for the one a long-running process opened before.
+    #[serde(default)]
+    instance: u64,
     manifest: u64,
 }
 
@@ -61,6 +65,7 @@ pub struct MemoryIndex {
     /// the later mtime of the manifest and of the `verified` stamp.
     verified_ns: i64,
     generation: u64,
+    instance: u64,
 }
 
 /// What a refresh found and did.
@@ -209,7 +214,8 @@ impl MemoryIndex {
         manifest.save(state_dir, 0)?;
         let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&payload(0));
+        let instance = random_u64();
+        commit.set_payload(&payload(instance, 0));
         commit.commit()?;
         drop(writer);
         let reader = open_reader(&index)?;
@@ -221,6 +227,7 @@ impl MemoryIndex {
             manifest,
             verified_ns: 0,
             generation: 0,
+            instance,
         })
     }
 
@@ -258,6 +265,7 @@ impl MemoryIndex {
             manifest,
             verified_ns,
             generation: payload.manifest,
+            instance: payload.instance,
         })
     }
 
@@ -269,7 +277,11 @@ impl MemoryIndex {
             .ok()
             .and_then(|m| m.payload)
             .and_then(|p| serde_json::from_str::<Payload>(&p).ok())
-            .is_some_and(|p| p.manifest == self.generation && p.schema == SCHEMA_VERSION)
+            .is_some_and(|p| {
+                p.manifest == self.generation
+                    && p.instance == self.instance
+                    && p.schema == SCHEMA_VERSION
+            })
     }
 
     /// Number of indexed memories.
@@ -434,7 +446,7 @@ impl MemoryIndex {
         let generation = self.generation + 1;
         next.save(&self.state_dir, generation)?;
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&payload(generation));
+        commit.set_payload(&payload(self.instance, generation));
         commit.commit()?;
         writer.wait_merging_threads()?;
         remove_manifests(&self.state_dir, Some(generation))?;
@@ -690,8 +702,14 @@ fn file_mtime_ns(path: &Path) -> i64 {
     std::fs::metadata(path).map(|m| crate::store::mtime_ns(&m)).unwrap_or(0)
 }
 
-fn payload(generation: u64) -> String {
-    serde_json::to_string(&Payload { schema: SCHEMA_VERSION, manifest: generation })
+/// A random number, from the standard library's per-process hash keys.
+fn random_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+fn payload(instance: u64, generation: u64) -> String {
+    serde_json::to_string(&Payload { schema: SCHEMA_VERSION, instance, manifest: generation })
         .expect("payload serialises")
 }
 

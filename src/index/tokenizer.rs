@@ -17,7 +17,7 @@ pub const TAG_ANALYZER: &str = "mem_tag";
 
 /// Longest whole identifier kept as one token; longer ones are indexed by their parts only.
 const MAX_WHOLE: usize = 64;
-/// Tokens longer than this (in bytes) are dropped after splitting.
+/// Tokens of this many bytes or more are dropped after splitting.
 const MAX_TOKEN: usize = 48;
 
 /// The analyzer used for titles, bodies, tags and queries.
