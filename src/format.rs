@@ -560,24 +560,21 @@ pub fn parse_time(s: &str) -> Result<Timestamp, String> {
         "expected e.g. 2026-11-29T23:46:04Z, 2026-11-29T23:46:04+01:00 or 2026-11-29";
     let s = s.trim();
     let bytes = s.as_bytes();
-    let plain_date = bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-';
-    if plain_date {
+    if bytes.len() == 10 && bytes[4] == b'-' && bytes[7] == b'-' {
         let date: jiff::civil::Date = s.parse().map_err(|e| format!("{e}; {EXPECTED}"))?;
         return date
             .to_zoned_datetime(jiff::tz::TimeZone::UTC)
             .map(|z| z.timestamp())
             .map_err(|e| e.to_string());
     }
-    // A time of day needs an offset (`Z` for UTC): without one the instant is ambiguous.
-    let has_offset = s.ends_with(['Z', 'z'])
-        || s.get(s.len().saturating_sub(6)..).is_some_and(|tail| {
-            let t = tail.as_bytes();
-            matches!(t[0], b'+' | b'-') && t[3] == b':'
-        });
-    if !has_offset {
-        return Err(format!("a time of day needs an offset such as Z; {EXPECTED}"));
+    match s.parse::<Timestamp>() {
+        Ok(t) => Ok(t),
+        // A time of day without an offset names no single instant.
+        Err(_) if s.parse::<jiff::civil::DateTime>().is_ok() => {
+            Err(format!("a time of day needs an offset such as Z; {EXPECTED}"))
+        }
+        Err(_) => Err(EXPECTED.to_string()),
     }
-    s.parse::<Timestamp>().map_err(|e| format!("{e}; {EXPECTED}"))
 }
 
 fn scalar_text(v: &Value) -> Option<String> {
