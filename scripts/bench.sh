@@ -104,10 +104,10 @@ for n in "${sizes[@]}"; do
   /usr/bin/time -f "%M" -o "$work/rss.txt" "$mem" --dir "$root" --now $now recall "$query" >/dev/null
   recall_kb=$(cat "$work/rss.txt")
 
-  eval_json=$("$mem" --dir "$root" --now $now eval "$work/c$n.queries.jsonl" --json)
+  "$mem" --dir "$root" --now $now eval "$work/c$n.queries.jsonl" --json >"$work/eval.json"
   quality_row=$(python3 -c 'import json,sys
-o=json.loads(sys.argv[1])["overall"]
-print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f |" % (sys.argv[2], o["queries"], o["recall_at_5"], o["recall_at_10"], o["recall_at_20"], o["ndcg_at_10"], o["mrr"], o["latency_p50_ms"], o["latency_p95_ms"]))' "$eval_json" "$n")
+o=json.load(open(sys.argv[1]))["overall"]
+print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f |" % (sys.argv[2], o["queries"], o["recall_at_5"], o["recall_at_10"], o["recall_at_20"], o["ndcg_at_10"], o["mrr"], o["latency_p50_ms"], o["latency_p95_ms"]))' "$work/eval.json" "$n")
 
   ratio() { python3 -c "print('%.2f' % ($1 / $2))"; }
   speed+="
