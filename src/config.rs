@@ -33,6 +33,26 @@ expansion_weight = 0.3
 # Extra synonym groups, e.g. [["staging", "preprod"], ["on-call", "pager duty"]]
 synonyms = []
 
+[usage]
+# Record which memories recall returns (in .mem/usage.db); they slowly strengthen them.
+record_retrievals = true
+# Write usage back into the memory files' `access:` (on `mem used`, `mem sync`, and before
+# `mem prune` and `mem index --rebuild`). false keeps the files untouched; usage then lives
+# only in .mem/usage.db, which is lost if .mem/ is deleted.
+sync = true
+# How long to wait for another process holding the usage database.
+busy_timeout_ms = 5000
+
+[prune]
+# A memory is a candidate when its retention exp(-t/S) is below this...
+retention_threshold = 0.05
+# ...and its importance is below this floor (importance 9 and 10 are never pruned for decay).
+importance_floor = 7
+# Memories younger than this (days since created) are never candidates for decay.
+min_age_days = 30
+# A memory never used (`mem used`) in this many days is a candidate (below the floor).
+unused_days = 180
+
 [limits]
 # Files larger than this are reported and skipped.
 max_file_bytes = 1048576
@@ -46,6 +66,10 @@ pub struct Config {
     pub ranking: Ranking,
     /// How queries are expanded.
     pub query: QueryConfig,
+    /// The usage log.
+    pub usage: UsageConfig,
+    /// Prune suggestions.
+    pub prune: PruneConfig,
     /// Size limits.
     pub limits: Limits,
 }
@@ -91,6 +115,49 @@ pub struct QueryConfig {
 impl Default for QueryConfig {
     fn default() -> Self {
         QueryConfig { expansion_weight: 0.3, synonyms: Vec::new() }
+    }
+}
+
+/// Usage log settings.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct UsageConfig {
+    /// Record `retrieved` events on recall.
+    pub record_retrievals: bool,
+    /// Write usage back into the memory files.
+    pub sync: bool,
+    /// Busy timeout of the usage database, in milliseconds.
+    pub busy_timeout_ms: u64,
+}
+
+impl Default for UsageConfig {
+    fn default() -> Self {
+        UsageConfig { record_retrievals: true, sync: true, busy_timeout_ms: 5_000 }
+    }
+}
+
+/// When `mem prune` suggests a memory.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PruneConfig {
+    /// Retention below which a memory has faded.
+    pub retention_threshold: f64,
+    /// Only memories with importance below this fade out or go unused.
+    pub importance_floor: u8,
+    /// Minimum age in days before decay makes a memory a candidate.
+    pub min_age_days: f64,
+    /// Days without a `used` event that make a memory a candidate.
+    pub unused_days: f64,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        PruneConfig {
+            retention_threshold: 0.05,
+            importance_floor: 7,
+            min_age_days: 30.0,
+            unused_days: 180.0,
+        }
     }
 }
 
@@ -147,6 +214,16 @@ impl Config {
         let w = self.query.expansion_weight;
         if !(0.0..=1.0).contains(&w) {
             return Err(format!("[query] expansion_weight must be between 0 and 1, found {w}"));
+        }
+        let p = &self.prune;
+        if !(0.0..=1.0).contains(&p.retention_threshold) {
+            return Err(format!(
+                "[prune] retention_threshold must be between 0 and 1, found {}",
+                p.retention_threshold
+            ));
+        }
+        if p.min_age_days < 0.0 || p.unused_days < 0.0 {
+            return Err("[prune] min_age_days and unused_days cannot be negative".into());
         }
         if self.limits.max_file_bytes == 0 {
             return Err("[limits] max_file_bytes must be positive".into());

@@ -8,11 +8,17 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::config::Config;
+use rayon::prelude::*;
+
+use crate::config::{Config, PruneConfig};
+use crate::decay::State;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
+use crate::format::{edit_front_matter, yaml_text};
 use crate::index::synonyms::{self, Thesaurus};
-use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, tokenizer};
-use crate::store::{self, Overwrite, STATE_DIR};
+use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, Validity, tokenizer};
+use crate::prune::{self, Candidate};
+use crate::store::{self, ARCHIVE_DIR, Overwrite, STATE_DIR};
+use crate::usage::{self, UsageLog};
 use crate::{Error, Result};
 
 /// An open memory root.
@@ -24,6 +30,7 @@ pub struct Engine {
     lock: File,
     pending_notice: Option<String>,
     thesaurus: Thesaurus,
+    usage: Option<UsageLog>,
 }
 
 /// What recall is asked for.
@@ -35,6 +42,12 @@ pub struct RecallOptions {
     pub tags: Vec<String>,
     /// How many memories at most.
     pub limit: usize,
+    /// Return invalidated memories too (marked by their `invalid_at`).
+    pub include_invalid: bool,
+    /// Return what was valid at this time instead: created by then and not yet invalid.
+    pub as_of: Option<Timestamp>,
+    /// Record a `retrieved` event for each hit in the usage log.
+    pub record: bool,
 }
 
 /// A memory file written by [`Engine::add`].
@@ -44,6 +57,19 @@ pub struct Added {
     pub id: String,
     /// Its path relative to the root.
     pub path: String,
+}
+
+/// What `mem sync` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SyncReport {
+    /// Memory files rewritten.
+    pub files: usize,
+    /// Events folded into them.
+    pub events: usize,
+    /// Interrupted syncs found complete and settled.
+    pub recovered: usize,
+    /// Ids with events but no memory file (deleted or archived); their events are kept.
+    pub unknown_ids: Vec<String>,
 }
 
 /// Counts for `mem stats`.
@@ -92,6 +118,7 @@ impl Engine {
             lock,
             pending_notice,
             thesaurus,
+            usage: None,
         })
     }
 
@@ -103,6 +130,30 @@ impl Engine {
     /// The root's settings.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// The usage log, opened on first use.
+    pub fn usage(&mut self) -> Result<&mut UsageLog> {
+        if self.usage.is_none() {
+            let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
+            self.usage = Some(UsageLog::open(&self.state_dir.join(usage::FILE), busy)?);
+        }
+        Ok(self.usage.as_mut().expect("opened above"))
+    }
+
+    /// The path of an indexed memory's file, relative to the root; an error names the fix when
+    /// the id is malformed, unknown or used twice.
+    pub fn path_of(&self, id: &str) -> Result<String> {
+        let id = MemoryId::new(id)?;
+        let mut paths = self.index.paths_of(id.as_str());
+        match paths.len() {
+            0 => Err(Error::NotFound(id.to_string())),
+            1 => Ok(paths.remove(0)),
+            _ => Err(Error::DuplicateId {
+                id: id.to_string(),
+                paths: paths.into_iter().map(PathBuf::from).collect(),
+            }),
+        }
     }
 
     /// Brings the index up to date with the files (see [`MemoryIndex::refresh`]), holding the
@@ -169,7 +220,7 @@ impl Engine {
         progress: &indicatif::ProgressBar,
     ) -> Result<(Vec<Hit>, RefreshReport)> {
         let mut report = self.refresh(now, progress)?;
-        match self.search(query, options, now) {
+        let hits = match self.search(query, options, now) {
             Err(Error::Index(e)) => {
                 let mut rebuilt = self.rebuild(now, progress)?;
                 rebuilt.notices.insert(
@@ -179,10 +230,20 @@ impl Engine {
                     ),
                 );
                 rebuilt.notices.extend(std::mem::take(&mut report.notices));
-                Ok((self.search(query, options, now)?, rebuilt))
+                report = rebuilt;
+                self.search(query, options, now)?
             }
-            result => Ok((result?, report)),
+            result => result?,
+        };
+        if options.record && !hits.is_empty() {
+            let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+            let hash = usage::query_hash(query);
+            // Recall still answers when the log cannot be written; the notice says so.
+            if let Err(e) = self.usage().and_then(|log| log.record_retrieved(&ids, &hash, now)) {
+                report.notices.push(format!("usage not recorded: {e}"));
+            }
         }
+        Ok((hits, report))
     }
 
     fn search(&self, query: &str, options: &RecallOptions, now: Timestamp) -> Result<Vec<Hit>> {
@@ -196,6 +257,11 @@ impl Engine {
                 ranking: &self.config.ranking,
                 thesaurus: &self.thesaurus,
                 expansion_weight: self.config.query.expansion_weight,
+                validity: match (options.as_of, options.include_invalid) {
+                    (Some(at), _) => Validity::AsOf(at),
+                    (None, true) => Validity::All,
+                    (None, false) => Validity::ValidAt(now),
+                },
             })
         };
         // A damaged segment can make tantivy panic; that is an index error, cured by a rebuild.
@@ -227,18 +293,7 @@ impl Engine {
     /// The memory with `id`, read from its file, with its path relative to the root. Call
     /// [`Engine::refresh`] first so the index knows of recent files.
     pub fn get(&self, id: &str) -> Result<(String, Memory)> {
-        let id = MemoryId::new(id)?;
-        let mut paths = self.index.paths_of(id.as_str());
-        let rel = match paths.len() {
-            0 => return Err(Error::NotFound(id.to_string())),
-            1 => paths.remove(0),
-            _ => {
-                return Err(Error::DuplicateId {
-                    id: id.to_string(),
-                    paths: paths.into_iter().map(PathBuf::from).collect(),
-                });
-            }
-        };
+        let rel = self.path_of(id)?;
         let path = self.root.join(&rel);
         let bytes =
             store::read_limited(&path, self.config.limits.max_file_bytes).map_err(|e| match e {
@@ -250,6 +305,228 @@ impl Engine {
         let memory = Memory::parse_bytes(&bytes)
             .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
         Ok((rel, memory))
+    }
+
+    /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
+    /// unless `[usage] sync` is off or `sync` is false, writes their usage into their files.
+    /// Unknown ids are an error and nothing is recorded.
+    pub fn used(&mut self, ids: &[String], now: Timestamp, sync: bool) -> Result<Vec<String>> {
+        let mut paths = Vec::with_capacity(ids.len());
+        for id in ids {
+            paths.push(self.path_of(id)?);
+        }
+        let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+        self.usage()?.record_used(&refs, now)?;
+        if sync && self.config.usage.sync {
+            self.with_lock(|engine| engine.sync_ids(ids).map(|_| ()))?;
+        }
+        Ok(paths)
+    }
+
+    /// Folds every unsynced usage event into its memory's `access:` front-matter, one file at
+    /// a time, each written atomically; finishes first what an interrupted sync left.
+    pub fn sync(&mut self) -> Result<SyncReport> {
+        self.with_lock(|engine| {
+            let recovered = engine.recover_pending()?;
+            let ids = engine.usage()?.unsynced_ids()?;
+            let mut report = engine.sync_ids(&ids)?;
+            report.recovered = recovered;
+            Ok(report)
+        })
+    }
+
+    /// Sync settles on: a crash between writing a file and moving its watermark left a pending
+    /// row; the file's content tells which side of the write it stopped on.
+    fn recover_pending(&mut self) -> Result<usize> {
+        let pending = self.usage()?.pending()?;
+        let mut recovered = 0;
+        for (id, seq, hash) in pending {
+            let written = self
+                .path_of(&id)
+                .ok()
+                .and_then(|rel| std::fs::read(self.root.join(rel)).ok())
+                .is_some_and(|bytes| crate::index::content_hash(&bytes)[..] == hash[..]);
+            let log = self.usage()?;
+            if written {
+                log.finish_sync(&id, seq)?;
+                recovered += 1;
+            } else {
+                log.discard_pending(&id)?;
+            }
+        }
+        Ok(recovered)
+    }
+
+    fn sync_ids(&mut self, ids: &[String]) -> Result<SyncReport> {
+        let mut report = SyncReport::default();
+        for id in ids {
+            let rel = match self.path_of(id) {
+                Ok(rel) => rel,
+                Err(Error::NotFound(_)) => {
+                    report.unknown_ids.push(id.clone());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let path = self.root.join(&rel);
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let memory = Memory::parse(&text)
+                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+            let unsynced = self.usage()?.unsynced(id)?;
+            if unsynced.events.is_empty() {
+                continue;
+            }
+            let state = unsynced.events.iter().fold(
+                State::from_memory(memory.importance(), memory.created(), memory.access()),
+                |state, event| state.fold(memory.importance(), *event),
+            );
+            let edited = edit_front_matter(&text, &[("access", Some(state.access().to_yaml()))])
+                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+            let hash = crate::index::content_hash(edited.as_bytes());
+            self.usage()?.begin_sync(id, unsynced.last_seq, &hash)?;
+            store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
+            self.usage()?.finish_sync(id, unsynced.last_seq)?;
+            report.files += 1;
+            report.events += unsynced.events.len();
+        }
+        Ok(report)
+    }
+
+    /// A memory's usage state now: what its file says, with the events not yet synced folded in.
+    pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
+        let unsynced = self.usage()?.unsynced(memory.id().as_str())?;
+        let initial = State::from_memory(memory.importance(), memory.created(), memory.access());
+        Ok(unsynced.events.iter().fold(initial, |s, e| s.fold(memory.importance(), *e)))
+    }
+
+    /// Marks a memory invalid from `now` on (`invalid_at`, and `invalid_reason` when given).
+    /// Nothing is deleted; recall leaves it out unless asked.
+    pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<String> {
+        let mut edits = vec![("invalid_at", Some(second(now).to_string()))];
+        if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
+            edits.push(("invalid_reason", Some(yaml_text(reason))));
+        }
+        self.edit(id, &edits)
+    }
+
+    /// Marks `old` as replaced by `new` (which must exist): `invalid_at` now and
+    /// `superseded_by: NEW`.
+    pub fn supersede(&mut self, old: &str, new: &str, now: Timestamp) -> Result<String> {
+        let new_id = MemoryId::new(new)?;
+        if MemoryId::new(old)? == new_id {
+            return Err(Error::Invalid("a memory cannot supersede itself".into()));
+        }
+        self.path_of(new_id.as_str())?;
+        let edits = [
+            ("invalid_at", Some(second(now).to_string())),
+            ("superseded_by", Some(yaml_text(new_id.as_str()))),
+        ];
+        self.edit(old, &edits)
+    }
+
+    /// Applies front-matter edits to a memory's file under the lock, refusing to invalidate
+    /// one twice.
+    fn edit(&mut self, id: &str, edits: &[(&str, Option<String>)]) -> Result<String> {
+        self.with_lock(|engine| {
+            let (rel, memory) = engine.get(id)?;
+            if let Some(at) = memory.invalid_at() {
+                return Err(Error::Invalid(format!(
+                    "memory {id} is already invalid since {at} ({rel})"
+                )));
+            }
+            let path = engine.root.join(&rel);
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let edited = edit_front_matter(&text, edits)
+                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+            store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
+            Ok(rel)
+        })
+    }
+
+    /// The memories `mem prune` would archive, safest first, each with its reasons.
+    pub fn prune_candidates(
+        &mut self,
+        rules: &PruneConfig,
+        now: Timestamp,
+    ) -> Result<Vec<Candidate>> {
+        let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
+        rels.sort();
+        let max = self.config.limits.max_file_bytes;
+        let loaded: Vec<(String, Memory)> = rels
+            .par_iter()
+            .filter_map(|rel| {
+                let bytes = store::read_limited(&self.root.join(rel), max).ok()?;
+                Memory::parse_bytes(&bytes).ok().map(|m| (rel.clone(), m))
+            })
+            .collect();
+        let unsynced: std::collections::HashSet<String> =
+            self.usage()?.unsynced_ids()?.into_iter().collect();
+        let mut states = Vec::with_capacity(loaded.len());
+        for (_, memory) in &loaded {
+            let state = if unsynced.contains(memory.id().as_str()) {
+                self.state_of(memory)?
+            } else {
+                State::from_memory(memory.importance(), memory.created(), memory.access())
+            };
+            states.push(state);
+        }
+        Ok(prune::candidates(&loaded, &states, rules, now))
+    }
+
+    /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
+    /// `archived_reason`; nothing is deleted. Returns the archived paths.
+    pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Vec<String>> {
+        self.with_lock(|engine| {
+            let mut archived = Vec::with_capacity(candidates.len());
+            for c in candidates {
+                let from = engine.root.join(&c.path);
+                let to = engine.root.join(ARCHIVE_DIR).join(&c.path);
+                let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
+                let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
+                let edits = [
+                    ("archived_at", Some(second(now).to_string())),
+                    ("archived_reason", Some(yaml_text(&reasons.join("; ")))),
+                ];
+                let edited = edit_front_matter(&text, &edits)
+                    .map_err(|source| Error::Parse { path: c.path.clone().into(), source })?;
+                move_file(&from, &to, edited.as_bytes())?;
+                archived.push(format!("{ARCHIVE_DIR}/{}", c.path));
+            }
+            Ok(archived)
+        })
+    }
+
+    /// Brings an archived memory back to where it was, as it was before `mem prune`.
+    pub fn restore(&mut self, id: &str) -> Result<String> {
+        let id = MemoryId::new(id)?;
+        self.with_lock(|engine| {
+            let archive = engine.root.join(ARCHIVE_DIR);
+            let mut found: Vec<PathBuf> = Vec::new();
+            for file in store::scan(&archive).files {
+                let path = archive.join(&file.rel);
+                let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                if Memory::parse_bytes(&text).is_ok_and(|m| m.id() == &id) {
+                    found.push(PathBuf::from(file.rel));
+                }
+            }
+            let rel = match found.len() {
+                0 => {
+                    return Err(Error::Invalid(format!(
+                        "no archived memory with id {id:?} under {ARCHIVE_DIR}/"
+                    )));
+                }
+                1 => found.remove(0),
+                _ => return Err(Error::DuplicateId { id: id.to_string(), paths: found }),
+            };
+            let from = archive.join(&rel);
+            let to = engine.root.join(&rel);
+            let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
+            let edited =
+                edit_front_matter(&text, &[("archived_at", None), ("archived_reason", None)])
+                    .map_err(|source| Error::Parse { path: from.clone(), source })?;
+            move_file(&from, &to, edited.as_bytes())?;
+            Ok(rel.to_string_lossy().replace('\\', "/"))
+        })
     }
 
     /// Indexed memories of the given types and tags, newest first.
@@ -278,6 +555,25 @@ impl Engine {
             duplicate_ids: self.duplicates().len(),
         })
     }
+}
+
+/// `now` to the whole second, as written into files.
+fn second(now: Timestamp) -> Timestamp {
+    Timestamp::from_second(now.as_second()).unwrap_or(now)
+}
+
+/// Writes `contents` at `to` (which must not exist) and then removes `from`: at every moment
+/// at least one complete copy exists.
+fn move_file(from: &Path, to: &Path, contents: &[u8]) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    store::write_atomic(to, contents, Overwrite::No)?;
+    std::fs::remove_file(from).map_err(|e| Error::io(from, e))?;
+    if let Some(parent) = from.parent() {
+        std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| Error::io(parent, e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

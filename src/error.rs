@@ -60,6 +60,14 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The usage database cannot be used.
+    #[error("usage database {}: {message}", path.display())]
+    Usage {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// The search index failed in a way a rebuild did not fix.
     #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
     Index(#[from] tantivy::TantivyError),

@@ -110,13 +110,33 @@ impl FromStr for MemoryType {
     }
 }
 
-/// Usage summary written back into the front-matter by `mem` (`access: {count, last}`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Usage summary written back into the front-matter by `mem sync`
+/// (`access: { count, last, retrieved, strength }`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Access {
-    /// How many times the memory was used.
+    /// How many times the memory was used (`mem used`).
     pub count: u64,
-    /// When it was last used.
+    /// Its last reinforcement.
     pub last: Option<Timestamp>,
+    /// How many times recall returned it.
+    pub retrieved: u64,
+    /// Its strength in days (see `docs/decay.md`), when `mem` has computed one.
+    pub strength: Option<f64>,
+}
+
+impl Access {
+    /// The one-line YAML flow mapping `mem` writes for it.
+    pub fn to_yaml(&self) -> String {
+        let mut parts = vec![format!("count: {}", self.count)];
+        if let Some(last) = self.last {
+            parts.push(format!("last: {last}"));
+        }
+        parts.push(format!("retrieved: {}", self.retrieved));
+        if let Some(strength) = self.strength {
+            parts.push(format!("strength: {strength}"));
+        }
+        format!("{{ {} }}", parts.join(", "))
+    }
 }
 
 /// Why a memory file does not follow the contract. `line` is 1-based within the file.
@@ -196,6 +216,8 @@ pub struct Memory {
     tags: Vec<String>,
     source: Option<String>,
     access: Option<Access>,
+    invalid_at: Option<Timestamp>,
+    superseded_by: Option<MemoryId>,
     body: String,
 }
 
@@ -332,25 +354,43 @@ impl Memory {
         let access = match get("access") {
             None => None,
             Some(Value::Mapping(m)) => {
-                let count = match m.get("count") {
-                    None | Some(Value::Null) => 0,
+                let whole = |key: &str| match m.get(key) {
+                    None | Some(Value::Null) => Ok(0),
                     Some(Value::Number(n)) => n.as_u64().ok_or_else(|| {
-                        field("access", format!("count must be a whole number ≥ 0, found {n}"))
-                    })?,
-                    Some(other) => {
-                        return Err(field(
-                            "access",
-                            format!("count must be a whole number, found {}", describe(other)),
-                        ));
-                    }
+                        field("access", format!("{key} must be a whole number ≥ 0, found {n}"))
+                    }),
+                    Some(other) => Err(field(
+                        "access",
+                        format!("{key} must be a whole number, found {}", describe(other)),
+                    )),
                 };
+                let count = whole("count")?;
+                let retrieved = whole("retrieved")?;
                 let last = match m.get("last") {
                     None | Some(Value::Null) => None,
                     Some(v) => {
                         Some(timestamp(v).map_err(|e| field("access", format!("last: {e}")))?)
                     }
                 };
-                Some(Access { count, last })
+                let strength = match m.get("strength") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::Number(n)) => match n.as_f64() {
+                        Some(s) if s > 0.0 && s.is_finite() => Some(s),
+                        _ => {
+                            return Err(field(
+                                "access",
+                                format!("strength must be a positive number of days, found {n}"),
+                            ));
+                        }
+                    },
+                    Some(other) => {
+                        return Err(field(
+                            "access",
+                            format!("strength must be a number of days, found {}", describe(other)),
+                        ));
+                    }
+                };
+                Some(Access { count, last, retrieved, strength })
             }
             Some(other) => {
                 return Err(field(
@@ -360,7 +400,36 @@ impl Memory {
             }
         };
 
-        Ok(Memory { front, id, kind, importance, created, tags, source, access, body })
+        let invalid_at = match get("invalid_at") {
+            None => None,
+            Some(v) => Some(timestamp(v).map_err(|m| field("invalid_at", m))?),
+        };
+        let superseded_by = match get("superseded_by") {
+            None => None,
+            Some(Value::String(s)) => {
+                Some(MemoryId::new(s).map_err(|e| field("superseded_by", e.to_string()))?)
+            }
+            Some(other) => {
+                return Err(field(
+                    "superseded_by",
+                    format!("expected the id of another memory, found {}", describe(other)),
+                ));
+            }
+        };
+
+        Ok(Memory {
+            front,
+            id,
+            kind,
+            importance,
+            created,
+            tags,
+            source,
+            access,
+            invalid_at,
+            superseded_by,
+            body,
+        })
     }
 
     /// Builds a new memory with a fresh ULID, created at `now`.
@@ -412,6 +481,8 @@ impl Memory {
             tags,
             source,
             access: None,
+            invalid_at: None,
+            superseded_by: None,
             body,
         })
     }
@@ -456,6 +527,18 @@ impl Memory {
     pub fn access(&self) -> Option<Access> {
         self.access
     }
+    /// When the fact stopped being true, if it has been invalidated.
+    pub fn invalid_at(&self) -> Option<Timestamp> {
+        self.invalid_at
+    }
+    /// The memory that replaces this one, if any.
+    pub fn superseded_by(&self) -> Option<&MemoryId> {
+        self.superseded_by.as_ref()
+    }
+    /// Whether the memory is invalid at `at` (invalidated at or before it).
+    pub fn is_invalid_at(&self, at: Timestamp) -> bool {
+        self.invalid_at.is_some_and(|t| t <= at)
+    }
     /// When the memory was last reinforced: `access.last`, else `created`.
     pub fn last_access(&self) -> Timestamp {
         self.access.and_then(|a| a.last).unwrap_or(self.created)
@@ -497,6 +580,61 @@ impl Memory {
             None => self.id.to_string(),
         }
     }
+}
+
+/// Sets (`Some`) or removes (`None`) top-level keys of a memory file's front-matter by editing
+/// its text: every other line, comment and byte of the body stays as it was. A key's old value
+/// (including indented or `- ` continuation lines) is replaced in place; a new key goes last.
+/// Values are YAML text (see [`yaml_text`]). The result must still parse.
+pub fn edit_front_matter(
+    text: &str,
+    edits: &[(&str, Option<String>)],
+) -> Result<String, FormatError> {
+    let (yaml, _) = split_front_matter(text)?;
+    let crlf = text.starts_with("---\r\n");
+    // The YAML starts right after the opening `---` line.
+    let start = if crlf { 5 } else { 4 };
+    let newline = if crlf { "\r\n" } else { "\n" };
+    let mut lines: Vec<String> = yaml.split_inclusive('\n').map(String::from).collect();
+    if let Some(last) = lines.last_mut()
+        && !last.ends_with('\n')
+    {
+        last.push_str(newline);
+    }
+    for (key, value) in edits {
+        let found = lines.iter().position(|l| {
+            l.strip_prefix(key).is_some_and(|rest| rest.trim_start_matches(' ').starts_with(':'))
+        });
+        let replacement = value.as_ref().map(|v| format!("{key}: {v}{newline}"));
+        match (found, replacement) {
+            (Some(i), replacement) => {
+                let mut end = i + 1;
+                while end < lines.len() && is_continuation(&lines[end]) {
+                    end += 1;
+                }
+                lines.splice(i..end, replacement);
+            }
+            (None, Some(line)) => lines.push(line),
+            (None, None) => {}
+        }
+    }
+    let edited = format!("{}{}{}", &text[..start], lines.concat(), &text[start + yaml.len()..]);
+    Memory::parse(&edited)?;
+    Ok(edited)
+}
+
+/// Whether a front-matter line continues the value of the key above it.
+fn is_continuation(line: &str) -> bool {
+    line.starts_with([' ', '\t']) || line.starts_with("- ") || line.trim_end() == "-"
+}
+
+/// A string as a one-line YAML scalar, quoted where YAML needs it; line breaks become spaces.
+pub fn yaml_text(s: &str) -> String {
+    let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    serde_norway::to_string(&Value::String(flat.trim().to_string()))
+        .expect("a string always serialises")
+        .trim_end()
+        .to_string()
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.

@@ -32,16 +32,19 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod config;
+pub mod decay;
 pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod format;
 pub mod index;
+pub mod prune;
 pub mod score;
 pub mod store;
+pub mod usage;
 
 pub use config::Config;
-pub use engine::{Added, Engine, RecallOptions, Stats};
+pub use engine::{Added, Engine, RecallOptions, Stats, SyncReport};
 pub use error::{Error, Result};
 pub use format::{Memory, MemoryId, MemoryType, NewMemory};
 pub use index::{Hit, Record, RefreshReport};

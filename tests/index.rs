@@ -38,7 +38,7 @@ fn refresh_only_touches_what_changed() {
 #[test]
 fn rebuild_and_deleting_state_give_the_same_ranking() {
     let dir = Dir::example();
-    let query = ["recall", "why does the login test fail", "--json"];
+    let query = ["recall", "why does the login test fail", "--json", "--no-record"];
     let before = dir.mem(&query).json();
     // Add memories after the first build, so the index has several segments.
     dir.mem(&["add", "The login test failed again: session cookie expired", "--type", "episodic"])
@@ -56,7 +56,7 @@ fn rebuild_and_deleting_state_give_the_same_ranking() {
 #[test]
 fn a_corrupt_index_is_rebuilt_with_a_notice() {
     let dir = Dir::example();
-    let query = ["recall", "deploy checklist", "--json"];
+    let query = ["recall", "deploy checklist", "--json", "--no-record"];
     let good = dir.mem(&query).json();
     std::fs::write(dir.path().join(".mem/index/meta.json"), "{ not json").unwrap();
     let out = dir.mem(&query);

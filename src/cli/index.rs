@@ -14,12 +14,20 @@ pub struct Args {
     /// Print the counts as JSON.
     #[arg(long)]
     json: bool,
+    /// With --rebuild: do not write the usage log into the files first.
+    #[arg(long)]
+    no_sync: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let started = super::stopwatch();
     let mut engine = ctx.engine()?;
     let progress = super::progress_bar();
+    if args.rebuild && !args.no_sync && engine.config().usage.sync {
+        // Usage reaches the files before the derived state is thrown away.
+        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+        engine.sync()?;
+    }
     let mut report = if args.rebuild {
         engine.rebuild(ctx.now, &progress)?
     } else {

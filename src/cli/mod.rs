@@ -3,12 +3,16 @@
 
 mod add;
 mod eval;
+mod forget;
 mod index;
 mod init;
 mod list;
+mod prune;
 mod recall;
 mod show;
 mod stats;
+mod sync;
+mod used;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -52,6 +56,18 @@ enum Command {
     Stats(stats::Args),
     /// Measure recall quality and latency on a labelled query file.
     Eval(eval::Args),
+    /// Record that memories helped; they grow stronger and decay more slowly.
+    Used(used::Args),
+    /// Write the usage log into the memory files' `access:` front-matter.
+    Sync(sync::Args),
+    /// Mark a memory invalid from now on (it stays on disk; recall leaves it out).
+    Forget(forget::ForgetArgs),
+    /// Mark a memory as replaced by another.
+    Supersede(forget::SupersedeArgs),
+    /// Suggest (--dry-run) or archive memories that faded, went unused, are invalid or duplicated.
+    Prune(prune::Args),
+    /// Bring an archived memory back.
+    Restore(prune::RestoreArgs),
 }
 
 /// Runs the parsed command.
@@ -71,10 +87,16 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::List(args) => list::run(args, &ctx),
         Command::Stats(args) => stats::run(args, &ctx),
         Command::Eval(args) => eval::run(args, &ctx),
+        Command::Used(args) => used::run(args, &ctx),
+        Command::Sync(args) => sync::run(args, &ctx),
+        Command::Forget(args) => forget::forget(args, &ctx),
+        Command::Supersede(args) => forget::supersede(args, &ctx),
+        Command::Prune(args) => prune::run(args, &ctx),
+        Command::Restore(args) => prune::restore(args, &ctx),
     }
 }
 
-fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
+pub(crate) fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
     mem::format::parse_time(s)
 }
 

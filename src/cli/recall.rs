@@ -27,12 +27,28 @@ pub struct Args {
     /// Print a JSON array (see docs/ranking.md for the fields).
     #[arg(long, conflicts_with = "explain")]
     json: bool,
+    /// Also return invalidated memories, marked as such.
+    #[arg(long)]
+    include_invalid: bool,
+    /// Recall what was valid at this time (RFC 3339 or YYYY-MM-DD): created by then and not yet
+    /// invalidated.
+    #[arg(long, value_name = "TIME", value_parser = super::parse_now, conflicts_with = "include_invalid")]
+    as_of: Option<jiff::Timestamp>,
+    /// Do not record this recall in the usage log.
+    #[arg(long)]
+    no_record: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let mut engine = ctx.engine()?;
-    let options =
-        RecallOptions { kinds: args.kinds, tags: args.tags, limit: usize::from(args.limit) };
+    let options = RecallOptions {
+        kinds: args.kinds,
+        tags: args.tags,
+        limit: usize::from(args.limit),
+        include_invalid: args.include_invalid,
+        as_of: args.as_of,
+        record: !args.no_record && engine.config().usage.record_retrievals,
+    };
     let query = args.query.join(" ");
     let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
     super::print_problems(&report);
@@ -82,7 +98,14 @@ fn row(hit: &Hit, explain: bool) -> Vec<Cell> {
         Cell::new(r.kind),
         Cell::new(r.importance),
         Cell::new(super::age(hit.age_days)),
-        Cell::new(mem::format::clip(&r.title, 60)),
+        Cell::new(match &r.invalid_at {
+            Some(at) => format!(
+                "[invalid since {}] {}",
+                at.strftime("%Y-%m-%d"),
+                mem::format::clip(&r.title, 40)
+            ),
+            None => mem::format::clip(&r.title, 60),
+        }),
         Cell::new(&r.path),
     ];
     if explain {

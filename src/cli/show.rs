@@ -16,9 +16,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
-    let (engine, _) = ctx.refreshed_engine()?;
+    let (mut engine, _) = ctx.refreshed_engine()?;
     let (path, memory) = engine.get(&args.id)?;
-    let age_days = mem::score::age_days(ctx.now.as_second(), memory.last_access().as_second());
+    let state = engine.state_of(&memory)?;
+    let retention = state.retention(ctx.now);
+    let age_days = state.age_days(ctx.now);
     if args.json {
         return super::print_json(&json!({
             "id": memory.id(),
@@ -27,8 +29,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "type": memory.kind(),
             "importance": memory.importance(),
             "created": memory.created(),
-            "last_access": memory.last_access(),
-            "access_count": memory.access().map(|a| a.count).unwrap_or(0),
+            "last_access": state.last,
+            "access_count": state.used,
+            "retrieved": state.retrieved,
+            "strength_days": state.strength,
+            "retention": retention,
+            "invalid_at": memory.invalid_at(),
+            "superseded_by": memory.superseded_by(),
             "tags": memory.tags(),
             "source": memory.source(),
             "front_matter": memory.front_matter(),
@@ -42,12 +49,21 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     text.push_str(&format!("type        {}\n", memory.kind()));
     text.push_str(&format!("importance  {}\n", memory.importance()));
     text.push_str(&format!("created     {}\n", memory.created()));
+    text.push_str(&format!("last access {} ({} ago)\n", state.last, super::age(age_days)));
     text.push_str(&format!(
-        "last access {} ({} ago, {} accesses)\n",
-        memory.last_access(),
-        super::age(age_days),
-        memory.access().map(|a| a.count).unwrap_or(0)
+        "usage       used {} times, retrieved {} times\n",
+        state.used, state.retrieved
     ));
+    text.push_str(&format!(
+        "retention   R = {retention:.3} (strength S = {:.1} days, R = exp(-t/S))\n",
+        state.strength
+    ));
+    if let Some(at) = memory.invalid_at() {
+        text.push_str(&format!("invalid     since {at}\n"));
+    }
+    if let Some(by) = memory.superseded_by() {
+        text.push_str(&format!("replaced by {by}\n"));
+    }
     if !memory.tags().is_empty() {
         text.push_str(&format!("tags        {}\n", memory.tags().join(", ")));
     }

@@ -16,7 +16,7 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{DocSetCollector, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{
@@ -24,7 +24,7 @@ use tantivy::{
 };
 
 pub use self::manifest::{Entry, Manifest, content_hash};
-pub use self::schema::{Fields, SCHEMA_VERSION};
+pub use self::schema::{Fields, SCHEMA_VERSION, VALID_FOREVER};
 use self::synonyms::Thesaurus;
 use crate::config::Ranking;
 use crate::format::{Memory, MemoryType};
@@ -122,6 +122,10 @@ pub struct Record {
     pub tags: Vec<String>,
     /// Origin, if recorded.
     pub source: Option<String>,
+    /// When it became invalid, if it did.
+    pub invalid_at: Option<Timestamp>,
+    /// The memory that replaces it, if any.
+    pub superseded_by: Option<String>,
 }
 
 /// One recalled memory with every part of its score.
@@ -165,6 +169,19 @@ pub struct Search<'a> {
     pub thesaurus: &'a Thesaurus,
     /// Weight of a synonym match relative to a direct match (0 disables expansion).
     pub expansion_weight: f32,
+    /// Which memories are valid enough to return (see [`Validity`]).
+    pub validity: Validity,
+}
+
+/// Which memories a query may return, by their `invalid_at` and `created`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Validity {
+    /// Those not invalidated at this time (the default: `now`).
+    ValidAt(Timestamp),
+    /// Those that existed and were valid at this time (`--as-of`).
+    AsOf(Timestamp),
+    /// All, invalid ones included (`--include-invalid`).
+    All,
 }
 
 /// The outcome of reading and parsing one file during a refresh.
@@ -505,6 +522,25 @@ impl MemoryIndex {
         Some(Box::new(BooleanQuery::new(clauses)))
     }
 
+    /// Clauses that keep only memories valid as asked.
+    fn validity(&self, validity: Validity) -> Vec<(Occur, Box<dyn Query>)> {
+        use std::ops::Bound;
+        let valid_after = |at: Timestamp| -> Box<dyn Query> {
+            let lower = Term::from_field_i64(self.fields.invalid_at, at.as_second());
+            Box::new(RangeQuery::new(Bound::Excluded(lower), Bound::Unbounded))
+        };
+        match validity {
+            Validity::All => Vec::new(),
+            Validity::ValidAt(at) => vec![(Occur::Must, valid_after(at))],
+            Validity::AsOf(at) => {
+                let upper = Term::from_field_i64(self.fields.created, at.as_second());
+                let created: Box<dyn Query> =
+                    Box::new(RangeQuery::new(Bound::Unbounded, Bound::Included(upper)));
+                vec![(Occur::Must, valid_after(at)), (Occur::Must, created)]
+            }
+        }
+    }
+
     /// Clauses that keep only the requested types and tags.
     fn filters(&self, kinds: &[MemoryType], tags: &[String]) -> Vec<(Occur, Box<dyn Query>)> {
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -532,6 +568,7 @@ impl MemoryIndex {
             return Ok(Vec::new());
         };
         let mut clauses = self.filters(search.kinds, search.tags);
+        clauses.extend(self.validity(search.validity));
         let query: Box<dyn Query> = if clauses.is_empty() {
             text_query.box_clone()
         } else {
@@ -645,6 +682,15 @@ impl MemoryIndex {
             last_access: seconds(f.last_access).ok_or_else(|| corrupt("last_access"))?,
             tags: doc.get_all(f.tag).filter_map(|v| v.as_str().map(String::from)).collect(),
             source: doc.get_first(f.source).and_then(|v| v.as_str()).map(String::from),
+            invalid_at: doc
+                .get_first(f.invalid_at)
+                .and_then(|v| v.as_i64())
+                .filter(|&s| s != VALID_FOREVER)
+                .and_then(|s| Timestamp::from_second(s).ok()),
+            superseded_by: doc
+                .get_first(f.superseded_by)
+                .and_then(|v| v.as_str())
+                .map(String::from),
         })
     }
 }

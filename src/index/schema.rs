@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -38,7 +38,14 @@ pub struct Fields {
     pub tiebreak: Field,
     /// Optional origin.
     pub source: Field,
+    /// When the memory became invalid, seconds since the epoch; `i64::MAX` when it is valid.
+    pub invalid_at: Field,
+    /// The id of the memory that replaces it, if any.
+    pub superseded_by: Field,
 }
+
+/// What `invalid_at` holds for a memory that was never invalidated.
+pub const VALID_FOREVER: i64 = i64::MAX;
 
 impl Fields {
     /// Builds the schema and its field handles.
@@ -71,6 +78,8 @@ impl Fields {
             last_access: b.add_i64_field("last_access", FAST | STORED),
             tiebreak: b.add_u64_field("tiebreak", FAST),
             source: b.add_text_field("source", STORED),
+            invalid_at: b.add_i64_field("invalid_at", FAST | STORED | INDEXED),
+            superseded_by: b.add_text_field("superseded_by", STORED),
         };
         (b.build(), fields)
     }
@@ -87,7 +96,11 @@ impl Fields {
             self.created => memory.created().as_second(),
             self.last_access => memory.last_access().as_second(),
             self.tiebreak => tiebreak(rel),
+            self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),
         );
+        if let Some(by) = memory.superseded_by() {
+            d.add_text(self.superseded_by, by.as_str());
+        }
         for tag in memory.tags() {
             d.add_text(self.tags, tag);
             d.add_text(self.tag, tag);

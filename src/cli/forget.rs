@@ -1,0 +1,41 @@
+//! `mem forget ID` and `mem supersede OLD --by NEW`: invalidate, never delete.
+
+use anyhow::Result;
+
+use super::Context;
+
+/// Arguments of `mem forget`.
+#[derive(Debug, clap::Args)]
+pub struct ForgetArgs {
+    /// The memory that is no longer true.
+    id: String,
+    /// Why (kept in the file as `invalid_reason`).
+    #[arg(long)]
+    reason: Option<String>,
+}
+
+/// Arguments of `mem supersede`.
+#[derive(Debug, clap::Args)]
+pub struct SupersedeArgs {
+    /// The memory being replaced.
+    old: String,
+    /// The memory that replaces it.
+    #[arg(long)]
+    by: String,
+}
+
+pub fn forget(args: ForgetArgs, ctx: &Context) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    let path = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
+    super::print_text(&format!("invalid from {}\t{}\t{path}\n", second(ctx.now), args.id))
+}
+
+pub fn supersede(args: SupersedeArgs, ctx: &Context) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    let path = engine.supersede(&args.old, &args.by, ctx.now)?;
+    super::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))
+}
+
+fn second(t: jiff::Timestamp) -> jiff::Timestamp {
+    jiff::Timestamp::from_second(t.as_second()).unwrap_or(t)
+}

@@ -1,0 +1,108 @@
+//! `mem prune [--dry-run]` and `mem restore ID`.
+
+use anyhow::Result;
+use comfy_table::Cell;
+
+use super::Context;
+
+/// Arguments of `mem prune`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// List the candidates and why; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the candidates as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Retention below which a memory has faded (default from mem.toml: 0.05).
+    #[arg(long)]
+    threshold: Option<f64>,
+    /// Only memories less important than this fade or go unused (default 7).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=11))]
+    importance_floor: Option<u8>,
+    /// Memories younger than this many days never fade out (default 30).
+    #[arg(long)]
+    min_age_days: Option<f64>,
+    /// Never used for this many days makes a candidate (default 180).
+    #[arg(long)]
+    unused_days: Option<f64>,
+    /// Do not write the usage log into the files first.
+    #[arg(long)]
+    no_sync: bool,
+}
+
+/// Arguments of `mem restore`.
+#[derive(Debug, clap::Args)]
+pub struct RestoreArgs {
+    /// Id of the archived memory.
+    id: String,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    if engine.config().usage.sync && !args.no_sync {
+        engine.sync()?;
+        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    }
+    let mut rules = engine.config().prune.clone();
+    if let Some(v) = args.threshold {
+        rules.retention_threshold = v;
+    }
+    if let Some(v) = args.importance_floor {
+        rules.importance_floor = v;
+    }
+    if let Some(v) = args.min_age_days {
+        rules.min_age_days = v;
+    }
+    if let Some(v) = args.unused_days {
+        rules.unused_days = v;
+    }
+    let candidates = engine.prune_candidates(&rules, ctx.now)?;
+    if args.dry_run {
+        if args.json {
+            return super::print_json(&candidates);
+        }
+        if candidates.is_empty() {
+            return super::print_text("nothing to prune\n");
+        }
+        let mut table = super::table(&["id", "retention", "imp", "used", "reasons", "path"]);
+        for c in &candidates {
+            let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
+            table.add_row(vec![
+                Cell::new(&c.id),
+                Cell::new(format!("{:.3}", c.retention)),
+                Cell::new(c.importance),
+                Cell::new(c.used),
+                Cell::new(reasons.join("; ")),
+                Cell::new(&c.path),
+            ]);
+        }
+        let mut text = super::render(&table);
+        text.push_str(&format!(
+            "\n{} candidates; `mem prune` moves them to archive/ (nothing is deleted)\n",
+            candidates.len()
+        ));
+        return super::print_text(&text);
+    }
+    let archived = engine.archive(&candidates, ctx.now)?;
+    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    if args.json {
+        return super::print_json(&candidates);
+    }
+    let mut text = String::new();
+    for (c, to) in candidates.iter().zip(&archived) {
+        text.push_str(&format!("archived\t{}\t{to}\n", c.id));
+    }
+    text.push_str(&format!(
+        "{} memories archived; `mem restore ID` brings one back\n",
+        archived.len()
+    ));
+    super::print_text(&text)
+}
+
+pub fn restore(args: RestoreArgs, ctx: &Context) -> Result<()> {
+    let mut engine = ctx.engine()?;
+    let path = engine.restore(&args.id)?;
+    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    super::print_text(&format!("restored\t{}\t{path}\n", args.id))
+}

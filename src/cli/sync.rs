@@ -1,0 +1,38 @@
+//! `mem sync`: fold the usage log into the memory files.
+
+use anyhow::{Result, bail};
+
+use super::Context;
+
+/// Arguments of `mem sync`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print what was done as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    if !engine.config().usage.sync {
+        bail!(
+            "[usage] sync = false in mem.toml: usage stays in .mem/usage.db and no file is written"
+        );
+    }
+    let report = engine.sync()?;
+    for id in &report.unknown_ids {
+        eprintln!("mem: warning: usage events for {id}, which has no memory file; kept in the log");
+    }
+    if args.json {
+        return super::print_json(&report);
+    }
+    let recovered = if report.recovered > 0 {
+        format!(" ({} interrupted syncs settled)", report.recovered)
+    } else {
+        String::new()
+    };
+    super::print_text(&format!(
+        "synced {} events into {} files{recovered}\n",
+        report.events, report.files
+    ))
+}

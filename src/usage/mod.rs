@@ -1,0 +1,349 @@
+//! The usage log: append-only `retrieved` and `used` events in `.mem/usage.db` (SQLite in WAL
+//! mode, a busy timeout, a schema version with migrations), and the watermarks that say which
+//! events `mem sync` has folded into the memory files.
+//!
+//! Unlike the index, the log is not derivable: events not yet synced live only here. A locked
+//! or damaged database is therefore an error with its fix, never silently recreated.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::decay::Event;
+use crate::{Error, Result};
+
+/// File name of the log inside `.mem/`.
+pub const FILE: &str = "usage.db";
+
+/// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
+/// Never edit one that has shipped: add a new file.
+const MIGRATIONS: &[&str] = &[include_str!("migrations/001_events.sql")];
+
+/// Schema version of a database this code writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// An open usage log.
+pub struct UsageLog {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Unsynced events of one memory, in time order, and the last sequence number among them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unsynced {
+    /// The events.
+    pub events: Vec<Event>,
+    /// Highest `seq` among them (the watermark once they are folded).
+    pub last_seq: i64,
+}
+
+impl UsageLog {
+    /// Opens (creating if needed) the log at `path`, waiting up to `busy` for other writers,
+    /// and brings its schema up to date.
+    pub fn open(path: &Path, busy: Duration) -> Result<UsageLog> {
+        let conn = Connection::open(path).map_err(|e| usage_error(path, &e))?;
+        UsageLog::init(conn, path, busy)
+    }
+
+    /// An in-memory log, for tests.
+    pub fn open_in_memory() -> Result<UsageLog> {
+        let conn =
+            Connection::open_in_memory().map_err(|e| usage_error(Path::new(":memory:"), &e))?;
+        UsageLog::init(conn, Path::new(":memory:"), Duration::from_secs(1))
+    }
+
+    fn init(conn: Connection, path: &Path, busy: Duration) -> Result<UsageLog> {
+        let err = |e: rusqlite::Error| usage_error(path, &e);
+        conn.busy_timeout(busy).map_err(err)?;
+        // WAL lets readers and one writer work at once; NORMAL syncs at checkpoints only.
+        // Switching a new database to WAL needs it to itself, and SQLite does not wait for
+        // that: retry while another process is creating it too.
+        let mut waited = Duration::ZERO;
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && waited < busy => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    waited += Duration::from_millis(10);
+                }
+                Err(e) => return Err(err(e)),
+            }
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        let mut log = UsageLog { conn, path: path.to_path_buf() };
+        log.migrate()?;
+        Ok(log)
+    }
+
+    fn migrate(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| usage_error(&path, &e);
+        // One writer at a time: two processes creating the database both wait here, and the
+        // second finds the schema already current.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let version: i64 =
+            tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+        if version > SCHEMA_VERSION {
+            return Err(Error::Usage {
+                path: path.clone(),
+                message: format!(
+                    "its schema version is {version}, newer than this mem knows ({SCHEMA_VERSION}); \
+                     upgrade mem"
+                ),
+            });
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(sql).map_err(err)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Records that recall returned `ranked` (ids, best first) for a query, in one transaction.
+    pub fn record_retrieved(
+        &mut self,
+        ranked: &[&str],
+        query_hash: &str,
+        at: Timestamp,
+    ) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| usage_error(&path, &e);
+        let tx = self.conn.transaction().map_err(err)?;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO events (memory_id, kind, at, rank, query_hash) \
+                     VALUES (?1, 'retrieved', ?2, ?3, ?4)",
+                )
+                .map_err(err)?;
+            for (i, id) in ranked.iter().enumerate() {
+                insert
+                    .execute(params![id, at.as_second(), i as i64 + 1, query_hash])
+                    .map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Records that the memories `ids` were used, in one transaction.
+    pub fn record_used(&mut self, ids: &[&str], at: Timestamp) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| usage_error(&path, &e);
+        let tx = self.conn.transaction().map_err(err)?;
+        {
+            let mut insert = tx
+                .prepare_cached("INSERT INTO events (memory_id, kind, at) VALUES (?1, 'used', ?2)")
+                .map_err(err)?;
+            for id in ids {
+                insert.execute(params![id, at.as_second()]).map_err(err)?;
+            }
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Ids that have events not yet folded into their files, sorted.
+    pub fn unsynced_ids(&self) -> Result<Vec<String>> {
+        let err = |e: rusqlite::Error| usage_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT e.memory_id FROM events e LEFT JOIN synced s USING (memory_id) \
+                 WHERE e.seq > COALESCE(s.seq, 0) ORDER BY e.memory_id",
+            )
+            .map_err(err)?;
+        let ids = stmt.query_map([], |r| r.get(0)).map_err(err)?;
+        ids.collect::<rusqlite::Result<Vec<String>>>().map_err(err)
+    }
+
+    /// The events of `id` not yet folded into its file, in time order.
+    pub fn unsynced(&self, id: &str) -> Result<Unsynced> {
+        let err = |e: rusqlite::Error| usage_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT seq, kind, at, rank FROM events WHERE memory_id = ?1 \
+                 AND seq > COALESCE((SELECT seq FROM synced WHERE memory_id = ?1), 0) \
+                 ORDER BY at, seq",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                ))
+            })
+            .map_err(err)?;
+        let mut out = Unsynced { events: Vec::new(), last_seq: 0 };
+        for row in rows {
+            let (seq, kind, at, rank) = row.map_err(err)?;
+            let at = Timestamp::from_second(at).map_err(|e| Error::Usage {
+                path: self.path.clone(),
+                message: format!("event {seq} has an impossible time: {e}"),
+            })?;
+            out.last_seq = out.last_seq.max(seq);
+            out.events.push(match kind.as_str() {
+                "used" => Event::Used { at },
+                _ => Event::Retrieved {
+                    at,
+                    rank: rank.unwrap_or(1).clamp(1, i64::from(u32::MAX)) as u32,
+                },
+            });
+        }
+        Ok(out)
+    }
+
+    /// Notes that `id`'s file is about to be rewritten to content hashing to `hash`, folding
+    /// events up to `seq`.
+    pub fn begin_sync(&self, id: &str, seq: i64, hash: &[u8]) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR REPLACE INTO pending_sync (memory_id, seq, hash) VALUES (?1, ?2, ?3)",
+                params![id, seq, hash],
+            )
+            .map_err(|e| usage_error(&self.path, &e))?;
+        Ok(())
+    }
+
+    /// Moves `id`'s watermark to `seq` and clears its pending sync, in one transaction.
+    pub fn finish_sync(&mut self, id: &str, seq: i64) -> Result<()> {
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| usage_error(&path, &e);
+        let tx = self.conn.transaction().map_err(err)?;
+        tx.execute(
+            "INSERT INTO synced (memory_id, seq) VALUES (?1, ?2) \
+             ON CONFLICT (memory_id) DO UPDATE SET seq = max(seq, excluded.seq)",
+            params![id, seq],
+        )
+        .map_err(err)?;
+        tx.execute("DELETE FROM pending_sync WHERE memory_id = ?1", [id]).map_err(err)?;
+        tx.commit().map_err(err)
+    }
+
+    /// Drops `id`'s pending sync (its file was not rewritten).
+    pub fn discard_pending(&self, id: &str) -> Result<()> {
+        self.conn
+            .execute("DELETE FROM pending_sync WHERE memory_id = ?1", [id])
+            .map_err(|e| usage_error(&self.path, &e))?;
+        Ok(())
+    }
+
+    /// Syncs a crash left unfinished: (id, seq, hash of the content being written).
+    pub fn pending(&self) -> Result<Vec<(String, i64, Vec<u8>)>> {
+        let err = |e: rusqlite::Error| usage_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT memory_id, seq, hash FROM pending_sync ORDER BY memory_id")
+            .map_err(err)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(err)?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+    }
+
+    /// Number of events, for reports.
+    pub fn event_count(&self) -> Result<u64> {
+        self.conn
+            .query_row("SELECT count(*) FROM events", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| usage_error(&self.path, &e))
+    }
+
+    /// SQLite's own consistency check; `Ok` when it says "ok".
+    pub fn check(&self) -> Result<()> {
+        let verdict: Option<String> = self
+            .conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| usage_error(&self.path, &e))?;
+        match verdict.as_deref() {
+            Some("ok") => Ok(()),
+            other => Err(Error::Usage {
+                path: self.path.clone(),
+                message: format!("failed its consistency check: {}", other.unwrap_or("no answer")),
+            }),
+        }
+    }
+}
+
+/// A stable short hash of a query, recorded with `retrieved` events instead of the text.
+pub fn query_hash(query: &str) -> String {
+    let normal = query.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    blake3::hash(normal.as_bytes()).to_hex()[..16].to_string()
+}
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode;
+    matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
+}
+
+/// Maps a SQLite error to one that says what to do.
+fn usage_error(path: &Path, e: &rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode;
+    let message = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => format!(
+            "is locked by another process ({e}); wait for it to finish and try again, or raise \
+             [usage] busy_timeout_ms in mem.toml"
+        ),
+        Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => format!(
+            "is damaged ({e}); it only holds usage events not yet written to the memory files by \
+             `mem sync`: move it aside (e.g. `mv {0} {0}.broken`) and run the command again",
+            path.display()
+        ),
+        _ => e.to_string(),
+    };
+    Error::Usage { path: path.to_path_buf(), message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decay::Event;
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(1_700_000_000 + s).unwrap()
+    }
+
+    #[test]
+    fn events_fold_once() {
+        let mut log = UsageLog::open_in_memory().unwrap();
+        log.record_retrieved(&["a", "b"], &query_hash("Login  test"), t(10)).unwrap();
+        log.record_used(&["a"], t(20)).unwrap();
+        assert_eq!(log.unsynced_ids().unwrap(), ["a", "b"]);
+        let a = log.unsynced("a").unwrap();
+        assert_eq!(a.events, [Event::Retrieved { at: t(10), rank: 1 }, Event::Used { at: t(20) }]);
+        log.begin_sync("a", a.last_seq, b"hash").unwrap();
+        assert_eq!(log.pending().unwrap().len(), 1);
+        log.finish_sync("a", a.last_seq).unwrap();
+        assert!(log.pending().unwrap().is_empty());
+        assert_eq!(log.unsynced_ids().unwrap(), ["b"]);
+        assert!(log.unsynced("a").unwrap().events.is_empty());
+        log.record_used(&["a"], t(30)).unwrap();
+        assert_eq!(log.unsynced("a").unwrap().events, [Event::Used { at: t(30) }]);
+        assert_eq!(log.event_count().unwrap(), 4);
+        log.check().unwrap();
+    }
+
+    #[test]
+    fn query_hashes_ignore_case_and_spacing() {
+        assert_eq!(query_hash("Login  test"), query_hash("login test"));
+        assert_ne!(query_hash("login"), query_hash("logout"));
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        UsageLog::open(&path, Duration::from_millis(100)).unwrap();
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        drop(conn);
+        let e = UsageLog::open(&path, Duration::from_millis(100)).err().unwrap().to_string();
+        assert!(e.contains("upgrade mem"), "{e}");
+    }
+}
