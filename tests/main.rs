@@ -12,3 +12,5 @@ mod index;
 mod recall;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// Usage log, decay through time, prune and restore, invalidation, sync.
+mod usage;

@@ -6,6 +6,7 @@
 
 mod manifest;
 mod schema;
+mod stats;
 pub mod synonyms;
 pub mod tokenizer;
 
@@ -599,7 +600,9 @@ impl MemoryIndex {
                 }
             });
         let best = TopDocs::with_limit(1).order_by_score();
-        let (ranked, best) = searcher.search(&query, &(ranked, best))?;
+        let live = stats::LiveStats::new(&searcher);
+        let (ranked, best) =
+            searcher.search_with_statistics_provider(&query, &(ranked, best), &live)?;
         let max_bm25 = best.first().map(|(s, _)| *s).unwrap_or(0.0);
         if ranked.is_empty() || max_bm25 <= 0.0 {
             return Ok(Vec::new());
