@@ -72,6 +72,10 @@ impl UsageLog {
             }
         }
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
+        // A short-lived process (every `mem recall`) would otherwise checkpoint and fsync on
+        // close; the WAL is checkpointed by SQLite's automatic checkpoints instead.
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
+            .map_err(err)?;
         let mut log = UsageLog { conn, path: path.to_path_buf() };
         log.migrate()?;
         Ok(log)
@@ -80,6 +84,11 @@ impl UsageLog {
     fn migrate(&mut self) -> Result<()> {
         let path = self.path.clone();
         let err = |e: rusqlite::Error| usage_error(&path, &e);
+        let current: i64 =
+            self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
+        if current == SCHEMA_VERSION {
+            return Ok(());
+        }
         // One writer at a time: two processes creating the database both wait here, and the
         // second finds the schema already current.
         let tx = self
