@@ -72,5 +72,21 @@ fn scoring(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, recall, scoring);
+fn usage_write(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(mem::usage::FILE);
+    let ids: Vec<String> = (0..20).map(|i| format!("m{i:06}")).collect();
+    let ranked: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let hash = mem::usage::query_hash(QUERY);
+    c.bench_function("usage/open_and_record_20_retrieved", |b| {
+        b.iter(|| {
+            // What one recall pays: open the log, then one transaction of 20 events.
+            let mut log =
+                mem::usage::UsageLog::open(&path, std::time::Duration::from_secs(5)).unwrap();
+            log.record_retrieved(&ranked, &hash, now()).unwrap();
+        });
+    });
+}
+
+criterion_group!(benches, recall, scoring, usage_write);
 criterion_main!(benches);
