@@ -21,6 +21,9 @@ pub const FILE: &str = "usage.db";
 /// Never edit one that has shipped: add a new file.
 const MIGRATIONS: &[&str] = &[include_str!("migrations/001_events.sql")];
 
+/// WAL size past which a writer checkpoints and truncates it.
+const WAL_LIMIT: u64 = 512 * 1024;
+
 /// Schema version of a database this code writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -73,7 +76,7 @@ impl UsageLog {
         }
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
         // A short-lived process (every `mem recall`) would otherwise checkpoint and fsync on
-        // close; the WAL is checkpointed by SQLite's automatic checkpoints instead.
+        // close; `after_write` truncates the WAL once it has grown instead (see there).
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(err)?;
         let mut log = UsageLog { conn, path: path.to_path_buf() };
@@ -113,6 +116,19 @@ impl UsageLog {
         tx.commit().map_err(err)
     }
 
+    /// Every process that opens the database reads the whole WAL, and a WAL left behind by
+    /// processes that do not checkpoint on close only grows: past `WAL_LIMIT` bytes, fold it
+    /// into the database and truncate it (one fsync every few dozen recalls).
+    fn after_write(&self) -> Result<()> {
+        let wal = PathBuf::from(format!("{}-wal", self.path.display()));
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+                .map_err(|e| usage_error(&self.path, &e))?;
+        }
+        Ok(())
+    }
+
     /// Records that recall returned `ranked` (ids, best first) for a query, in one transaction.
     pub fn record_retrieved(
         &mut self,
@@ -136,7 +152,8 @@ impl UsageLog {
                     .map_err(err)?;
             }
         }
-        tx.commit().map_err(err)
+        tx.commit().map_err(err)?;
+        self.after_write()
     }
 
     /// Records that the memories `ids` were used, in one transaction.
@@ -152,7 +169,8 @@ impl UsageLog {
                 insert.execute(params![id, at.as_second()]).map_err(err)?;
             }
         }
-        tx.commit().map_err(err)
+        tx.commit().map_err(err)?;
+        self.after_write()
     }
 
     /// Ids that have events not yet folded into their files, sorted.
