@@ -363,6 +363,22 @@ mod tests {
     }
 
     #[test]
+    fn the_wal_stays_bounded_across_short_lived_processes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        let ranked: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+        let ranked: Vec<&str> = ranked.iter().map(String::as_str).collect();
+        for _ in 0..300 {
+            let mut log = UsageLog::open(&path, Duration::from_secs(1)).unwrap();
+            log.record_retrieved(&ranked, "h", t(0)).unwrap();
+        }
+        let wal = std::fs::metadata(dir.path().join(format!("{FILE}-wal"))).unwrap().len();
+        assert!(wal < 2 * WAL_LIMIT, "WAL is {wal} bytes");
+        let log = UsageLog::open(&path, Duration::from_secs(1)).unwrap();
+        assert_eq!(log.event_count().unwrap(), 6_000);
+    }
+
+    #[test]
     fn a_newer_schema_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(FILE);
