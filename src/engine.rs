@@ -70,6 +70,8 @@ pub struct SyncReport {
     pub recovered: usize,
     /// Ids with events but no memory file (deleted or archived); their events are kept.
     pub unknown_ids: Vec<String>,
+    /// Files that could not be synced, each with the reason; their events are kept.
+    pub failed: Vec<String>,
 }
 
 /// Counts for `mem stats`.
@@ -310,17 +312,30 @@ impl Engine {
     /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
     /// unless `[usage] sync` is off or `sync` is false, writes their usage into their files.
     /// Unknown ids are an error and nothing is recorded.
-    pub fn used(&mut self, ids: &[String], now: Timestamp, sync: bool) -> Result<Vec<String>> {
+    /// The events are recorded first; a file that then cannot be synced is reported in the
+    /// returned [`SyncReport`] (its events wait in the log for the next sync).
+    pub fn used(
+        &mut self,
+        ids: &[String],
+        now: Timestamp,
+        sync: bool,
+    ) -> Result<(Vec<String>, SyncReport)> {
         let mut paths = Vec::with_capacity(ids.len());
         for id in ids {
             paths.push(self.path_of(id)?);
         }
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         self.usage()?.record_used(&refs, now)?;
+        let mut report = SyncReport::default();
         if sync && self.config.usage.sync {
-            self.with_lock(|engine| engine.sync_ids(ids).map(|_| ()))?;
+            report = self.with_lock(|engine| {
+                let recovered = engine.recover_pending()?;
+                let mut report = engine.sync_ids(ids)?;
+                report.recovered = recovered;
+                Ok(report)
+            })?;
         }
-        Ok(paths)
+        Ok((paths, report))
     }
 
     /// Folds every unsynced usage event into its memory's `access:` front-matter, one file at
@@ -357,8 +372,11 @@ impl Engine {
         Ok(recovered)
     }
 
+    /// Syncs each id in turn; a file that cannot be read, parsed or written is reported and
+    /// the others go on. Errors of the usage log itself stop the sync.
     fn sync_ids(&mut self, ids: &[String]) -> Result<SyncReport> {
         let mut report = SyncReport::default();
+        self.usage()?.durable()?;
         for id in ids {
             let rel = match self.path_of(id) {
                 Ok(rel) => rel,
@@ -366,30 +384,48 @@ impl Engine {
                     report.unknown_ids.push(id.clone());
                     continue;
                 }
-                Err(e) => return Err(e),
+                Err(e) => {
+                    report.failed.push(e.to_string());
+                    continue;
+                }
             };
-            let path = self.root.join(&rel);
+            match self.sync_one(id, &rel) {
+                Ok(Some(events)) => {
+                    report.files += 1;
+                    report.events += events;
+                }
+                Ok(None) => {}
+                Err(e @ Error::Usage { .. }) => return Err(e),
+                Err(e) => report.failed.push(e.to_string()),
+            }
+        }
+        Ok(report)
+    }
+
+    /// Folds `id`'s unsynced events into its file at `rel`; the number of events folded, or
+    /// `None` when there were none.
+    fn sync_one(&mut self, id: &str, rel: &str) -> Result<Option<usize>> {
+        {
+            let path = self.root.join(rel);
             let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            let memory = Memory::parse(&text)
-                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+            let memory =
+                Memory::parse(&text).map_err(|source| Error::Parse { path: rel.into(), source })?;
             let unsynced = self.usage()?.unsynced(id)?;
             if unsynced.events.is_empty() {
-                continue;
+                return Ok(None);
             }
             let state = unsynced.events.iter().fold(
                 State::from_memory(memory.importance(), memory.created(), memory.access()),
                 |state, event| state.fold(memory.importance(), *event),
             );
             let edited = edit_front_matter(&text, &[("access", Some(state.access().to_yaml()))])
-                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+                .map_err(|source| Error::Parse { path: rel.into(), source })?;
             let hash = crate::index::content_hash(edited.as_bytes());
             self.usage()?.begin_sync(id, unsynced.last_seq, &hash)?;
             store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
             self.usage()?.finish_sync(id, unsynced.last_seq)?;
-            report.files += 1;
-            report.events += unsynced.events.len();
+            Ok(Some(unsynced.events.len()))
         }
-        Ok(report)
     }
 
     /// A memory's usage state now: what its file says, with the events not yet synced folded in.
@@ -512,11 +548,15 @@ impl Engine {
             let rel = match found.len() {
                 0 => {
                     return Err(Error::Invalid(format!(
-                        "no archived memory with id {id:?} under {ARCHIVE_DIR}/"
+                        "no archived memory with id {:?} under {ARCHIVE_DIR}/",
+                        id.as_str()
                     )));
                 }
                 1 => found.remove(0),
-                _ => return Err(Error::DuplicateId { id: id.to_string(), paths: found }),
+                _ => {
+                    let paths = found.into_iter().map(|p| Path::new(ARCHIVE_DIR).join(p)).collect();
+                    return Err(Error::DuplicateId { id: id.to_string(), paths });
+                }
             };
             let from = archive.join(&rel);
             let to = engine.root.join(&rel);

@@ -395,7 +395,10 @@ impl Memory {
             Some(other) => {
                 return Err(field(
                     "access",
-                    format!("expected {{ count: N, last: TIME }}, found {}", describe(other)),
+                    format!(
+                        "expected {{ count: N, last: TIME, retrieved: N, strength: DAYS }}, found {}",
+                        describe(other)
+                    ),
                 ));
             }
         };
@@ -603,7 +606,10 @@ pub fn edit_front_matter(
     }
     for (key, value) in edits {
         let found = lines.iter().position(|l| {
-            l.strip_prefix(key).is_some_and(|rest| rest.trim_start_matches(' ').starts_with(':'))
+            [key.to_string(), format!("\"{key}\""), format!("'{key}'")].iter().any(|k| {
+                l.strip_prefix(k.as_str())
+                    .is_some_and(|rest| rest.trim_start_matches(' ').starts_with(':'))
+            })
         });
         let replacement = value.as_ref().map(|v| format!("{key}: {v}{newline}"));
         match (found, replacement) {

@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mem: error: {e:#}");
+            eprintln!("mem: error: {}", cli::describe(&e));
             ExitCode::from(2)
         }
     }

@@ -104,7 +104,23 @@ pub enum Overwrite {
 
 /// Writes `contents` to `path` so that readers see the old file or the new one, never a part:
 /// a temporary file in the same folder, fsync, rename, fsync of the folder.
+/// Replacing a file keeps its permissions, and writes through a symlink to the file it names.
 pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Result<()> {
+    let resolved;
+    let mut keep_permissions = None;
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(meta) if overwrite == Overwrite::Yes => {
+            let target = if meta.file_type().is_symlink() {
+                resolved = std::fs::canonicalize(path).map_err(|e| Error::io(path, e))?;
+                resolved.as_path()
+            } else {
+                path
+            };
+            keep_permissions = std::fs::metadata(target).ok().map(|m| m.permissions());
+            target
+        }
+        _ => path,
+    };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut builder = tempfile::Builder::new();
     builder.prefix(".mem-tmp-");
@@ -115,6 +131,9 @@ pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Resul
         builder.permissions(std::fs::Permissions::from_mode(0o666));
     }
     let mut tmp = builder.tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+    if let Some(permissions) = keep_permissions {
+        tmp.as_file().set_permissions(permissions).map_err(|e| Error::io(tmp.path(), e))?;
+    }
     tmp.write_all(contents).map_err(|e| Error::io(tmp.path(), e))?;
     tmp.as_file().sync_all().map_err(|e| Error::io(tmp.path(), e))?;
     let persisted = match overwrite {

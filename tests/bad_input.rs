@@ -219,3 +219,70 @@ fn format_v1_fixtures_keep_loading() {
     assert_eq!(shown["front_matter"]["derived_from"], serde_json::json!(["id1", "id2"]));
     assert_eq!(shown["access_count"], 3);
 }
+
+#[test]
+fn bad_usage_and_validity_fields_are_reported() {
+    let dir = root_with_one_good();
+    dir.write(
+        "inv.md",
+        "---\nid: inv\ntype: semantic\ncreated: 2026-01-01\ninvalid_at: soon\n---\nredis\n",
+    );
+    dir.write(
+        "sup.md",
+        "---\nid: sup\ntype: semantic\ncreated: 2026-01-01\nsuperseded_by: ../x\n---\nredis\n",
+    );
+    dir.write("str.md", "---\nid: str\ntype: semantic\ncreated: 2026-01-01\naccess: { count: 1, strength: -3 }\n---\nredis\n");
+    reported(&dir, "inv.md:5: field `invalid_at`: \"soon\" is not a valid time");
+    reported(&dir, "sup.md:5: field `superseded_by`: invalid memory id \"../x\"");
+    reported(
+        &dir,
+        "str.md:5: field `access`: strength must be a positive number of days, found -3",
+    );
+}
+
+#[test]
+fn one_unsyncable_file_does_not_stop_the_others() {
+    let dir = Dir::new();
+    dir.write("a.md", memory("a", "semantic", 5, "2026-01-01T00:00:00Z", "alpha\n"));
+    dir.write("b.md", memory("b", "semantic", 5, "2026-01-01T00:00:00Z", "beta\n"));
+    dir.mem(&["used", "a", "b", "--no-sync"]).ok();
+    // Break a.md after its events were recorded.
+    dir.write("a.md", "---\nid: a\ntype: semantic\n---\nalpha\n");
+    let out = dir.mem(&["sync"]);
+    assert!(
+        out.stderr.contains("a.md: missing required field `created`  [skipped]"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("usage events for a, which has no readable memory file"),
+        "{}",
+        out.stderr
+    );
+    assert!(dir.read("b.md").contains("access: { count: 1, "), "b was synced");
+    dir.write("a.md", memory("a", "semantic", 5, "2026-01-01T00:00:00Z", "alpha\n"));
+    dir.mem(&["sync"]).ok();
+    assert!(dir.read("a.md").contains("access: { count: 1, "), "a's event waited for it");
+}
+
+#[cfg(unix)]
+#[test]
+fn edits_keep_permissions_and_follow_symlinks() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Dir::new();
+    let outside = Dir::new();
+    let target = outside
+        .write("real.md", memory("linked", "semantic", 5, "2026-01-01T00:00:00Z", "via a link\n"));
+    std::os::unix::fs::symlink(&target, dir.path().join("link.md")).unwrap();
+    let private = dir.write(
+        "private.md",
+        memory("private", "semantic", 5, "2026-01-01T00:00:00Z", "secret note\n"),
+    );
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    dir.mem(&["used", "private", "linked"]).ok();
+    assert_eq!(std::fs::metadata(&private).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(
+        std::fs::symlink_metadata(dir.path().join("link.md")).unwrap().file_type().is_symlink()
+    );
+    assert!(std::fs::read_to_string(&target).unwrap().contains("access: { count: 1, "));
+}

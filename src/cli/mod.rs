@@ -108,6 +108,22 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// An error and its causes on one line, leaving out a cause its effect already quotes (the
+/// library's messages include their source).
+pub fn describe(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
+            text.push_str(&part);
+        }
+    }
+    text
+}
+
 /// What every subcommand needs from the global options.
 struct Context {
     dir: Option<PathBuf>,

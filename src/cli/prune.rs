@@ -26,7 +26,7 @@ pub struct Args {
     /// Never used for this many days makes a candidate (default 180).
     #[arg(long)]
     unused_days: Option<f64>,
-    /// Do not write the usage log into the files first.
+    /// Do not write the usage log into the files first (a dry run never does).
     #[arg(long)]
     no_sync: bool,
 }
@@ -40,7 +40,8 @@ pub struct RestoreArgs {
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    if engine.config().usage.sync && !args.no_sync {
+    // A dry run changes nothing: unsynced events are folded in memory instead.
+    if !args.dry_run && engine.config().usage.sync && !args.no_sync {
         engine.sync()?;
         engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
     }
@@ -57,6 +58,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if let Some(v) = args.unused_days {
         rules.unused_days = v;
     }
+    let checked = mem::Config { prune: rules.clone(), ..engine.config().clone() };
+    checked
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{}", e.replace("[prune] ", "--").replace('_', "-")))?;
     let candidates = engine.prune_candidates(&rules, ctx.now)?;
     if args.dry_run {
         if args.json {

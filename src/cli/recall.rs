@@ -34,7 +34,7 @@ pub struct Args {
     /// invalidated.
     #[arg(long, value_name = "TIME", value_parser = super::parse_now, conflicts_with = "include_invalid")]
     as_of: Option<jiff::Timestamp>,
-    /// Do not record this recall in the usage log.
+    /// Do not record this recall in the usage log (`--as-of` never records).
     #[arg(long)]
     no_record: bool,
 }
@@ -47,7 +47,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         limit: usize::from(args.limit),
         include_invalid: args.include_invalid,
         as_of: args.as_of,
-        record: !args.no_record && engine.config().usage.record_retrievals,
+        // Looking into the past is not a use of the memories now.
+        record: !args.no_record && args.as_of.is_none() && engine.config().usage.record_retrievals,
     };
     let query = args.query.join(" ");
     let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;

@@ -21,18 +21,29 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     }
     let report = engine.sync()?;
     for id in &report.unknown_ids {
-        eprintln!("mem: warning: usage events for {id}, which has no memory file; kept in the log");
+        eprintln!(
+            "mem: warning: usage events for {id}, which has no readable memory file (deleted, \
+             archived or reported above); kept in the log"
+        );
+    }
+    for failure in &report.failed {
+        eprintln!("{failure}  [not synced; its events are kept]");
     }
     if args.json {
-        return super::print_json(&report);
-    }
-    let recovered = if report.recovered > 0 {
-        format!(" ({} interrupted syncs settled)", report.recovered)
+        super::print_json(&report)?;
     } else {
-        String::new()
-    };
-    super::print_text(&format!(
-        "synced {} events into {} files{recovered}\n",
-        report.events, report.files
-    ))
+        let recovered = if report.recovered > 0 {
+            format!(" ({} interrupted syncs settled)", report.recovered)
+        } else {
+            String::new()
+        };
+        super::print_text(&format!(
+            "synced {} events into {} files{recovered}\n",
+            report.events, report.files
+        ))?;
+    }
+    if !report.failed.is_empty() {
+        bail!("{} files could not be synced (listed above)", report.failed.len());
+    }
+    Ok(())
 }

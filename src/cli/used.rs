@@ -17,7 +17,10 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let paths = engine.used(&args.ids, ctx.now, !args.no_sync)?;
+    let (paths, report) = engine.used(&args.ids, ctx.now, !args.no_sync)?;
+    for failure in &report.failed {
+        eprintln!("mem: warning: recorded, but not written to the file yet: {failure}");
+    }
     let mut text = String::new();
     for (id, path) in args.ids.iter().zip(paths) {
         text.push_str(&format!("used\t{id}\t{path}\n"));

@@ -157,6 +157,55 @@ fn create_writes_a_parseable_file() {
     assert_eq!(again.id().as_str().len(), 26);
 }
 
+#[test]
+fn edits_touch_only_their_keys() {
+    let text = "---\n# kept comment\nid: x\ntype:   semantic\ntags:\n- a\n- b\ncreated: 2026-01-01\n---\nbody\n";
+    let one = edit_front_matter(text, &[("access", Some("{ count: 1 }".into()))]).unwrap();
+    assert_eq!(one, text.replace("---\nbody", "access: { count: 1 }\n---\nbody"));
+    let replaced = edit_front_matter(&one, &[("access", Some("{ count: 2 }".into()))]).unwrap();
+    assert_eq!(replaced, one.replace("count: 1", "count: 2"));
+    let back = edit_front_matter(&replaced, &[("access", None)]).unwrap();
+    assert_eq!(back, text, "removing the added key restores the bytes");
+    let no_tags = edit_front_matter(text, &[("tags", None)]).unwrap();
+    assert_eq!(
+        no_tags,
+        "---\n# kept comment\nid: x\ntype:   semantic\ncreated: 2026-01-01\n---\nbody\n"
+    );
+    let quoted = "---\nid: x\ntype: semantic\ncreated: 2026-01-01\n\"access\": { count: 1 }\n---\n";
+    let edited = edit_front_matter(quoted, &[("access", Some("{ count: 5 }".into()))]).unwrap();
+    assert_eq!(edited.matches("access").count(), 1, "{edited}");
+    assert_eq!(Memory::parse(&edited).unwrap().access().unwrap().count, 5);
+    let crlf = "---\r\nid: x\r\ntype: semantic\r\ncreated: 2026-01-01\r\n---\r\nbody\r\n";
+    let edited =
+        edit_front_matter(crlf, &[("invalid_at", Some("2026-02-01T00:00:00Z".into()))]).unwrap();
+    assert_eq!(
+        edited,
+        crlf.replace("---\r\nbody", "invalid_at: 2026-02-01T00:00:00Z\r\n---\r\nbody")
+    );
+    assert!(
+        edit_front_matter(text, &[("type", Some("fact".into()))]).is_err(),
+        "the result must parse"
+    );
+}
+
+#[test]
+fn yaml_text_quotes_when_needed() {
+    assert_eq!(yaml_text("moved to Datadog"), "moved to Datadog");
+    assert_eq!(
+        Memory::parse(&format!(
+            "---\nid: x\ntype: semantic\ncreated: 2026-01-01\nr: {}\n---\n",
+            yaml_text("a: b # c\nd")
+        ))
+        .unwrap()
+        .front_matter()
+        .get("r")
+        .unwrap()
+        .as_str(),
+        Some("a: b # c d")
+    );
+    assert_eq!(yaml_text("true"), "'true'");
+}
+
 fn unknown_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         any::<String>().prop_map(Value::from),

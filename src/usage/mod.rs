@@ -119,14 +119,23 @@ impl UsageLog {
     /// Every process that opens the database reads the whole WAL, and a WAL left behind by
     /// processes that do not checkpoint on close only grows: past `WAL_LIMIT` bytes, fold it
     /// into the database and truncate it (one fsync every few dozen recalls).
+    /// The events are committed before this runs, so a failed checkpoint (another process
+    /// reading, say) is not an error: the WAL stays as it is and the next writer tries again.
     fn after_write(&self) -> Result<()> {
         let wal = PathBuf::from(format!("{}-wal", self.path.display()));
         if std::fs::metadata(&wal).is_ok_and(|m| m.len() > WAL_LIMIT) {
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
-                .map_err(|e| usage_error(&self.path, &e))?;
+            let _best_effort =
+                self.conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
         }
         Ok(())
+    }
+
+    /// Makes every later commit of this connection durable (`synchronous = FULL`), as `mem
+    /// sync` needs: its watermark must not be lost after the file it describes was written.
+    pub fn durable(&self) -> Result<()> {
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| usage_error(&self.path, &e))
     }
 
     /// Records that recall returned `ranked` (ids, best first) for a query, in one transaction.
