@@ -53,6 +53,22 @@ min_age_days = 30
 # A memory never used (`mem used`) in this many days is a candidate (below the floor).
 unused_days = 180
 
+[reflect]
+# Cosine similarity (TF-IDF) above which two observations belong together, 0 < t < 1.
+threshold = 0.15
+# Smallest cluster that becomes a reflection.
+min_cluster = 3
+# A command that writes the summary (prompt on stdin, summary on stdout), e.g. "ollama run llama3";
+# empty: an extractive summary, no model needed.
+summarizer = ""
+# Seconds before the summariser is stopped.
+summarizer_timeout_secs = 120
+
+[admission]
+# `mem add` refuses a text this similar to an existing memory (TF-IDF cosine) unless --force
+# or --supersede; 1 turns the check off (exact duplicates are always caught).
+near_duplicate = 0.8
+
 [limits]
 # Files larger than this are reported and skipped.
 max_file_bytes = 1048576
@@ -70,6 +86,10 @@ pub struct Config {
     pub usage: UsageConfig,
     /// Prune suggestions.
     pub prune: PruneConfig,
+    /// Reflection.
+    pub reflect: ReflectConfig,
+    /// Admission control on `mem add`.
+    pub admission: AdmissionConfig,
     /// Size limits.
     pub limits: Limits,
 }
@@ -161,6 +181,45 @@ impl Default for PruneConfig {
     }
 }
 
+/// `mem reflect` settings.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReflectConfig {
+    /// Cosine similarity for two memories to belong together.
+    pub threshold: f32,
+    /// Smallest cluster that becomes a reflection.
+    pub min_cluster: usize,
+    /// Summariser command (empty: extractive).
+    pub summarizer: String,
+    /// Seconds before the summariser is stopped.
+    pub summarizer_timeout_secs: u64,
+}
+
+impl Default for ReflectConfig {
+    fn default() -> Self {
+        ReflectConfig {
+            threshold: 0.15,
+            min_cluster: 3,
+            summarizer: String::new(),
+            summarizer_timeout_secs: 120,
+        }
+    }
+}
+
+/// Admission control on `mem add`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdmissionConfig {
+    /// Similarity from which a new text is a near-duplicate.
+    pub near_duplicate: f32,
+}
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig { near_duplicate: 0.8 }
+    }
+}
+
 /// Limits on what is read.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
@@ -224,6 +283,21 @@ impl Config {
         }
         if p.min_age_days < 0.0 || p.unused_days < 0.0 {
             return Err("[prune] min_age_days and unused_days cannot be negative".into());
+        }
+        if !(self.reflect.threshold > 0.0 && self.reflect.threshold < 1.0) {
+            return Err(format!(
+                "[reflect] threshold must be between 0 and 1, found {}",
+                self.reflect.threshold
+            ));
+        }
+        if self.reflect.min_cluster < 2 {
+            return Err("[reflect] min_cluster must be at least 2".into());
+        }
+        if !(self.admission.near_duplicate > 0.0 && self.admission.near_duplicate <= 1.0) {
+            return Err(format!(
+                "[admission] near_duplicate must be above 0 and at most 1, found {}",
+                self.admission.near_duplicate
+            ));
         }
         if self.limits.max_file_bytes == 0 {
             return Err("[limits] max_file_bytes must be positive".into());

@@ -13,6 +13,9 @@ const DAY: i64 = 86_400;
 pub const BASE_STRENGTH_DAYS: f64 = 7.0;
 /// Each step of importance multiplies the starting strength by this.
 pub const IMPORTANCE_GROWTH: f64 = 1.5;
+/// A memory consolidated into a reflection keeps this share of its strength: the reflection
+/// now carries what it said, so the source may fade sooner.
+pub const CONSOLIDATED_FACTOR: f64 = 0.5;
 /// A `used` event, spaced from the last reinforcement, multiplies strength by this.
 pub const USED_GROWTH: f64 = 2.0;
 /// A retrieval at rank `r` multiplies strength by `1 + RETRIEVED_GROWTH / r`.
@@ -71,8 +74,10 @@ pub struct State {
     pub retrieved: u64,
     /// Last reinforcement (a `used`, or a top-3 retrieval); `created` when there was none.
     pub last: Timestamp,
-    /// Strength in days.
+    /// Strength in days, as stored in `access.strength`.
     pub strength: Days,
+    /// Consolidated into a reflection: decays with [`CONSOLIDATED_FACTOR`] of its strength.
+    pub consolidated: bool,
 }
 
 impl State {
@@ -80,7 +85,13 @@ impl State {
     pub fn from_memory(importance: u8, created: Timestamp, access: Option<Access>) -> State {
         let initial = initial_strength(importance);
         match access {
-            None => State { used: 0, retrieved: 0, last: created, strength: initial },
+            None => State {
+                used: 0,
+                retrieved: 0,
+                last: created,
+                strength: initial,
+                consolidated: false,
+            },
             Some(a) => State {
                 used: a.count,
                 retrieved: a.retrieved,
@@ -89,8 +100,17 @@ impl State {
                 strength: a.strength.unwrap_or_else(|| {
                     (initial * USED_GROWTH.powi(a.count.min(64) as i32)).min(MAX_STRENGTH_DAYS)
                 }),
+                consolidated: false,
             },
         }
+    }
+
+    /// The state a memory's file describes; a source consolidated into a reflection decays
+    /// faster ([`CONSOLIDATED_FACTOR`]).
+    pub fn of(memory: &crate::format::Memory) -> State {
+        let mut state = State::from_memory(memory.importance(), memory.created(), memory.access());
+        state.consolidated = memory.consolidated_into().is_some();
+        state
     }
 
     /// The state after `event` (events must be folded in time order).
@@ -129,9 +149,14 @@ impl State {
         crate::score::age_days(now.as_second(), self.last.as_second())
     }
 
+    /// The strength retention decays with: [`CONSOLIDATED_FACTOR`] of it once consolidated.
+    pub fn effective_strength(&self) -> Days {
+        if self.consolidated { self.strength * CONSOLIDATED_FACTOR } else { self.strength }
+    }
+
     /// Retention at `now`.
     pub fn retention(&self, now: Timestamp) -> f64 {
-        retention(self.age_days(now), self.strength)
+        retention(self.age_days(now), self.effective_strength())
     }
 
     /// The front-matter `access` of this state.

@@ -13,13 +13,15 @@ use rayon::prelude::*;
 use crate::config::{Config, PruneConfig};
 use crate::decay::State;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
-use crate::format::{edit_front_matter, yaml_text};
+use crate::format::{edit_front_matter, with_body, yaml_ids, yaml_text};
 use crate::index::synonyms::{self, Thesaurus};
 use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, Validity, tokenizer};
 use crate::prune::{self, Candidate};
+use crate::reflect::{self, Digest, Space, SparseVec};
 use crate::store::{self, ARCHIVE_DIR, Overwrite, STATE_DIR};
 use crate::usage::{self, UsageLog};
 use crate::{Error, Result};
+use std::collections::HashMap;
 
 /// An open memory root.
 pub struct Engine {
@@ -57,6 +59,166 @@ pub struct Added {
     pub id: String,
     /// Its path relative to the root.
     pub path: String,
+}
+
+/// Folder, under the root, where `mem reflect` writes new reflections.
+pub const REFLECTIONS_DIR: &str = "reflections";
+
+/// The instructions a summariser command receives before the memories of a cluster.
+pub const SUMMARY_PROMPT: &str = "You are consolidating related notes from a software \
+project's long-term memory into one memory. Write 3 to 6 sentences of plain Markdown that say \
+what the notes have in common: the facts, the causes, the decisions, and what to do. No title, \
+no preamble. The notes:\n";
+
+/// Which memories `mem reflect` clusters.
+#[derive(Clone, Debug)]
+pub struct ReflectOptions {
+    /// Types to consider (all when empty); `mem reflect` defaults to episodic.
+    pub kinds: Vec<MemoryType>,
+    /// Only memories created at or after this time.
+    pub since: Option<Timestamp>,
+    /// Cosine similarity for two memories to belong together.
+    pub threshold: f32,
+    /// Smallest new cluster.
+    pub min_cluster: usize,
+}
+
+/// A memory named in a proposal.
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceRef {
+    /// Its id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// One reflection `mem reflect` would write or update.
+#[derive(Clone, Debug, Serialize)]
+pub struct Proposal {
+    /// The reflection this updates; `None` for a new one.
+    pub updates: Option<SourceRef>,
+    /// Title, type, importance, tags and summary.
+    pub digest: Digest,
+    /// Every source, old and new.
+    pub sources: Vec<SourceRef>,
+    /// Ids of the sources that get `consolidated_into` now.
+    pub new_sources: Vec<String>,
+}
+
+/// A reflection written by [`Engine::reflect`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Written {
+    /// Its id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+    /// Whether it existed and was updated.
+    pub updated: bool,
+    /// How many sources it has.
+    pub sources: usize,
+}
+
+/// What `mem reflect` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReflectReport {
+    /// Reflections written or updated.
+    pub written: Vec<Written>,
+    /// Clusters skipped, each with the reason (a failing summariser, say).
+    pub failed: Vec<String>,
+}
+
+/// A command that writes a cluster's summary: the prompt on its stdin, the summary on stdout.
+#[derive(Clone, Debug)]
+pub struct Summarizer {
+    /// Run with `sh -c`.
+    pub command: String,
+    /// Stopped after this long.
+    pub timeout: std::time::Duration,
+}
+
+impl Summarizer {
+    /// Runs the command on `prompt`; a timeout, a failing exit status or an empty output is an
+    /// error that says which.
+    pub fn run(&self, prompt: &str) -> Result<String> {
+        use std::io::{Read, Write};
+        use std::process::{Command, Stdio};
+        use wait_timeout::ChildExt;
+        let fail = |message: String| Error::Summarizer { command: self.command.clone(), message };
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fail(format!("could not start: {e}")))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = prompt.to_string();
+        let writer = std::thread::spawn(move || {
+            let _closed_early_is_fine = stdin.write_all(input.as_bytes());
+        });
+        let mut stdout = child.stdout.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            stdout.read_to_end(&mut out).map(|_| out)
+        });
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut err = Vec::new();
+            let _ = stderr.read_to_end(&mut err);
+            err
+        });
+        let status = match child.wait_timeout(self.timeout).map_err(|e| fail(e.to_string()))? {
+            Some(status) => status,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("timed out after {} s", self.timeout.as_secs_f64())));
+            }
+        };
+        let _ = writer.join();
+        let out = reader.join().ok().and_then(|r| r.ok()).unwrap_or_default();
+        let err = err_reader.join().unwrap_or_default();
+        if !status.success() {
+            let err = String::from_utf8_lossy(&err);
+            let first = err.lines().next().unwrap_or("").trim();
+            return Err(fail(format!(
+                "failed ({status}){}",
+                if first.is_empty() { String::new() } else { format!(": {first}") }
+            )));
+        }
+        let out = String::from_utf8_lossy(&out).trim().to_string();
+        if out.is_empty() {
+            return Err(fail("printed nothing".into()));
+        }
+        Ok(out)
+    }
+}
+
+/// What admission control found for a new text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Admission {
+    /// Nothing like it exists.
+    Fresh,
+    /// The same text exists already.
+    Duplicate {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+    },
+    /// A very similar text exists.
+    Similar {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+        /// TF-IDF cosine similarity.
+        similarity: f32,
+    },
 }
 
 /// What `mem sync` did.
@@ -414,10 +576,10 @@ impl Engine {
             if unsynced.events.is_empty() {
                 return Ok(None);
             }
-            let state = unsynced.events.iter().fold(
-                State::from_memory(memory.importance(), memory.created(), memory.access()),
-                |state, event| state.fold(memory.importance(), *event),
-            );
+            let state = unsynced
+                .events
+                .iter()
+                .fold(State::of(&memory), |state, event| state.fold(memory.importance(), *event));
             let edited = edit_front_matter(&text, &[("access", Some(state.access().to_yaml()))])
                 .map_err(|source| Error::Parse { path: rel.into(), source })?;
             let hash = crate::index::content_hash(edited.as_bytes());
@@ -431,7 +593,7 @@ impl Engine {
     /// A memory's usage state now: what its file says, with the events not yet synced folded in.
     pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
         let unsynced = self.usage()?.unsynced(memory.id().as_str())?;
-        let initial = State::from_memory(memory.importance(), memory.created(), memory.access());
+        let initial = State::of(memory);
         Ok(unsynced.events.iter().fold(initial, |s, e| s.fold(memory.importance(), *e)))
     }
 
@@ -502,11 +664,270 @@ impl Engine {
             let state = if unsynced.contains(memory.id().as_str()) {
                 self.state_of(memory)?
             } else {
-                State::from_memory(memory.importance(), memory.created(), memory.access())
+                State::of(memory)
             };
             states.push(state);
         }
         Ok(prune::candidates(&loaded, &states, rules, now))
+    }
+
+    /// Every indexed memory, read from its file, in path order (files that stopped parsing
+    /// since the last refresh are left out; the refresh reports them).
+    fn load_all(&self) -> Vec<(String, Memory)> {
+        let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
+        rels.sort();
+        let max = self.config.limits.max_file_bytes;
+        let root = &self.root;
+        rels.par_iter()
+            .filter_map(|rel| {
+                let bytes = store::read_limited(&root.join(rel), max).ok()?;
+                Memory::parse_bytes(&bytes).ok().map(|m| (rel.clone(), m))
+            })
+            .collect()
+    }
+
+    /// What `mem reflect` would write: observations that join an existing reflection (which
+    /// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
+    pub fn reflect_plan(&self, options: &ReflectOptions, now: Timestamp) -> Result<Vec<Proposal>> {
+        let loaded: Vec<(String, Memory)> =
+            self.load_all().into_iter().filter(|(_, m)| !m.is_invalid_at(now)).collect();
+        let texts: Vec<String> =
+            loaded.iter().map(|(_, m)| format!("{}\n{}", m.title(), m.body())).collect();
+        let (space, vectors) = Space::fit(&texts);
+        let position: HashMap<&str, usize> =
+            loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
+
+        // Existing reflections and the centre of what they were made from.
+        let reflections: Vec<(usize, Vec<usize>, SparseVec)> = loaded
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| !m.derived_from().is_empty())
+            .map(|(i, (_, m))| {
+                let sources: Vec<usize> = m
+                    .derived_from()
+                    .iter()
+                    .filter_map(|id| position.get(id.as_str()).copied())
+                    .collect();
+                let centre = SparseVec::centroid(sources.iter().map(|&s| &vectors[s]));
+                (i, sources, centre)
+            })
+            .collect();
+
+        let candidates: Vec<usize> = loaded
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| {
+                (options.kinds.is_empty() || options.kinds.contains(&m.kind()))
+                    && m.consolidated_into().is_none()
+                    && m.derived_from().is_empty()
+                    && options.since.is_none_or(|since| m.created() >= since)
+            })
+            .map(|(i, _)| i)
+            .collect();
+
+        // Observations close to a reflection's centre join it.
+        let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut free = Vec::new();
+        for &c in &candidates {
+            let best = reflections
+                .iter()
+                .enumerate()
+                .map(|(r, (_, _, centre))| (r, vectors[c].dot(centre)))
+                .filter(|&(_, sim)| sim >= options.threshold)
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            match best {
+                Some((r, _)) => joining.entry(r).or_default().push(c),
+                None => free.push(c),
+            }
+        }
+
+        let source_ref = |i: usize| SourceRef {
+            id: loaded[i].1.id().to_string(),
+            path: loaded[i].0.clone(),
+            title: loaded[i].1.title(),
+        };
+        let digest_of = |members: &[usize]| {
+            let sources: Vec<(&Memory, &SparseVec)> =
+                members.iter().map(|&i| (&loaded[i].1, &vectors[i])).collect();
+            reflect::digest(&space, &sources)
+        };
+        let mut proposals = Vec::new();
+        for (r, new) in joining {
+            let (reflection, old, _) = &reflections[r];
+            let mut all = old.clone();
+            all.extend(&new);
+            proposals.push(Proposal {
+                updates: Some(source_ref(*reflection)),
+                digest: digest_of(&all),
+                sources: all.iter().map(|&i| source_ref(i)).collect(),
+                new_sources: new.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+            });
+        }
+        let free_vectors: Vec<SparseVec> = free.iter().map(|&i| vectors[i].clone()).collect();
+        let graph = reflect::neighbours(&free_vectors, options.threshold);
+        for cluster in
+            reflect::cluster(&free_vectors, &graph, options.threshold, options.min_cluster)
+        {
+            let members: Vec<usize> = cluster.iter().map(|&k| free[k]).collect();
+            proposals.push(Proposal {
+                updates: None,
+                digest: digest_of(&members),
+                sources: members.iter().map(|&i| source_ref(i)).collect(),
+                new_sources: members.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+            });
+        }
+        Ok(proposals)
+    }
+
+    /// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
+    /// `consolidated_into` on their new sources. With a summariser, its output is the body; a
+    /// cluster whose summariser fails is skipped and reported, the others go on.
+    pub fn reflect(
+        &mut self,
+        proposals: &[Proposal],
+        summarizer: Option<&Summarizer>,
+        now: Timestamp,
+    ) -> Result<ReflectReport> {
+        self.with_lock(|engine| {
+            let mut report = ReflectReport::default();
+            for proposal in proposals {
+                match engine.write_reflection(proposal, summarizer, now) {
+                    Ok(written) => report.written.push(written),
+                    Err(e @ (Error::Summarizer { .. } | Error::Parse { .. })) => {
+                        report.failed.push(format!("{}: {e}", proposal.digest.title));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(report)
+        })
+    }
+
+    fn write_reflection(
+        &self,
+        proposal: &Proposal,
+        summarizer: Option<&Summarizer>,
+        now: Timestamp,
+    ) -> Result<Written> {
+        let d = &proposal.digest;
+        let summary = match summarizer {
+            Some(s) => {
+                let mut prompt = String::from(SUMMARY_PROMPT);
+                for source in &proposal.sources {
+                    let text = std::fs::read_to_string(self.root.join(&source.path))
+                        .map_err(|e| Error::io(self.root.join(&source.path), e))?;
+                    let body = Memory::parse(&text).map(|m| m.body().to_string()).unwrap_or(text);
+                    prompt.push_str(&format!(
+                        "\n### {} ({})\n{}\n",
+                        source.title,
+                        source.id,
+                        body.trim()
+                    ));
+                }
+                s.run(&prompt)?
+            }
+            None => d.sentences.iter().map(|s| format!("- {s}\n")).collect(),
+        };
+        let mut text = format!("{}\n\n## Sources\n\n", summary.trim_end());
+        for source in &proposal.sources {
+            text.push_str(&format!("- {}: {}\n", source.id, source.title));
+        }
+        let ids: Vec<MemoryId> =
+            proposal.sources.iter().map(|s| MemoryId::new(&s.id)).collect::<Result<_>>()?;
+        let (id, rel, updated) = match &proposal.updates {
+            None => {
+                let memory = Memory::create(
+                    NewMemory {
+                        text: text.clone(),
+                        kind: d.kind,
+                        importance: d.importance,
+                        tags: d.tags.clone(),
+                        title: Some(d.title.clone()),
+                        source: Some("reflect".into()),
+                    },
+                    now,
+                )?;
+                let rel = format!("{REFLECTIONS_DIR}/{}.md", memory.id());
+                let file =
+                    edit_front_matter(&memory.render(), &[("derived_from", Some(yaml_ids(&ids)))])
+                        .map_err(parse_error(&rel))?;
+                let path = self.root.join(&rel);
+                std::fs::create_dir_all(path.parent().expect("has a folder"))
+                    .map_err(|e| Error::io(&path, e))?;
+                store::write_atomic(&path, file.as_bytes(), Overwrite::No)?;
+                (memory.id().to_string(), rel, false)
+            }
+            Some(existing) => {
+                let path = self.root.join(&existing.path);
+                let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                let file = with_body(&old, &format!("# {}\n\n{text}", d.title))
+                    .and_then(|f| {
+                        edit_front_matter(
+                            &f,
+                            &[
+                                ("derived_from", Some(yaml_ids(&ids))),
+                                ("importance", Some(d.importance.to_string())),
+                            ],
+                        )
+                    })
+                    .map_err(parse_error(&existing.path))?;
+                store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+                (existing.id.clone(), existing.path.clone(), true)
+            }
+        };
+        // Sources last: a crash before this leaves them unconsolidated, and the next run
+        // finds them close to this reflection and joins them to it instead of starting over.
+        let reflection_id = MemoryId::new(&id)?;
+        for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
+            let path = self.root.join(&source.path);
+            let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let file = edit_front_matter(
+                &old,
+                &[("consolidated_into", Some(yaml_text(reflection_id.as_str())))],
+            )
+            .map_err(parse_error(&source.path))?;
+            store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+        }
+        Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })
+    }
+
+    /// Admission control for a new text: an exact duplicate of an existing memory (same words,
+    /// case and spacing aside), a near-duplicate (TF-IDF cosine at least `[admission]
+    /// near_duplicate` against the ten closest memories by BM25), or fresh.
+    pub fn admit(&self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
+        let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let text = normal(&new.text);
+        let options = RecallOptions { limit: 10, ..Default::default() };
+        let hits = self.search(&new.text, &options, now)?;
+        let mut bodies = Vec::with_capacity(hits.len());
+        for hit in &hits {
+            let Ok((path, memory)) = self.get(&hit.record.id) else { continue };
+            let body = memory.body();
+            let without_title =
+                body.trim_start().strip_prefix('#').map(|b| b.split_once('\n').map_or("", |x| x.1));
+            if normal(body) == text || without_title.is_some_and(|b| normal(b) == text) {
+                return Ok(Admission::Duplicate { id: hit.record.id.clone(), path });
+            }
+            bodies.push((hit.record.id.clone(), path, body.to_string()));
+        }
+        let threshold = self.config.admission.near_duplicate;
+        if bodies.is_empty() || threshold >= 1.0 {
+            return Ok(Admission::Fresh);
+        }
+        let mut texts = vec![new.text.clone()];
+        texts.extend(bodies.iter().map(|(_, _, b)| b.clone()));
+        let (_, vectors) = Space::fit(&texts);
+        let best = bodies
+            .into_iter()
+            .zip(&vectors[1..])
+            .map(|((id, path, _), v)| (id, path, vectors[0].dot(v)))
+            .max_by(|a, b| a.2.total_cmp(&b.2));
+        Ok(match best {
+            Some((id, path, similarity)) if similarity >= threshold => {
+                Admission::Similar { id, path, similarity }
+            }
+            _ => Admission::Fresh,
+        })
     }
 
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
@@ -595,6 +1016,11 @@ impl Engine {
             duplicate_ids: self.duplicates().len(),
         })
     }
+}
+
+/// Maps a format error about the file at `path` to the library's error.
+fn parse_error(path: &str) -> impl Fn(crate::format::FormatError) -> Error + '_ {
+    move |source| Error::Parse { path: path.into(), source }
 }
 
 /// `now` to the whole second, as written into files.

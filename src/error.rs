@@ -68,6 +68,14 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The summariser command of `mem reflect` failed for one cluster.
+    #[error("summariser `{command}` {message}")]
+    Summarizer {
+        /// The command line.
+        command: String,
+        /// What went wrong: timeout, exit status, empty output.
+        message: String,
+    },
     /// The search index failed in a way a rebuild did not fix.
     #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
     Index(#[from] tantivy::TantivyError),

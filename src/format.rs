@@ -218,6 +218,8 @@ pub struct Memory {
     access: Option<Access>,
     invalid_at: Option<Timestamp>,
     superseded_by: Option<MemoryId>,
+    derived_from: Vec<MemoryId>,
+    consolidated_into: Option<MemoryId>,
     body: String,
 }
 
@@ -420,6 +422,27 @@ impl Memory {
             }
         };
 
+        let id_field = |name: &'static str, v: &Value| match v {
+            Value::String(s) => MemoryId::new(s).map_err(|e| field(name, e.to_string())),
+            other => Err(field(name, format!("expected a memory id, found {}", describe(other)))),
+        };
+        let derived_from = match get("derived_from") {
+            None => Vec::new(),
+            Some(Value::Sequence(items)) => {
+                items.iter().map(|v| id_field("derived_from", v)).collect::<Result<_, _>>()?
+            }
+            Some(other) => {
+                return Err(field(
+                    "derived_from",
+                    format!("expected a list of memory ids, found {}", describe(other)),
+                ));
+            }
+        };
+        let consolidated_into = match get("consolidated_into") {
+            None => None,
+            Some(v) => Some(id_field("consolidated_into", v)?),
+        };
+
         Ok(Memory {
             front,
             id,
@@ -431,6 +454,8 @@ impl Memory {
             access,
             invalid_at,
             superseded_by,
+            derived_from,
+            consolidated_into,
             body,
         })
     }
@@ -486,6 +511,8 @@ impl Memory {
             access: None,
             invalid_at: None,
             superseded_by: None,
+            derived_from: Vec::new(),
+            consolidated_into: None,
             body,
         })
     }
@@ -537,6 +564,14 @@ impl Memory {
     /// The memory that replaces this one, if any.
     pub fn superseded_by(&self) -> Option<&MemoryId> {
         self.superseded_by.as_ref()
+    }
+    /// The memories this one was consolidated from (set by `mem reflect`).
+    pub fn derived_from(&self) -> &[MemoryId] {
+        &self.derived_from
+    }
+    /// The reflection this memory was consolidated into, if any.
+    pub fn consolidated_into(&self) -> Option<&MemoryId> {
+        self.consolidated_into.as_ref()
     }
     /// Whether the memory is invalid at `at` (invalidated at or before it).
     pub fn is_invalid_at(&self, at: Timestamp) -> bool {
@@ -627,6 +662,21 @@ pub fn edit_front_matter(
     let edited = format!("{}{}{}", &text[..start], lines.concat(), &text[start + yaml.len()..]);
     Memory::parse(&edited)?;
     Ok(edited)
+}
+
+/// The file `text` with its body replaced by `body`: the front-matter stays byte for byte.
+pub fn with_body(text: &str, body: &str) -> Result<String, FormatError> {
+    let (_, old_body) = split_front_matter(text)?;
+    let head = &text[..text.len() - old_body.len()];
+    let edited = format!("{head}{body}");
+    Memory::parse(&edited)?;
+    Ok(edited)
+}
+
+/// A list of ids as a one-line YAML flow sequence.
+pub fn yaml_ids(ids: &[MemoryId]) -> String {
+    let items: Vec<String> = ids.iter().map(|id| yaml_text(id.as_str())).collect();
+    format!("[{}]", items.join(", "))
 }
 
 /// Whether a front-matter line continues the value of the key above it.

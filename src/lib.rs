@@ -39,6 +39,7 @@ pub mod eval;
 pub mod format;
 pub mod index;
 pub mod prune;
+pub mod reflect;
 pub mod score;
 pub mod store;
 pub mod usage;

@@ -10,6 +10,8 @@ mod eval;
 mod index;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.
 mod recall;
+/// `mem reflect` and admission control on `mem add`.
+mod reflect;
 /// `mem init`, root resolution, `mem add`.
 mod root;
 /// Usage log, decay through time, prune and restore, invalidation, sync.

@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Read};
 
 use anyhow::{Context as _, Result, bail};
+use mem::engine::Admission;
 use mem::{MemoryType, NewMemory};
 
 use super::Context;
@@ -30,6 +31,12 @@ pub struct Args {
     /// Print {"id", "path"} as JSON.
     #[arg(long)]
     json: bool,
+    /// Write it even if a very similar memory exists.
+    #[arg(long, conflicts_with = "supersede")]
+    force: bool,
+    /// Write it and mark the very similar existing memory as superseded by it.
+    #[arg(long)]
+    supersede: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -45,18 +52,47 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             text
         }
     };
-    let engine = ctx.engine()?;
-    let added = engine.add(
-        NewMemory {
-            text,
-            kind: args.kind,
-            importance: args.importance,
-            tags: args.tags,
-            title: args.title,
-            source: args.source,
-        },
-        ctx.now,
-    )?;
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    let new = NewMemory {
+        text,
+        kind: args.kind,
+        importance: args.importance,
+        tags: args.tags,
+        title: args.title,
+        source: args.source,
+    };
+    let mut replaces = None;
+    match engine.admit(&new, ctx.now)? {
+        Admission::Fresh => {}
+        Admission::Duplicate { id, path } => {
+            // Not written again: saying it again is a use of the memory that says it.
+            engine.used(std::slice::from_ref(&id), ctx.now, true)?;
+            eprintln!(
+                "mem: already remembered as {id} ({path}); not written again, counted as used"
+            );
+            return if args.json {
+                super::print_json(&serde_json::json!({ "id": id, "path": path, "duplicate": true }))
+            } else {
+                super::print_text(&format!("{id}\t{}\n", engine.root().join(&path).display()))
+            };
+        }
+        Admission::Similar { id, path, similarity } => {
+            if args.supersede {
+                replaces = Some(id);
+            } else if !args.force {
+                bail!(
+                    "a very similar memory exists: {id} ({path}), similarity {similarity:.2}; \
+                     add --force to keep both, or --supersede to replace it"
+                );
+            }
+        }
+    }
+    let added = engine.add(new, ctx.now)?;
+    if let Some(old) = &replaces {
+        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+        engine.supersede(old, &added.id, ctx.now)?;
+        eprintln!("mem: {old} is superseded by {}", added.id);
+    }
     if args.json {
         super::print_json(&added)
     } else {

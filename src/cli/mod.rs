@@ -9,6 +9,7 @@ mod init;
 mod list;
 mod prune;
 mod recall;
+mod reflect;
 mod show;
 mod stats;
 mod sync;
@@ -68,6 +69,8 @@ enum Command {
     Prune(prune::Args),
     /// Bring an archived memory back.
     Restore(prune::RestoreArgs),
+    /// Consolidate clusters of related observations into higher-level memories.
+    Reflect(reflect::Args),
 }
 
 /// Runs the parsed command.
@@ -93,6 +96,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Supersede(args) => forget::supersede(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
+        Command::Reflect(args) => reflect::run(args, &ctx),
     }
 }
 

@@ -21,7 +21,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
     let state = engine.state_of(&memory).unwrap_or_else(|e| {
         eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
-        mem::decay::State::from_memory(memory.importance(), memory.created(), memory.access())
+        mem::decay::State::of(&memory)
     });
     let retention = state.retention(ctx.now);
     let age_days = state.age_days(ctx.now);
@@ -36,9 +36,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "last_access": state.last,
             "access_count": state.used,
             "retrieved": state.retrieved,
-            "strength_days": state.strength,
+            "strength_days": state.effective_strength(),
             "retention": retention,
             "invalid_at": memory.invalid_at(),
+            "derived_from": memory.derived_from(),
+            "consolidated_into": memory.consolidated_into(),
             "superseded_by": memory.superseded_by(),
             "tags": memory.tags(),
             "source": memory.source(),
@@ -60,13 +62,20 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     ));
     text.push_str(&format!(
         "retention   R = {retention:.3} (strength S = {:.1} days, R = exp(-t/S))\n",
-        state.strength
+        state.effective_strength()
     ));
     if let Some(at) = memory.invalid_at() {
         text.push_str(&format!("invalid     since {at}\n"));
     }
     if let Some(by) = memory.superseded_by() {
         text.push_str(&format!("replaced by {by}\n"));
+    }
+    if !memory.derived_from().is_empty() {
+        let ids: Vec<&str> = memory.derived_from().iter().map(|id| id.as_str()).collect();
+        text.push_str(&format!("derived from {}\n", ids.join(", ")));
+    }
+    if let Some(into) = memory.consolidated_into() {
+        text.push_str(&format!("consolidated into {into}\n"));
     }
     if !memory.tags().is_empty() {
         text.push_str(&format!("tags        {}\n", memory.tags().join(", ")));

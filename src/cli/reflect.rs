@@ -1,0 +1,127 @@
+//! `mem reflect`: consolidate clusters of related observations into reflections.
+
+use anyhow::{Result, bail};
+use mem::MemoryType;
+use mem::engine::{ReflectOptions, Summarizer};
+
+use super::Context;
+
+/// Arguments of `mem reflect`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the clusters (sources, proposed title and summary); write nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the proposals (with --dry-run) or what was written, as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Only memories created at or after this time (RFC 3339 or YYYY-MM-DD).
+    #[arg(long, value_name = "TIME", value_parser = super::parse_now)]
+    since: Option<jiff::Timestamp>,
+    /// Types to cluster; repeat for several (default: episodic).
+    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
+    kinds: Vec<MemoryType>,
+    /// Cosine similarity (TF-IDF) for two memories to belong together (default from mem.toml: 0.15).
+    #[arg(long)]
+    threshold: Option<f32>,
+    /// Smallest cluster that becomes a reflection (default 3).
+    #[arg(long)]
+    min_cluster: Option<usize>,
+    /// Command that writes each summary: prompt on stdin, summary on stdout (default: extractive).
+    #[arg(long)]
+    summarizer: Option<String>,
+    /// Seconds before the summariser is stopped (default 120).
+    #[arg(long)]
+    summarizer_timeout: Option<u64>,
+    /// Do not write the usage log into the files first.
+    #[arg(long)]
+    no_sync: bool,
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    let settings = engine.config().reflect.clone();
+    let mut checked = engine.config().clone();
+    checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
+    checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
+    checked
+        .validate()
+        .map_err(|e| anyhow::anyhow!("{}", e.replace("[reflect] ", "--").replace('_', "-")))?;
+    if !args.dry_run && !args.no_sync && engine.config().usage.sync {
+        engine.sync()?;
+        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    }
+    let options = ReflectOptions {
+        kinds: if args.kinds.is_empty() { vec![MemoryType::Episodic] } else { args.kinds },
+        since: args.since,
+        threshold: checked.reflect.threshold,
+        min_cluster: checked.reflect.min_cluster,
+    };
+    let proposals = engine.reflect_plan(&options, ctx.now)?;
+    if args.dry_run {
+        if args.json {
+            return super::print_json(&proposals);
+        }
+        if proposals.is_empty() {
+            return super::print_text("no cluster to consolidate\n");
+        }
+        let mut text = String::new();
+        for p in &proposals {
+            match &p.updates {
+                Some(r) => text.push_str(&format!("update {} ({})\n", r.id, r.path)),
+                None => text.push_str("new reflection\n"),
+            }
+            let d = &p.digest;
+            text.push_str(&format!("  title       {}\n", d.title));
+            text.push_str(&format!("  type        {}, importance {}\n", d.kind, d.importance));
+            text.push_str("  sources\n");
+            for s in &p.sources {
+                let new = if p.new_sources.contains(&s.id) { "+" } else { " " };
+                text.push_str(&format!(
+                    "    {new} {}  {}\n",
+                    s.id,
+                    mem::format::clip(&s.title, 70)
+                ));
+            }
+            text.push_str("  summary\n");
+            for s in &d.sentences {
+                text.push_str(&format!("    - {s}\n"));
+            }
+            text.push('\n');
+        }
+        return super::print_text(&text);
+    }
+    let command = args.summarizer.unwrap_or(settings.summarizer);
+    let summarizer = (!command.trim().is_empty()).then(|| Summarizer {
+        command,
+        timeout: std::time::Duration::from_secs(
+            args.summarizer_timeout.unwrap_or(settings.summarizer_timeout_secs),
+        ),
+    });
+    let report = engine.reflect(&proposals, summarizer.as_ref(), ctx.now)?;
+    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    for failure in &report.failed {
+        eprintln!("mem: reflection skipped: {failure}");
+    }
+    if args.json {
+        super::print_json(&report)?;
+    } else {
+        let mut text = String::new();
+        for w in &report.written {
+            let verb = if w.updated { "updated" } else { "wrote" };
+            text.push_str(&format!("{verb}\t{}\t{}\t({} sources)\n", w.id, w.path, w.sources));
+        }
+        if report.written.is_empty() && report.failed.is_empty() {
+            text.push_str("no cluster to consolidate\n");
+        }
+        super::print_text(&text)?;
+    }
+    if !report.failed.is_empty() {
+        bail!(
+            "{} of {} clusters were not written (see above)",
+            report.failed.len(),
+            proposals.len()
+        );
+    }
+    Ok(())
+}
