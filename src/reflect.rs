@@ -133,18 +133,28 @@ impl Space {
 
 /// (stem, lower-cased surface word) pairs of a text, through the index's analyzer.
 fn analyse(text: &str) -> Vec<(String, String)> {
-    let mut analyzer = tokenizer::analyzer();
-    let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {
-        let surface = text.get(token.offset_from..token.offset_to).unwrap_or(&token.text);
-        out.push((token.text.clone(), surface.to_lowercase()));
+    thread_local! {
+        // Building an analyzer (its stop-word set, its stemmer) costs more than using it.
+        static ANALYZER: std::cell::RefCell<tantivy::tokenizer::TextAnalyzer> =
+            std::cell::RefCell::new(tokenizer::analyzer());
     }
-    out
+    ANALYZER.with_borrow_mut(|analyzer| {
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {
+            let surface = text.get(token.offset_from..token.offset_to).unwrap_or(&token.text);
+            out.push((token.text.clone(), surface.to_lowercase()));
+        }
+        out
+    })
 }
 
+/// In stores of at least this many memories, terms found in more than a tenth of them are
+/// skipped when looking for neighbours: they weigh little (low IDF) and cost the most.
+pub const COMMON_TERMS_FROM: usize = 1_000;
+
 /// For each vector, the others whose cosine is at least `threshold`, found through an
-/// inverted index of terms (in parallel).
+/// inverted index of terms (in parallel). See [`COMMON_TERMS_FROM`].
 pub fn neighbours(vectors: &[SparseVec], threshold: f32) -> Vec<Vec<(usize, f32)>> {
     let mut postings: HashMap<u32, Vec<(usize, f32)>> = HashMap::new();
     for (i, v) in vectors.iter().enumerate() {
@@ -153,6 +163,10 @@ pub fn neighbours(vectors: &[SparseVec], threshold: f32) -> Vec<Vec<(usize, f32)
         }
     }
     let n = vectors.len();
+    if n >= COMMON_TERMS_FROM {
+        postings.retain(|_, p| p.len() * 10 <= n);
+    }
+    let empty = Vec::new();
     vectors
         .par_iter()
         .enumerate()
@@ -160,7 +174,7 @@ pub fn neighbours(vectors: &[SparseVec], threshold: f32) -> Vec<Vec<(usize, f32)
             || (vec![0f32; n], Vec::new()),
             |(scores, touched), (i, v)| {
                 for &(t, w) in &v.0 {
-                    for &(j, wj) in &postings[&t] {
+                    for &(j, wj) in postings.get(&t).unwrap_or(&empty) {
                         if scores[j] == 0.0 {
                             touched.push(j);
                         }
@@ -196,6 +210,7 @@ pub fn cluster(
     let mut order: Vec<usize> = (0..neighbours.len()).collect();
     order.sort_by(|&a, &b| neighbours[b].len().cmp(&neighbours[a].len()).then(a.cmp(&b)));
     let mut assigned = vec![false; neighbours.len()];
+    let mut in_cluster = vec![false; neighbours.len()];
     let mut clusters = Vec::new();
     for centre in order {
         if assigned[centre] {
@@ -204,20 +219,30 @@ pub fn cluster(
         let mut members: Vec<usize> = std::iter::once(centre)
             .chain(neighbours[centre].iter().map(|&(j, _)| j).filter(|&j| !assigned[j]))
             .collect();
-        loop {
+        for &m in &members {
+            in_cluster[m] = true;
+        }
+        // Grow: neighbours of members close to the centroid join, a few rounds at most.
+        for _ in 0..8 {
             let centroid = SparseVec::centroid(members.iter().map(|&m| &vectors[m]));
             let mut near: Vec<usize> = members
                 .iter()
                 .flat_map(|&m| neighbours[m].iter().map(|&(j, _)| j))
-                .filter(|&j| !assigned[j] && !members.contains(&j))
-                .filter(|&j| vectors[j].dot(&centroid) >= threshold)
+                .filter(|&j| !assigned[j] && !in_cluster[j])
                 .collect();
             near.sort_unstable();
             near.dedup();
+            near.retain(|&j| vectors[j].dot(&centroid) >= threshold);
             if near.is_empty() {
                 break;
             }
+            for &j in &near {
+                in_cluster[j] = true;
+            }
             members.extend(near);
+        }
+        for &m in &members {
+            in_cluster[m] = false;
         }
         if members.len() < min_size.max(2) {
             continue;
