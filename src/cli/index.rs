@@ -23,11 +23,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let started = super::stopwatch();
     let mut engine = ctx.engine()?;
     let progress = super::progress_bar();
-    if args.rebuild && !args.no_sync && engine.config().usage.sync {
-        // Usage reaches the files before the derived state is thrown away.
-        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
-        engine.sync()?;
-    }
+    // Usage reaches the files before the derived state is thrown away.
+    super::sync_first(&mut engine, ctx.now, !args.rebuild || args.no_sync)?;
     let mut report = if args.rebuild {
         engine.rebuild(ctx.now, &progress)?
     } else {

@@ -162,6 +162,30 @@ fn stopwatch() -> std::time::Instant {
     std::time::Instant::now()
 }
 
+/// Writes the usage log into the files before a command that reads or moves them all, unless
+/// `skip` or `[usage] sync = false`. Files that cannot be synced are reported on stderr; their
+/// events wait in the log.
+fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
+    if skip || !engine.config().usage.sync {
+        return Ok(());
+    }
+    let hidden = indicatif::ProgressBar::hidden();
+    engine.refresh(now, &hidden)?;
+    let report = engine.sync()?;
+    for failure in &report.failed {
+        eprintln!("{failure}  [not synced; its events are kept]");
+    }
+    if report.files > 0 {
+        engine.refresh(now, &hidden)?;
+    }
+    Ok(())
+}
+
+/// A settings error about a command-line override, named as the option (`--min-cluster`).
+fn option_error(message: String, section: &str) -> anyhow::Error {
+    anyhow::anyhow!("{}", message.replace(&format!("[{section}] "), "--").replace('_', "-"))
+}
+
 /// A progress bar on stderr when it is a terminal, hidden otherwise.
 fn progress_bar() -> indicatif::ProgressBar {
     if std::io::stderr().is_terminal() {

@@ -41,10 +41,7 @@ pub struct RestoreArgs {
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     // A dry run changes nothing: unsynced events are folded in memory instead.
-    if !args.dry_run && engine.config().usage.sync && !args.no_sync {
-        engine.sync()?;
-        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
-    }
+    super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     let mut rules = engine.config().prune.clone();
     if let Some(v) = args.threshold {
         rules.retention_threshold = v;
@@ -59,9 +56,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         rules.unused_days = v;
     }
     let checked = mem::Config { prune: rules.clone(), ..engine.config().clone() };
-    checked
-        .validate()
-        .map_err(|e| anyhow::anyhow!("{}", e.replace("[prune] ", "--").replace('_', "-")))?;
+    checked.validate().map_err(|e| super::option_error(e, "prune"))?;
     let candidates = engine.prune_candidates(&rules, ctx.now)?;
     if args.dry_run {
         if args.json {

@@ -44,13 +44,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let mut checked = engine.config().clone();
     checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
-    checked
-        .validate()
-        .map_err(|e| anyhow::anyhow!("{}", e.replace("[reflect] ", "--").replace('_', "-")))?;
-    if !args.dry_run && !args.no_sync && engine.config().usage.sync {
-        engine.sync()?;
-        engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
-    }
+    checked.validate().map_err(|e| super::option_error(e, "reflect"))?;
+    super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     let options = ReflectOptions {
         kinds: if args.kinds.is_empty() { vec![MemoryType::Episodic] } else { args.kinds },
         since: args.since,
