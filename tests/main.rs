@@ -2,6 +2,9 @@
 
 mod util;
 
+/// `mem context` and `mem health`.
+mod agents;
+
 /// The file format as seen through the binary, and every bad input of the contract.
 mod bad_input;
 /// `mem eval` on a tiny labelled set with a known answer.

@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod context;
 mod eval;
 mod forget;
 mod index;
@@ -71,6 +72,8 @@ enum Command {
     Restore(prune::RestoreArgs),
     /// Consolidate clusters of related observations into higher-level memories.
     Reflect(reflect::Args),
+    /// Print a compact Markdown block of key memories (and a recall for --task) for a session start.
+    Context(context::Args),
 }
 
 /// Runs the parsed command.
@@ -97,6 +100,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
+        Command::Context(args) => context::run(args, &ctx),
     }
 }
 
