@@ -14,6 +14,7 @@ use crate::config::{Config, PruneConfig};
 use crate::decay::State;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
 use crate::format::{edit_front_matter, with_body, yaml_ids, yaml_text};
+use crate::health::{self, CaptureSummary, Coverage, IndexCheck};
 use crate::index::synonyms::{self, Thesaurus};
 use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, Validity, tokenizer};
 use crate::prune::{self, Candidate};
@@ -219,6 +220,46 @@ pub enum Admission {
         /// TF-IDF cosine similarity.
         similarity: f32,
     },
+}
+
+/// File of `.mem/` where `mem capture` logs every capture, one JSON object a line.
+pub const CAPTURE_LOG: &str = "capture.log";
+
+/// The usage log's condition.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UsageCheck {
+    /// Whether `.mem/usage.db` exists.
+    pub present: bool,
+    /// Events it holds.
+    pub events: u64,
+    /// What is wrong with it, if anything.
+    pub error: Option<String>,
+}
+
+/// What `mem health` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Health {
+    /// Set when opening found the index corrupt or outdated (it was rebuilt, empty).
+    pub notice: Option<String>,
+    /// Index against files.
+    pub index: IndexCheck,
+    /// The usage log.
+    pub usage: UsageCheck,
+    /// Captures of the last 24 hours.
+    pub capture: CaptureSummary,
+    /// Sessions on disk against sessions captured, when a transcripts folder was given.
+    pub coverage: Option<Coverage>,
+}
+
+impl Health {
+    /// Whether everything checked is sound.
+    pub fn ok(&self) -> bool {
+        self.notice.is_none()
+            && self.index.ok()
+            && self.usage.error.is_none()
+            && self.capture.ok()
+            && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
+    }
 }
 
 /// What `mem sync` did.
@@ -998,6 +1039,47 @@ impl Engine {
     /// Ids used by more than one indexed file, each with its paths.
     pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
         self.index.manifest().duplicate_ids()
+    }
+
+    /// Checks the root without changing it: index against files (by content), parse errors,
+    /// the usage log, the capture log of the last 24 hours, and, given a folder of agent
+    /// transcripts, which sessions were never captured. Call it on an engine that has not
+    /// refreshed, or there is nothing left to find.
+    pub fn health(&mut self, now: Timestamp, transcripts: Option<&Path>) -> Result<Health> {
+        let scan = store::scan(&self.root);
+        let index = health::check_index(
+            &self.root,
+            self.index.manifest(),
+            &scan,
+            self.config.limits.max_file_bytes,
+        );
+        let usage_path = self.state_dir.join(usage::FILE);
+        let usage = if usage_path.exists() {
+            match self.usage().and_then(|log| log.check().and_then(|()| log.event_count())) {
+                Ok(events) => UsageCheck { present: true, events, error: None },
+                Err(e) => UsageCheck { present: true, events: 0, error: Some(e.to_string()) },
+            }
+        } else {
+            UsageCheck::default()
+        };
+        let log = self.state_dir.join(CAPTURE_LOG);
+        let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
+        let coverage = match transcripts {
+            None => None,
+            Some(dir) => {
+                let found = health::transcripts(dir).map_err(|e| Error::io(dir, e))?;
+                let captured: Vec<String> = self
+                    .index
+                    .records(&[], &[])?
+                    .into_iter()
+                    .filter_map(|r| {
+                        r.source.and_then(|s| s.strip_prefix("session/").map(String::from))
+                    })
+                    .collect();
+                Some(health::coverage(found, &captured))
+            }
+        };
+        Ok(Health { notice: self.pending_notice.clone(), index, usage, capture, coverage })
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.

@@ -37,6 +37,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod format;
+pub mod health;
 pub mod index;
 pub mod prune;
 pub mod reflect;

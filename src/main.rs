@@ -1,5 +1,5 @@
 //! The `mem` command: parse the arguments, run, map the outcome to an exit status
-//! (0 ok, 2 error; a closed stdout pipe counts as ok).
+//! (0 ok, 1 `mem health` found a problem, 2 error; a closed stdout pipe counts as ok).
 
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ mod cli;
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
     match cli::run(args) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mem: error: {}", cli::describe(&e));

@@ -5,6 +5,7 @@ mod add;
 mod context;
 mod eval;
 mod forget;
+mod health;
 mod index;
 mod init;
 mod list;
@@ -74,17 +75,21 @@ enum Command {
     Reflect(reflect::Args),
     /// Print a compact Markdown block of key memories (and a recall for --task) for a session start.
     Context(context::Args),
+    /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
+    Health(health::Args),
 }
 
-/// Runs the parsed command.
-pub fn run(cli: Cli) -> Result<()> {
+/// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
+/// problem).
+pub fn run(cli: Cli) -> Result<u8> {
     let now = match cli.now {
         Some(now) => now,
         #[allow(clippy::disallowed_methods)]
         None => Timestamp::now(),
     };
     let ctx = Context { dir: cli.dir, now };
-    match cli.command {
+    let done = match cli.command {
+        Command::Health(args) => return health::run(args, &ctx),
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),
         Command::Index(args) => index::run(args, &ctx),
@@ -101,7 +106,8 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
-    }
+    };
+    done.map(|()| 0)
 }
 
 pub(crate) fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {

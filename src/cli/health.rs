@@ -1,0 +1,112 @@
+//! `mem health`: the verifier. Exit status 0 when all is well, 1 when something is wrong.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::Context;
+
+/// Arguments of `mem health`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A folder of agent transcripts (e.g. ~/.claude/projects/<project>, ~/.codex/sessions):
+    /// report which sessions were never captured.
+    #[arg(long, value_name = "DIR")]
+    transcripts: Option<PathBuf>,
+    /// Print the findings as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The exit status for "something is wrong" (2 stays "could not run").
+pub const UNHEALTHY: u8 = 1;
+
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+    // No refresh: the point is to see what a refresh would have to fix.
+    let mut engine = ctx.engine()?;
+    let health = engine.health(ctx.now, args.transcripts.as_deref())?;
+    let status_code = if health.ok() { 0 } else { UNHEALTHY };
+    if args.json {
+        let mut value = serde_json::to_value(&health)?;
+        value["ok"] = serde_json::Value::Bool(health.ok());
+        super::print_json(&value)?;
+        return Ok(status_code);
+    }
+    let mut text = String::new();
+    if let Some(notice) = &health.notice {
+        text.push_str(&status(false, "index", notice));
+    }
+    let i = &health.index;
+    let current = i.missing.is_empty() && i.stale.is_empty() && i.orphaned.is_empty();
+    text.push_str(&status(
+        current,
+        "index",
+        &if current {
+            format!("{} files, {} indexed, all current", i.files, i.indexed)
+        } else {
+            format!(
+                "{} missing, {} stale, {} orphaned ({} files, {} indexed); `mem index` fixes it",
+                i.missing.len(),
+                i.stale.len(),
+                i.orphaned.len(),
+                i.files,
+                i.indexed
+            )
+        },
+    ));
+    for (label, list) in [("missing", &i.missing), ("stale", &i.stale), ("orphaned", &i.orphaned)] {
+        for path in list {
+            text.push_str(&format!("    {label:<9} {path}\n"));
+        }
+    }
+    let parses = i.bad.is_empty() && i.unreadable.is_empty();
+    text.push_str(&status(
+        parses,
+        "files",
+        &if parses {
+            "every memory file parses".to_string()
+        } else {
+            format!("{} files fail to parse or cannot be read", i.bad.len() + i.unreadable.len())
+        },
+    ));
+    for reason in i.bad.iter().chain(&i.unreadable) {
+        text.push_str(&format!("    {reason}\n"));
+    }
+    let u = &health.usage;
+    text.push_str(&status(
+        u.error.is_none(),
+        "usage",
+        &match (&u.error, u.present) {
+            (Some(e), _) => e.clone(),
+            (None, true) => format!("usage.db consistent ({} events)", u.events),
+            (None, false) => "no usage log yet".to_string(),
+        },
+    ));
+    let c = &health.capture;
+    let mut capture = if c.present {
+        format!("{} ok, {} errors in the last 24 h", c.ok, c.errors)
+    } else {
+        "no capture log yet".to_string()
+    };
+    if let Some((at, error)) = &c.last_error {
+        capture.push_str(&format!("; last error {at}: {error}"));
+    }
+    if c.unreadable > 0 {
+        capture.push_str(&format!("; {} unreadable log lines", c.unreadable));
+    }
+    text.push_str(&status(c.ok(), "capture", &capture));
+    if let Some(cov) = &health.coverage {
+        let detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
+        text.push_str(&status(cov.gaps.is_empty(), "coverage", &detail));
+        for (id, path) in &cov.gaps {
+            text.push_str(&format!("    not captured {id}  {path}\n"));
+        }
+    }
+    super::print_text(&text)?;
+    Ok(status_code)
+}
+
+/// One status line: a check mark or a cross, the area, the finding.
+fn status(ok: bool, what: &str, detail: &str) -> String {
+    format!("{} {what:<9} {detail}\n", if ok { "✓" } else { "✗" })
+}
