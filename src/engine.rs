@@ -106,6 +106,9 @@ pub struct Proposal {
     pub sources: Vec<SourceRef>,
     /// Ids of the sources that get `consolidated_into` now.
     pub new_sources: Vec<String>,
+    /// Ids an updated reflection already lists; kept in `derived_from` even when those
+    /// memories are no longer recalled (invalidated, archived).
+    pub keep: Vec<String>,
 }
 
 /// A reflection written by [`Engine::reflect`].
@@ -452,6 +455,16 @@ impl Engine {
     }
 
     fn search(&self, query: &str, options: &RecallOptions, now: Timestamp) -> Result<Vec<Hit>> {
+        self.search_ranked(query, options, now, &self.config.ranking)
+    }
+
+    fn search_ranked(
+        &self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        ranking: &crate::config::Ranking,
+    ) -> Result<Vec<Hit>> {
         let search = || {
             self.index.search(&Search {
                 text: query,
@@ -459,7 +472,7 @@ impl Engine {
                 tags: &options.tags,
                 limit: options.limit,
                 now,
-                ranking: &self.config.ranking,
+                ranking,
                 thesaurus: &self.thesaurus,
                 expansion_weight: self.config.query.expansion_weight,
                 validity: match (options.as_of, options.include_invalid) {
@@ -795,13 +808,18 @@ impl Engine {
         let mut proposals = Vec::new();
         for (r, new) in joining {
             let (reflection, old, _) = &reflections[r];
+            // A source listed already but never marked (a run stopped half-way) is not added
+            // twice; it only gets its mark.
             let mut all = old.clone();
-            all.extend(&new);
+            all.extend(new.iter().filter(|i| !old.contains(i)));
+            let keep =
+                loaded[*reflection].1.derived_from().iter().map(|id| id.to_string()).collect();
             proposals.push(Proposal {
                 updates: Some(source_ref(*reflection)),
                 digest: digest_of(&all),
                 sources: all.iter().map(|&i| source_ref(i)).collect(),
                 new_sources: new.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+                keep,
             });
         }
         let free_vectors: Vec<SparseVec> = free.iter().map(|&i| vectors[i].clone()).collect();
@@ -815,6 +833,7 @@ impl Engine {
                 digest: digest_of(&members),
                 sources: members.iter().map(|&i| source_ref(i)).collect(),
                 new_sources: members.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+                keep: Vec::new(),
             });
         }
         Ok(proposals)
@@ -834,7 +853,9 @@ impl Engine {
             for proposal in proposals {
                 match engine.write_reflection(proposal, summarizer, now) {
                     Ok(written) => report.written.push(written),
-                    Err(e @ (Error::Summarizer { .. } | Error::Parse { .. })) => {
+                    Err(
+                        e @ (Error::Summarizer { .. } | Error::Parse { .. } | Error::Invalid(_)),
+                    ) => {
                         report.failed.push(format!("{}: {e}", proposal.digest.title));
                     }
                     Err(e) => return Err(e),
@@ -873,8 +894,13 @@ impl Engine {
         for source in &proposal.sources {
             text.push_str(&format!("- {}: {}\n", source.id, source.title));
         }
-        let ids: Vec<MemoryId> =
-            proposal.sources.iter().map(|s| MemoryId::new(&s.id)).collect::<Result<_>>()?;
+        let mut ids: Vec<MemoryId> = Vec::new();
+        for id in proposal.keep.iter().chain(proposal.sources.iter().map(|s| &s.id)) {
+            let id = MemoryId::new(id)?;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
         let (id, rel, updated) = match &proposal.updates {
             None => {
                 let memory = Memory::create(
@@ -938,8 +964,14 @@ impl Engine {
     pub fn admit(&self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
         let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
         let text = normal(&new.text);
+        // Relevance alone: an old, unimportant exact duplicate must not fall out of the ten.
         let options = RecallOptions { limit: 10, ..Default::default() };
-        let hits = self.search(&new.text, &options, now)?;
+        let relevance_only = crate::config::Ranking {
+            recency_weight: 0.0,
+            importance_weight: 0.0,
+            ..self.config.ranking.clone()
+        };
+        let hits = self.search_ranked(&new.text, &options, now, &relevance_only)?;
         let mut bodies = Vec::with_capacity(hits.len());
         for hit in &hits {
             let Ok((path, memory)) = self.get(&hit.record.id) else { continue };

@@ -212,7 +212,7 @@ pub fn transcripts(dir: &Path) -> std::io::Result<BTreeMap<String, String>> {
 pub fn coverage(transcripts: BTreeMap<String, String>, captured: &[String]) -> Coverage {
     let mut cov = Coverage { found: transcripts.len(), ..Default::default() };
     for (id, path) in transcripts {
-        if captured.iter().any(|c| *c == id) {
+        if captured.contains(&id) {
             cov.captured += 1;
         } else {
             cov.gaps.push((id, path));

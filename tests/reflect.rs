@@ -219,3 +219,37 @@ fn admission_catches_duplicates_and_near_duplicates() {
     let fresh = at(&dir, &["add", "Lunch is at noon on Fridays."]);
     fresh.ok();
 }
+
+#[test]
+fn a_run_stopped_before_marking_its_sources_is_finished_without_duplicates() {
+    let dir = fixture();
+    at(&dir, &["reflect"]).ok();
+    let reflection = at(&dir, &["show", "redis-1", "--json"]).json()["consolidated_into"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // What a run stopped after writing the reflection but before marking its sources leaves.
+    for id in ["redis-1", "redis-2", "redis-3"] {
+        let path = format!("{id}.md");
+        let text = dir.read(&path);
+        let unmarked: String = text
+            .lines()
+            .filter(|l| !l.starts_with("consolidated_into:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        dir.write(&path, unmarked);
+    }
+    let out = at(&dir, &["reflect", "--json"]).json();
+    let written = out["written"].as_array().unwrap();
+    assert_eq!(written.len(), 1, "{out}");
+    assert_eq!(written[0]["id"], reflection.as_str());
+    let from = at(&dir, &["show", &reflection, "--json"]).json()["derived_from"].clone();
+    let mut ids: Vec<&str> = from.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(
+        ids,
+        ["redis-1", "redis-2", "redis-3", "redis-4", "redis-5", "redis-6", "redis-7"],
+        "no duplicates"
+    );
+    assert!(dir.read("redis-1.md").contains(&format!("consolidated_into: {reflection}")));
+}

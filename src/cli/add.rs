@@ -66,7 +66,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         Admission::Fresh => {}
         Admission::Duplicate { id, path } => {
             // Not written again: saying it again is a use of the memory that says it.
-            engine.used(std::slice::from_ref(&id), ctx.now, true)?;
+            let (_, synced) = engine.used(std::slice::from_ref(&id), ctx.now, true)?;
+            for failure in &synced.failed {
+                eprintln!("mem: warning: use recorded, but not written to the file yet: {failure}");
+            }
             eprintln!(
                 "mem: already remembered as {id} ({path}); not written again, counted as used"
             );
