@@ -75,12 +75,7 @@ enum Command {
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<()> {
-    let now = match cli.now {
-        Some(now) => now,
-        #[allow(clippy::disallowed_methods)]
-        None => Timestamp::now(),
-    };
-    let ctx = Context { dir: cli.dir, now };
+    let ctx = Context { dir: cli.dir, now: now(cli.now) };
     match cli.command {
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),
@@ -98,6 +93,13 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
     }
+}
+
+/// "Now": `fixed` (from `--now` or `MEM_NOW`) when given, else the clock. The one place the
+/// binary reads the clock: once per command.
+#[allow(clippy::disallowed_methods)]
+fn now(fixed: Option<Timestamp>) -> Timestamp {
+    fixed.unwrap_or_else(Timestamp::now)
 }
 
 pub(crate) fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
@@ -131,6 +133,7 @@ pub fn describe(e: &anyhow::Error) -> String {
 /// What every subcommand needs from the global options.
 struct Context {
     dir: Option<PathBuf>,
+    /// "Now" for this command, read once.
     now: Timestamp,
 }
 
@@ -204,21 +207,29 @@ fn progress_bar() -> indicatif::ProgressBar {
 
 /// Prints a refresh's notices and problems on stderr, one line each.
 fn print_problems(report: &RefreshReport) {
-    for notice in &report.notices {
-        eprintln!("mem: notice: {notice}");
+    for line in problem_lines(report) {
+        eprintln!("{line}");
     }
-    for bad in &report.bad {
-        eprintln!("{bad}  [skipped]");
-    }
-    for issue in &report.scan_issues {
-        eprintln!("{}: {}  [skipped]", issue.path.display(), issue.message);
-    }
-    for (id, paths) in &report.duplicates {
-        eprintln!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "));
-    }
-    for (path, created) in &report.future {
-        eprintln!("{path}: warning: created {created} is in the future; its age counts as zero");
-    }
+}
+
+/// A refresh's notices and problems, one line each, as [`print_problems`] prints them.
+fn problem_lines(report: &RefreshReport) -> Vec<String> {
+    let mut lines: Vec<String> =
+        report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
+    lines.extend(report.bad.iter().map(|bad| format!("{bad}  [skipped]")));
+    lines.extend(
+        report
+            .scan_issues
+            .iter()
+            .map(|issue| format!("{}: {}  [skipped]", issue.path.display(), issue.message)),
+    );
+    lines.extend(report.duplicates.iter().map(|(id, paths)| {
+        format!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "))
+    }));
+    lines.extend(report.future.iter().map(|(path, created)| {
+        format!("{path}: warning: created {created} is in the future; its age counts as zero")
+    }));
+    lines
 }
 
 /// Writes `value` as pretty JSON and a newline to stdout.
