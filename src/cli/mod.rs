@@ -7,6 +7,7 @@ mod forget;
 mod index;
 mod init;
 mod list;
+mod mcp;
 mod prune;
 mod recall;
 mod reflect;
@@ -71,11 +72,13 @@ enum Command {
     Restore(prune::RestoreArgs),
     /// Consolidate clusters of related observations into higher-level memories.
     Reflect(reflect::Args),
+    /// Serve this root to AI agents over the Model Context Protocol (stdio).
+    Mcp(mcp::Args),
 }
 
 /// Runs the parsed command.
 pub fn run(cli: Cli) -> Result<()> {
-    let ctx = Context { dir: cli.dir, now: now(cli.now) };
+    let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     match cli.command {
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),
@@ -92,11 +95,12 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
+        Command::Mcp(args) => mcp::run(args, &ctx),
     }
 }
 
 /// "Now": `fixed` (from `--now` or `MEM_NOW`) when given, else the clock. The one place the
-/// binary reads the clock: once per command.
+/// binary reads the clock: once per command, or once per request for `mem mcp`.
 #[allow(clippy::disallowed_methods)]
 fn now(fixed: Option<Timestamp>) -> Timestamp {
     fixed.unwrap_or_else(Timestamp::now)
@@ -135,6 +139,8 @@ struct Context {
     dir: Option<PathBuf>,
     /// "Now" for this command, read once.
     now: Timestamp,
+    /// The `--now` value, if any; `mem mcp` reads the clock per request without it.
+    fixed_now: Option<Timestamp>,
 }
 
 impl Context {
