@@ -73,6 +73,10 @@ enum Command {
     /// Consolidate clusters of related observations into higher-level memories.
     Reflect(reflect::Args),
     /// Serve this root to AI agents over the Model Context Protocol (stdio).
+    ///
+    /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
+    /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
+    /// the root); the tools are recall, remember, get, recent, forget and used. See docs/mcp.md.
     Mcp(mcp::Args),
 }
 
