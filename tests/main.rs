@@ -11,6 +11,8 @@ mod bad_input;
 mod eval;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
+/// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
+mod mcp;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.
 mod recall;
 /// `mem reflect` and admission control on `mem add`.

@@ -9,6 +9,7 @@ mod health;
 mod index;
 mod init;
 mod list;
+mod mcp;
 mod prune;
 mod recall;
 mod reflect;
@@ -77,17 +78,18 @@ enum Command {
     Context(context::Args),
     /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
     Health(health::Args),
+    /// Serve this root to AI agents over the Model Context Protocol (stdio).
+    ///
+    /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
+    /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
+    /// the root); the tools are recall, remember, get, recent, forget and used. See docs/mcp.md.
+    Mcp(mcp::Args),
 }
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
 /// problem).
 pub fn run(cli: Cli) -> Result<u8> {
-    let now = match cli.now {
-        Some(now) => now,
-        #[allow(clippy::disallowed_methods)]
-        None => Timestamp::now(),
-    };
-    let ctx = Context { dir: cli.dir, now };
+    let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
         Command::Health(args) => return health::run(args, &ctx),
         Command::Init(args) => init::run(args, &ctx),
@@ -106,8 +108,16 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
+        Command::Mcp(args) => mcp::run(args, &ctx),
     };
     done.map(|()| 0)
+}
+
+/// "Now": `fixed` (from `--now` or `MEM_NOW`) when given, else the clock. The one place the
+/// binary reads the clock: once per command, or once per request for `mem mcp`.
+#[allow(clippy::disallowed_methods)]
+fn now(fixed: Option<Timestamp>) -> Timestamp {
+    fixed.unwrap_or_else(Timestamp::now)
 }
 
 pub(crate) fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
@@ -141,7 +151,10 @@ pub fn describe(e: &anyhow::Error) -> String {
 /// What every subcommand needs from the global options.
 struct Context {
     dir: Option<PathBuf>,
+    /// "Now" for this command, read once.
     now: Timestamp,
+    /// The `--now` value, if any; `mem mcp` reads the clock per request without it.
+    fixed_now: Option<Timestamp>,
 }
 
 impl Context {
@@ -214,21 +227,29 @@ fn progress_bar() -> indicatif::ProgressBar {
 
 /// Prints a refresh's notices and problems on stderr, one line each.
 fn print_problems(report: &RefreshReport) {
-    for notice in &report.notices {
-        eprintln!("mem: notice: {notice}");
+    for line in problem_lines(report) {
+        eprintln!("{line}");
     }
-    for bad in &report.bad {
-        eprintln!("{bad}  [skipped]");
-    }
-    for issue in &report.scan_issues {
-        eprintln!("{}: {}  [skipped]", issue.path.display(), issue.message);
-    }
-    for (id, paths) in &report.duplicates {
-        eprintln!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "));
-    }
-    for (path, created) in &report.future {
-        eprintln!("{path}: warning: created {created} is in the future; its age counts as zero");
-    }
+}
+
+/// A refresh's notices and problems, one line each, as [`print_problems`] prints them.
+fn problem_lines(report: &RefreshReport) -> Vec<String> {
+    let mut lines: Vec<String> =
+        report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
+    lines.extend(report.bad.iter().map(|bad| format!("{bad}  [skipped]")));
+    lines.extend(
+        report
+            .scan_issues
+            .iter()
+            .map(|issue| format!("{}: {}  [skipped]", issue.path.display(), issue.message)),
+    );
+    lines.extend(report.duplicates.iter().map(|(id, paths)| {
+        format!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "))
+    }));
+    lines.extend(report.future.iter().map(|(path, created)| {
+        format!("{path}: warning: created {created} is in the future; its age counts as zero")
+    }));
+    lines
 }
 
 /// Writes `value` as pretty JSON and a newline to stdout.

@@ -1,0 +1,454 @@
+//! `mem mcp`: a Model Context Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
+//! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
+//! one [`Engine`] for its lifetime, refreshes the index before each tool call (so files changed
+//! by other processes are seen) and reads the clock per call. Only protocol messages go to
+//! stdout; logs go to stderr. See docs/mcp.md.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use jiff::Timestamp;
+use mem::engine::Admission;
+use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
+use rmcp::handler::server::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use super::Context;
+
+/// The largest memory text `remember` accepts, whatever `[limits] max_file_bytes` allows.
+const MAX_TEXT_BYTES: u64 = 64 * 1024;
+/// The most memories `recall` and `recent` return.
+const MAX_RESULTS: u16 = 100;
+
+/// Arguments of `mem mcp`.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// Serves the root on stdio until the client closes stdin.
+pub fn run(_args: Args, ctx: &Context) -> Result<()> {
+    let engine = ctx.engine()?;
+    eprintln!("mem: MCP server for {} on stdio", engine.root().display());
+    let server = MemServer {
+        engine: Mutex::new(engine),
+        fixed_now: ctx.fixed_now,
+        reported: Mutex::new(HashSet::new()),
+        tool_router: MemServer::tool_router(),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let service = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("the MCP client did not complete the initialize handshake")?;
+        service.waiting().await.context("the MCP server stopped abnormally")?;
+        Ok(())
+    })
+}
+
+/// The server: one open root, shared by the tool calls.
+struct MemServer {
+    engine: Mutex<Engine>,
+    /// `--now`/`MEM_NOW`; without it, each call reads the clock.
+    fixed_now: Option<Timestamp>,
+    /// Refresh problems already written to stderr, so that a long session does not repeat them.
+    reported: Mutex<HashSet<String>>,
+    tool_router: ToolRouter<MemServer>,
+}
+
+/// A memory type, as the tools accept it (the schema lists the values).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(description = "episodic (something that happened), semantic (a fact or decision) \
+    or procedural (how to do something)")]
+enum Kind {
+    Episodic,
+    Semantic,
+    Procedural,
+}
+
+impl From<Kind> for MemoryType {
+    fn from(kind: Kind) -> MemoryType {
+        match kind {
+            Kind::Episodic => MemoryType::Episodic,
+            Kind::Semantic => MemoryType::Semantic,
+            Kind::Procedural => MemoryType::Procedural,
+        }
+    }
+}
+
+// The schema descriptions are attributes rather than doc comments, which would keep their line
+// breaks.
+
+/// Arguments of the `recall` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RecallArgs {
+    #[schemars(description = "What you are working on or looking for, in your own words: the \
+        task, an error message, a file or identifier name.")]
+    query: String,
+    #[serde(default = "default_k")]
+    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
+    k: u16,
+    #[serde(default, rename = "type")]
+    #[schemars(description = "Only memories of this type.")]
+    kind: Option<Kind>,
+    #[serde(default)]
+    #[schemars(description = "Only memories that carry every one of these tags.")]
+    tags: Vec<String>,
+}
+
+fn default_k() -> u16 {
+    20
+}
+
+/// Arguments of the `remember` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RememberArgs {
+    #[schemars(description = "The memory's text (Markdown): one self-contained fact, event or \
+        procedure, with the names (files, commands, identifiers) someone would search for. At \
+        most 64 KiB.")]
+    text: String,
+    #[serde(default = "default_kind", rename = "type")]
+    #[schemars(description = "The memory's type; semantic by default.")]
+    kind: Kind,
+    #[serde(default = "default_importance")]
+    #[schemars(
+        range(min = 1, max = 10),
+        description = "1 (mundane) to 10 (critical). \
+        Important memories rank higher and fade more slowly."
+    )]
+    importance: u8,
+    #[serde(default)]
+    #[schemars(description = "Tags, for filtering recall (e.g. \"tooling\", \"auth\").")]
+    tags: Vec<String>,
+    #[serde(default)]
+    #[schemars(description = "Where the memory comes from: a session id, a URL, a person.")]
+    source: Option<String>,
+    #[serde(default)]
+    #[schemars(description = "Write it even if a very similar memory exists. Exact duplicates \
+        are never written again.")]
+    force: bool,
+}
+
+fn default_kind() -> Kind {
+    Kind::Semantic
+}
+
+fn default_importance() -> u8 {
+    mem::format::DEFAULT_IMPORTANCE
+}
+
+/// Arguments of the `get` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct GetArgs {
+    #[schemars(description = "The memory's id, as recall, recent or remember return it.")]
+    id: String,
+}
+
+/// Arguments of the `recent` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct RecentArgs {
+    #[serde(default = "default_n")]
+    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
+    n: u16,
+    #[serde(default, rename = "type")]
+    #[schemars(description = "Only memories of this type.")]
+    kind: Option<Kind>,
+}
+
+fn default_n() -> u16 {
+    10
+}
+
+/// Arguments of the `forget` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct ForgetArgs {
+    #[schemars(description = "The id of the memory that is no longer true.")]
+    id: String,
+    #[schemars(description = "Why it is no longer true; kept in the file as invalid_reason.")]
+    reason: String,
+}
+
+/// Arguments of the `used` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct UsedArgs {
+    #[schemars(description = "Ids of the memories that helped.")]
+    ids: Vec<String>,
+}
+
+#[tool_router]
+impl MemServer {
+    /// Recall: the memories most relevant to a task.
+    #[tool(
+        description = "Recall long-term memories relevant to a task: the top k memories matching \
+        the query, ranked by relevance × recency × importance. Each hit has id, path, title, \
+        type, importance, created, tags, rank, score, components (relevance, recency, \
+        importance), bm25 and a snippet. Invalidated memories are left out. Call it before \
+        starting work; call `used` with the ids that helped.",
+        annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
+    )]
+    fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
+        self.call(false, |engine, now| {
+            let limit = check_count("k", args.k)?;
+            let options = RecallOptions {
+                kinds: args.kind.map(MemoryType::from).into_iter().collect(),
+                tags: args.tags,
+                limit,
+                record: engine.config().usage.record_retrievals,
+                ..Default::default()
+            };
+            let (hits, report) =
+                engine.recall(&args.query, &options, now, &indicatif::ProgressBar::hidden())?;
+            self.log_problems(&report);
+            to_json(&hits)
+        })
+    }
+
+    /// Remember: write a new memory.
+    #[tool(
+        description = "Remember something for later sessions: writes a new memory file and \
+        returns {id, path} (path relative to the memory root). An exact duplicate of an existing \
+        memory is not written again: its id comes back with duplicate: true and it counts as \
+        used. A near-duplicate is refused with an error naming the similar memory; pass \
+        force: true to keep both, or forget the old one first.",
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    fn remember(&self, Parameters(args): Parameters<RememberArgs>) -> CallToolResult {
+        self.call(true, |engine, now| {
+            let limit = engine.config().limits.max_file_bytes.min(MAX_TEXT_BYTES);
+            let size = args.text.len() as u64;
+            if size > limit {
+                bail!(
+                    "the text is {size} bytes, over the limit of {limit} bytes (64 KiB, or \
+                     [limits] max_file_bytes of mem.toml if smaller); split it into smaller \
+                     memories"
+                );
+            }
+            if !(1..=10).contains(&args.importance) {
+                bail!("importance must be 1 to 10, got {}", args.importance);
+            }
+            let new = NewMemory {
+                text: args.text,
+                kind: args.kind.into(),
+                importance: args.importance,
+                tags: args.tags,
+                title: None,
+                source: args.source,
+            };
+            match engine.admit(&new, now)? {
+                Admission::Fresh => {}
+                Admission::Duplicate { id, path } => {
+                    // Not written again: saying it again is a use of the memory that says it.
+                    engine.used(std::slice::from_ref(&id), now, true)?;
+                    return to_json(&json!({ "id": id, "path": path, "duplicate": true }));
+                }
+                Admission::Similar { id, path, similarity } => {
+                    if !args.force {
+                        bail!(
+                            "a very similar memory exists: {id} ({path}), similarity \
+                             {similarity:.2}; not written. Call remember again with force: true \
+                             to keep both, or forget {id} first if the new text replaces it"
+                        );
+                    }
+                }
+            }
+            // The whole file must fit the size limit, or the index would skip it.
+            let rendered = mem::Memory::create(new.clone(), now)?.render().len() as u64;
+            let max = engine.config().limits.max_file_bytes;
+            if rendered > max {
+                bail!(
+                    "the memory file would be {rendered} bytes, over [limits] max_file_bytes \
+                     ({max}) of mem.toml; shorten the text"
+                );
+            }
+            to_json(&engine.add(new, now)?)
+        })
+    }
+
+    /// Get: one memory, whole.
+    #[tool(
+        description = "Read one memory by id: id, path, title, type, importance, created, tags, \
+        source, body and the whole front_matter.",
+        annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
+    )]
+    fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
+        self.call(true, |engine, _| {
+            let id = MemoryId::new(&args.id)?;
+            let (path, memory) = engine.get(id.as_str())?;
+            to_json(&json!({
+                "id": memory.id(),
+                "path": path,
+                "title": memory.title(),
+                "type": memory.kind(),
+                "importance": memory.importance(),
+                "created": memory.created(),
+                "tags": memory.tags(),
+                "source": memory.source(),
+                "body": memory.body(),
+                "front_matter": memory.front_matter(),
+            }))
+        })
+    }
+
+    /// Recent: the newest memories.
+    #[tool(
+        description = "List the newest memories, newest first (invalidated ones included, with \
+        their invalid_at): id, path, title, type, importance, created, last_access, tags, \
+        source, invalid_at, superseded_by.",
+        annotations(title = "Recent memories", read_only_hint = true, open_world_hint = false)
+    )]
+    fn recent(&self, Parameters(args): Parameters<RecentArgs>) -> CallToolResult {
+        self.call(true, |engine, _| {
+            let n = check_count("n", args.n)?;
+            let kinds: Vec<MemoryType> = args.kind.map(MemoryType::from).into_iter().collect();
+            let mut records = engine.list(&kinds, &[])?;
+            records.truncate(n);
+            to_json(&records)
+        })
+    }
+
+    /// Forget: invalidate a memory.
+    #[tool(
+        description = "Mark a memory as no longer true, from now on: recall leaves it out. The \
+        file is kept, with invalid_at and the reason. Returns {id, path, invalid_at}.",
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
+        self.call(true, |engine, now| {
+            let id = MemoryId::new(&args.id)?;
+            let path = engine.forget(id.as_str(), Some(&args.reason), now)?;
+            let at = Timestamp::from_second(now.as_second()).unwrap_or(now);
+            to_json(&json!({ "id": id, "path": path, "invalid_at": at }))
+        })
+    }
+
+    /// Used: say memories helped.
+    #[tool(
+        description = "Record that memories helped with the task (after recall): they grow \
+        stronger, decay more slowly and rank higher later. Returns {used: [{id, path}]}.",
+        annotations(
+            title = "Mark memories used",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    fn used(&self, Parameters(args): Parameters<UsedArgs>) -> CallToolResult {
+        self.call(true, |engine, now| {
+            if args.ids.is_empty() {
+                bail!("give at least one id");
+            }
+            for id in &args.ids {
+                MemoryId::new(id)?;
+            }
+            let (paths, report) = engine.used(&args.ids, now, true)?;
+            for failure in &report.failed {
+                eprintln!("mem: warning: recorded, but not written to the file yet: {failure}");
+            }
+            let used: Vec<_> = args
+                .ids
+                .iter()
+                .zip(paths)
+                .map(|(id, path)| json!({ "id": id, "path": path }))
+                .collect();
+            to_json(&json!({ "used": used }))
+        })
+    }
+}
+
+#[tool_handler(
+    router = self.tool_router,
+    name = "mem",
+    instructions = "Long-term memory for this project, kept as Markdown files. Call recall with \
+    the task at hand before you start; call used with the ids of the memories that helped; call \
+    remember for facts, decisions, events and procedures worth keeping; call forget when a \
+    memory is no longer true."
+)]
+impl rmcp::ServerHandler for MemServer {}
+
+impl MemServer {
+    /// Runs one tool call: takes the engine, refreshes the index first (unless the tool does,
+    /// as recall does), and turns the outcome into a tool result. Every error, and even a
+    /// panic, becomes a result with `isError: true` and the message; the server goes on.
+    fn call(
+        &self,
+        refresh: bool,
+        f: impl FnOnce(&mut Engine, Timestamp) -> Result<String>,
+    ) -> CallToolResult {
+        let now = super::now(self.fixed_now);
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut engine = lock(&self.engine);
+            if refresh {
+                let report = engine.refresh(now, &indicatif::ProgressBar::hidden())?;
+                self.log_problems(&report);
+            }
+            f(&mut engine, now)
+        }))
+        .unwrap_or_else(|panic| {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(anyhow!("internal error: {message}"))
+        });
+        match outcome {
+            Ok(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
+            Err(e) => {
+                let message = super::describe(&e);
+                eprintln!("mem: tool error: {message}");
+                CallToolResult::error(vec![ContentBlock::text(message)])
+            }
+        }
+    }
+
+    /// Writes a refresh's problems on stderr, each only the first time it is seen.
+    fn log_problems(&self, report: &mem::RefreshReport) {
+        let mut reported = lock(&self.reported);
+        for line in super::problem_lines(report) {
+            if reported.insert(line.clone()) {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
+
+/// Locks `mutex`, even if a panicking call poisoned it: the engine's state lives on disk, and
+/// every call refreshes it from there.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `value` as compact JSON, fields in the order `mem ... --json` prints them.
+fn to_json(value: &impl serde::Serialize) -> Result<String> {
+    Ok(serde_json::to_string(value)?)
+}
+
+/// `value` as a count when it is 1 to [`MAX_RESULTS`].
+fn check_count(name: &str, value: u16) -> Result<usize> {
+    if !(1..=MAX_RESULTS).contains(&value) {
+        bail!("{name} must be 1 to {MAX_RESULTS}, got {value}");
+    }
+    Ok(usize::from(value))
+}

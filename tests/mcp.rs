@@ -1,0 +1,378 @@
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wait_timeout::ChildExt;
+
+use crate::util::{Dir, NOW, bin, clean_env, ids};
+
+/// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `mem --dir DIR --now NOW mcp`, spoken to by hand: newline-delimited JSON-RPC on its stdin
+/// and stdout, as the MCP stdio transport specifies.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Arc<Mutex<String>>,
+    next_id: u64,
+}
+
+impl Server {
+    fn start(dir: &Dir) -> Server {
+        let mut cmd = Command::new(bin());
+        cmd.arg("--dir").arg(dir.path()).args(["--now", NOW, "mcp"]);
+        clean_env(&mut cmd);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let sink = Arc::clone(&stderr);
+        let mut err = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = std::io::Read::read_to_string(&mut err, &mut text);
+            sink.lock().unwrap().push_str(&text);
+        });
+        let stdin = child.stdin.take();
+        Server { child, stdin, lines, stderr, next_id: 1 }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        let mut line = serde_json::to_string(message).unwrap();
+        assert!(!line.contains('\n'), "one message per line");
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its response, checking that everything the server printed
+    /// on stdout meanwhile is a JSON-RPC message.
+    #[track_caller]
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        loop {
+            let line = match self.lines.recv_timeout(PATIENCE) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => panic!("no answer to {method}{}", self.log()),
+                Err(RecvTimeoutError::Disconnected) => {
+                    panic!("the server closed stdout before answering {method}{}", self.log())
+                }
+            };
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}{}", self.log()));
+            assert_eq!(message["jsonrpc"], "2.0", "{message}");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    /// A `tools/call`: the result (which has `content` and `isError`).
+    #[track_caller]
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({ "name": tool, "arguments": arguments }));
+        assert!(response["error"].is_null(), "{tool}: protocol error {response}{}", self.log());
+        response["result"].clone()
+    }
+
+    /// A tool call that must succeed: its text content, parsed as JSON.
+    #[track_caller]
+    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], false, "{tool} failed: {result}{}", self.log());
+        serde_json::from_str(text(&result)).unwrap()
+    }
+
+    /// A tool call that must fail as a tool error (`isError: true`): its message.
+    #[track_caller]
+    fn tool_error(&mut self, tool: &str, arguments: Value) -> String {
+        let result = self.call(tool, arguments);
+        assert_eq!(result["isError"], true, "{tool} should fail: {result}");
+        text(&result).to_string()
+    }
+
+    fn log(&self) -> String {
+        format!("\nstderr: {}", self.stderr.lock().unwrap())
+    }
+
+    /// Closes stdin, as a client does, and checks that the server then exits cleanly.
+    fn finish(mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait_timeout(PATIENCE).unwrap();
+        let Some(status) = status else {
+            let _ = self.child.kill();
+            panic!("the server did not exit when stdin closed{}", self.log());
+        };
+        assert!(status.success(), "exit status {status}{}", self.log());
+    }
+}
+
+/// The text of a tool result's one content item.
+#[track_caller]
+fn text(result: &Value) -> &str {
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{result}");
+    assert_eq!(content[0]["type"], "text", "{result}");
+    content[0]["text"].as_str().unwrap()
+}
+
+/// Starts a server on `dir` and completes the initialize handshake.
+fn initialized(dir: &Dir) -> Server {
+    let mut server = Server::start(dir);
+    let init = server.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": { "name": "mem-tests", "version": "0.0.0" }
+        }),
+    );
+    let result = &init["result"];
+    assert_eq!(result["serverInfo"]["name"], "mem", "{init}");
+    assert!(result["capabilities"]["tools"].is_object(), "{init}");
+    assert!(result["protocolVersion"].is_string(), "{init}");
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server
+}
+
+fn md_files(dir: &Dir) -> usize {
+    std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md"))
+        .count()
+}
+
+#[test]
+fn six_tools_each_with_an_input_schema() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let list = server.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["forget", "get", "recall", "recent", "remember", "used"]);
+    for tool in tools {
+        let schema = &tool["inputSchema"];
+        assert_eq!(schema["type"], "object", "{tool}");
+        assert!(schema["properties"].is_object(), "{tool}");
+        assert!(!tool["description"].as_str().unwrap().is_empty(), "{tool}");
+    }
+    let schema =
+        |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
+    assert_eq!(schema("recall")["required"], json!(["query"]));
+    assert_eq!(schema("recall")["properties"]["k"]["default"], 20);
+    assert_eq!(schema("recall")["properties"]["k"]["maximum"], 100);
+    assert_eq!(schema("remember")["required"], json!(["text"]));
+    assert_eq!(schema("remember")["properties"]["importance"]["default"], 5);
+    assert_eq!(schema("get")["required"], json!(["id"]));
+    assert_eq!(schema("forget")["required"], json!(["id", "reason"]));
+    assert_eq!(schema("used")["required"], json!(["ids"]));
+    server.finish();
+}
+
+#[test]
+fn remember_recall_get_recent_used_forget_over_stdio() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+
+    let staging = server.ok(
+        "remember",
+        json!({
+            "text": "The staging database is reset every Sunday at 03:00 UTC",
+            "type": "episodic",
+            "importance": 6,
+            "tags": ["staging"],
+            "source": "session/42"
+        }),
+    );
+    let staging_id = staging["id"].as_str().unwrap().to_string();
+    assert!(dir.path().join(staging["path"].as_str().unwrap()).is_file(), "{staging}");
+    assert!(staging["duplicate"].is_null(), "{staging}");
+    let release = server.ok(
+        "remember",
+        json!({ "text": "Deploys go through the release pipeline: run make release from main" }),
+    );
+    let release_id = release["id"].as_str().unwrap().to_string();
+    assert_ne!(staging_id, release_id);
+
+    // Recall: the same objects as `mem recall --json`.
+    let hits = server.ok("recall", json!({ "query": "when is the staging database reset" }));
+    assert_eq!(ids(&hits)[0], staging_id, "{hits}");
+    let hit = &hits[0];
+    assert_eq!(hit["rank"], 1);
+    assert!(hit["score"].as_f64().unwrap() > 0.0, "{hit}");
+    for key in ["relevance", "recency", "importance"] {
+        let v = hit["components"][key].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&v), "{key} = {v}");
+    }
+    for key in ["path", "title", "type", "importance", "created", "tags", "snippet", "bm25"] {
+        assert!(!hit[key].is_null(), "{key} missing in {hit}");
+    }
+    let filtered = server.ok("recall", json!({ "query": "staging database", "type": "semantic" }));
+    assert_eq!(filtered, json!([]), "the staging memory is episodic");
+    let tagged = server.ok("recall", json!({ "query": "database", "tags": ["staging"], "k": 1 }));
+    assert_eq!(ids(&tagged), [staging_id.as_str()]);
+
+    // Get: the whole memory.
+    let memory = server.ok("get", json!({ "id": staging_id }));
+    assert_eq!(memory["id"], staging_id.as_str());
+    assert_eq!(memory["type"], "episodic");
+    assert_eq!(memory["importance"], 6);
+    assert_eq!(memory["tags"], json!(["staging"]));
+    assert_eq!(memory["source"], "session/42");
+    assert_eq!(memory["created"], NOW);
+    assert!(memory["body"].as_str().unwrap().contains("every Sunday at 03:00 UTC"), "{memory}");
+    assert_eq!(memory["front_matter"]["id"], staging_id.as_str());
+    assert_eq!(memory["path"], staging["path"]);
+
+    // Recent: newest first, like `mem list --json`.
+    let recent = server.ok("recent", json!({}));
+    let mut recent_ids = ids(&recent);
+    recent_ids.sort();
+    let mut both = vec![staging_id.clone(), release_id.clone()];
+    both.sort();
+    assert_eq!(recent_ids, both);
+    assert_eq!(server.ok("recent", json!({ "n": 1 })).as_array().unwrap().len(), 1);
+    assert_eq!(ids(&server.ok("recent", json!({ "type": "episodic" }))), [staging_id.as_str()]);
+
+    // Used: recorded, and written into the file's access line.
+    let used = server.ok("used", json!({ "ids": [release_id] }));
+    assert_eq!(used["used"][0]["id"], release_id.as_str(), "{used}");
+    assert!(dir.read(release["path"].as_str().unwrap()).contains("access:"));
+
+    // Forget: invalid from now on; recall leaves it out, the file stays.
+    let forgotten =
+        server.ok("forget", json!({ "id": staging_id, "reason": "moved to Saturdays" }));
+    assert_eq!(forgotten["id"], staging_id.as_str());
+    assert_eq!(forgotten["invalid_at"], NOW);
+    let file = dir.read(staging["path"].as_str().unwrap());
+    assert!(file.contains("invalid_reason: moved to Saturdays"), "{file}");
+    let hits = server.ok("recall", json!({ "query": "when is the staging database reset" }));
+    assert!(!ids(&hits).contains(&staging_id), "{hits}");
+    let again = server.tool_error("forget", json!({ "id": staging_id, "reason": "twice" }));
+    assert!(again.contains("already invalid"), "{again}");
+    server.finish();
+
+    // The recalls were recorded in the usage log, as the CLI's are.
+    let shown = dir.mem(&["show", &release_id, "--json"]).json();
+    assert_eq!(shown["access_count"], 1, "{shown}");
+    let shown = dir.mem(&["show", &staging_id, "--json"]).json();
+    assert!(shown["retrieved"].as_u64().unwrap() >= 2, "{shown}");
+}
+
+#[test]
+fn bad_calls_are_tool_errors_and_the_server_goes_on() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let kept = server.ok("remember", json!({ "text": "We use pnpm, never npm, in the web app" }));
+
+    // No path traversal: an id is a name, never a path.
+    for id in ["../../etc/passwd", "/etc/passwd", "..", "a/b"] {
+        let message = server.tool_error("get", json!({ "id": id }));
+        assert!(message.contains("invalid memory id"), "{id}: {message}");
+    }
+    let message = server.tool_error("used", json!({ "ids": ["../mem.toml"] }));
+    assert!(message.contains("invalid memory id"), "{message}");
+    let message = server.tool_error("forget", json!({ "id": "../x", "reason": "r" }));
+    assert!(message.contains("invalid memory id"), "{message}");
+    let message = server.tool_error("get", json!({ "id": "01NOSUCHMEMORY" }));
+    assert!(message.contains("no memory with id"), "{message}");
+
+    // Too big: refused, nothing written.
+    let big = "All work and no play. ".repeat(3_000);
+    assert!(big.len() > 64 * 1024);
+    let message = server.tool_error("remember", json!({ "text": big }));
+    assert!(message.contains("over the limit of 65536 bytes"), "{message}");
+    let message = server.tool_error("remember", json!({ "text": "x", "importance": 11 }));
+    assert!(message.contains("importance"), "{message}");
+    let message = server.tool_error("remember", json!({ "text": "   " }));
+    assert!(message.contains("needs some text"), "{message}");
+    let message = server.tool_error("recall", json!({ "query": "pnpm", "k": 101 }));
+    assert!(message.contains("k must be 1 to 100"), "{message}");
+    let message = server.tool_error("recall", json!({ "query": "pnpm", "type": "dream" }));
+    assert!(message.contains("unknown variant"), "{message}");
+    assert_eq!(md_files(&dir), 1);
+
+    // Admission: an exact duplicate comes back as the same memory, counted as used; a
+    // near-duplicate is refused unless forced.
+    let duplicate =
+        server.ok("remember", json!({ "text": "we use pnpm,  never npm, in the web app" }));
+    assert_eq!(duplicate["id"], kept["id"]);
+    assert_eq!(duplicate["duplicate"], true);
+    let near = json!({ "text": "We use pnpm, never npm, in the web app today" });
+    let message = server.tool_error("remember", near.clone());
+    let kept_id = kept["id"].as_str().unwrap();
+    assert!(message.contains(kept_id) && message.contains("similarity"), "{message}");
+    assert_eq!(md_files(&dir), 1);
+    let mut forced = near;
+    forced["force"] = json!(true);
+    let written = server.ok("remember", forced);
+    assert_ne!(written["id"], kept["id"]);
+    assert_eq!(md_files(&dir), 2);
+
+    // Still answering after all that.
+    let hits = server.ok("recall", json!({ "query": "pnpm" }));
+    assert_eq!(hits.as_array().unwrap().len(), 2);
+    server.finish();
+    let shown = dir.mem(&["show", kept_id, "--json"]).json();
+    assert_eq!(shown["access_count"], 1, "the duplicate counted as a use: {shown}");
+}
+
+#[test]
+fn a_smaller_max_file_bytes_is_the_text_limit() {
+    let dir = Dir::new();
+    dir.write("mem.toml", "[limits]\nmax_file_bytes = 1000\n");
+    let mut server = initialized(&dir);
+    let message = server.tool_error("remember", json!({ "text": "y".repeat(1001) }));
+    assert!(message.contains("over the limit of 1000 bytes"), "{message}");
+    // The text fits, but not the file with its front-matter: the index would skip it.
+    let message = server.tool_error("remember", json!({ "text": "y".repeat(990) }));
+    assert!(message.contains("max_file_bytes"), "{message}");
+    assert_eq!(md_files(&dir), 0);
+    server.finish();
+}
+
+#[test]
+fn files_written_by_others_are_seen_at_the_next_call() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    assert_eq!(server.ok("recall", json!({ "query": "flaky login test" })), json!([]));
+    dir.mem(&["add", "The login test is flaky because of the session_id cookie"]).ok();
+    let hits = server.ok("recall", json!({ "query": "flaky login test" }));
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    server.finish();
+}
+
+#[test]
+fn recall_records_retrievals_unless_the_root_says_not_to() {
+    let dir = Dir::new();
+    dir.write("mem.toml", "[usage]\nrecord_retrievals = false\n");
+    let mut server = initialized(&dir);
+    let kept = server.ok("remember", json!({ "text": "Run the linter with cargo clippy" }));
+    let id = kept["id"].as_str().unwrap().to_string();
+    assert_eq!(ids(&server.ok("recall", json!({ "query": "linter" }))), [id.as_str()]);
+    server.finish();
+    let shown = dir.mem(&["show", &id, "--json"]).json();
+    assert_eq!(shown["retrieved"], 0, "{shown}");
+}
