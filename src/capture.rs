@@ -64,13 +64,11 @@ fn fail(message: impl Into<String>) -> Error {
 /// raw control characters inside strings (escaped), NUL bytes (dropped), backslashes that do
 /// not start a valid escape (kept as literal backslashes, as `echo` in `sh` leaves them), lone
 /// UTF-16 surrogate escapes (replaced by U+FFFD), a byte-order mark, and stray control
-/// characters between tokens. Valid JSON parses unchanged, without the repair pass.
+/// characters between tokens. Valid JSON parses unchanged, without the repair pass; the error
+/// returned is that of the repaired text (`is_eof` still tells a text cut short).
 pub fn parse_json_lenient(text: &str) -> serde_json::Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match serde_json::from_str(text) {
-        Ok(value) => Ok(value),
-        Err(first) => serde_json::from_str(&repair_json(text)).map_err(|_| first),
-    }
+    serde_json::from_str(text).or_else(|_| serde_json::from_str(&repair_json(text)))
 }
 
 /// The repair pass of [`parse_json_lenient`], as text.
@@ -197,13 +195,15 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
 /// [`RAW_ITEM_CHARS`] characters at a space, so that no secret is kept cut in half (the
 /// shorter display limits apply after redaction). `None` when nothing is left.
 fn item(s: &str) -> Option<String> {
+    item_of(s, false)
+}
+
+/// [`item`] of a text that was already cut (`cut`) before it was cleaned.
+fn item_of(s: &str, cut: bool) -> Option<String> {
     let cleaned = clean_text(s);
-    let mut end = cleaned.len().min(RAW_ITEM_CHARS * 4);
-    while !cleaned.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut cut = end < cleaned.len();
-    let mut out = cleaned[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    let (cleaned, more) = prefix(&cleaned, RAW_ITEM_CHARS * 4);
+    let mut cut = cut || more;
+    let mut out = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
     if let Some((at, _)) = out.char_indices().nth(RAW_ITEM_CHARS) {
         out.truncate(at);
         cut = true;
@@ -212,6 +212,15 @@ fn item(s: &str) -> Option<String> {
         out.truncate(space);
     }
     (!out.is_empty()).then_some(out)
+}
+
+/// The first `max` bytes of `s` at most, cut at a character boundary, and whether it was cut.
+fn prefix(s: &str, max: usize) -> (&str, bool) {
+    let mut end = s.len().min(max);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (&s[..end], end < s.len())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -486,7 +495,9 @@ pub struct Transcript {
     files: Vec<String>,
     files_seen: HashSet<String>,
     files_total: usize,
-    outcome: Option<String>,
+    /// The last assistant message, raw (cleaned only when used): a prefix of at most
+    /// `4 * RAW_ITEM_CHARS` bytes, and whether it was cut.
+    outcome: Option<(String, bool)>,
 }
 
 impl Default for Transcript {
@@ -514,26 +525,55 @@ impl Default for Transcript {
 }
 
 /// Reads a transcript line by line: each line is decoded lossily (invalid UTF-8 becomes
-/// U+FFFD) and parsed leniently; a line that still does not parse, or is longer than
-/// [`MAX_LINE_BYTES`] (read past, never held whole), is counted in `skipped_lines`. Memory
-/// stays bounded whatever the transcript's size. Only an I/O error fails.
+/// U+FFFD) and parsed leniently. A line that ends inside a JSON value (a raw line break in a
+/// string split it) is joined with the next one, up to [`MAX_LINE_BYTES`] in all. A line that
+/// still does not parse, or is longer than [`MAX_LINE_BYTES`] (read past, never held whole),
+/// is counted in `skipped_lines`. Memory stays bounded whatever the transcript's size. Only
+/// an I/O error fails.
 pub fn read_transcript(mut reader: impl BufRead) -> std::io::Result<Transcript> {
-    let mut transcript = Transcript::default();
+    let mut t = Transcript::default();
     let mut buf = Vec::with_capacity(64 * 1024);
+    // A line cut short, and how many lines it already spans.
+    let mut pending: Option<(String, usize)> = None;
     while let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)? {
         if !kept {
-            transcript.lines += 1;
-            transcript.skipped_lines += 1;
-            transcript.oversized_lines += 1;
+            t.lines += 1;
+            t.skipped_lines += 1 + pending.take().map_or(0, |(_, n)| n);
+            t.oversized_lines += 1;
             continue;
         }
-        transcript.feed_line(&buf);
+        let text = String::from_utf8_lossy(&buf);
+        if text.trim().is_empty() && pending.is_none() {
+            continue;
+        }
+        t.lines += 1;
+        let parsed = parse_json_lenient(&text);
+        match (pending.take(), parsed) {
+            (None, Ok(value)) => t.feed(&value),
+            (None, Err(e)) if e.is_eof() => pending = Some((text.into_owned(), 1)),
+            (None, Err(_)) => t.skipped_lines += 1,
+            (Some((_, n)), Ok(value)) => {
+                t.skipped_lines += n;
+                t.feed(&value);
+            }
+            (Some((before, n)), Err(_)) => {
+                let joined = format!("{before}\n{text}");
+                match parse_json_lenient(&joined) {
+                    Ok(value) => t.feed(&value),
+                    Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => {
+                        pending = Some((joined, n + 1))
+                    }
+                    Err(_) => t.skipped_lines += n + 1,
+                }
+            }
+        }
         if buf.capacity() > 1024 * 1024 {
             // Do not hold on to the memory of one long line.
             buf = Vec::with_capacity(64 * 1024);
         }
     }
-    Ok(transcript)
+    t.skipped_lines += pending.map_or(0, |(_, n)| n);
+    Ok(t)
 }
 
 /// Reads one line (without caring for its encoding) into `buf`. `Some(true)`: a line of at
@@ -558,19 +598,6 @@ fn read_line_capped(
 }
 
 impl Transcript {
-    /// Takes in one line of a transcript.
-    pub fn feed_line(&mut self, bytes: &[u8]) {
-        let text = String::from_utf8_lossy(bytes);
-        if text.trim().is_empty() {
-            return;
-        }
-        self.lines += 1;
-        match parse_json_lenient(&text) {
-            Ok(value) => self.feed(&value),
-            Err(_) => self.skipped_lines += 1,
-        }
-    }
-
     /// Takes in one parsed line; lines in neither format are ignored.
     pub fn feed(&mut self, line: &Value) {
         let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
@@ -631,9 +658,7 @@ impl Transcript {
                 for block in content.as_array().into_iter().flatten() {
                     match block["type"].as_str() {
                         Some("text") if !side => {
-                            if let Some(text) = block["text"].as_str().and_then(item) {
-                                self.outcome = Some(text);
-                            }
+                            self.set_outcome(block["text"].as_str().unwrap_or(""));
                         }
                         Some("tool_use") => {
                             self.tool_calls += 1;
@@ -706,9 +731,7 @@ impl Transcript {
                     }
                 }
                 Some("agent_message") => {
-                    if let Some(message) = payload["message"].as_str().and_then(item) {
-                        self.outcome = Some(message);
-                    }
+                    self.set_outcome(payload["message"].as_str().unwrap_or(""))
                 }
                 _ => {}
             },
@@ -745,11 +768,7 @@ impl Transcript {
                         self.codex_items.push(request);
                     }
                 }
-                Some("assistant") => {
-                    if let Some(message) = item(&texts(item_value)) {
-                        self.outcome = Some(message);
-                    }
-                }
+                Some("assistant") => self.set_outcome(&texts(item_value)),
                 _ => {}
             },
             "function_call" => {
@@ -807,6 +826,19 @@ impl Transcript {
                 }
             }
         }
+    }
+
+    /// Keeps an assistant message as the outcome so far; cleaning waits for the last one.
+    fn set_outcome(&mut self, text: &str) {
+        if !text.trim().is_empty() {
+            let (kept, cut) = prefix(text, 4 * RAW_ITEM_CHARS);
+            self.outcome = Some((kept.to_string(), cut));
+        }
+    }
+
+    /// The last assistant message, cleaned.
+    pub fn outcome(&self) -> Option<String> {
+        self.outcome.as_ref().and_then(|(text, cut)| item_of(text, *cut))
     }
 
     fn command(&mut self, command: Option<&str>) {
@@ -1068,7 +1100,7 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
         COMMAND_CHARS,
         true,
     );
-    let outcome = info.outcome.and_then(item).or_else(|| t.outcome.clone());
+    let outcome = info.outcome.and_then(item).or_else(|| t.outcome());
     if let Some(outcome) = outcome {
         let outcome = redacted(&outcome, &mut count);
         body.push_str(&format!("\n## Outcome\n\n{}\n", clip_bytes(&outcome, OUTCOME_BYTES)));

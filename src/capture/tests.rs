@@ -199,7 +199,7 @@ fn claude_code_transcripts_give_requests_files_commands_and_outcome() {
     assert_eq!(t.commands.head, ["cargo test login"]);
     assert_eq!(t.tool_calls, 3);
     assert_eq!(
-        t.outcome.as_deref(),
+        t.outcome().as_deref(),
         Some("The login test passes now: the session cookie had expired.")
     );
     let s = summarize(&t, &info("s1"));
@@ -240,7 +240,7 @@ fn codex_rollouts_give_requests_files_commands_and_outcome() {
     assert_eq!(t.commands.head, ["ls -la", "apply_patch", "git status"]);
     assert_eq!(t.files, ["hello.txt", "src/main.rs"]);
     assert_eq!(t.tool_calls, 4);
-    assert_eq!(t.outcome.as_deref(), Some("Created hello.txt."));
+    assert_eq!(t.outcome().as_deref(), Some("Created hello.txt."));
 }
 
 #[test]
@@ -264,6 +264,17 @@ fn bad_lines_are_counted_and_long_lines_read_past() {
 
     let t = read_transcript(text.as_bytes()).unwrap();
     assert_eq!((t.lines, t.skipped_lines, t.recognised), (4, 1, 3));
+}
+
+#[test]
+fn a_line_split_by_a_raw_line_break_is_joined_again() {
+    let text = "{\"type\":\"user\",\"message\":{\"content\":\"first half\r\nsecond half\"}}\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"cut sho\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"next\"}}\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"last, cut";
+    let t = read_transcript(text.as_bytes()).unwrap();
+    assert_eq!(t.requests().head, ["first half second half", "next"]);
+    assert_eq!((t.lines, t.skipped_lines), (5, 2), "the two lines cut short");
 }
 
 #[test]
