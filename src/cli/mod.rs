@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod capture;
 mod eval;
 mod forget;
 mod index;
@@ -71,6 +72,8 @@ enum Command {
     Restore(prune::RestoreArgs),
     /// Consolidate clusters of related observations into higher-level memories.
     Reflect(reflect::Args),
+    /// Capture an agent session (hook payload on stdin) as one episodic memory.
+    Capture(capture::Args),
 }
 
 /// Runs the parsed command.
@@ -97,6 +100,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
+        Command::Capture(args) => capture::run(args, &ctx),
     }
 }
 
@@ -135,8 +139,8 @@ struct Context {
 }
 
 impl Context {
-    /// Finds the memory root (creating the per-user default on first use) and opens it.
-    fn engine(&self) -> Result<Engine> {
+    /// Finds the memory root, creating the per-user default on first use.
+    fn root(&self) -> Result<PathBuf> {
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let default = dirs::data_dir().map(|d| d.join("mem"));
         let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
@@ -144,6 +148,12 @@ impl Context {
             store::init(&root)?;
             eprintln!("mem: created the default memory root {}", root.display());
         }
+        Ok(root)
+    }
+
+    /// Finds the memory root (creating the per-user default on first use) and opens it.
+    fn engine(&self) -> Result<Engine> {
+        let root = self.root()?;
         Engine::open(&root).with_context(|| format!("cannot open memory root {}", root.display()))
     }
 
