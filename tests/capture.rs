@@ -411,3 +411,23 @@ fn an_empty_transcript_is_nothing_to_capture_yet() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no line in the Claude Code or Codex format"), "{}", out.stderr);
 }
+
+#[test]
+fn a_stdin_left_open_after_a_whole_payload_does_not_hang_the_capture() {
+    use std::process::{Command, Stdio};
+    let s = Setup::new();
+    let t = s.transcript("s.jsonl", &[user("keep stdin open").as_bytes()]);
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.arg("--dir").arg(s.root.path()).arg("capture");
+    crate::util::clean_env(&mut cmd);
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(s.payload("open", &t).as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    // `stdin` stays open while the capture runs, as some hook runners leave it.
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert!(status.success());
+    assert!(s.memory("open").contains("- keep stdin open\n"));
+}
