@@ -1365,11 +1365,12 @@ impl Engine {
         entry.skipped_lines = transcript.skipped_lines;
         if transcript.lines > 0 && transcript.recognised == 0 {
             return Err(fail(format!(
-                "the transcript {} has no line in the Claude Code or Codex format ({} skipped \
-                 as not JSON, of {})",
+                "the transcript {} has no line in the Claude Code or Codex format ({} of {} \
+                 lines skipped: not JSON even after cleaning, or over {} MiB)",
                 path.display(),
                 transcript.skipped_lines,
-                transcript.lines
+                transcript.lines,
+                MAX_LINE_BYTES >> 20
             )));
         }
         let mut captured = Captured {
