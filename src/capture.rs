@@ -695,7 +695,8 @@ impl Transcript {
             self.command(Some(command));
             return;
         }
-        const ADDED: [&str; 8] = [
+        const ADDED: [&str; 9] = [
+            "This session is being continued from a previous conversation",
             "<local-command-",
             "<bash-stdout>",
             "<bash-stderr>",

@@ -182,6 +182,7 @@ const CLAUDE: &[&str] = &[
     r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-29T10:00:05Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Looking."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cargo test login"}},{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"/home/ana/shop/src/auth.rs","old_string":"a","new_string":"b"}},{"type":"tool_use","id":"t3","name":"Read","input":{"file_path":"/home/ana/shop/README.md"}}]}}"#,
     r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:00:06Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}"#,
     r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:01:00Z","message":{"role":"user","content":"<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>auth</command-args>"}}"#,
+    r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:01:10Z","message":{"role":"user","content":"This session is being continued from a previous conversation that ran out of context. Summary: ..."}}"#,
     r#"{"type":"assistant","isSidechain":true,"sessionId":"s1","timestamp":"2026-11-29T10:01:30Z","message":{"role":"assistant","content":[{"type":"text","text":"subagent chatter"}]}}"#,
     r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-29T10:02:00Z","message":{"role":"assistant","content":[{"type":"text","text":"The login test passes now: the session cookie had expired."}]}}"#,
 ];
