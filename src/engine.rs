@@ -383,7 +383,8 @@ impl Engine {
         self.with_lock(|engine| engine.refresh_locked(now, progress, true))
     }
 
-    fn with_lock<T>(&mut self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
+    /// Runs `f` holding the root's lock (`.mem/lock`).
+    pub(crate) fn with_lock<T>(&mut self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
         let lock_path = self.state_dir.join("lock");
         self.lock.lock().map_err(|e| Error::io(&lock_path, e))?;
         let result = f(self);

@@ -76,6 +76,10 @@ pub enum Error {
         /// What went wrong: timeout, exit status, empty output.
         message: String,
     },
+    /// `mem capture` could not use its hook payload or the session's transcript, or could not
+    /// write or log the session memory.
+    #[error("{0}")]
+    Capture(String),
     /// The search index failed in a way a rebuild did not fix.
     #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
     Index(#[from] tantivy::TantivyError),

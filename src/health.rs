@@ -175,21 +175,6 @@ pub struct Coverage {
     pub gaps: Vec<(String, String)>,
 }
 
-/// The session id of an agent transcript file: a Claude Code transcript is
-/// `<session_id>.jsonl`; a Codex rollout is `rollout-<timestamp>-<uuid>.jsonl`, whose id is the
-/// trailing UUID. `None` for other files.
-pub fn session_id_of_transcript(path: &Path) -> Option<String> {
-    if path.extension().is_none_or(|e| e != "jsonl") {
-        return None;
-    }
-    let stem = path.file_stem()?.to_str()?;
-    let id =
-        if stem.starts_with("rollout-") { stem.get(stem.len().checked_sub(36)?..)? } else { stem };
-    let valid =
-        !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    valid.then(|| id.to_string())
-}
-
 /// Every transcript under `dir` (recursively), by session id.
 pub fn transcripts(dir: &Path) -> std::io::Result<BTreeMap<String, String>> {
     let mut found = BTreeMap::new();
@@ -200,7 +185,7 @@ pub fn transcripts(dir: &Path) -> std::io::Result<BTreeMap<String, String>> {
             let path = entry.path();
             if entry.file_type()?.is_dir() {
                 stack.push(path);
-            } else if let Some(id) = session_id_of_transcript(&path) {
+            } else if let Some(id) = crate::capture::session_id_of_transcript(&path) {
                 found.insert(id, path.display().to_string());
             }
         }
@@ -245,22 +230,6 @@ mod tests {
         assert_eq!(s.sessions, ["a", "old"]);
         let none = capture_summary(&dir.path().join("nope"), Timestamp::UNIX_EPOCH, 24).unwrap();
         assert!(!none.present && none.ok());
-    }
-
-    #[test]
-    fn session_ids_of_claude_and_codex_transcripts() {
-        let id = |p: &str| session_id_of_transcript(Path::new(p));
-        assert_eq!(
-            id("p/1f0c2a4e-aaaa-bbbb-cccc-0123456789ab.jsonl").as_deref(),
-            Some("1f0c2a4e-aaaa-bbbb-cccc-0123456789ab")
-        );
-        assert_eq!(
-            id("2026/11/30/rollout-2026-11-30T10-00-00-5973b6c0-94b8-487b-a530-2aeb6098ae0e.jsonl")
-                .as_deref(),
-            Some("5973b6c0-94b8-487b-a530-2aeb6098ae0e")
-        );
-        assert_eq!(id("notes.md"), None);
-        assert_eq!(id("bad name.jsonl"), None);
     }
 
     #[test]

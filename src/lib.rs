@@ -31,6 +31,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod capture;
 pub mod config;
 pub mod decay;
 pub mod engine;

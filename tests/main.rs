@@ -7,6 +7,8 @@ mod agents;
 
 /// The file format as seen through the binary, and every bad input of the contract.
 mod bad_input;
+/// `mem capture`: payloads, transcripts, redaction, capture.log, idempotence.
+mod capture;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.

@@ -71,8 +71,8 @@ impl Dir {
         run(Command::new(bin()).args(full).current_dir(self.path()))
     }
 
-    /// Like [`Dir::mem`] with `stdin` fed to the process.
-    pub fn mem_stdin(&self, args: &[&str], stdin: &str) -> Out {
+    /// Like [`Dir::mem`] with `stdin` (text or any bytes) fed to the process.
+    pub fn mem_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Out {
         use std::io::Write;
         let mut cmd = Command::new(bin());
         cmd.arg("--dir").arg(self.path()).args(args);
@@ -83,7 +83,7 @@ impl Dir {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+        child.stdin.take().unwrap().write_all(stdin.as_ref()).unwrap();
         collect(child.wait_with_output().unwrap())
     }
 }

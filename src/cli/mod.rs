@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod capture;
 mod context;
 mod eval;
 mod forget;
@@ -84,6 +85,8 @@ enum Command {
     /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
     /// the root); the tools are recall, remember, get, recent, forget and used. See docs/mcp.md.
     Mcp(mcp::Args),
+    /// Capture an agent session (hook payload on stdin) as one episodic memory.
+    Capture(capture::Args),
 }
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
@@ -107,6 +110,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
+        Command::Capture(args) => capture::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
         Command::Mcp(args) => mcp::run(args, &ctx),
     };
@@ -158,8 +162,8 @@ struct Context {
 }
 
 impl Context {
-    /// Finds the memory root (creating the per-user default on first use) and opens it.
-    fn engine(&self) -> Result<Engine> {
+    /// Finds the memory root, creating the per-user default on first use.
+    fn root(&self) -> Result<PathBuf> {
         let cwd = std::env::current_dir().context("cannot read the working directory")?;
         let default = dirs::data_dir().map(|d| d.join("mem"));
         let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
@@ -167,6 +171,12 @@ impl Context {
             store::init(&root)?;
             eprintln!("mem: created the default memory root {}", root.display());
         }
+        Ok(root)
+    }
+
+    /// Finds the memory root (creating the per-user default on first use) and opens it.
+    fn engine(&self) -> Result<Engine> {
+        let root = self.root()?;
         Engine::open(&root).with_context(|| format!("cannot open memory root {}", root.display()))
     }
 

@@ -1,0 +1,361 @@
+//! Unit tests of the pure parts of `mem capture`: lenient JSON, cleaning, redaction, the
+//! payload, transcript reading in both formats, and the summary's bounds.
+
+use super::*;
+
+fn transcript(lines: &[&str]) -> Transcript {
+    read_transcript(lines.join("\n").as_bytes()).unwrap()
+}
+
+fn info(id: &str) -> SessionInfo<'_> {
+    SessionInfo { session_id: id, cwd: Some("/home/ana/shop"), outcome: None }
+}
+
+#[test]
+fn valid_json_is_parsed_as_is() {
+    let v = parse_json_lenient(r#"{"a": "x\\d \u001b[31m", "b": [1, 2]}"#).unwrap();
+    assert_eq!(v["a"], "x\\d \u{1b}[31m");
+}
+
+#[test]
+fn raw_control_characters_and_nul_bytes_are_repaired() {
+    let v = parse_json_lenient("{\"a\": \"tab\there\u{1b}[0m\nnext\u{0}end\"}").unwrap();
+    assert_eq!(v["a"], "tab\there\u{1b}[0m\nnextend");
+    let v = parse_json_lenient("\u{feff}{\"a\":\u{1} 1}").unwrap();
+    assert_eq!(v["a"], 1);
+}
+
+#[test]
+fn backslashes_that_are_not_escapes_stay_backslashes() {
+    // What `echo` in sh leaves of `\\d+\\.\\w+` and `C:\\Users`.
+    let v = parse_json_lenient(r#"{"a": "\d+\.\w+", "b": "C:\Users\x", "c": "\u12"}"#).unwrap();
+    assert_eq!(v["a"], r"\d+\.\w+");
+    assert_eq!(v["b"], r"C:\Users\x");
+    assert_eq!(v["c"], r"\u12");
+}
+
+#[test]
+fn lone_surrogates_become_replacement_characters() {
+    let v = parse_json_lenient(r#"{"a": "x\ud83dy", "b": "\ud83d\ude00", "c": "\udc00"}"#).unwrap();
+    assert_eq!(v["a"], "x\u{fffd}y");
+    assert_eq!(v["b"], "😀");
+    assert_eq!(v["c"], "\u{fffd}");
+}
+
+#[test]
+fn garbage_still_fails() {
+    assert!(parse_json_lenient("{\"a\": ").is_err());
+    assert!(parse_json_lenient("not json").is_err());
+}
+
+#[test]
+fn ansi_sequences_and_controls_are_cleaned() {
+    let s = "\u{1b}[1;31mred\u{1b}[0m \u{1b}]0;title\u{7}ok\u{0}\u{8} \u{9b}2Kdone\r\n";
+    assert_eq!(clean_text(s), "red ok done\n\n");
+}
+
+#[test]
+fn items_are_collapsed_and_cut_at_a_space() {
+    assert_eq!(item("  a\n\n b\t c  ").as_deref(), Some("a b c"));
+    assert_eq!(item(" \u{1b}[0m "), None);
+    let long = "word ".repeat(2000);
+    let cut = item(&long).unwrap();
+    assert!(cut.chars().count() <= RAW_ITEM_CHARS);
+    assert!(cut.ends_with("word"), "cut at a space");
+}
+
+#[test]
+fn each_kind_of_secret_is_redacted() {
+    let anthropic = format!("sk-ant-api03-{}", "x1Y2".repeat(10));
+    let openai = format!("sk-proj-{}", "Ab9_".repeat(8));
+    let github = format!("ghp_{}", "a1B2".repeat(9));
+    let pat = format!("github_pat_{}", "11AB_cd".repeat(6));
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let slack = "xoxb-1234567890-abcdefghij";
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc123";
+    let cases = [
+        (format!("key {anthropic} end"), "api-key"),
+        (format!("OPENAI_API_KEY={openai}"), "api-key"),
+        (format!("token {github}"), "github-token"),
+        (format!("token {pat}"), "github-token"),
+        (format!("aws {aws}"), "aws-key"),
+        (format!("slack {slack}"), "slack-token"),
+        (format!("curl -H 'Authorization: Bearer {jwt}'"), "authorization"),
+        (format!("bearer {jwt}"), "bearer"),
+        ("psql postgres://admin:hunter2@db.local/x".to_string(), "password"),
+        (
+            "-----BEGIN RSA PRIVATE KEY----- MIIEow abc -----END RSA PRIVATE KEY----- after"
+                .to_string(),
+            "private-key",
+        ),
+        ("-----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXk cut off".to_string(), "private-key"),
+    ];
+    for (text, kind) in cases {
+        let (out, n) = redact(&text);
+        assert_eq!(n, 1, "{text} -> {out}");
+        assert!(out.contains(&format!("[REDACTED:{kind}]")), "{text} -> {out}");
+    }
+    let (out, _) = redact("psql postgres://admin:hunter2@db.local/x");
+    assert_eq!(out, "psql postgres://admin:[REDACTED:password]@db.local/x");
+    let (out, _) = redact("-----BEGIN PRIVATE KEY----- abc -----END PRIVATE KEY----- after");
+    assert_eq!(out, "[REDACTED:private-key] after");
+}
+
+#[test]
+fn words_and_ordinary_text_are_not_redacted() {
+    for text in [
+        "Bearer authentication is used by the API",
+        "authorization: required for admins",
+        "task-abcdefghijklmnopqrstuvwxyz is a branch",
+        "https://example.com/path and git@github.com:me/repo.git",
+        "the sk- prefix alone",
+        "redacted already: [REDACTED:api-key]",
+    ] {
+        assert_eq!(redact(text), (text.to_string(), 0), "{text}");
+    }
+}
+
+#[test]
+fn a_url_with_a_key_as_password_counts_once() {
+    let key = format!("sk-{}", "a1".repeat(15));
+    let (out, n) = redact(&format!("https://user:{key}@host/"));
+    assert_eq!(n, 1, "{out}");
+    assert!(!out.contains(&key));
+}
+
+#[test]
+fn the_payload_needs_a_safe_session_id_and_a_transcript() {
+    let p = parse_payload(
+        br#"{"session_id":"abc-1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"Stop"}"#,
+    )
+    .unwrap();
+    assert_eq!(p.session_id, "abc-1");
+    assert_eq!(p.hook_event.as_deref(), Some("Stop"));
+    let err = |bytes: &[u8]| parse_payload(bytes).unwrap_err().to_string();
+    assert!(err(b"").contains("is empty"));
+    assert!(err(br#"{"session_id": "abc", "transcr"#).contains("cut short"));
+    assert!(err(b"\x00\x01garbage").contains("not valid JSON"));
+    assert!(err(b"[1]").contains("not an object"));
+    assert!(err(br#"{"transcript_path":"/t"}"#).contains("no `session_id`"));
+    assert!(err(br#"{"session_id":"a"}"#).contains("no `transcript_path`"));
+    assert!(err(br#"{"session_id":"../etc/x","transcript_path":"/t"}"#).contains("cannot name"));
+    assert!(err(br#"{"session_id":"a..b","transcript_path":"/t"}"#).contains("`..`"));
+    assert!(err(br#"{"session_id":"a b","transcript_path":"/t"}"#).contains("only letters"));
+}
+
+#[test]
+fn a_payload_is_complete_when_it_parses() {
+    assert!(payload_complete(b"{\"a\": 1}\n"));
+    assert!(!payload_complete(b"{\"a\": {\"b\": 1}"));
+    assert!(!payload_complete(b"{\"a\": \"}"));
+    assert!(payload_complete(b"garbage}"), "a syntax error is final");
+}
+
+#[test]
+fn session_ids_of_transcript_names() {
+    let id = |p: &str| session_id_of_transcript(Path::new(p));
+    assert_eq!(
+        id("/h/.claude/projects/-h-p/0b6e1f7a-52b4-4d55-8d52-9a1f2f3c4d5e.jsonl").as_deref(),
+        Some("0b6e1f7a-52b4-4d55-8d52-9a1f2f3c4d5e")
+    );
+    assert_eq!(
+        id("/h/.codex/sessions/2025/10/29/rollout-2025-10-29T00-59-38-019a2d7a-41c4-78b1-b7cc-a45d62a89cd5.jsonl")
+            .as_deref(),
+        Some("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5")
+    );
+    assert_eq!(id("rollout-2025-10-29T00-59-38-short.jsonl"), None);
+    assert_eq!(id("notes.txt"), None);
+    assert_eq!(id("a b.jsonl"), None);
+}
+
+#[test]
+fn project_tags_are_folder_names_made_safe() {
+    assert_eq!(project_tag("/home/ana/My Shop!/").as_deref(), Some("my-shop"));
+    assert_eq!(project_tag(r"C:\Users\ana\api.v2").as_deref(), Some("api.v2"));
+    assert_eq!(project_tag("/"), None);
+}
+
+const CLAUDE: &[&str] = &[
+    r#"{"type":"summary","summary":"Login work","leafUuid":"x"}"#,
+    r#"{"type":"user","sessionId":"s1","cwd":"/home/ana/shop","timestamp":"2026-11-29T10:00:00.5Z","message":{"role":"user","content":"Fix the failing login test"}}"#,
+    r#"{"type":"user","isMeta":true,"sessionId":"s1","timestamp":"2026-11-29T10:00:01Z","message":{"role":"user","content":"Caveat: The messages below were generated by the user while running local commands."}}"#,
+    r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-29T10:00:05Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm"},{"type":"text","text":"Looking."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cargo test login"}},{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"/home/ana/shop/src/auth.rs","old_string":"a","new_string":"b"}},{"type":"tool_use","id":"t3","name":"Read","input":{"file_path":"/home/ana/shop/README.md"}}]}}"#,
+    r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:00:06Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}"#,
+    r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:01:00Z","message":{"role":"user","content":"<command-message>review</command-message>\n<command-name>/review</command-name>\n<command-args>auth</command-args>"}}"#,
+    r#"{"type":"user","sessionId":"s1","timestamp":"2026-11-29T10:01:10Z","message":{"role":"user","content":"This session is being continued from a previous conversation that ran out of context. Summary: ..."}}"#,
+    r#"{"type":"assistant","isSidechain":true,"sessionId":"s1","timestamp":"2026-11-29T10:01:30Z","message":{"role":"assistant","content":[{"type":"text","text":"subagent chatter"}]}}"#,
+    r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-29T10:02:00Z","message":{"role":"assistant","content":[{"type":"text","text":"The login test passes now: the session cookie had expired."}]}}"#,
+];
+
+#[test]
+fn claude_code_transcripts_give_requests_files_commands_and_outcome() {
+    let t = transcript(CLAUDE);
+    assert_eq!(t.format, Some(Format::ClaudeCode));
+    assert_eq!(t.session_id.as_deref(), Some("s1"));
+    assert_eq!(t.cwd.as_deref(), Some("/home/ana/shop"));
+    assert_eq!(t.first_at, Some("2026-11-29T10:00:00.5Z".parse().unwrap()));
+    assert_eq!(t.skipped_lines, 0);
+    assert_eq!(t.requests().head, ["Fix the failing login test", "/review auth"]);
+    assert_eq!(t.files, ["src/auth.rs"]);
+    assert_eq!(t.commands.head, ["cargo test login"]);
+    assert_eq!(t.tool_calls, 3);
+    assert_eq!(
+        t.outcome().as_deref(),
+        Some("The login test passes now: the session cookie had expired.")
+    );
+    let s = summarize(&t, &info("s1"));
+    assert_eq!(s.title, "Session: Fix the failing login test");
+    assert!(s.body.starts_with("# Session: Fix the failing login test\n\nClaude Code session `s1` in `/home/ana/shop`, 2026-11-29T10:00:00Z to 2026-11-29T10:02:00Z: 2 requests, 3 tool calls.\n"), "{}", s.body);
+    assert!(s.body.contains("\n## Files changed\n\n- `src/auth.rs`\n"), "{}", s.body);
+    assert!(s.body.contains("\n## Commands run\n\n- `cargo test login`\n"), "{}", s.body);
+    assert!(
+        s.body.ends_with("the session cookie had expired.\n\nNo secrets redacted.\n"),
+        "{}",
+        s.body
+    );
+}
+
+const CODEX: &[&str] = &[
+    r#"{"timestamp":"2025-10-29T00:59:38.317Z","type":"session_meta","payload":{"id":"019a2d7a-41c4-78b1-b7cc-a45d62a89cd5","timestamp":"2025-10-29T00:59:38.308Z","cwd":"/tmp/demo","originator":"codex_cli_rs","cli_version":"0.46.0"}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:38.317Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/tmp/demo</cwd>\n</environment_context>"}]}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:38.317Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"create hello.txt and list the files"}]}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:38.317Z","type":"event_msg","payload":{"type":"user_message","message":"create hello.txt and list the files","kind":"plain"}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:38.400Z","type":"turn_context","payload":{"cwd":"/tmp/demo","model":"gpt-5-codex"}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:49.783Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"ls -la\"],\"workdir\":\"/tmp/demo\"}","call_id":"call_1"}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:49.783Z","type":"response_item","payload":{"type":"function_call_output","call_id":"call_1","output":"{\"output\":\"hello.txt\\n\"}"}}"#,
+    r#"{"timestamp":"2025-10-29T00:59:59.751Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"call_2","name":"apply_patch","input":"*** Begin Patch\n*** Add File: hello.txt\n+Hello\n*** End Patch"}}"#,
+    r#"{"timestamp":"2025-10-29T01:00:01.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"apply_patch\",\"*** Begin Patch\\n*** Update File: src/main.rs\\n@@\\n-a\\n+b\\n*** End Patch\"]}","call_id":"call_3"}}"#,
+    r#"{"timestamp":"2025-10-29T01:00:02.000Z","type":"response_item","payload":{"type":"local_shell_call","call_id":"call_4","status":"completed","action":{"type":"exec","command":["git","status"]}}}"#,
+    r#"{"timestamp":"2025-10-29T01:00:03.000Z","type":"event_msg","payload":{"type":"agent_message","message":"Created hello.txt."}}"#,
+    r#"{"timestamp":"2025-10-29T01:00:03.100Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Created hello.txt."}]}}"#,
+];
+
+#[test]
+fn codex_rollouts_give_requests_files_commands_and_outcome() {
+    let t = transcript(CODEX);
+    assert_eq!(t.format, Some(Format::Codex));
+    assert_eq!(t.session_id.as_deref(), Some("019a2d7a-41c4-78b1-b7cc-a45d62a89cd5"));
+    assert_eq!(t.cwd.as_deref(), Some("/tmp/demo"));
+    assert_eq!(t.first_at, Some("2025-10-29T00:59:38.308Z".parse().unwrap()));
+    assert_eq!(t.requests().head, ["create hello.txt and list the files"], "event_msg only");
+    assert_eq!(t.commands.head, ["ls -la", "apply_patch", "git status"]);
+    assert_eq!(t.files, ["hello.txt", "src/main.rs"]);
+    assert_eq!(t.tool_calls, 4);
+    assert_eq!(t.outcome().as_deref(), Some("Created hello.txt."));
+}
+
+#[test]
+fn codex_without_event_messages_falls_back_to_response_items() {
+    let lines: Vec<&str> = CODEX.iter().copied().filter(|l| !l.contains("event_msg")).collect();
+    let t = transcript(&lines);
+    assert_eq!(t.requests().head, ["create hello.txt and list the files"]);
+}
+
+#[test]
+fn bad_lines_are_counted_and_long_lines_read_past() {
+    let long = format!("{{\"type\":\"user\",\"message\":{{\"content\":\"{}\"}}}}", "x".repeat(400));
+    let text = format!("not json\n{}\n\n{long}\n{}\n", CLAUDE[1], CLAUDE[7]);
+    let mut reader = std::io::BufReader::with_capacity(16, text.as_bytes());
+    let mut buf = Vec::new();
+    let mut kept = Vec::new();
+    while let Some(k) = read_line_capped(&mut reader, &mut buf, 300).unwrap() {
+        kept.push(k);
+    }
+    assert_eq!(kept, [true, true, true, false, true]);
+
+    let t = read_transcript(text.as_bytes()).unwrap();
+    assert_eq!((t.lines, t.skipped_lines, t.recognised), (4, 1, 3));
+}
+
+#[test]
+fn a_line_split_by_a_raw_line_break_is_joined_again() {
+    let text = "{\"type\":\"user\",\"message\":{\"content\":\"first half\r\nsecond half\"}}\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"cut sho\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"next\"}}\n\
+                {\"type\":\"user\",\"message\":{\"content\":\"last, cut";
+    let t = read_transcript(text.as_bytes()).unwrap();
+    assert_eq!(t.requests().head, ["first half second half", "next"]);
+    assert_eq!((t.lines, t.skipped_lines), (5, 2), "the two lines cut short");
+}
+
+#[test]
+fn invalid_utf8_is_decoded_lossily() {
+    let mut bytes = br#"{"type":"user","message":{"content":"caf"#.to_vec();
+    bytes.extend_from_slice(b"\xe9 au lait\"}}\n");
+    let t = read_transcript(bytes.as_slice()).unwrap();
+    assert_eq!(t.requests().head, ["caf\u{fffd} au lait"]);
+}
+
+#[test]
+fn lists_keep_their_first_and_last_items() {
+    let mut k = Kept::new(2, 3);
+    for i in 0..10 {
+        k.push(i.to_string());
+        k.push(i.to_string());
+    }
+    let (head, dropped, tail) = k.parts();
+    assert_eq!(head, ["0", "1"]);
+    assert_eq!(dropped, 5);
+    assert_eq!(tail, ["7", "8", "9"]);
+}
+
+#[test]
+fn a_huge_session_still_gives_a_small_body() {
+    let mut lines = Vec::new();
+    for i in 0..500 {
+        lines.push(format!(
+            r#"{{"type":"user","message":{{"content":"request {i} {}"}}}}"#,
+            "é".repeat(900)
+        ));
+        lines.push(format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","name":"Bash","input":{{"command":"run {i} {}"}}}},{{"type":"tool_use","name":"Write","input":{{"file_path":"/p/f{i}-{}.rs"}}}},{{"type":"text","text":"{}"}}]}}}}"#,
+            "ü".repeat(500),
+            "d".repeat(300),
+            "w ".repeat(3000)
+        ));
+    }
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let t = transcript(&refs);
+    assert_eq!(t.request_count(), 500);
+    let s = summarize(&t, &info("big"));
+    assert!(s.body.len() <= MAX_BODY_BYTES, "{} bytes", s.body.len());
+    assert!(s.body.contains("- request 0 "), "the first request");
+    assert!(s.body.contains("- request 499 "), "the last request");
+    assert!(s.body.contains("more\n"), "says some are left out");
+}
+
+#[test]
+fn secrets_are_redacted_in_every_part_of_the_summary() {
+    let key = format!("sk-ant-api03-{}", "Zq9".repeat(12));
+    let lines = [
+        format!(r#"{{"type":"user","message":{{"content":"use {key} please"}}}}"#),
+        format!(
+            r#"{{"type":"assistant","message":{{"content":[{{"type":"tool_use","name":"Bash","input":{{"command":"curl -H 'Authorization: Bearer {key}x'"}}}},{{"type":"text","text":"done with {key}"}}]}}}}"#
+        ),
+    ];
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let s = summarize(&transcript(&refs), &info("k"));
+    assert!(!s.body.contains("Zq9Zq9"), "{}", s.body);
+    assert!(!s.title.contains("Zq9Zq9"), "{}", s.title);
+    assert_eq!(s.redacted, 3, "{}", s.body);
+    assert!(s.body.contains("3 secrets redacted."), "{}", s.body);
+}
+
+#[test]
+fn inline_code_fences_around_backticks() {
+    assert_eq!(inline_code("ls"), "`ls`");
+    assert_eq!(inline_code("echo `date`"), "`` echo `date` ``");
+    assert_eq!(inline_code("a``b"), "```a``b```");
+}
+
+#[test]
+fn log_entries_have_exactly_the_documented_fields() {
+    let now: Timestamp = "2026-11-30T12:00:00.7Z".parse().unwrap();
+    let entry =
+        LogEntry::failure(br#"{"session_id": "abc", "hook_event_name": "Stop", "tr"#, "boom", now);
+    assert_eq!(
+        serde_json::to_string(&entry).unwrap(),
+        r#"{"at":"2026-11-30T12:00:00Z","status":"error","session_id":"abc","hook_event":"Stop","path":null,"transcript":null,"redacted":0,"skipped_lines":0,"error":"boom"}"#,
+        "session_id and hook_event sniffed from a truncated payload"
+    );
+}
