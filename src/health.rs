@@ -30,6 +30,8 @@ pub struct IndexCheck {
     pub bad: Vec<String>,
     /// What the walk could not read.
     pub unreadable: Vec<String>,
+    /// Session ids of the memories whose `source` is `session/<id>`, read from the files.
+    pub sessions: Vec<String>,
 }
 
 impl IndexCheck {
@@ -45,7 +47,8 @@ impl IndexCheck {
 
 /// Compares every file's content (by hash, not by mtime) with the manifest, in parallel.
 pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64) -> IndexCheck {
-    let results: Vec<(String, Result<[u8; 16], String>)> = scan
+    type Read = Result<([u8; 16], Option<String>), String>;
+    let results: Vec<(String, Read)> = scan
         .files
         .par_iter()
         .map(|f| {
@@ -53,7 +56,10 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
                 Err(crate::store::ReadError::Io(e)) => Err(format!("{}: {e}", f.rel)),
                 Err(crate::store::ReadError::Format(e)) => Err(format!("{}: {e}", f.rel)),
                 Ok(bytes) => match Memory::parse_bytes(&bytes) {
-                    Ok(_) => Ok(content_hash(&bytes)),
+                    Ok(m) => Ok((
+                        content_hash(&bytes),
+                        m.source().and_then(|s| s.strip_prefix("session/")).map(String::from),
+                    )),
                     Err(e) => {
                         Err(crate::Error::Parse { path: f.rel.clone().into(), source: e }
                             .to_string())
@@ -76,9 +82,16 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
     for (rel, outcome) in results {
         match (outcome, manifest.files.get(&rel)) {
             (Err(reason), _) => check.bad.push(reason),
-            (Ok(_), None) => check.missing.push(rel),
-            (Ok(hash), Some(entry)) if entry.hash != hash => check.stale.push(rel),
-            (Ok(_), Some(_)) => {}
+            (Ok((_, session)), None) => {
+                check.sessions.extend(session);
+                check.missing.push(rel);
+            }
+            (Ok((hash, session)), Some(entry)) => {
+                check.sessions.extend(session);
+                if entry.hash != hash {
+                    check.stale.push(rel);
+                }
+            }
         }
     }
     let on_disk: std::collections::HashSet<&str> =

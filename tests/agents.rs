@@ -107,3 +107,94 @@ fn health_reports_a_damaged_usage_log() {
     assert!(out.stdout.contains("✗ usage     usage database"), "{}", out.stdout);
     assert!(out.stdout.contains("is damaged"), "{}", out.stdout);
 }
+
+/// The hooks JSON of docs/agents.md, run as Claude Code runs it: `sh -c COMMAND` with the hook
+/// payload on stdin, in the project folder.
+#[cfg(unix)]
+#[test]
+fn the_documented_claude_code_hooks_work() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/agents.md"),
+    )
+    .unwrap();
+    let start = doc.find("```json\n{\n  \"hooks\"").expect("the hooks snippet") + "```json\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let settings: serde_json::Value = serde_json::from_str(&doc[start..end]).expect("valid JSON");
+    let command = |event: &str| {
+        settings["hooks"][event][0]["hooks"][0]["command"].as_str().unwrap().to_string()
+    };
+
+    let project = Dir::example();
+    let transcript = project.write(
+        "transcripts/9d2f6c1e-1111-4222-8333-444455556666.jsonl",
+        concat!(
+            "{\"type\":\"user\",\"sessionId\":\"9d2f6c1e-1111-4222-8333-444455556666\",\"timestamp\":\"2026-11-30T09:00:00Z\",\"cwd\":\"/work/shop\",\"message\":{\"role\":\"user\",\"content\":\"Fix the flaky login test\"}}\n",
+            "{\"type\":\"assistant\",\"sessionId\":\"9d2f6c1e-1111-4222-8333-444455556666\",\"timestamp\":\"2026-11-30T09:05:00Z\",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"The session cookie now uses Max-Age; the test passes.\"}]}}\n",
+        ),
+    );
+    let payload = |event: &str| {
+        serde_json::json!({
+            "session_id": "9d2f6c1e-1111-4222-8333-444455556666",
+            "transcript_path": transcript,
+            "cwd": project.path(),
+            "hook_event_name": event,
+        })
+        .to_string()
+    };
+    let bin_dir = std::path::Path::new(crate::util::bin()).parent().unwrap().to_path_buf();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let run = |event: &str| {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command(event))
+            .current_dir(project.path())
+            .env("PATH", &path)
+            .env("MEM_DIR", project.path())
+            .env("MEM_NOW", crate::util::NOW)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(payload(event).as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{event}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+
+    let context = run("SessionStart");
+    assert!(
+        context.starts_with("# Memory (from mem)") && context.chars().count() <= 4000,
+        "{context}"
+    );
+    run("Stop");
+    run("SessionEnd");
+    let memory = project.read("sessions/session-9d2f6c1e-1111-4222-8333-444455556666.md");
+    assert!(memory.contains("Fix the flaky login test"), "{memory}");
+
+    let health = project.mem(&[
+        "health",
+        "--transcripts",
+        project.path().join("transcripts").to_str().unwrap(),
+    ]);
+    assert!(health.stdout.contains("✓ coverage  1/1 local sessions captured"), "{}", health.stdout);
+    assert!(
+        health.stdout.contains("✓ capture   2 ok, 0 errors in the last 24 h"),
+        "{}",
+        health.stdout
+    );
+
+    // A garbage payload fails loudly, is logged, and health says so.
+    let garbage = project.mem_stdin(&["capture"], "{\"session_id\": \"x\", \"transcript_pa");
+    assert_eq!(garbage.code, 2);
+    let health = project.mem(&["health"]);
+    assert_eq!(health.code, 1);
+    assert!(
+        health.stdout.contains("✗ capture   2 ok, 1 errors in the last 24 h; last error"),
+        "{}",
+        health.stdout
+    );
+}

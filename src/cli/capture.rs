@@ -45,6 +45,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         }
     };
     let captured = engine.capture(&payload, ctx.now)?;
+    // The index learns of the session now, not at the next recall (`mem health` compares them).
+    let report = engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    super::print_problems(&report);
     if captured.skipped_lines > 0 {
         eprintln!(
             "mem: notice: skipped {} {} of {} ({} not JSON even after cleaning, {} over {} MiB)",
