@@ -289,18 +289,7 @@ impl MemServer {
         self.call(true, |engine, _| {
             let id = MemoryId::new(&args.id)?;
             let (path, memory) = engine.get(id.as_str())?;
-            to_json(&json!({
-                "id": memory.id(),
-                "path": path,
-                "title": memory.title(),
-                "type": memory.kind(),
-                "importance": memory.importance(),
-                "created": memory.created(),
-                "tags": memory.tags(),
-                "source": memory.source(),
-                "body": memory.body(),
-                "front_matter": memory.front_matter(),
-            }))
+            to_json(&super::memory_json(&path, &memory))
         })
     }
 

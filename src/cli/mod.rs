@@ -262,6 +262,23 @@ fn problem_lines(report: &RefreshReport) -> Vec<String> {
     lines
 }
 
+/// A memory as JSON, the fields `mem show --json` and the MCP tool `get` share: the file's
+/// own fields, its whole front-matter and its body.
+fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value {
+    serde_json::json!({
+        "id": memory.id(),
+        "path": path,
+        "title": memory.title(),
+        "type": memory.kind(),
+        "importance": memory.importance(),
+        "created": memory.created(),
+        "tags": memory.tags(),
+        "source": memory.source(),
+        "front_matter": memory.front_matter(),
+        "body": memory.body(),
+    })
+}
+
 /// Writes `value` as pretty JSON and a newline to stdout.
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::stdout().lock();

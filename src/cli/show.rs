@@ -26,13 +26,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let retention = state.retention(ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {
-        return super::print_json(&json!({
-            "id": memory.id(),
-            "path": path,
-            "title": memory.title(),
-            "type": memory.kind(),
-            "importance": memory.importance(),
-            "created": memory.created(),
+        let mut value = super::memory_json(&path, &memory);
+        let usage = json!({
             "last_access": state.last,
             "access_count": state.used,
             "retrieved": state.retrieved,
@@ -42,11 +37,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "derived_from": memory.derived_from(),
             "consolidated_into": memory.consolidated_into(),
             "superseded_by": memory.superseded_by(),
-            "tags": memory.tags(),
-            "source": memory.source(),
-            "front_matter": memory.front_matter(),
-            "body": memory.body(),
-        }));
+        });
+        if let (Some(all), Some(extra)) = (value.as_object_mut(), usage.as_object()) {
+            all.extend(extra.clone());
+        }
+        return super::print_json(&value);
     }
     let mut text = String::new();
     text.push_str(&format!("id          {}\n", memory.id()));
