@@ -15,7 +15,7 @@ use crate::decay::State;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
 use crate::format::{edit_front_matter, with_body, yaml_ids, yaml_text};
 use crate::health::{self, CaptureSummary, Coverage, IndexCheck};
-use crate::index::synonyms::{self, Thesaurus};
+use crate::index::synonyms::Thesaurus;
 use crate::index::{Hit, MemoryIndex, Record, RefreshReport, Search, Validity, tokenizer};
 use crate::prune::{self, Candidate};
 use crate::reflect::{self, Digest, Space, SparseVec};
@@ -496,7 +496,7 @@ impl Engine {
         if self.config.query.expansion_weight <= 0.0 {
             return Vec::new();
         }
-        let tokens = synonyms::tokens(&mut tokenizer::analyzer(), query);
+        let tokens = tokenizer::tokens(query);
         self.thesaurus.expand(&tokens).into_iter().collect()
     }
 

@@ -133,12 +133,7 @@ impl Space {
 
 /// (stem, lower-cased surface word) pairs of a text, through the index's analyzer.
 fn analyse(text: &str) -> Vec<(String, String)> {
-    thread_local! {
-        // Building an analyzer (its stop-word set, its stemmer) costs more than using it.
-        static ANALYZER: std::cell::RefCell<tantivy::tokenizer::TextAnalyzer> =
-            std::cell::RefCell::new(tokenizer::analyzer());
-    }
-    ANALYZER.with_borrow_mut(|analyzer| {
+    tokenizer::with_analyzer(|analyzer| {
         let mut stream = analyzer.token_stream(text);
         let mut out = Vec::new();
         while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {

@@ -1,5 +1,5 @@
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wait_timeout::ChildExt;
 
-use crate::util::{Dir, NOW, bin, clean_env, ids};
+use crate::util::{Dir, NOW, ids};
 
 /// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -24,15 +24,7 @@ struct Server {
 
 impl Server {
     fn start(dir: &Dir) -> Server {
-        let mut cmd = Command::new(bin());
-        cmd.arg("--dir").arg(dir.path()).args(["--now", NOW, "mcp"]);
-        clean_env(&mut cmd);
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = dir.spawn(&["--now", NOW, "mcp"]);
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
         std::thread::spawn(move || {

@@ -71,18 +71,18 @@ impl Dir {
         run(Command::new(bin()).args(full).current_dir(self.path()))
     }
 
-    /// Like [`Dir::mem`] with `stdin` (text or any bytes) fed to the process.
-    pub fn mem_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Out {
-        use std::io::Write;
+    /// Starts `mem --dir <this folder> <args>` with piped stdin, stdout and stderr.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         let mut cmd = Command::new(bin());
         cmd.arg("--dir").arg(self.path()).args(args);
         clean_env(&mut cmd);
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+    }
+
+    /// Like [`Dir::mem`] with `stdin` (text or any bytes) fed to the process.
+    pub fn mem_stdin(&self, args: &[&str], stdin: impl AsRef<[u8]>) -> Out {
+        use std::io::Write;
+        let mut child = self.spawn(args);
         child.stdin.take().unwrap().write_all(stdin.as_ref()).unwrap();
         collect(child.wait_with_output().unwrap())
     }

@@ -491,7 +491,7 @@ impl MemoryIndex {
     /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
     /// their synonyms, searched in title, body and tags.
     fn text_query(&self, search: &Search) -> Option<Box<dyn Query>> {
-        let query_tokens = synonyms::tokens(&mut tokenizer::analyzer(), search.text);
+        let query_tokens = tokenizer::tokens(search.text);
         if query_tokens.is_empty() {
             return None;
         }

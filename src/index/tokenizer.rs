@@ -31,6 +31,20 @@ pub fn analyzer() -> TextAnalyzer {
     }
 }
 
+/// Runs `f` with this thread's analyzer: building one (its stop-word set, its stemmer) costs
+/// more than analysing a query, so recall, admission and reflection reuse one per thread.
+pub fn with_analyzer<T>(f: impl FnOnce(&mut TextAnalyzer) -> T) -> T {
+    thread_local! {
+        static ANALYZER: std::cell::RefCell<TextAnalyzer> = std::cell::RefCell::new(analyzer());
+    }
+    ANALYZER.with_borrow_mut(f)
+}
+
+/// The analysed tokens of `text`, in order.
+pub fn tokens(text: &str) -> Vec<String> {
+    with_analyzer(|a| super::synonyms::tokens(a, text))
+}
+
 /// The analyzer for the exact tag field: the whole tag, lower-cased.
 pub fn tag_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default()).filter(LowerCaser).build()
