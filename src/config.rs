@@ -69,6 +69,35 @@ summarizer_timeout_secs = 120
 # or --supersede; 1 turns the check off (exact duplicates are always caught).
 near_duplicate = 0.8
 
+[embed]
+# Folder with the local embedding model: model.onnx, tokenizer.json, config.json,
+# special_tokens_map.json, tokenizer_config.json and libonnxruntime.so, as written by
+# `scripts/fetch-model.sh DIR`. Relative paths start at this root. Empty: BM25 only.
+# The environment variable MEM_EMBED_MODEL_DIR overrides it; ORT_DYLIB_PATH names another
+# ONNX Runtime library (1.24 or later).
+model_dir = ""
+# Recall mode when a model is configured: "hybrid", "vector" or "bm25" (--mode overrides).
+mode = "hybrid"
+# How hybrid recall fuses the BM25 and cosine rankings: "rrf" (reciprocal rank fusion,
+# 1 / (rrf_k + rank) summed over both lists) or "convex" ((1 − w) × bm25 / max bm25 +
+# w × cosine / max cosine, w = vector_weight).
+fusion = "rrf"
+rrf_k = 60.0
+vector_weight = 0.5
+# Candidates each side brings to the fusion.
+candidates = 100
+# A memory found by the vector side alone needs at least this cosine to be a candidate.
+min_cosine = 0.3
+# Memories embedded per model call at index time.
+batch_size = 16
+# Recall embeds at most this many new or changed memories itself; more are left to
+# `mem index`, which shows a progress bar (recall then searches the vectors it has).
+recall_embed_limit = 32
+# Reflection: embedding cosine above which two observations belong together.
+reflect_threshold = 0.6
+# Admission: `mem add` refuses a text with an embedding cosine this high to an existing memory.
+near_duplicate = 0.95
+
 [limits]
 # Files larger than this are reported and skipped.
 max_file_bytes = 1048576
@@ -90,6 +119,8 @@ pub struct Config {
     pub reflect: ReflectConfig,
     /// Admission control on `mem add`.
     pub admission: AdmissionConfig,
+    /// The local embedding model.
+    pub embed: EmbedConfig,
     /// Size limits.
     pub limits: Limits,
 }
@@ -234,6 +265,87 @@ impl Default for Limits {
     }
 }
 
+/// `[embed]`: the local embedding model and how recall uses it.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmbedConfig {
+    /// The model folder; empty means no model (BM25 only).
+    pub model_dir: String,
+    /// Recall mode when a model is configured.
+    pub mode: RecallMode,
+    /// How hybrid recall fuses the two rankings.
+    pub fusion: Fusion,
+    /// The `k` of reciprocal rank fusion.
+    pub rrf_k: f64,
+    /// Weight of the cosine in convex fusion, 0..=1.
+    pub vector_weight: f64,
+    /// Candidates each side brings to the fusion.
+    pub candidates: usize,
+    /// Least cosine of a candidate found by the vector side alone.
+    pub min_cosine: f32,
+    /// Memories per model call at index time.
+    pub batch_size: usize,
+    /// Most memories recall embeds by itself.
+    pub recall_embed_limit: usize,
+    /// Embedding cosine that links two observations in reflection.
+    pub reflect_threshold: f32,
+    /// Embedding cosine at which admission refuses a new memory.
+    pub near_duplicate: f32,
+}
+
+impl Default for EmbedConfig {
+    fn default() -> Self {
+        EmbedConfig {
+            model_dir: String::new(),
+            mode: RecallMode::Hybrid,
+            fusion: Fusion::Rrf,
+            rrf_k: 60.0,
+            vector_weight: 0.5,
+            candidates: 100,
+            min_cosine: 0.3,
+            batch_size: 16,
+            recall_embed_limit: 32,
+            reflect_threshold: 0.6,
+            near_duplicate: 0.95,
+        }
+    }
+}
+
+/// Which relevance recall uses.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RecallMode {
+    /// Keyword relevance only.
+    Bm25,
+    /// Embedding cosine only.
+    Vector,
+    /// BM25 and cosine, fused.
+    #[default]
+    Hybrid,
+}
+
+impl RecallMode {
+    /// The mode's name as written in `mem.toml` and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RecallMode::Bm25 => "bm25",
+            RecallMode::Vector => "vector",
+            RecallMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// How hybrid recall combines the BM25 and the cosine ranking.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Fusion {
+    /// Reciprocal rank fusion: `Σ 1 / (k + rank)`.
+    #[default]
+    Rrf,
+    /// `(1 − w) × bm25 / max bm25 + w × cosine / max cosine`.
+    Convex,
+}
+
 impl Config {
     /// Reads `root/mem.toml`, or the defaults when there is none.
     pub fn load(root: &Path) -> Result<Config> {
@@ -298,6 +410,25 @@ impl Config {
                 "[admission] near_duplicate must be above 0 and at most 1, found {}",
                 self.admission.near_duplicate
             ));
+        }
+        let e = &self.embed;
+        if !(e.rrf_k > 0.0 && e.rrf_k.is_finite()) {
+            return Err(format!("[embed] rrf_k must be positive, found {}", e.rrf_k));
+        }
+        if !(0.0..=1.0).contains(&e.vector_weight) {
+            return Err(format!("[embed] vector_weight must be between 0 and 1, found {}", e.vector_weight));
+        }
+        if e.candidates == 0 || e.batch_size == 0 {
+            return Err("[embed] candidates and batch_size must be positive".into());
+        }
+        for (name, v) in [
+            ("min_cosine", e.min_cosine),
+            ("reflect_threshold", e.reflect_threshold),
+            ("near_duplicate", e.near_duplicate),
+        ] {
+            if !(-1.0..=1.0).contains(&v) {
+                return Err(format!("[embed] {name} is a cosine, between -1 and 1; found {v}"));
+            }
         }
         if self.limits.max_file_bytes == 0 {
             return Err("[limits] max_file_bytes must be positive".into());

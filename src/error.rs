@@ -80,6 +80,9 @@ pub enum Error {
     /// write or log the session memory.
     #[error("{0}")]
     Capture(String),
+    /// The embedding model cannot be loaded or run.
+    #[error("embedding model: {0}")]
+    Embed(#[from] crate::embed::EmbedError),
     /// The search index failed in a way a rebuild did not fix.
     #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
     Index(#[from] tantivy::TantivyError),

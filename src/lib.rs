@@ -34,6 +34,7 @@
 pub mod capture;
 pub mod config;
 pub mod decay;
+pub mod embed;
 pub mod engine;
 pub mod error;
 pub mod eval;

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::config::Ranking;
+use crate::config::{Fusion, Ranking};
 
 /// Seconds since the Unix epoch.
 pub type Epoch = i64;
@@ -68,6 +68,42 @@ pub fn combine(c: &Components, ranking: &Ranking) -> f64 {
         * factor(ranking.importance_weight, c.importance)
 }
 
+/// What fusion knows of one candidate: its place on each side of a hybrid recall.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FusionInput {
+    /// BM25 score (0 when the text does not match).
+    pub bm25: f32,
+    /// Best BM25 score among the candidates.
+    pub max_bm25: f32,
+    /// Rank among the BM25 candidates, 1 = best.
+    pub bm25_rank: Option<usize>,
+    /// Cosine with the query, if the memory has a vector.
+    pub cosine: Option<f32>,
+    /// Best cosine among the candidates.
+    pub max_cosine: f32,
+    /// Rank among the vector candidates, 1 = best.
+    pub vector_rank: Option<usize>,
+}
+
+/// The fused relevance of a candidate, before normalisation by the best one.
+///
+/// - `Rrf`: `Σ 1 / (k + rank)` over the lists the candidate is on.
+/// - `Convex`: `(1 − w) × bm25 / max bm25 + w × max(cosine, 0) / max cosine`.
+pub fn fuse(c: &FusionInput, fusion: Fusion, rrf_k: f64, vector_weight: f64) -> f64 {
+    match fusion {
+        Fusion::Rrf => [c.bm25_rank, c.vector_rank]
+            .into_iter()
+            .flatten()
+            .map(|rank| 1.0 / (rrf_k + rank as f64))
+            .sum(),
+        Fusion::Convex => {
+            let ratio = |x: f32, max: f32| if max > 0.0 { f64::from(x.max(0.0) / max) } else { 0.0 };
+            (1.0 - vector_weight) * ratio(c.bm25, c.max_bm25)
+                + vector_weight * ratio(c.cosine.unwrap_or(0.0), c.max_cosine)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -81,6 +117,32 @@ mod tests {
             recency_half_life_days: hl,
             ..Ranking::default()
         })
+    }
+
+    #[test]
+    fn rrf_rewards_being_on_both_lists() {
+        let both = FusionInput { bm25_rank: Some(3), vector_rank: Some(3), ..Default::default() };
+        let first_bm25 = FusionInput { bm25_rank: Some(1), ..Default::default() };
+        let first_vector = FusionInput { vector_rank: Some(1), ..Default::default() };
+        let f = |c: &FusionInput| fuse(c, Fusion::Rrf, 60.0, 0.5);
+        assert!(f(&both) > f(&first_bm25));
+        assert_eq!(f(&first_bm25), f(&first_vector));
+        assert_eq!(f(&FusionInput::default()), 0.0);
+    }
+
+    #[test]
+    fn convex_mixes_normalised_scores() {
+        let c = FusionInput {
+            bm25: 5.0,
+            max_bm25: 10.0,
+            cosine: Some(0.4),
+            max_cosine: 0.8,
+            ..Default::default()
+        };
+        assert!((fuse(&c, Fusion::Convex, 60.0, 0.5) - 0.5).abs() < 1e-9);
+        assert!((fuse(&c, Fusion::Convex, 60.0, 0.0) - 0.5).abs() < 1e-9);
+        let negative = FusionInput { cosine: Some(-0.2), max_cosine: 0.8, ..Default::default() };
+        assert_eq!(fuse(&negative, Fusion::Convex, 60.0, 1.0), 0.0);
     }
 
     #[test]

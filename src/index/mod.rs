@@ -4,6 +4,7 @@
 //! **Invariant:** everything here is derived from the memory files. Deleting `.mem/` loses
 //! nothing; the next refresh rebuilds it.
 
+mod hybrid;
 mod manifest;
 mod schema;
 mod stats;
@@ -24,6 +25,7 @@ use tantivy::{
     DocAddress, IndexReader, ReloadPolicy, Searcher, SegmentReader, TantivyDocument, Term,
 };
 
+pub use self::hybrid::VectorSide;
 pub use self::manifest::{Entry, Manifest, content_hash};
 pub use self::schema::{Fields, SCHEMA_VERSION, VALID_FOREVER};
 use self::synonyms::Thesaurus;
@@ -145,10 +147,36 @@ pub struct Hit {
     pub bm25: f32,
     /// Highest BM25 score among all matches (relevance = bm25 / max).
     pub max_bm25: f32,
+    /// The cosine side of a vector or hybrid recall, and how the two were fused.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub semantic: Option<Semantic>,
     /// Age in days used for recency (since last access, else creation).
     pub age_days: f64,
     /// A short extract of the body around the matched words.
     pub snippet: String,
+}
+
+/// How a memory fared on the vector side of a recall.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Semantic {
+    /// Cosine between the query's and the memory's embedding (absent: the memory has no
+    /// vector yet).
+    pub cosine: Option<f32>,
+    /// Rank among the BM25 candidates (1 = best), if it was one.
+    pub bm25_rank: Option<usize>,
+    /// Rank among the vector candidates (1 = best), if it was one.
+    pub vector_rank: Option<usize>,
+    /// The fused relevance before it is divided by the best one (`relevance = fused / max`).
+    pub fused: f64,
+}
+
+/// One memory chosen for the result list, before its stored fields are read.
+struct Picked {
+    address: DocAddress,
+    relevance: f64,
+    bm25: f32,
+    max_bm25: f32,
+    semantic: Option<Semantic>,
 }
 
 /// A recall request.
@@ -607,40 +635,70 @@ impl MemoryIndex {
         if ranked.is_empty() || max_bm25 <= 0.0 {
             return Ok(Vec::new());
         }
-        let mut snippets = SnippetGenerator::create(&searcher, &*query, self.fields.body)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
+        let picked = ranked
+            .into_iter()
+            .map(|((_, _, bm25), address)| Picked {
+                address,
+                relevance: f64::from(bm25) / f64::from(max_bm25),
+                bm25,
+                max_bm25,
+                semantic: None,
+            })
+            .collect();
+        self.hits(&searcher, Some(&*query), picked, search)
+    }
+
+    /// Loads the stored fields and snippets of `picked` (in rank order) and scores them.
+    fn hits(
+        &self,
+        searcher: &Searcher,
+        text_query: Option<&dyn Query>,
+        picked: Vec<Picked>,
+        search: &Search,
+    ) -> Result<Vec<Hit>> {
+        let now = search.now.as_second();
+        let snippets = match text_query {
+            Some(query) => {
+                let mut generator = SnippetGenerator::create(searcher, query, self.fields.body)?;
+                generator.set_max_num_chars(SNIPPET_CHARS);
+                Some(generator)
+            }
+            None => None,
+        };
         // Stored fields and snippets (which re-analyse each body) for the top k, in parallel.
-        let hits = ranked
+        let mut hits = picked
             .into_par_iter()
-            .enumerate()
-            .map(|(rank, ((_, _, bm25), address))| {
-                let doc: TantivyDocument = searcher.doc(address)?;
+            .map(|p| {
+                let doc: TantivyDocument = searcher.doc(p.address)?;
                 let record = self.record(&doc)?;
                 let body = text_of(&doc, self.fields.body);
-                let snippet = snippets.snippet(&body);
-                let snippet = if snippet.is_empty() {
-                    crate::format::clip(&squash(&body), SNIPPET_CHARS)
-                } else {
-                    squash(snippet.fragment())
+                let snippet = snippets.as_ref().map(|s| s.snippet(&body)).filter(|s| !s.is_empty());
+                let snippet = match snippet {
+                    Some(snippet) => squash(snippet.fragment()),
+                    None => crate::format::clip(&squash(&body), SNIPPET_CHARS),
                 };
                 let age_days = score::age_days(now, record.last_access.as_second());
                 let components = Components {
-                    relevance: f64::from(bm25) / f64::from(max_bm25),
+                    relevance: p.relevance,
                     recency: score::recency(age_days, search.ranking),
                     importance: score::importance(record.importance),
                 };
                 Ok(Hit {
-                    rank: rank + 1,
+                    rank: 0,
                     score: score::combine(&components, search.ranking),
                     record,
                     components,
-                    bm25,
-                    max_bm25,
+                    bm25: p.bm25,
+                    max_bm25: p.max_bm25,
+                    semantic: p.semantic,
                     age_days,
                     snippet,
                 })
             })
             .collect::<Result<Vec<Hit>>>()?;
+        for (rank, hit) in hits.iter_mut().enumerate() {
+            hit.rank = rank + 1;
+        }
         Ok(hits)
     }
 
@@ -778,6 +836,9 @@ fn check_segments(searcher: &Searcher) -> tantivy::Result<()> {
         ff.u64("importance")?;
         ff.i64("last_access")?;
         ff.u64("tiebreak")?;
+        ff.str("id")?.ok_or_else(|| {
+            tantivy::TantivyError::SchemaError("the index has no `id` column".into())
+        })?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +67,7 @@ impl Fields {
             .set_stored();
         let fields = Fields {
             path: b.add_text_field("path", STRING | STORED),
-            id: b.add_text_field("id", STRING | STORED),
+            id: b.add_text_field("id", STRING | STORED | FAST),
             title: b.add_text_field("title", text(true)),
             body: b.add_text_field("body", text(true)),
             tags: b.add_text_field("tags", text(false)),

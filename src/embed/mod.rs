@@ -1,0 +1,346 @@
+//! Local sentence embeddings: an ONNX model (all-MiniLM-L6-v2 by default) run by fastembed on
+//! ONNX Runtime, loaded from a folder on disk. Nothing here touches the network: the folder is
+//! filled once by `scripts/fetch-model.sh`, and a folder that is missing, incomplete or broken
+//! gives an [`EmbedError`] naming the file and the fix, never a panic.
+
+pub mod vectors;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use fastembed::{
+    InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+};
+
+/// Environment variable naming the model folder; it overrides `[embed] model_dir`.
+pub const MODEL_DIR_ENV: &str = "MEM_EMBED_MODEL_DIR";
+/// Environment variable naming the ONNX Runtime library; it overrides the one in the folder.
+pub const ORT_LIB_ENV: &str = "ORT_DYLIB_PATH";
+/// The ONNX Runtime library looked for in the model folder.
+pub const ORT_LIB_FILE: &str = "libonnxruntime.so";
+/// The model file in the folder.
+pub const MODEL_FILE: &str = "model.onnx";
+/// The tokenizer files in the folder, in the order fastembed takes them.
+pub const TOKENIZER_FILES: [&str; 4] =
+    ["tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"];
+/// Tokens per text the model reads; longer texts are cut (the model was trained at 256).
+pub const MAX_TOKENS: usize = 256;
+
+/// Why the embedding model cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The configured folder, or one file in it, is missing.
+    #[error("{} is missing; run `scripts/fetch-model.sh {}` to fetch the model", path.display(), dir.display())]
+    Missing {
+        /// The missing file or folder.
+        path: PathBuf,
+        /// The model folder.
+        dir: PathBuf,
+    },
+    /// A file exists but could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// ONNX Runtime could not be loaded, or is too old.
+    #[error("ONNX Runtime {} cannot be used: {message}; it must be ONNX Runtime 1.24 or later for Linux x86_64 (`scripts/fetch-model.sh DIR` puts 1.24.4 into DIR; ORT_DYLIB_PATH names another)", path.display())]
+    Runtime {
+        /// The library file.
+        path: PathBuf,
+        /// What the loader said.
+        message: String,
+    },
+    /// The model or tokenizer files are not usable.
+    #[error("{} is not a usable {what}: {message}; fetch the files again with `scripts/fetch-model.sh {}`", path.display(), dir.display())]
+    Model {
+        /// The file at fault.
+        path: PathBuf,
+        /// The model folder.
+        dir: PathBuf,
+        /// "ONNX model" or "tokenizer".
+        what: &'static str,
+        /// What fastembed or ONNX Runtime said.
+        message: String,
+    },
+    /// Running the model failed.
+    #[error("embedding failed: {0}")]
+    Inference(String),
+}
+
+/// Where the model comes from: the folder and the ONNX Runtime library.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelSource {
+    /// The model folder (absolute).
+    pub dir: PathBuf,
+    /// The ONNX Runtime library (absolute).
+    pub runtime: PathBuf,
+}
+
+impl ModelSource {
+    /// The configured model, if any: `MEM_EMBED_MODEL_DIR`, else `model_dir` from `mem.toml`
+    /// (relative to `root`); the library from `ORT_DYLIB_PATH`, else the folder. `None` when
+    /// neither names a folder.
+    pub fn configured(root: &Path, model_dir: &str) -> Option<ModelSource> {
+        let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let dir = env(MODEL_DIR_ENV).or_else(|| {
+            let dir = model_dir.trim();
+            (!dir.is_empty()).then(|| root.join(dir))
+        })?;
+        let dir = absolute(&dir);
+        let runtime = env(ORT_LIB_ENV).map(|p| absolute(&p)).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
+        Some(ModelSource { dir, runtime })
+    }
+}
+
+/// `path` made absolute against the current directory (ONNX Runtime resolves a relative
+/// library path against the executable's folder, which is never what a user meant).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// A loaded model, ready to embed.
+pub struct Embedder {
+    model: TextEmbedding,
+    source: ModelSource,
+    checksum: [u8; 32],
+    dim: usize,
+}
+
+impl std::fmt::Debug for Embedder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Embedder").field("source", &self.source).field("dim", &self.dim).finish()
+    }
+}
+
+/// The ONNX Runtime library this process loaded (it can load only one), or why it could not.
+static RUNTIME: Mutex<Option<Result<PathBuf, String>>> = Mutex::new(None);
+
+/// Loads ONNX Runtime from `path` once per process.
+fn load_runtime(path: &Path) -> Result<(), EmbedError> {
+    let mut loaded = RUNTIME.lock().unwrap_or_else(|e| e.into_inner());
+    let outcome = loaded.get_or_insert_with(|| {
+        let attempt = std::panic::catch_unwind(|| ort::init_from(path).map(drop));
+        match attempt {
+            Ok(Ok(())) => Ok(path.to_path_buf()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(panic) => Err(panic_text(&panic)),
+        }
+    });
+    match outcome {
+        Ok(first) if first == path => Ok(()),
+        Ok(first) => Err(EmbedError::Runtime {
+            path: path.to_path_buf(),
+            message: format!("this process already loaded {}", first.display()),
+        }),
+        Err(message) => Err(EmbedError::Runtime { path: path.to_path_buf(), message: message.clone() }),
+    }
+}
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "the ONNX Runtime wrapper panicked".to_string())
+}
+
+impl Embedder {
+    /// Loads the model described by `source`. Every failure names the file and the fix.
+    pub fn load(source: &ModelSource) -> Result<Embedder, EmbedError> {
+        let dir = &source.dir;
+        let missing = |path: PathBuf| EmbedError::Missing { path, dir: dir.clone() };
+        if !dir.is_dir() {
+            return Err(missing(dir.clone()));
+        }
+        let read = |name: &str| {
+            let path = dir.join(name);
+            match std::fs::read(&path) {
+                Ok(bytes) => Ok(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(path)),
+                Err(source) => Err(EmbedError::Io { path, source }),
+            }
+        };
+        let onnx = read(MODEL_FILE)?;
+        let [tokenizer, config, special, tokenizer_config] = TOKENIZER_FILES.map(read);
+        let files = TokenizerFiles {
+            tokenizer_file: tokenizer?,
+            config_file: config?,
+            special_tokens_map_file: special?,
+            tokenizer_config_file: tokenizer_config?,
+        };
+        if !source.runtime.is_file() {
+            return Err(missing(source.runtime.clone()));
+        }
+        load_runtime(&source.runtime)?;
+
+        let checksum = model_checksum(&onnx, &files);
+        let model_error = |what: &'static str, file: &str, message: String| EmbedError::Model {
+            path: dir.join(file),
+            dir: dir.clone(),
+            what,
+            message,
+        };
+        let user_model =
+            UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+        let options = InitOptionsUserDefined::new().with_max_length(MAX_TOKENS);
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            TextEmbedding::try_new_from_user_defined(user_model, options)
+        }));
+        let mut model = match built {
+            Ok(Ok(model)) => model,
+            Ok(Err(fastembed::Error::Ort(e))) => {
+                return Err(model_error("ONNX model", MODEL_FILE, e.to_string()));
+            }
+            Ok(Err(e)) => return Err(model_error("tokenizer", TOKENIZER_FILES[0], e.to_string())),
+            Err(panic) => return Err(model_error("ONNX model", MODEL_FILE, panic_text(&panic))),
+        };
+        // One short text proves the model runs and tells its dimension.
+        let probe = run(&mut model, &["probe"], 1)
+            .map_err(|e| model_error("ONNX model", MODEL_FILE, e.to_string()))?;
+        let dim = probe.first().map_or(0, Vec::len);
+        if dim == 0 {
+            return Err(model_error("ONNX model", MODEL_FILE, "it returned empty vectors".into()));
+        }
+        Ok(Embedder { model, source: source.clone(), checksum, dim })
+    }
+
+    /// Where the model was loaded from.
+    pub fn source(&self) -> &ModelSource {
+        &self.source
+    }
+
+    /// A checksum of the model and tokenizer files and the settings: vectors computed under
+    /// another checksum are recomputed.
+    pub fn checksum(&self) -> [u8; 32] {
+        self.checksum
+    }
+
+    /// Length of the vectors.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Unit-length vectors of `texts`, `batch` texts per model call.
+    pub fn embed(&mut self, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let vectors = run(&mut self.model, texts, batch)?;
+        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != self.dim) {
+            return Err(EmbedError::Inference(format!(
+                "expected {} vectors of {} values",
+                texts.len(),
+                self.dim
+            )));
+        }
+        Ok(vectors)
+    }
+}
+
+/// Runs the model, turning errors and panics into [`EmbedError::Inference`], and makes every
+/// vector unit length (so a dot product is the cosine).
+fn run(model: &mut TextEmbedding, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+    if texts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        model.embed(texts, Some(batch.max(1)))
+    }));
+    let mut vectors = match result {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return Err(EmbedError::Inference(e.to_string())),
+        Err(panic) => return Err(EmbedError::Inference(panic_text(&panic))),
+    };
+    for v in &mut vectors {
+        normalize(v);
+    }
+    Ok(vectors)
+}
+
+/// Scales `v` to unit length (a zero vector stays zero).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// blake3 over the model, the tokenizer files and the settings that shape a vector.
+fn model_checksum(onnx: &[u8], files: &TokenizerFiles) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(format!("mem-embed pooling=mean max_tokens={MAX_TOKENS}\n").as_bytes());
+    for part in [
+        onnx,
+        &files.tokenizer_file,
+        &files.config_file,
+        &files.special_tokens_map_file,
+        &files.tokenizer_config_file,
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    *h.finalize().as_bytes()
+}
+
+/// The text of a memory that gets embedded: its title, tags and body.
+pub fn memory_text(title: &str, tags: &[String], body: &str) -> String {
+    let mut text = String::with_capacity(title.len() + body.len() + 32);
+    let body = body.trim();
+    if !body.starts_with(title.trim_start_matches('#').trim()) && !body.contains(title) {
+        text.push_str(title);
+        text.push('\n');
+    }
+    if !tags.is_empty() {
+        text.push_str(&tags.join(", "));
+        text.push('\n');
+    }
+    text.push_str(body);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_dir_comes_from_the_environment_first_then_the_config() {
+        // Only the configured path is checked here; the environment is not touched so tests
+        // can run in parallel (the integration tests cover MEM_EMBED_MODEL_DIR).
+        if std::env::var_os(MODEL_DIR_ENV).is_some() || std::env::var_os(ORT_LIB_ENV).is_some() {
+            return;
+        }
+        assert_eq!(ModelSource::configured(Path::new("/r"), "  "), None);
+        let s = ModelSource::configured(Path::new("/r"), "models/minilm").unwrap();
+        assert_eq!(s.dir, Path::new("/r/models/minilm"));
+        assert_eq!(s.runtime, Path::new("/r/models/minilm/libonnxruntime.so"));
+    }
+
+    #[test]
+    fn missing_folder_names_the_fetch_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = ModelSource {
+            dir: dir.path().join("nowhere"),
+            runtime: dir.path().join("nowhere/libonnxruntime.so"),
+        };
+        let e = Embedder::load(&source).unwrap_err().to_string();
+        assert!(e.contains("nowhere is missing") && e.contains("scripts/fetch-model.sh"), "{e}");
+    }
+
+    #[test]
+    fn memory_text_keeps_the_title_once() {
+        let t = memory_text("Login fails", &["auth".into()], "# Login fails\n\nToken expired.");
+        assert_eq!(t, "auth\n# Login fails\n\nToken expired.");
+        let t = memory_text("Deploy", &[], "Run make deploy.");
+        assert_eq!(t, "Deploy\nRun make deploy.");
+    }
+
+    #[test]
+    fn normalize_gives_unit_length() {
+        let mut v = vec![3.0, 4.0];
+        normalize(&mut v);
+        assert!((v[0] - 0.6).abs() < 1e-6 && (v[1] - 0.8).abs() < 1e-6);
+        let mut zero = vec![0.0; 3];
+        normalize(&mut zero);
+        assert_eq!(zero, vec![0.0; 3]);
+    }
+}
