@@ -78,12 +78,12 @@ near_duplicate = 0.8
 model_dir = ""
 # Recall mode when a model is configured: "hybrid", "vector" or "bm25" (--mode overrides).
 mode = "hybrid"
-# How hybrid recall fuses the BM25 and cosine rankings: "rrf" (reciprocal rank fusion,
-# 1 / (rrf_k + rank) summed over both lists) or "convex" ((1 − w) × bm25 / max bm25 +
-# w × cosine / max cosine, w = vector_weight).
-fusion = "rrf"
+# How hybrid recall fuses the two sides: "convex" ((1 − w) × bm25 / max bm25 +
+# w × cosine / max cosine, w = vector_weight) or "rrf" (reciprocal rank fusion,
+# 1 / (rrf_k + rank) summed over both lists). docs/ranking.md compares them.
+fusion = "convex"
+vector_weight = 0.6
 rrf_k = 60.0
-vector_weight = 0.5
 # Candidates each side brings to the fusion.
 candidates = 100
 # A memory found by the vector side alone needs at least this cosine to be a candidate.
@@ -298,9 +298,9 @@ impl Default for EmbedConfig {
         EmbedConfig {
             model_dir: String::new(),
             mode: RecallMode::Hybrid,
-            fusion: Fusion::Rrf,
+            fusion: Fusion::Convex,
             rrf_k: 60.0,
-            vector_weight: 0.5,
+            vector_weight: 0.6,
             candidates: 100,
             min_cosine: 0.3,
             batch_size: 16,
@@ -339,11 +339,11 @@ impl RecallMode {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
-    /// Reciprocal rank fusion: `Σ 1 / (k + rank)`.
-    #[default]
-    Rrf,
     /// `(1 − w) × bm25 / max bm25 + w × cosine / max cosine`.
+    #[default]
     Convex,
+    /// Reciprocal rank fusion: `Σ 1 / (k + rank)`.
+    Rrf,
 }
 
 impl Config {

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result, bail};
 use comfy_table::Cell;
 use mem::RecallOptions;
+use mem::config::{Fusion, RecallMode};
 use mem::eval::{self, Summary};
 
 use super::Context;
@@ -21,6 +22,22 @@ pub struct Args {
     /// Print the whole report (overall, by type, every query) as JSON.
     #[arg(long)]
     json: bool,
+    /// Recall mode(s) to evaluate, side by side: e.g. `--mode bm25,hybrid`. Default: the
+    /// root's (hybrid when a model is configured, else bm25).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    mode: Vec<RecallMode>,
+    /// Fusion of hybrid recall (overrides `[embed] fusion`).
+    #[arg(long, value_enum)]
+    fusion: Option<Fusion>,
+    /// Weight of the cosine in convex fusion (overrides `[embed] vector_weight`).
+    #[arg(long)]
+    vector_weight: Option<f64>,
+    /// `k` of reciprocal rank fusion (overrides `[embed] rrf_k`).
+    #[arg(long)]
+    rrf_k: Option<f64>,
+    /// Least cosine of a vector-only candidate (overrides `[embed] min_cosine`).
+    #[arg(long)]
+    min_cosine: Option<f32>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -36,38 +53,85 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             }
         }
     }
-    let options = RecallOptions { limit: usize::from(args.limit), ..Default::default() };
+    let modes = if args.mode.is_empty() { vec![engine.recall_mode(None)] } else { args.mode };
+    let mut embed = engine.config().embed.clone();
+    embed.fusion = args.fusion.unwrap_or(embed.fusion);
+    embed.vector_weight = args.vector_weight.unwrap_or(embed.vector_weight);
+    embed.rrf_k = args.rrf_k.unwrap_or(embed.rrf_k);
+    embed.min_cosine = args.min_cosine.unwrap_or(embed.min_cosine);
+    engine.set_embed_config(embed).map_err(|e| super::option_error(e, "embed"))?;
+    if modes.iter().any(|m| *m != RecallMode::Bm25) {
+        // Every vector first, so that latencies are those of a warm recall.
+        engine.sync_vectors(None, &super::progress_bar_for("embedding", "memories"))?;
+    }
     let hidden = indicatif::ProgressBar::hidden();
-    let mut results = Vec::with_capacity(queries.len());
-    for q in &queries {
-        let started = super::stopwatch();
-        let (hits, _) = engine.recall(&q.query, &options, ctx.now, &hidden)?;
-        let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let ranked: Vec<String> = hits.into_iter().map(|h| h.record.id).collect();
-        results.push(eval::score_query(q, &ranked, latency_ms));
+    let mut reports = Vec::new();
+    for mode in modes {
+        let options = RecallOptions {
+            limit: usize::from(args.limit),
+            mode: Some(mode),
+            ..Default::default()
+        };
+        let mut results = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let started = super::stopwatch();
+            let (hits, report) = engine.recall(&q.query, &options, ctx.now, &hidden)?;
+            if let Some(warning) = report.warnings.first() {
+                bail!("{} recall cannot run: {warning}", mode.as_str());
+            }
+            let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let ranked: Vec<String> = hits.into_iter().map(|h| h.record.id).collect();
+            results.push(eval::score_query(q, &ranked, latency_ms));
+        }
+        reports.push((mode, eval::report(results)));
     }
-    let report = eval::report(results);
     if args.json {
-        return super::print_json(&report);
+        if let [(_, report)] = reports.as_slice() {
+            return super::print_json(report);
+        }
+        let by_mode: serde_json::Map<String, serde_json::Value> = reports
+            .iter()
+            .map(|(mode, report)| Ok((mode.as_str().to_string(), serde_json::to_value(report)?)))
+            .collect::<Result<_>>()?;
+        return super::print_json(&by_mode);
     }
-    let mut table = super::table(&[
-        "queries", "n", "R@5", "R@10", "R@20", "nDCG@10", "MRR", "p50 ms", "p95 ms",
-    ]);
-    table.add_row(row("all", &report.overall));
-    for (kind, summary) in &report.by_type {
-        table.add_row(row(kind, summary));
+    let several = reports.len() > 1;
+    let mut header =
+        vec!["queries", "n", "R@5", "R@10", "R@20", "nDCG@10", "MRR", "p50 ms", "p95 ms"];
+    if several {
+        header.insert(0, "mode");
+    }
+    let mut table = super::table(&header);
+    for (mode, report) in &reports {
+        let mut add = |name: &str, summary: &Summary| {
+            let mut cells = row(name, summary);
+            if several {
+                cells.insert(0, Cell::new(mode.as_str()));
+            }
+            table.add_row(cells);
+        };
+        add("all", &report.overall);
+        for (kind, summary) in &report.by_type {
+            add(kind, summary);
+        }
     }
     let mut text = super::render(&table);
-    let misses: Vec<String> = report
-        .queries
-        .iter()
-        .filter(|r| !r.missed.is_empty())
-        .map(|r| format!("  {}: {}", r.qid, r.missed.join(", ")))
-        .collect();
-    if !misses.is_empty() {
-        text.push_str(&format!("\nrelevant memories not in the top {}:\n", args.limit));
-        text.push_str(&misses.join("\n"));
-        text.push('\n');
+    for (mode, report) in &reports {
+        let misses: Vec<String> = report
+            .queries
+            .iter()
+            .filter(|r| !r.missed.is_empty())
+            .map(|r| format!("  {}: {}", r.qid, r.missed.join(", ")))
+            .collect();
+        if !misses.is_empty() {
+            let label = if several { format!(" ({})", mode.as_str()) } else { String::new() };
+            text.push_str(&format!(
+                "\nrelevant memories not in the top {}{label}:\n",
+                args.limit
+            ));
+            text.push_str(&misses.join("\n"));
+            text.push('\n');
+        }
     }
     super::print_text(&text)
 }

@@ -33,6 +33,23 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if !report.changed() {
         report.duplicates = engine.duplicates();
     }
+    // Vectors for new and changed memories, when a model is configured; a model that cannot
+    // be used leaves the keyword index as it is, with a warning.
+    let vectors = if engine.model_source().is_some() {
+        let bar = super::progress_bar_for("embedding", "memories");
+        match engine.sync_vectors(None, &bar) {
+            Ok(vectors) => {
+                report.notices.extend(vectors.discarded.clone());
+                Some(vectors)
+            }
+            Err(e) => {
+                report.warnings.push(format!("{e}; no vectors computed, recall uses BM25 only"));
+                None
+            }
+        }
+    } else {
+        None
+    };
     super::print_problems(&report);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let total = report.added + report.updated + report.unchanged + report.touched;
@@ -45,11 +62,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "unchanged": report.unchanged + report.touched,
             "bad": report.bad.len() + report.scan_issues.len(),
             "duplicate_ids": report.duplicates.len(),
+            "vectors": vectors,
             "elapsed_ms": elapsed_ms,
         }));
     }
+    let vectors = vectors.map_or(String::new(), |v| {
+        format!("; vectors: {} embedded, {} kept, {} removed", v.embedded, v.reused, v.removed)
+    });
     super::print_text(&format!(
-        "{total} memories indexed: {} added, {} updated, {} removed, {} unchanged; {} bad ({elapsed_ms:.0} ms)\n",
+        "{total} memories indexed: {} added, {} updated, {} removed, {} unchanged; {} bad{vectors} ({elapsed_ms:.0} ms)\n",
         report.added,
         report.updated,
         report.removed,

@@ -219,14 +219,20 @@ fn option_error(message: String, section: &str) -> anyhow::Error {
     anyhow::anyhow!("{}", message.replace(&format!("[{section}] "), "--").replace('_', "-"))
 }
 
-/// A progress bar on stderr when it is a terminal, hidden otherwise.
+/// A progress bar for indexing files on stderr when it is a terminal, hidden otherwise.
 fn progress_bar() -> indicatif::ProgressBar {
+    progress_bar_for("indexing", "files")
+}
+
+/// A progress bar "`doing` [bar] pos/len `things` (eta left)" on stderr when it is a
+/// terminal, hidden otherwise.
+fn progress_bar_for(doing: &str, things: &str) -> indicatif::ProgressBar {
     if std::io::stderr().is_terminal() {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "indexing {bar:30} {pos}/{len} files ({eta} left)",
-        ) {
+        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
+            "{doing} {{bar:30}} {{pos}}/{{len}} {things} ({{eta}} left)"
+        )) {
             bar.set_style(style);
         }
         bar
@@ -246,6 +252,7 @@ fn print_problems(report: &RefreshReport) {
 fn problem_lines(report: &RefreshReport) -> Vec<String> {
     let mut lines: Vec<String> =
         report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
+    lines.extend(report.warnings.iter().map(|warning| format!("mem: warning: {warning}")));
     lines.extend(report.bad.iter().map(|bad| format!("{bad}  [skipped]")));
     lines.extend(
         report

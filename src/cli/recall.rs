@@ -2,6 +2,7 @@
 
 use anyhow::Result;
 use comfy_table::Cell;
+use mem::config::{Fusion, RecallMode};
 use mem::{Hit, MemoryType, RecallOptions};
 
 use super::Context;
@@ -37,6 +38,10 @@ pub struct Args {
     /// Do not record this recall in the usage log (`--as-of` never records).
     #[arg(long)]
     no_record: bool,
+    /// Relevance from BM25, embedding cosine, or both fused. Default: `[embed] mode` (hybrid)
+    /// when a model is configured, else bm25.
+    #[arg(long, value_enum)]
+    mode: Option<RecallMode>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -49,6 +54,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         as_of: args.as_of,
         // Looking into the past is not a use of the memories now.
         record: !args.no_record && args.as_of.is_none() && engine.config().usage.record_retrievals,
+        mode: args.mode,
     };
     let query = args.query.join(" ");
     let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
@@ -60,24 +66,53 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         return Ok(());
     }
     let ranking = &engine.config().ranking;
+    let semantic = hits.iter().any(|h| h.semantic.is_some());
     let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
     if args.explain {
-        header.splice(2..2, ["relevance", "bm25", "recency", "importance"]);
+        let mut columns = vec!["relevance", "bm25"];
+        if semantic {
+            columns.extend(["cosine", "fused"]);
+        }
+        columns.extend(["recency", "importance"]);
+        header.splice(2..2, columns);
     }
     let mut table = super::table(&header);
     for hit in &hits {
-        table.add_row(row(hit, args.explain));
+        table.add_row(row(hit, args.explain, semantic));
     }
     let mut text = super::render(&table);
     if args.explain {
+        let relevance = if semantic {
+            let e = &engine.config().embed;
+            let max_fused = hits.iter().filter_map(|h| h.semantic).map(|s| s.fused);
+            let max_fused = max_fused.fold(0.0, f64::max);
+            match e.fusion {
+                _ if engine.recall_mode(args.mode) == RecallMode::Vector => {
+                    format!("relevance = cosine / {max_fused:.3} (best cosine)")
+                }
+                Fusion::Rrf => format!(
+                    "relevance = fused / {max_fused:.4}; fused = 1/({k} + bm25 rank) + 1/({k} + \
+                     cosine rank) over the {c} best of each (ranks in --json)",
+                    k = e.rrf_k,
+                    c = e.candidates
+                ),
+                Fusion::Convex => format!(
+                    "relevance = fused / {max_fused:.3}; fused = {b} × bm25 / max bm25 + {w} × \
+                     cosine / max cosine",
+                    b = 1.0 - e.vector_weight,
+                    w = e.vector_weight
+                ),
+            }
+        } else {
+            format!("relevance = bm25 / {:.3} (best match)", hits[0].max_bm25)
+        };
         text.push_str(&format!(
             "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
-             relevance = bm25 / {max:.3} (best match); recency = 0.5^(age / {hl} days) since last \
-             access, else created; importance = (imp − 1) / 9\n",
+             {relevance}; recency = 0.5^(age / {hl} days) since last access, else created; \
+             importance = (imp − 1) / 9\n",
             wr = ranking.recency_weight,
             wi = ranking.importance_weight,
             hl = ranking.recency_half_life_days,
-            max = hits[0].max_bm25,
         ));
         let expansions = engine.expansions(&query);
         if !expansions.is_empty() {
@@ -91,7 +126,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     super::print_text(&text)
 }
 
-fn row(hit: &Hit, explain: bool) -> Vec<Cell> {
+fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
     let r = &hit.record;
     let mut cells = vec![
         Cell::new(hit.rank),
@@ -111,15 +146,20 @@ fn row(hit: &Hit, explain: bool) -> Vec<Cell> {
     ];
     if explain {
         let c = &hit.components;
-        cells.splice(
-            2..2,
-            [
-                Cell::new(format!("{:.3}", c.relevance)),
-                Cell::new(format!("{:.2}", hit.bm25)),
-                Cell::new(format!("{:.3}", c.recency)),
-                Cell::new(format!("{:.3}", c.importance)),
-            ],
-        );
+        let mut columns =
+            vec![Cell::new(format!("{:.3}", c.relevance)), Cell::new(format!("{:.2}", hit.bm25))];
+        if semantic {
+            let s = hit.semantic;
+            columns.push(Cell::new(
+                s.and_then(|s| s.cosine).map_or("-".to_string(), |c| format!("{c:.3}")),
+            ));
+            columns.push(Cell::new(s.map_or("-".to_string(), |s| format!("{:.4}", s.fused))));
+        }
+        columns.extend([
+            Cell::new(format!("{:.3}", c.recency)),
+            Cell::new(format!("{:.3}", c.importance)),
+        ]);
+        cells.splice(2..2, columns);
     }
     cells
 }

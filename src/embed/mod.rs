@@ -65,6 +65,9 @@ pub enum EmbedError {
         /// What fastembed or ONNX Runtime said.
         message: String,
     },
+    /// The model failed to load earlier in this process (the message says why).
+    #[error("{0}")]
+    Unusable(String),
     /// Running the model failed.
     #[error("embedding failed: {0}")]
     Inference(String),

@@ -18,7 +18,9 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{DocSetCollector, TopDocs};
-use tantivy::query::{AllQuery, BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::query::{
+    AllQuery, BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery, TermSetQuery,
+};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{
@@ -94,6 +96,8 @@ pub struct RefreshReport {
     pub future: Vec<(String, Timestamp)>,
     /// One-line notices (an index rebuilt because it was corrupt or outdated).
     pub notices: Vec<String>,
+    /// One-line warnings about something the user should fix (an unusable embedding model).
+    pub warnings: Vec<String>,
 }
 
 impl RefreshReport {
@@ -700,6 +704,36 @@ impl MemoryIndex {
             hit.rank = rank + 1;
         }
         Ok(hits)
+    }
+
+    /// The text to embed of each memory in `ids` (see [`crate::embed::memory_text`]), as
+    /// (id, text); an id used by several files gives the first one found.
+    pub fn embedding_texts(&self, ids: &[&str]) -> Result<Vec<(String, String)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let terms = ids.iter().map(|id| Term::from_field_text(self.fields.id, id));
+        let addresses = searcher.search(&TermSetQuery::new(terms), &DocSetCollector)?;
+        let mut seen = rustc_hash::FxHashSet::default();
+        let mut texts = Vec::with_capacity(ids.len());
+        let mut addresses: Vec<DocAddress> = addresses.into_iter().collect();
+        addresses.sort();
+        for address in addresses {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            let id = text_of(&doc, self.fields.id);
+            if seen.insert(id.clone()) {
+                let tags: Vec<String> =
+                    doc.get_all(self.fields.tag).filter_map(|v| v.as_str().map(String::from)).collect();
+                let text = crate::embed::memory_text(
+                    &text_of(&doc, self.fields.title),
+                    &tags,
+                    &text_of(&doc, self.fields.body),
+                );
+                texts.push((id, text));
+            }
+        }
+        Ok(texts)
     }
 
     /// Every indexed memory of the given types and tags, newest first.

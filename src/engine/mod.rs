@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use rayon::prelude::*;
 
-use crate::config::{Config, PruneConfig};
+use crate::config::{Config, PruneConfig, RecallMode};
 use crate::decay::State;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory};
 use crate::format::{edit_front_matter, with_body, yaml_ids, yaml_text};
@@ -24,6 +24,10 @@ use crate::usage::{self, UsageLog};
 use crate::{Error, Result};
 use std::collections::HashMap;
 
+mod semantic;
+
+pub use self::semantic::{ModelStatus, VectorReport};
+
 /// An open memory root.
 pub struct Engine {
     root: PathBuf,
@@ -34,6 +38,7 @@ pub struct Engine {
     pending_notice: Option<String>,
     thesaurus: Thesaurus,
     usage: Option<UsageLog>,
+    semantic: semantic::Semantic,
 }
 
 /// What recall is asked for.
@@ -51,6 +56,8 @@ pub struct RecallOptions {
     pub as_of: Option<Timestamp>,
     /// Record a `retrieved` event for each hit in the usage log.
     pub record: bool,
+    /// BM25, vector or hybrid; `None` takes the root's default (see [`Engine::recall_mode`]).
+    pub mode: Option<RecallMode>,
 }
 
 /// A memory file written by [`Engine::add`].
@@ -321,12 +328,13 @@ impl Engine {
         Ok(Engine {
             root: root.to_path_buf(),
             state_dir,
-            config,
             index,
             lock,
             pending_notice,
             thesaurus,
             usage: None,
+            semantic: semantic::Semantic::configured(root, &config.embed.model_dir),
+            config,
         })
     }
 
@@ -420,7 +428,10 @@ impl Engine {
     }
 
     /// Refreshes the index, then ranks the memories matching `query`. A corrupt index is
-    /// rebuilt once (with a notice in the report) before giving up.
+    /// rebuilt once (with a notice in the report) before giving up. In vector or hybrid mode
+    /// the vectors are brought up to date first (at most `[embed] recall_embed_limit`
+    /// memories are embedded here); when the model cannot be used, hybrid recall falls back to
+    /// BM25 with a warning in the report, and vector recall fails.
     pub fn recall(
         &mut self,
         query: &str,
@@ -429,7 +440,21 @@ impl Engine {
         progress: &indicatif::ProgressBar,
     ) -> Result<(Vec<Hit>, RefreshReport)> {
         let mut report = self.refresh(now, progress)?;
-        let hits = match self.search(query, options, now) {
+        let mode = self.recall_mode(options.mode);
+        let vector = match mode {
+            RecallMode::Bm25 => None,
+            _ => match self.vector_query(query, &mut report) {
+                Ok(found) => Some(found),
+                Err(e @ Error::Embed(_)) if mode == RecallMode::Hybrid => {
+                    report.warnings.push(format!("{e}; recall uses BM25 only"));
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let mode = if vector.is_some() { mode } else { RecallMode::Bm25 };
+        let vector = vector.as_ref().map(|(q, nearest)| (q.as_slice(), nearest.as_slice()));
+        let hits = match self.search(query, options, now, mode, vector) {
             Err(Error::Index(e)) => {
                 let mut rebuilt = self.rebuild(now, progress)?;
                 rebuilt.notices.insert(
@@ -439,8 +464,9 @@ impl Engine {
                     ),
                 );
                 rebuilt.notices.extend(std::mem::take(&mut report.notices));
+                rebuilt.warnings.extend(std::mem::take(&mut report.warnings));
                 report = rebuilt;
-                self.search(query, options, now)?
+                self.search(query, options, now, mode, vector)?
             }
             result => result?,
         };
@@ -455,8 +481,82 @@ impl Engine {
         Ok((hits, report))
     }
 
-    fn search(&self, query: &str, options: &RecallOptions, now: Timestamp) -> Result<Vec<Hit>> {
-        self.search_ranked(query, options, now, &self.config.ranking)
+    /// Brings the vectors up to date (within the recall limit), embeds the query and finds
+    /// its nearest memories.
+    fn vector_query(
+        &mut self,
+        query: &str,
+        report: &mut RefreshReport,
+    ) -> Result<(Vec<f32>, Vec<(String, f32)>)> {
+        let limit = self.config.embed.recall_embed_limit;
+        let synced = self.sync_vectors(Some(limit), &indicatif::ProgressBar::hidden())?;
+        if let Some(why) = synced.discarded {
+            report.notices.push(format!("{why}; the vectors are being computed again"));
+        }
+        if synced.pending > 0 {
+            report.notices.push(format!(
+                "{} memories have no vector yet (more than [embed] recall_embed_limit = {limit}); \
+                 `mem index` computes them; this recall searches the vectors there are",
+                synced.pending
+            ));
+        }
+        let vector = self.embed_query(query)?;
+        let e = &self.config.embed;
+        let (k, min) = (e.candidates, e.min_cosine);
+        let nearest = self.nearest(&vector, k, min)?;
+        Ok((vector, nearest))
+    }
+
+    fn search(
+        &self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        mode: RecallMode,
+        vector: Option<(&[f32], &[(String, f32)])>,
+    ) -> Result<Vec<Hit>> {
+        let (Some((query_vector, nearest)), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode)
+        else {
+            return self.search_ranked(query, options, now, &self.config.ranking);
+        };
+        let store = self.loaded_vectors();
+        let cosine_of = |id: &str| store.and_then(|s| s.cosine(query_vector, id));
+        let e = &self.config.embed;
+        let side = crate::index::VectorSide {
+            mode,
+            nearest,
+            cosine_of: &cosine_of,
+            fusion: e.fusion,
+            rrf_k: e.rrf_k,
+            vector_weight: e.vector_weight,
+            candidates: e.candidates,
+        };
+        let search = self.search_request(query, options, now, &self.config.ranking);
+        catch_index_panic(|| self.index.search_fused(&search, &side))
+    }
+
+    fn search_request<'a>(
+        &'a self,
+        query: &'a str,
+        options: &'a RecallOptions,
+        now: Timestamp,
+        ranking: &'a crate::config::Ranking,
+    ) -> Search<'a> {
+        Search {
+            text: query,
+            kinds: &options.kinds,
+            tags: &options.tags,
+            limit: options.limit,
+            now,
+            ranking,
+            thesaurus: &self.thesaurus,
+            expansion_weight: self.config.query.expansion_weight,
+            validity: match (options.as_of, options.include_invalid) {
+                (Some(at), _) => Validity::AsOf(at),
+                (None, true) => Validity::All,
+                (None, false) => Validity::ValidAt(now),
+            },
+        }
     }
 
     fn search_ranked(
@@ -466,29 +566,8 @@ impl Engine {
         now: Timestamp,
         ranking: &crate::config::Ranking,
     ) -> Result<Vec<Hit>> {
-        let search = || {
-            self.index.search(&Search {
-                text: query,
-                kinds: &options.kinds,
-                tags: &options.tags,
-                limit: options.limit,
-                now,
-                ranking,
-                thesaurus: &self.thesaurus,
-                expansion_weight: self.config.query.expansion_weight,
-                validity: match (options.as_of, options.include_invalid) {
-                    (Some(at), _) => Validity::AsOf(at),
-                    (None, true) => Validity::All,
-                    (None, false) => Validity::ValidAt(now),
-                },
-            })
-        };
-        // A damaged segment can make tantivy panic; that is an index error, cured by a rebuild.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)).unwrap_or_else(|panic| {
-            Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(
-                &panic,
-            ))))
-        })
+        let search = self.search_request(query, options, now, ranking);
+        catch_index_panic(|| self.index.search(&search))
     }
 
     /// The synonyms a query is expanded with (empty when expansion is off).
@@ -1134,6 +1213,14 @@ impl Engine {
 }
 
 /// Maps a format error about the file at `path` to the library's error.
+/// Runs an index search; a damaged segment can make tantivy panic, which is an index error,
+/// cured by a rebuild.
+fn catch_index_panic(search: impl FnOnce() -> Result<Vec<Hit>>) -> Result<Vec<Hit>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)).unwrap_or_else(|panic| {
+        Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(&panic))))
+    })
+}
+
 fn parse_error(path: &str) -> impl Fn(crate::format::FormatError) -> Error + '_ {
     move |source| Error::Parse { path: path.into(), source }
 }

@@ -1,0 +1,308 @@
+//! The embedding side of an engine: the configured model (loaded on first use and kept, so a
+//! long-running process such as the MCP server loads it once) and the memories' vectors in
+//! `.mem/vectors.bin`, brought up to date incrementally.
+
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use super::Engine;
+use crate::config::RecallMode;
+use crate::embed::vectors::{self, Discarded, Key, VectorStore};
+use crate::embed::{EmbedError, Embedder, ModelSource};
+use crate::index::content_hash;
+use crate::{Error, Result};
+
+/// Vectors written to disk at least every this many newly embedded memories, so an
+/// interrupted `mem index` keeps most of its work.
+const CHECKPOINT: usize = 256;
+
+/// The model and vectors of an engine.
+pub(super) struct Semantic {
+    source: Option<ModelSource>,
+    model: Slot,
+    vectors: Option<Loaded>,
+}
+
+enum Slot {
+    Unloaded,
+    Ready(Box<Embedder>),
+    Failed(String),
+}
+
+struct Loaded {
+    store: VectorStore,
+    /// (mtime ns, size) of the file when it was read or written: another process's write
+    /// is noticed and read again.
+    stamp: Option<(i64, u64)>,
+}
+
+impl Semantic {
+    /// The model configured for `root` (not loaded yet).
+    pub(super) fn configured(root: &Path, model_dir: &str) -> Semantic {
+        Semantic {
+            source: ModelSource::configured(root, model_dir),
+            model: Slot::Unloaded,
+            vectors: None,
+        }
+    }
+}
+
+/// The state of the embedding model, as `mem health` reports it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ModelStatus {
+    /// No model folder is configured: recall is BM25 only.
+    NotConfigured,
+    /// The model loaded and runs.
+    Ready {
+        /// The model folder.
+        dir: String,
+        /// Vector length.
+        dim: usize,
+        /// Memories with an up-to-date vector.
+        vectors: usize,
+        /// Indexed memories.
+        memories: usize,
+    },
+    /// The model is configured but cannot be used.
+    Broken {
+        /// The model folder.
+        dir: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// What bringing the vectors up to date did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct VectorReport {
+    /// Memories embedded now.
+    pub embedded: usize,
+    /// Changed files whose embedded text did not change (no model call).
+    pub reused: usize,
+    /// Vectors of memories no longer indexed, dropped.
+    pub removed: usize,
+    /// Memories left without a vector (more than the caller's limit).
+    pub pending: usize,
+    /// Why the vector file was started afresh, if it was.
+    pub discarded: Option<String>,
+}
+
+fn file_stamp(path: &Path) -> Option<(i64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (crate::store::mtime_ns(&m), m.len()))
+}
+
+impl Engine {
+    /// The configured embedding model, if any.
+    pub fn model_source(&self) -> Option<&ModelSource> {
+        self.semantic.source.as_ref()
+    }
+
+    /// The recall mode to use: the one asked for, else `[embed] mode` when a model is
+    /// configured, else BM25.
+    pub fn recall_mode(&self, asked: Option<RecallMode>) -> RecallMode {
+        match (asked, &self.semantic.source) {
+            (Some(mode), _) => mode,
+            (None, Some(_)) => self.config.embed.mode,
+            (None, None) => RecallMode::Bm25,
+        }
+    }
+
+    /// Replaces the `[embed]` settings for this engine (the model folder stays the one it
+    /// opened with); an error names the setting out of range.
+    pub fn set_embed_config(
+        &mut self,
+        embed: crate::config::EmbedConfig,
+    ) -> std::result::Result<(), String> {
+        let mut config = self.config.clone();
+        config.embed = embed;
+        config.validate()?;
+        self.config = config;
+        Ok(())
+    }
+
+    /// The loaded model, loading it on first use. A model that failed to load is not tried
+    /// again by this engine; the same error comes back.
+    pub fn embedder(&mut self) -> Result<&mut Embedder> {
+        let Some(source) = &self.semantic.source else {
+            return Err(Error::Invalid(format!(
+                "no embedding model is configured: set [embed] model_dir in mem.toml or {}; \
+                 `scripts/fetch-model.sh DIR` fetches one",
+                crate::embed::MODEL_DIR_ENV
+            )));
+        };
+        if let Slot::Unloaded = self.semantic.model {
+            self.semantic.model = match Embedder::load(source) {
+                Ok(embedder) => Slot::Ready(Box::new(embedder)),
+                Err(e) => Slot::Failed(e.to_string()),
+            };
+        }
+        match &mut self.semantic.model {
+            Slot::Ready(embedder) => Ok(embedder),
+            Slot::Failed(message) => Err(Error::Embed(EmbedError::Unusable(message.clone()))),
+            Slot::Unloaded => unreachable!("loaded above"),
+        }
+    }
+
+    /// The model's state, loading it if it is configured.
+    pub fn model_status(&mut self) -> ModelStatus {
+        let Some(source) = &self.semantic.source else {
+            return ModelStatus::NotConfigured;
+        };
+        let dir = source.dir.display().to_string();
+        if let Err(e) = self.embedder() {
+            return ModelStatus::Broken { dir, message: e.to_string() };
+        }
+        let memories = self.index.len();
+        let dim = self.embedder().map(|e| e.dim()).unwrap_or(0);
+        let wanted = self.wanted();
+        let vectors = match self.vector_store() {
+            Ok(store) => {
+                store
+                    .ids()
+                    .iter()
+                    .filter(|id| {
+                        wanted.get(id.as_str()).is_some_and(|h| store.key(id).map(|k| k.file) == Some(*h))
+                    })
+                    .count()
+            }
+            Err(_) => 0,
+        };
+        ModelStatus::Ready { dir, dim, vectors, memories }
+    }
+
+    /// Every indexed id with the hash of its file (the first file, for a duplicated id).
+    fn wanted(&self) -> FxHashMap<String, [u8; 16]> {
+        let mut files: Vec<(&String, &crate::index::Entry)> =
+            self.index.manifest().files.iter().collect();
+        files.sort_by(|a, b| a.0.cmp(b.0));
+        let mut wanted = FxHashMap::default();
+        for (_, entry) in files {
+            wanted.entry(entry.id.clone()).or_insert(entry.hash);
+        }
+        wanted
+    }
+
+    /// The vectors, read from `.mem/vectors.bin` on first use or when another process has
+    /// rewritten it. Needs the model (its checksum says whether the vectors are its own).
+    fn vector_store(&mut self) -> Result<&VectorStore> {
+        self.load_vectors()?;
+        Ok(&self.semantic.vectors.as_ref().expect("loaded").store)
+    }
+
+    /// Reads the vector file if needed; the reason when it had to be started afresh.
+    fn load_vectors(&mut self) -> Result<Option<Discarded>> {
+        let path = vectors::path(&self.state_dir);
+        let stamp = file_stamp(&path);
+        if let Some(loaded) = &self.semantic.vectors
+            && loaded.stamp == stamp
+        {
+            return Ok(None);
+        }
+        let (checksum, dim) = {
+            let embedder = self.embedder()?;
+            (embedder.checksum(), embedder.dim())
+        };
+        let (store, discarded) = VectorStore::load(&path, checksum, dim)?;
+        self.semantic.vectors = Some(Loaded { store, stamp });
+        Ok(discarded)
+    }
+
+    fn save_vectors(&mut self) -> Result<()> {
+        let path = vectors::path(&self.state_dir);
+        let loaded = self.semantic.vectors.as_mut().expect("loaded before saving");
+        loaded.store.save(&path)?;
+        loaded.stamp = file_stamp(&path);
+        Ok(())
+    }
+
+    /// Brings the vectors up to date with the index: embeds new and changed memories (at most
+    /// `limit` of them; with more, none is embedded and they are counted as pending) and drops
+    /// the vectors of memories no longer indexed. Call after a refresh.
+    pub fn sync_vectors(
+        &mut self,
+        limit: Option<usize>,
+        progress: &indicatif::ProgressBar,
+    ) -> Result<VectorReport> {
+        let mut report = VectorReport::default();
+        report.discarded = self.load_vectors()?.map(|why| match why {
+            Discarded::OtherModel => "the vectors were computed by another model".to_string(),
+            Discarded::Damaged(why) => format!("the vector file was unreadable ({why})"),
+        });
+        let wanted = self.wanted();
+        let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+        report.removed = store.retain(|id| wanted.contains_key(id));
+        let stale: Vec<&str> = wanted
+            .iter()
+            .filter(|(id, hash)| store.key(id).map(|k| k.file) != Some(**hash))
+            .map(|(id, _)| id.as_str())
+            .collect();
+        let texts = self.index.embedding_texts(&stale)?;
+        let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+        let mut todo = Vec::new();
+        for (id, text) in texts {
+            let key = Key { file: wanted[&id], text: content_hash(text.as_bytes()) };
+            if store.key(&id).is_some_and(|k| k.text == key.text) {
+                store.rekey(&id, key.file);
+                report.reused += 1;
+            } else {
+                todo.push((id, key, text));
+            }
+        }
+        if limit.is_some_and(|limit| todo.len() > limit) {
+            report.pending = todo.len();
+            todo.clear();
+        }
+        todo.sort_by(|a, b| a.0.cmp(&b.0));
+        let changed = report.removed + report.reused + todo.len() > 0 || report.discarded.is_some();
+        progress.set_length(todo.len() as u64);
+        let batch = self.config.embed.batch_size;
+        let mut since_save = 0;
+        for chunk in todo.chunks(batch) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, _, t)| t.as_str()).collect();
+            let embedded = self.embedder()?.embed(&texts, batch)?;
+            let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+            for ((id, key, _), v) in chunk.iter().zip(&embedded) {
+                store.insert(id, *key, v);
+            }
+            report.embedded += chunk.len();
+            since_save += chunk.len();
+            progress.inc(chunk.len() as u64);
+            if since_save >= CHECKPOINT {
+                self.with_lock(|engine| engine.save_vectors())?;
+                since_save = 0;
+            }
+        }
+        progress.finish_and_clear();
+        if changed {
+            self.with_lock(|engine| engine.save_vectors())?;
+        }
+        Ok(report)
+    }
+
+    /// The query's embedding.
+    pub(super) fn embed_query(&mut self, query: &str) -> Result<Vec<f32>> {
+        let mut vectors = self.embedder()?.embed(&[query], 1)?;
+        Ok(vectors.pop().unwrap_or_default())
+    }
+
+    /// The `k` memories nearest to `query_vector`, best first, with cosine at least
+    /// `min_cosine`.
+    pub(super) fn nearest(
+        &mut self,
+        query_vector: &[f32],
+        k: usize,
+        min_cosine: f32,
+    ) -> Result<Vec<(String, f32)>> {
+        let mut nearest = self.vector_store()?.nearest(query_vector, k);
+        nearest.retain(|(_, cosine)| *cosine >= min_cosine);
+        Ok(nearest)
+    }
+
+    /// The loaded vectors (after [`Engine::sync_vectors`] or a search), if any.
+    pub(super) fn loaded_vectors(&self) -> Option<&VectorStore> {
+        self.semantic.vectors.as_ref().map(|l| &l.store)
+    }
+}
