@@ -15,6 +15,7 @@ fn reflect(c: &mut Criterion) {
     let mut engine = Engine::open(dir.path()).unwrap();
     engine.refresh(now, &indicatif::ProgressBar::hidden()).unwrap();
     let options = ReflectOptions {
+        embedding_threshold: None,
         kinds: vec![MemoryType::Episodic],
         since: None,
         threshold: 0.15,

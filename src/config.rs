@@ -94,9 +94,11 @@ batch_size = 16
 # `mem index`, which shows a progress bar (recall then searches the vectors it has).
 recall_embed_limit = 32
 # Reflection: embedding cosine above which two observations belong together.
-reflect_threshold = 0.6
-# Admission: `mem add` refuses a text with an embedding cosine this high to an existing memory.
-near_duplicate = 0.95
+reflect_threshold = 0.5
+# Admission: `mem add` refuses a text with an embedding cosine this high to an existing memory
+# (used instead of [admission] near_duplicate when the model works); 1 leaves the check to
+# [admission] near_duplicate.
+near_duplicate = 0.9
 
 [limits]
 # Files larger than this are reported and skipped.
@@ -305,8 +307,8 @@ impl Default for EmbedConfig {
             min_cosine: 0.3,
             batch_size: 16,
             recall_embed_limit: 32,
-            reflect_threshold: 0.6,
-            near_duplicate: 0.95,
+            reflect_threshold: 0.5,
+            near_duplicate: 0.9,
         }
     }
 }

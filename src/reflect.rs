@@ -62,6 +62,68 @@ impl SparseVec {
     }
 }
 
+/// Unit-length vectors that clustering compares by dot product (their cosine).
+pub trait Similarity: Sync {
+    /// Cosine similarity with `other`.
+    fn similarity(&self, other: &Self) -> f32;
+    /// The normalised mean of `vectors`.
+    fn mean<'a>(vectors: impl IntoIterator<Item = &'a Self>) -> Self
+    where
+        Self: 'a + Sized;
+}
+
+impl Similarity for SparseVec {
+    fn similarity(&self, other: &Self) -> f32 {
+        self.dot(other)
+    }
+
+    fn mean<'a>(vectors: impl IntoIterator<Item = &'a Self>) -> Self {
+        SparseVec::centroid(vectors)
+    }
+}
+
+/// A dense embedding, unit length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseVec(pub Vec<f32>);
+
+impl Similarity for DenseVec {
+    fn similarity(&self, other: &Self) -> f32 {
+        self.0.iter().zip(&other.0).map(|(a, b)| a * b).sum()
+    }
+
+    fn mean<'a>(vectors: impl IntoIterator<Item = &'a Self>) -> Self {
+        let mut sum: Vec<f32> = Vec::new();
+        for v in vectors {
+            if sum.is_empty() {
+                sum = vec![0.0; v.0.len()];
+            }
+            sum.iter_mut().zip(&v.0).for_each(|(s, x)| *s += x);
+        }
+        crate::embed::normalize(&mut sum);
+        DenseVec(sum)
+    }
+}
+
+/// For each dense vector, the others with cosine at least `threshold`, best first: every pair
+/// is compared (`n² / 2` dot products, in parallel).
+pub fn dense_neighbours(vectors: &[DenseVec], threshold: f32) -> Vec<Vec<(usize, f32)>> {
+    vectors
+        .par_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut found: Vec<(usize, f32)> = vectors
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(j, w)| (j, v.similarity(w)))
+                .filter(|&(_, sim)| sim >= threshold)
+                .collect();
+            found.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            found
+        })
+        .collect()
+}
+
 /// A vocabulary with document frequencies, and the surface words each stem came from.
 #[derive(Debug, Default)]
 pub struct Space {
@@ -196,8 +258,8 @@ pub fn neighbours(vectors: &[SparseVec], threshold: f32) -> Vec<Vec<(usize, f32)
 /// the neighbours of its members that are within `threshold` of its centroid, until it stops
 /// changing. A member must resemble the group as a whole, so no chain of pairwise likenesses
 /// can join two topics. Deterministic.
-pub fn cluster(
-    vectors: &[SparseVec],
+pub fn cluster<V: Similarity>(
+    vectors: &[V],
     neighbours: &[Vec<(usize, f32)>],
     threshold: f32,
     min_size: usize,
@@ -219,7 +281,7 @@ pub fn cluster(
         }
         // Grow: neighbours of members close to the centroid join, a few rounds at most.
         for _ in 0..8 {
-            let centroid = SparseVec::centroid(members.iter().map(|&m| &vectors[m]));
+            let centroid = V::mean(members.iter().map(|&m| &vectors[m]));
             let mut near: Vec<usize> = members
                 .iter()
                 .flat_map(|&m| neighbours[m].iter().map(|&(j, _)| j))
@@ -227,7 +289,7 @@ pub fn cluster(
                 .collect();
             near.sort_unstable();
             near.dedup();
-            near.retain(|&j| vectors[j].dot(&centroid) >= threshold);
+            near.retain(|&j| vectors[j].similarity(&centroid) >= threshold);
             if near.is_empty() {
                 break;
             }

@@ -62,7 +62,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         source: args.source,
     };
     let mut replaces = None;
-    match engine.admit(&new, ctx.now)? {
+    let admission = engine.admit(&new, ctx.now)?;
+    if let Some(warning) = engine.embedding_warning() {
+        eprintln!("mem: warning: {warning}; near-duplicates checked by TF-IDF only");
+    }
+    match admission {
         Admission::Fresh => {}
         Admission::Duplicate { id, path } => {
             // Not written again: saying it again is a use of the memory that says it.
@@ -79,13 +83,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
                 super::print_text(&format!("{id}\t{}\n", engine.root().join(&path).display()))
             };
         }
-        Admission::Similar { id, path, similarity } => {
+        Admission::Similar { id, path, similarity, measure } => {
             if args.supersede {
                 replaces = Some(id);
             } else if !args.force {
                 bail!(
-                    "a very similar memory exists: {id} ({path}), similarity {similarity:.2}; \
-                     add --force to keep both, or --supersede to replace it"
+                    "a very similar memory exists: {id} ({path}), {measure} similarity \
+                     {similarity:.2}; add --force to keep both, or --supersede to replace it"
                 );
             }
         }

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
+use mem::engine::ModelStatus;
+
 use super::Context;
 
 /// Arguments of `mem health`.
@@ -102,6 +104,25 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             text.push_str(&format!("    not captured {id}  {path}\n"));
         }
     }
+    let (ok, detail) = match &health.embedding {
+        ModelStatus::NotConfigured => (
+            true,
+            "no model configured: recall is BM25 only ([embed] model_dir or MEM_EMBED_MODEL_DIR \
+             adds one; scripts/fetch-model.sh fetches it)"
+                .to_string(),
+        ),
+        ModelStatus::Ready { dir, dim, vectors, memories } => (
+            true,
+            format!(
+                "model in {dir} loads ({dim}-d); {vectors}/{memories} memories have vectors{}",
+                if vectors < memories { "; `mem index` computes the rest" } else { "" }
+            ),
+        ),
+        ModelStatus::Broken { message, .. } => {
+            (false, format!("{message}; recall falls back to BM25"))
+        }
+    };
+    text.push_str(&status(ok, "embedding", &detail));
     super::print_text(&text)?;
     Ok(status_code)
 }

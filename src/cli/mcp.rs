@@ -256,10 +256,10 @@ impl MemServer {
                     engine.used(std::slice::from_ref(&id), now, true)?;
                     return to_json(&json!({ "id": id, "path": path, "duplicate": true }));
                 }
-                Admission::Similar { id, path, similarity } => {
+                Admission::Similar { id, path, similarity, measure } => {
                     if !args.force {
                         bail!(
-                            "a very similar memory exists: {id} ({path}), similarity \
+                            "a very similar memory exists: {id} ({path}), {measure} similarity \
                              {similarity:.2}; not written. Call remember again with force: true \
                              to keep both, or forget {id} first if the new text replaces it"
                         );

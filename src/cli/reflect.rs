@@ -21,7 +21,9 @@ pub struct Args {
     /// Types to cluster; repeat for several (default: episodic).
     #[arg(long = "type", short = 't', value_parser = super::parse_type)]
     kinds: Vec<MemoryType>,
-    /// Cosine similarity (TF-IDF) for two memories to belong together (default from mem.toml: 0.15).
+    /// Cosine similarity for two memories to belong together: embedding cosine when a model is
+    /// configured (default `[embed] reflect_threshold`, 0.5), else TF-IDF (`[reflect] threshold`,
+    /// 0.15).
     #[arg(long)]
     threshold: Option<f32>,
     /// Smallest cluster that becomes a reflection (default 3).
@@ -46,21 +48,45 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
     checked.validate().map_err(|e| super::option_error(e, "reflect"))?;
     super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
+    // With a usable model, observations are grouped by embedding cosine.
+    let embedding_threshold = if engine.model_source().is_some() {
+        let bar = super::progress_bar_for("embedding", "memories");
+        match engine.sync_vectors(None, &bar) {
+            Ok(_) => {
+                let threshold = args.threshold.unwrap_or(engine.config().embed.reflect_threshold);
+                if !(threshold > 0.0 && threshold < 1.0) {
+                    bail!("--threshold must be between 0 and 1, found {threshold}");
+                }
+                Some(threshold)
+            }
+            Err(e) => {
+                eprintln!("mem: warning: {e}; observations grouped by TF-IDF instead");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let options = ReflectOptions {
         kinds: if args.kinds.is_empty() { vec![MemoryType::Episodic] } else { args.kinds },
         since: args.since,
         threshold: checked.reflect.threshold,
         min_cluster: checked.reflect.min_cluster,
+        embedding_threshold,
     };
     let proposals = engine.reflect_plan(&options, ctx.now)?;
     if args.dry_run {
         if args.json {
             return super::print_json(&proposals);
         }
+        let measure = match options.embedding_threshold {
+            Some(t) => format!("grouped by embedding cosine >= {t}"),
+            None => format!("grouped by TF-IDF cosine >= {}", options.threshold),
+        };
         if proposals.is_empty() {
-            return super::print_text("no cluster to consolidate\n");
+            return super::print_text(&format!("no cluster to consolidate ({measure})\n"));
         }
-        let mut text = String::new();
+        let mut text = format!("{measure}\n\n");
         for p in &proposals {
             match &p.updates {
                 Some(r) => text.push_str(&format!("update {} ({})\n", r.id, r.path)),

@@ -89,6 +89,9 @@ pub struct ReflectOptions {
     pub threshold: f32,
     /// Smallest new cluster.
     pub min_cluster: usize,
+    /// Group by embedding cosine at this threshold instead of TF-IDF at `threshold`; every
+    /// memory needs a vector ([`Engine::sync_vectors`] first).
+    pub embedding_threshold: Option<f32>,
 }
 
 /// A memory named in a proposal.
@@ -227,8 +230,10 @@ pub enum Admission {
         id: String,
         /// Its path.
         path: String,
-        /// TF-IDF cosine similarity.
+        /// Cosine similarity, by `measure`.
         similarity: f32,
+        /// "embedding" (the model's cosine) or "tf-idf" (word weights).
+        measure: &'static str,
     },
 }
 
@@ -259,6 +264,8 @@ pub struct Health {
     pub capture: CaptureSummary,
     /// Sessions on disk against sessions captured, when a transcripts folder was given.
     pub coverage: Option<Coverage>,
+    /// The embedding model and the vectors.
+    pub embedding: ModelStatus,
 }
 
 impl Health {
@@ -269,6 +276,7 @@ impl Health {
             && self.usage.error.is_none()
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
+            && !matches!(self.embedding, ModelStatus::Broken { .. })
     }
 }
 
@@ -831,8 +839,8 @@ impl Engine {
         let position: HashMap<&str, usize> =
             loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
 
-        // Existing reflections and the centre of what they were made from.
-        let reflections: Vec<(usize, Vec<usize>, SparseVec)> = loaded
+        // Existing reflections and the memories they were made from.
+        let reflections: Vec<(usize, Vec<usize>)> = loaded
             .iter()
             .enumerate()
             .filter(|(_, (_, m))| !m.derived_from().is_empty())
@@ -842,8 +850,7 @@ impl Engine {
                     .iter()
                     .filter_map(|id| position.get(id.as_str()).copied())
                     .collect();
-                let centre = SparseVec::centroid(sources.iter().map(|&s| &vectors[s]));
-                (i, sources, centre)
+                (i, sources)
             })
             .collect();
 
@@ -859,21 +866,25 @@ impl Engine {
             .map(|(i, _)| i)
             .collect();
 
-        // Observations close to a reflection's centre join it.
-        let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-        let mut free = Vec::new();
-        for &c in &candidates {
-            let best = reflections
-                .iter()
-                .enumerate()
-                .map(|(r, (_, _, centre))| (r, vectors[c].dot(centre)))
-                .filter(|&(_, sim)| sim >= options.threshold)
-                .max_by(|a, b| a.1.total_cmp(&b.1));
-            match best {
-                Some((r, _)) => joining.entry(r).or_default().push(c),
-                None => free.push(c),
+        let (joining, clusters) = match options.embedding_threshold {
+            Some(threshold) => {
+                let store = self.loaded_vectors();
+                let dense = loaded
+                    .iter()
+                    .map(|(path, m)| {
+                        store.and_then(|s| s.get(m.id().as_str())).map(reflect::DenseVec).ok_or_else(
+                            || Error::Invalid(format!("{path} has no vector yet; run `mem index`")),
+                        )
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                let group = Grouping { reflections: &reflections, candidates: &candidates };
+                group.run(&dense, threshold, options.min_cluster, reflect::dense_neighbours)
             }
-        }
+            None => {
+                let group = Grouping { reflections: &reflections, candidates: &candidates };
+                group.run(&vectors, options.threshold, options.min_cluster, reflect::neighbours)
+            }
+        };
 
         let source_ref = |i: usize| SourceRef {
             id: loaded[i].1.id().to_string(),
@@ -887,7 +898,7 @@ impl Engine {
         };
         let mut proposals = Vec::new();
         for (r, new) in joining {
-            let (reflection, old, _) = &reflections[r];
+            let (reflection, old) = &reflections[r];
             // A source listed already but never marked (a run stopped half-way) is not added
             // twice; it only gets its mark.
             let mut all = old.clone();
@@ -902,12 +913,7 @@ impl Engine {
                 keep,
             });
         }
-        let free_vectors: Vec<SparseVec> = free.iter().map(|&i| vectors[i].clone()).collect();
-        let graph = reflect::neighbours(&free_vectors, options.threshold);
-        for cluster in
-            reflect::cluster(&free_vectors, &graph, options.threshold, options.min_cluster)
-        {
-            let members: Vec<usize> = cluster.iter().map(|&k| free[k]).collect();
+        for members in clusters {
             proposals.push(Proposal {
                 updates: None,
                 digest: digest_of(&members),
@@ -1039,9 +1045,12 @@ impl Engine {
     }
 
     /// Admission control for a new text: an exact duplicate of an existing memory (same words,
-    /// case and spacing aside), a near-duplicate (TF-IDF cosine at least `[admission]
-    /// near_duplicate` against the ten closest memories by BM25), or fresh.
-    pub fn admit(&self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
+    /// case and spacing aside), a near-duplicate, or fresh. Near-duplicate means an embedding
+    /// cosine of at least `[embed] near_duplicate` with any memory when a model is configured
+    /// and usable, else a TF-IDF cosine of at least `[admission] near_duplicate` against the
+    /// ten closest memories by BM25. A model that cannot be used is reported by
+    /// [`Engine::embedding_warning`].
+    pub fn admit(&mut self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
         let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
         let text = normal(&new.text);
         // Relevance alone: an old, unimportant exact duplicate must not fall out of the ten.
@@ -1063,6 +1072,29 @@ impl Engine {
             }
             bodies.push((hit.record.id.clone(), path, body.to_string()));
         }
+        if self.model_source().is_some() && self.config.embed.near_duplicate < 1.0 {
+            let threshold = self.config.embed.near_duplicate;
+            let limit = self.config.embed.recall_embed_limit;
+            let hidden = indicatif::ProgressBar::hidden();
+            let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|_| {
+                let vector = self.embed_query(&new.text)?;
+                self.nearest(&vector, 1, threshold)
+            });
+            match nearest {
+                Ok(nearest) => {
+                    return Ok(match nearest.into_iter().next() {
+                        Some((id, similarity)) => {
+                            let path = self.path_of(&id)?;
+                            Admission::Similar { id, path, similarity, measure: "embedding" }
+                        }
+                        None => Admission::Fresh,
+                    });
+                }
+                // The model's failure is kept for `embedding_warning`; TF-IDF decides.
+                Err(Error::Embed(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         let threshold = self.config.admission.near_duplicate;
         if bodies.is_empty() || threshold >= 1.0 {
             return Ok(Admission::Fresh);
@@ -1077,7 +1109,7 @@ impl Engine {
             .max_by(|a, b| a.2.total_cmp(&b.2));
         Ok(match best {
             Some((id, path, similarity)) if similarity >= threshold => {
-                Admission::Similar { id, path, similarity }
+                Admission::Similar { id, path, similarity, measure: "tf-idf" }
             }
             _ => Admission::Fresh,
         })
@@ -1191,7 +1223,15 @@ impl Engine {
                 Some(health::coverage(found, &captured))
             }
         };
-        Ok(Health { notice: self.pending_notice.clone(), index, usage, capture, coverage })
+        let embedding = self.model_status();
+        Ok(Health {
+            notice: self.pending_notice.clone(),
+            index,
+            usage,
+            capture,
+            coverage,
+            embedding,
+        })
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.
@@ -1213,6 +1253,54 @@ impl Engine {
 }
 
 /// Maps a format error about the file at `path` to the library's error.
+/// Which observations join existing reflections, and which form new clusters, by one
+/// similarity measure.
+struct Grouping<'a> {
+    /// Each reflection (index into the loaded memories) with its sources.
+    reflections: &'a [(usize, Vec<usize>)],
+    /// Observations not consolidated yet.
+    candidates: &'a [usize],
+}
+
+impl Grouping<'_> {
+    /// Observations close to a reflection's centre join it (keyed by the reflection's
+    /// position in `reflections`); the others are clustered.
+    fn run<V: reflect::Similarity + Clone>(
+        &self,
+        vectors: &[V],
+        threshold: f32,
+        min_cluster: usize,
+        neighbours: impl Fn(&[V], f32) -> Vec<Vec<(usize, f32)>>,
+    ) -> (BTreeMap<usize, Vec<usize>>, Vec<Vec<usize>>) {
+        let centres: Vec<V> = self
+            .reflections
+            .iter()
+            .map(|(_, sources)| V::mean(sources.iter().map(|&s| &vectors[s])))
+            .collect();
+        let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut free = Vec::new();
+        for &c in self.candidates {
+            let best = centres
+                .iter()
+                .enumerate()
+                .map(|(r, centre)| (r, vectors[c].similarity(centre)))
+                .filter(|&(_, sim)| sim >= threshold)
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            match best {
+                Some((r, _)) => joining.entry(r).or_default().push(c),
+                None => free.push(c),
+            }
+        }
+        let free_vectors: Vec<V> = free.iter().map(|&i| vectors[i].clone()).collect();
+        let graph = neighbours(&free_vectors, threshold);
+        let clusters = reflect::cluster(&free_vectors, &graph, threshold, min_cluster)
+            .into_iter()
+            .map(|cluster| cluster.iter().map(|&k| free[k]).collect())
+            .collect();
+        (joining, clusters)
+    }
+}
+
 /// Runs an index search; a damaged segment can make tantivy panic, which is an index error,
 /// cured by a rebuild.
 fn catch_index_panic(search: impl FnOnce() -> Result<Vec<Hit>>) -> Result<Vec<Hit>> {

@@ -146,6 +146,14 @@ impl Engine {
         }
     }
 
+    /// Why the configured model could not be used, once this engine has tried to load it.
+    pub fn embedding_warning(&self) -> Option<String> {
+        match &self.semantic.model {
+            Slot::Failed(message) => Some(format!("embedding model: {message}")),
+            _ => None,
+        }
+    }
+
     /// The model's state, loading it if it is configured.
     pub fn model_status(&mut self) -> ModelStatus {
         let Some(source) = &self.semantic.source else {
