@@ -418,7 +418,10 @@ impl Config {
             return Err(format!("[embed] rrf_k must be positive, found {}", e.rrf_k));
         }
         if !(0.0..=1.0).contains(&e.vector_weight) {
-            return Err(format!("[embed] vector_weight must be between 0 and 1, found {}", e.vector_weight));
+            return Err(format!(
+                "[embed] vector_weight must be between 0 and 1, found {}",
+                e.vector_weight
+            ));
         }
         if e.candidates == 0 || e.batch_size == 0 {
             return Err("[embed] candidates and batch_size must be positive".into());

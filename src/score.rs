@@ -97,7 +97,8 @@ pub fn fuse(c: &FusionInput, fusion: Fusion, rrf_k: f64, vector_weight: f64) -> 
             .map(|rank| 1.0 / (rrf_k + rank as f64))
             .sum(),
         Fusion::Convex => {
-            let ratio = |x: f32, max: f32| if max > 0.0 { f64::from(x.max(0.0) / max) } else { 0.0 };
+            let ratio =
+                |x: f32, max: f32| if max > 0.0 { f64::from(x.max(0.0) / max) } else { 0.0 };
             (1.0 - vector_weight) * ratio(c.bm25, c.max_bm25)
                 + vector_weight * ratio(c.cosine.unwrap_or(0.0), c.max_cosine)
         }

@@ -9,6 +9,8 @@ mod agents;
 mod bad_input;
 /// `mem capture`: payloads, transcripts, redaction, capture.log, idempotence.
 mod capture;
+/// Local embeddings with the real model: hybrid recall, vectors, fallback, admission, reflection.
+mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.

@@ -19,6 +19,7 @@ struct Server {
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
     next_id: u64,
 }
 
@@ -38,13 +39,13 @@ impl Server {
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&stderr);
         let mut err = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut text = String::new();
             let _ = std::io::Read::read_to_string(&mut err, &mut text);
             sink.lock().unwrap().push_str(&text);
         });
         let stdin = child.stdin.take();
-        Server { child, stdin, lines, stderr, next_id: 1 }
+        Server { child, stdin, lines, stderr, stderr_reader: Some(stderr_reader), next_id: 1 }
     }
 
     fn send(&mut self, message: &Value) {
@@ -108,8 +109,9 @@ impl Server {
         format!("\nstderr: {}", self.stderr.lock().unwrap())
     }
 
-    /// Closes stdin, as a client does, and checks that the server then exits cleanly.
-    fn finish(mut self) {
+    /// Closes stdin, as a client does, and checks that the server then exits cleanly;
+    /// returns everything it wrote on stderr.
+    fn finish(mut self) -> String {
         drop(self.stdin.take());
         let status = self.child.wait_timeout(PATIENCE).unwrap();
         let Some(status) = status else {
@@ -117,6 +119,10 @@ impl Server {
             panic!("the server did not exit when stdin closed{}", self.log());
         };
         assert!(status.success(), "exit status {status}{}", self.log());
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().unwrap();
+        }
+        self.stderr.lock().unwrap().clone()
     }
 }
 
@@ -367,4 +373,24 @@ fn recall_records_retrievals_unless_the_root_says_not_to() {
     server.finish();
     let shown = dir.mem(&["show", &id, "--json"]).json();
     assert_eq!(shown["retrieved"], 0, "{shown}");
+}
+
+#[test]
+fn the_server_loads_the_model_once_and_recalls_by_meaning() {
+    let dir = Dir::new();
+    dir.use_model("");
+    let mut server = initialized(&dir);
+    for text in ["The kitten rests on a rug.", "Deploy the API with make deploy."] {
+        server.ok("remember", json!({ "text": text }));
+    }
+    // Two recalls: the first embeds the new memories, both use the model loaded at start.
+    for query in ["cat sat on the mat", "a small cat sleeping on a carpet"] {
+        let hits = server.ok("recall", json!({ "query": query }));
+        assert!(hits[0]["title"].as_str().unwrap().contains("kitten"), "{hits}");
+        assert!(hits[0]["cosine"].as_f64().unwrap() > 0.4, "{hits}");
+    }
+    let bm25 = server.ok("recall", json!({ "query": "cat sat on the mat", "mode": "bm25" }));
+    assert_eq!(bm25, json!([]), "no word in common");
+    let log = server.finish();
+    assert_eq!(log.matches("embedding model loaded").count(), 1, "{log}");
 }

@@ -60,6 +60,13 @@ impl Dir {
         path
     }
 
+    /// Configures the test model in this root's `mem.toml` (`[embed] model_dir`), after
+    /// `extra` lines of that section.
+    pub fn use_model(&self, extra: &str) {
+        let config = format!("[embed]\nmodel_dir = {:?}\n{extra}\n", model_dir().to_str().unwrap());
+        std::fs::write(self.path().join("mem.toml"), config).unwrap();
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path().join(rel)).unwrap()
     }
@@ -96,10 +103,34 @@ pub fn bin() -> &'static str {
 /// Removes the variables that would change which root or time `mem` uses.
 /// A `MEM_DIR` the test set on the command itself is kept.
 pub fn clean_env(cmd: &mut Command) -> &mut Command {
-    if !cmd.get_envs().any(|(k, _)| k == "MEM_DIR") {
-        cmd.env_remove("MEM_DIR");
+    for name in ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH"] {
+        if !cmd.get_envs().any(|(k, _)| k == name) {
+            cmd.env_remove(name);
+        }
     }
     cmd.env("MEM_NOW", NOW)
+}
+
+/// The embedding model folder the tests use: `MEM_TEST_MODEL_DIR`, else `embed-model` in
+/// cargo's target tmp folder. Fetched with `scripts/fetch-model.sh` (which verifies every
+/// checksum and downloads nothing when the files are there) on first use.
+pub fn model_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::var_os("MEM_TEST_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("embed-model"));
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-model.sh");
+        let out = Command::new(&script).arg(&dir).output().unwrap();
+        assert!(
+            out.status.success(),
+            "the embedding tests need the model; `{} {}` failed:\n{}",
+            script.display(),
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::path::absolute(&dir).unwrap()
+    })
 }
 
 /// Runs a prepared command and collects its output.

@@ -125,10 +125,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             .collect();
         if !misses.is_empty() {
             let label = if several { format!(" ({})", mode.as_str()) } else { String::new() };
-            text.push_str(&format!(
-                "\nrelevant memories not in the top {}{label}:\n",
-                args.limit
-            ));
+            text.push_str(&format!("\nrelevant memories not in the top {}{label}:\n", args.limit));
             text.push_str(&misses.join("\n"));
             text.push('\n');
         }

@@ -9,6 +9,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
+use mem::config::RecallMode;
 use mem::engine::Admission;
 use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
 use rmcp::handler::server::tool::ToolRouter;
@@ -32,8 +33,17 @@ pub struct Args {}
 
 /// Serves the root on stdio until the client closes stdin.
 pub fn run(_args: Args, ctx: &Context) -> Result<()> {
-    let engine = ctx.engine()?;
+    let mut engine = ctx.engine()?;
     eprintln!("mem: MCP server for {} on stdio", engine.root().display());
+    // The model is loaded once, here, and kept for every call.
+    if engine.model_source().is_some() {
+        match engine.embedder() {
+            Ok(embedder) => {
+                eprintln!("mem: embedding model loaded from {}", embedder.source().dir.display())
+            }
+            Err(e) => eprintln!("mem: warning: {e}; recall uses BM25 only"),
+        }
+    }
     let server = MemServer {
         engine: Mutex::new(engine),
         fixed_now: ctx.fixed_now,
@@ -103,6 +113,29 @@ struct RecallArgs {
     #[serde(default)]
     #[schemars(description = "Only memories that carry every one of these tags.")]
     tags: Vec<String>,
+    #[serde(default)]
+    #[schemars(description = "Relevance from keywords (bm25), meaning (vector) or both \
+        (hybrid). Default: hybrid when the server has an embedding model, else bm25.")]
+    mode: Option<Mode>,
+}
+
+/// A recall mode, as the tools accept it.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Bm25,
+    Vector,
+    Hybrid,
+}
+
+impl From<Mode> for RecallMode {
+    fn from(mode: Mode) -> RecallMode {
+        match mode {
+            Mode::Bm25 => RecallMode::Bm25,
+            Mode::Vector => RecallMode::Vector,
+            Mode::Hybrid => RecallMode::Hybrid,
+        }
+    }
 }
 
 fn default_k() -> u16 {
@@ -203,6 +236,7 @@ impl MemServer {
                 tags: args.tags,
                 limit,
                 record: engine.config().usage.record_retrievals,
+                mode: args.mode.map(RecallMode::from),
                 ..Default::default()
             };
             let (hits, report) =

@@ -93,7 +93,8 @@ impl ModelSource {
             (!dir.is_empty()).then(|| root.join(dir))
         })?;
         let dir = absolute(&dir);
-        let runtime = env(ORT_LIB_ENV).map(|p| absolute(&p)).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
+        let runtime =
+            env(ORT_LIB_ENV).map(|p| absolute(&p)).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
         Some(ModelSource { dir, runtime })
     }
 }
@@ -138,7 +139,9 @@ fn load_runtime(path: &Path) -> Result<(), EmbedError> {
             path: path.to_path_buf(),
             message: format!("this process already loaded {}", first.display()),
         }),
-        Err(message) => Err(EmbedError::Runtime { path: path.to_path_buf(), message: message.clone() }),
+        Err(message) => {
+            Err(EmbedError::Runtime { path: path.to_path_buf(), message: message.clone() })
+        }
     }
 }
 
@@ -186,8 +189,7 @@ impl Embedder {
             what,
             message,
         };
-        let user_model =
-            UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+        let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
         let options = InitOptionsUserDefined::new().with_max_length(MAX_TOKENS);
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             TextEmbedding::try_new_from_user_defined(user_model, options)
@@ -242,7 +244,11 @@ impl Embedder {
 
 /// Runs the model, turning errors and panics into [`EmbedError::Inference`], and makes every
 /// vector unit length (so a dot product is the cosine).
-fn run(model: &mut TextEmbedding, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+fn run(
+    model: &mut TextEmbedding,
+    texts: &[&str],
+    batch: usize,
+) -> Result<Vec<Vec<f32>>, EmbedError> {
     if texts.is_empty() {
         return Ok(Vec::new());
     }

@@ -67,7 +67,11 @@ impl VectorStore {
 
     /// Reads `path`; an absent file gives an empty store, and a file from another model or a
     /// damaged one gives an empty store and the reason.
-    pub fn load(path: &Path, model: [u8; 32], dim: usize) -> Result<(VectorStore, Option<Discarded>)> {
+    pub fn load(
+        path: &Path,
+        model: [u8; 32],
+        dim: usize,
+    ) -> Result<(VectorStore, Option<Discarded>)> {
         let bytes = match std::fs::read(path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

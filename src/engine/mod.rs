@@ -452,6 +452,8 @@ impl Engine {
         let vector = match mode {
             RecallMode::Bm25 => None,
             _ => match self.vector_query(query, &mut report) {
+                // Hybrid recall without a single vector is BM25 recall.
+                Ok(found) if found.searched == 0 && mode == RecallMode::Hybrid => None,
                 Ok(found) => Some(found),
                 Err(e @ Error::Embed(_)) if mode == RecallMode::Hybrid => {
                     report.warnings.push(format!("{e}; recall uses BM25 only"));
@@ -461,7 +463,7 @@ impl Engine {
             },
         };
         let mode = if vector.is_some() { mode } else { RecallMode::Bm25 };
-        let vector = vector.as_ref().map(|(q, nearest)| (q.as_slice(), nearest.as_slice()));
+        let vector = vector.as_ref();
         let hits = match self.search(query, options, now, mode, vector) {
             Err(Error::Index(e)) => {
                 let mut rebuilt = self.rebuild(now, progress)?;
@@ -491,11 +493,7 @@ impl Engine {
 
     /// Brings the vectors up to date (within the recall limit), embeds the query and finds
     /// its nearest memories.
-    fn vector_query(
-        &mut self,
-        query: &str,
-        report: &mut RefreshReport,
-    ) -> Result<(Vec<f32>, Vec<(String, f32)>)> {
+    fn vector_query(&mut self, query: &str, report: &mut RefreshReport) -> Result<VectorQuery> {
         let limit = self.config.embed.recall_embed_limit;
         let synced = self.sync_vectors(Some(limit), &indicatif::ProgressBar::hidden())?;
         if let Some(why) = synced.discarded {
@@ -512,7 +510,8 @@ impl Engine {
         let e = &self.config.embed;
         let (k, min) = (e.candidates, e.min_cosine);
         let nearest = self.nearest(&vector, k, min)?;
-        Ok((vector, nearest))
+        let searched = self.loaded_vectors().map_or(0, |store| store.len());
+        Ok(VectorQuery { vector, nearest, searched })
     }
 
     fn search(
@@ -521,18 +520,17 @@ impl Engine {
         options: &RecallOptions,
         now: Timestamp,
         mode: RecallMode,
-        vector: Option<(&[f32], &[(String, f32)])>,
+        vector: Option<&VectorQuery>,
     ) -> Result<Vec<Hit>> {
-        let (Some((query_vector, nearest)), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode)
-        else {
+        let (Some(vector), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode) else {
             return self.search_ranked(query, options, now, &self.config.ranking);
         };
         let store = self.loaded_vectors();
-        let cosine_of = |id: &str| store.and_then(|s| s.cosine(query_vector, id));
+        let cosine_of = |id: &str| store.and_then(|s| s.cosine(&vector.vector, id));
         let e = &self.config.embed;
         let side = crate::index::VectorSide {
             mode,
-            nearest,
+            nearest: &vector.nearest,
             cosine_of: &cosine_of,
             fusion: e.fusion,
             rrf_k: e.rrf_k,
@@ -872,9 +870,12 @@ impl Engine {
                 let dense = loaded
                     .iter()
                     .map(|(path, m)| {
-                        store.and_then(|s| s.get(m.id().as_str())).map(reflect::DenseVec).ok_or_else(
-                            || Error::Invalid(format!("{path} has no vector yet; run `mem index`")),
-                        )
+                        store
+                            .and_then(|s| s.get(m.id().as_str()))
+                            .map(reflect::DenseVec)
+                            .ok_or_else(|| {
+                                Error::Invalid(format!("{path} has no vector yet; run `mem index`"))
+                            })
                     })
                     .collect::<Result<Vec<_>>>()?;
                 let group = Grouping { reflections: &reflections, candidates: &candidates };
@@ -1253,6 +1254,16 @@ impl Engine {
 }
 
 /// Maps a format error about the file at `path` to the library's error.
+/// The vector side of one recall.
+struct VectorQuery {
+    /// The query's embedding.
+    vector: Vec<f32>,
+    /// Its nearest memories, best first, as (id, cosine).
+    nearest: Vec<(String, f32)>,
+    /// How many vectors were searched.
+    searched: usize,
+}
+
 /// Which observations join existing reflections, and which form new clusters, by one
 /// similarity measure.
 struct Grouping<'a> {

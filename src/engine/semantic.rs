@@ -167,15 +167,15 @@ impl Engine {
         let dim = self.embedder().map(|e| e.dim()).unwrap_or(0);
         let wanted = self.wanted();
         let vectors = match self.vector_store() {
-            Ok(store) => {
-                store
-                    .ids()
-                    .iter()
-                    .filter(|id| {
-                        wanted.get(id.as_str()).is_some_and(|h| store.key(id).map(|k| k.file) == Some(*h))
-                    })
-                    .count()
-            }
+            Ok(store) => store
+                .ids()
+                .iter()
+                .filter(|id| {
+                    wanted
+                        .get(id.as_str())
+                        .is_some_and(|h| store.key(id).map(|k| k.file) == Some(*h))
+                })
+                .count(),
             Err(_) => 0,
         };
         ModelStatus::Ready { dir, dim, vectors, memories }
@@ -234,11 +234,11 @@ impl Engine {
         limit: Option<usize>,
         progress: &indicatif::ProgressBar,
     ) -> Result<VectorReport> {
-        let mut report = VectorReport::default();
-        report.discarded = self.load_vectors()?.map(|why| match why {
+        let discarded = self.load_vectors()?.map(|why| match why {
             Discarded::OtherModel => "the vectors were computed by another model".to_string(),
             Discarded::Damaged(why) => format!("the vector file was unreadable ({why})"),
         });
+        let mut report = VectorReport { discarded, ..VectorReport::default() };
         let wanted = self.wanted();
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         report.removed = store.retain(|id| wanted.contains_key(id));

@@ -8,9 +8,9 @@ use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermSetQuery};
 use tantivy::{DocAddress, Term};
 
 use super::{Hit, MemoryIndex, Picked, Search, Semantic, check_segments, stats};
+use crate::Result;
 use crate::config::{Fusion, RecallMode};
 use crate::score::{self, Components, FusionInput};
-use crate::Result;
 
 /// The vector side of a recall.
 pub struct VectorSide<'a> {

@@ -723,8 +723,10 @@ impl MemoryIndex {
             let doc: TantivyDocument = searcher.doc(address)?;
             let id = text_of(&doc, self.fields.id);
             if seen.insert(id.clone()) {
-                let tags: Vec<String> =
-                    doc.get_all(self.fields.tag).filter_map(|v| v.as_str().map(String::from)).collect();
+                let tags: Vec<String> = doc
+                    .get_all(self.fields.tag)
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect();
                 let text = crate::embed::memory_text(
                     &text_of(&doc, self.fields.title),
                     &tags,

@@ -1,0 +1,291 @@
+//! Local embeddings with the real model (fetched by `scripts/fetch-model.sh`, see
+//! `util::model_dir`): hybrid and vector recall, incremental vectors, a broken model falling
+//! back to BM25, admission and reflection by embedding, and the MCP server.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{Dir, NOW, bin, ids, memory, model_dir, run};
+
+const KITTEN: &str = "01KA0000000000000000000001";
+
+/// A root with one memory about a kitten and three on other subjects.
+fn pets_and_ops() -> Dir {
+    let dir = Dir::new();
+    dir.write(
+        "kitten.md",
+        memory(KITTEN, "episodic", 5, "2026-11-01T09:00:00Z", "The kitten rests on a rug.\n"),
+    );
+    dir.write(
+        "deploy.md",
+        memory(
+            "01KA0000000000000000000002",
+            "procedural",
+            5,
+            "2026-11-01T09:00:00Z",
+            "Deploy the API with `make deploy` from the release branch.\n",
+        ),
+    );
+    dir.write(
+        "backup.md",
+        memory(
+            "01KA0000000000000000000003",
+            "semantic",
+            5,
+            "2026-11-01T09:00:00Z",
+            "Postgres backups run nightly at 02:00 UTC and are kept for 30 days.\n",
+        ),
+    );
+    dir.write(
+        "pnpm.md",
+        memory(
+            "01KA0000000000000000000004",
+            "semantic",
+            5,
+            "2026-11-01T09:00:00Z",
+            "We use pnpm, never npm.\n",
+        ),
+    );
+    dir
+}
+
+/// A copy of the model folder, to be damaged by a test.
+fn model_copy(dir: &Dir) -> std::path::PathBuf {
+    let copy = dir.path().join("model-copy");
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(model_dir()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    copy
+}
+
+/// `mem --dir DIR ARGS` with `MEM_EMBED_MODEL_DIR` set to `model`.
+fn mem_with_model(dir: &Dir, model: &Path, args: &[&str]) -> crate::util::Out {
+    run(Command::new(bin())
+        .arg("--dir")
+        .arg(dir.path())
+        .args(args)
+        .env("MEM_EMBED_MODEL_DIR", model))
+}
+
+#[test]
+fn hybrid_recall_finds_a_paraphrase_that_bm25_misses() {
+    let dir = pets_and_ops();
+    dir.use_model("");
+    let query = "cat sat on the mat";
+    let bm25 = dir.mem(&["recall", "--json", "--no-record", "--mode", "bm25", query]);
+    assert!(!ids(&bm25.json()).contains(&KITTEN.to_string()), "no word in common: {}", bm25.stdout);
+
+    let hybrid = dir.mem(&["recall", "--json", "--no-record", query]);
+    let hits = hybrid.json();
+    assert_eq!(ids(&hits).first().map(String::as_str), Some(KITTEN), "{}", hybrid.stdout);
+    let first = &hits[0];
+    assert!(first["cosine"].as_f64().unwrap() > 0.5, "{first}");
+    assert_eq!(first["vector_rank"], 1);
+    assert!(first["bm25_rank"].is_null(), "{first}");
+    // Unrelated memories stay out: their cosine is below [embed] min_cosine.
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{}", hybrid.stdout);
+
+    let vector = dir.mem(&["recall", "--json", "--no-record", "--mode", "vector", query]);
+    assert_eq!(ids(&vector.json()), [KITTEN]);
+
+    let explain = dir.mem(&["recall", "--explain", "--no-record", query]);
+    let out = explain.ok();
+    for column in ["relevance", "bm25", "cosine", "fused", "recency", "importance"] {
+        assert!(out.contains(column), "{column} missing:\n{out}");
+    }
+    assert!(out.contains("cosine / max cosine"), "{out}");
+}
+
+#[test]
+fn hybrid_keeps_keyword_matches_and_reports_both_scores() {
+    let dir = pets_and_ops();
+    dir.use_model("fusion = \"rrf\"");
+    let out = dir.mem(&["recall", "--json", "--no-record", "pnpm npm"]);
+    let hits = out.json();
+    let first = &hits[0];
+    assert_eq!(first["id"], "01KA0000000000000000000004", "{}", out.stdout);
+    assert_eq!(first["bm25_rank"], 1);
+    assert!(first["bm25"].as_f64().unwrap() > 0.0);
+    assert!(first["cosine"].as_f64().unwrap() > 0.3, "{first}");
+    // RRF: 1/(60 + 1) from each list, normalised to relevance 1.
+    let fused = first["fused"].as_f64().unwrap();
+    assert!((fused - 2.0 / 61.0).abs() < 1e-9, "{fused}");
+    assert_eq!(first["components"]["relevance"], 1.0);
+}
+
+#[test]
+fn vectors_are_computed_once_and_follow_the_text() {
+    let dir = pets_and_ops();
+    dir.use_model("");
+    let vectors = |out: crate::util::Out| out.json()["vectors"].clone();
+    let first = vectors(dir.mem(&["index", "--json"]));
+    assert_eq!((first["embedded"].as_u64(), first["removed"].as_u64()), (Some(4), Some(0)));
+    assert!(dir.path().join(".mem/vectors.bin").is_file());
+
+    let again = vectors(dir.mem(&["index", "--json"]));
+    assert_eq!((again["embedded"].as_u64(), again["reused"].as_u64()), (Some(0), Some(0)));
+
+    // A new importance changes the file, not the text that is embedded.
+    let kitten = dir.read("kitten.md").replace("importance: 5", "importance: 6");
+    dir.write("kitten.md", kitten);
+    let touched = vectors(dir.mem(&["index", "--json"]));
+    assert_eq!((touched["embedded"].as_u64(), touched["reused"].as_u64()), (Some(0), Some(1)));
+
+    // A new body is embedded again; a deleted memory's vector goes.
+    let kitten = dir.read("kitten.md").replace("rests on a rug", "sleeps in the sun");
+    dir.write("kitten.md", kitten);
+    std::fs::remove_file(dir.path().join("backup.md")).unwrap();
+    let changed = vectors(dir.mem(&["index", "--json"]));
+    assert_eq!((changed["embedded"].as_u64(), changed["removed"].as_u64()), (Some(1), Some(1)));
+
+    // Vectors are derived state: a damaged file is recomputed, with a notice.
+    let file = dir.path().join(".mem/vectors.bin");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    let out = dir.mem(&["index", "--json"]);
+    assert!(out.stderr.contains("vector file was unreadable"), "{}", out.stderr);
+    assert_eq!(out.json()["vectors"]["embedded"], 3);
+}
+
+#[test]
+fn recall_embeds_new_memories_itself_up_to_its_limit() {
+    let dir = pets_and_ops();
+    dir.use_model("recall_embed_limit = 2");
+    // Four memories without vectors: more than the limit, so recall searches what it has
+    // (nothing) and says how to compute the rest; BM25 still answers.
+    let out = dir.mem(&["recall", "--json", "--no-record", "make deploy"]);
+    assert!(out.stderr.contains("4 memories have no vector yet"), "{}", out.stderr);
+    assert!(out.stderr.contains("mem index"), "{}", out.stderr);
+    assert_eq!(ids(&out.json()), ["01KA0000000000000000000002"]);
+    dir.mem(&["index"]).ok();
+    dir.write(
+        "new.md",
+        memory("01KA0000000000000000000005", "semantic", 5, NOW, "A puppy naps on the sofa.\n"),
+    );
+    // One new memory: within the limit, embedded by the recall.
+    let out = dir.mem(&["recall", "--json", "--no-record", "--mode", "vector", "dog sleeping"]);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+    assert_eq!(ids(&out.json()).first().map(String::as_str), Some("01KA0000000000000000000005"));
+}
+
+#[test]
+fn a_broken_model_falls_back_to_bm25_with_one_warning() {
+    let dir = pets_and_ops();
+    let model = model_copy(&dir);
+    let onnx = model.join("model.onnx");
+    let bytes = std::fs::read(&onnx).unwrap();
+    std::fs::write(&onnx, &bytes[..4096]).unwrap();
+
+    let out = mem_with_model(&dir, &model, &["recall", "--json", "--no-record", "make deploy"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(ids(&out.json()), ["01KA0000000000000000000002"], "BM25 still answers");
+    let warnings: Vec<&str> = out.stderr.lines().filter(|l| l.contains("warning")).collect();
+    assert_eq!(warnings.len(), 1, "{}", out.stderr);
+    let warning = warnings[0];
+    assert!(warning.contains(onnx.to_str().unwrap()), "names the file: {warning}");
+    assert!(warning.contains("scripts/fetch-model.sh"), "names the fix: {warning}");
+    assert!(warning.contains("BM25 only"), "{warning}");
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+
+    // `mem health` reports it and exits 1; an explicit vector recall is an error.
+    let health = mem_with_model(&dir, &model, &["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(health.stdout.contains("✗ embedding"), "{}", health.stdout);
+    assert!(health.stdout.contains("model.onnx"), "{}", health.stdout);
+    let vector = mem_with_model(&dir, &model, &["recall", "--mode", "vector", "make deploy"]);
+    assert_eq!(vector.code, 2, "{}", vector.stderr);
+    assert!(vector.stderr.contains("model.onnx"), "{}", vector.stderr);
+
+    // `mem index` still indexes, and says the vectors were not computed.
+    let index = mem_with_model(&dir, &model, &["index"]);
+    assert_eq!(index.code, 0, "{}", index.stderr);
+    assert!(index.stderr.contains("no vectors computed"), "{}", index.stderr);
+}
+
+#[test]
+fn a_missing_file_or_runtime_is_named_with_the_fix() {
+    let dir = pets_and_ops();
+    let model = model_copy(&dir);
+    std::fs::remove_file(model.join("tokenizer.json")).unwrap();
+    let out = mem_with_model(&dir, &model, &["recall", "--no-record", "make deploy"]);
+    assert_eq!(out.code, 0);
+    let tokenizer = model.join("tokenizer.json");
+    assert!(out.stderr.contains(&format!("{} is missing", tokenizer.display())), "{}", out.stderr);
+
+    std::fs::copy(model_dir().join("tokenizer.json"), &tokenizer).unwrap();
+    std::fs::write(model.join("libonnxruntime.so"), "not a library").unwrap();
+    let out = mem_with_model(&dir, &model, &["recall", "--no-record", "make deploy"]);
+    assert_eq!(out.code, 0);
+    assert!(out.stderr.contains("ONNX Runtime"), "{}", out.stderr);
+    assert!(out.stderr.contains("1.24 or later"), "{}", out.stderr);
+
+    let nowhere = dir.path().join("no-such-folder");
+    let out = mem_with_model(&dir, &nowhere, &["health"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("no-such-folder is missing"), "{}", out.stdout);
+
+    // Without any model configured, nothing is said about embeddings.
+    let plain = dir.mem(&["recall", "--no-record", "make deploy"]);
+    assert!(plain.stderr.is_empty(), "{}", plain.stderr);
+}
+
+#[test]
+fn the_environment_variable_configures_the_model() {
+    let dir = pets_and_ops();
+    let out =
+        mem_with_model(&dir, model_dir(), &["recall", "--json", "--no-record", "cat on a mat"]);
+    assert_eq!(ids(&out.json()).first().map(String::as_str), Some(KITTEN), "{}", out.stderr);
+    let health = mem_with_model(&dir, model_dir(), &["health"]);
+    assert!(health.stdout.contains("✓ embedding model in"), "{}", health.stdout);
+    assert!(health.stdout.contains("(384-d)"), "{}", health.stdout);
+}
+
+#[test]
+fn admission_refuses_a_paraphrased_duplicate() {
+    let dir = pets_and_ops();
+    dir.use_model("");
+    let out = dir.mem(&["add", "We always use pnpm and never npm"]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("embedding similarity"), "{}", out.stderr);
+    assert!(out.stderr.contains("01KA0000000000000000000004"), "{}", out.stderr);
+    dir.mem(&["add", "Cats like warm places near the heater"]).ok();
+}
+
+#[test]
+fn reflection_groups_observations_that_share_no_words() {
+    let dir = Dir::new();
+    let observations = [
+        "Users got logged out unexpectedly after lunch.",
+        "People were signed off from their accounts without warning.",
+        "Users were kicked out of their sessions at random.",
+        "The quarterly tax filing deadline is the fifteenth.",
+        "Bought a new espresso machine for the office kitchen.",
+    ];
+    for (i, text) in observations.iter().enumerate() {
+        let id = format!("01KB00000000000000000000{i:02}");
+        dir.write(&format!("o{i}.md"), memory(&id, "episodic", 5, "2026-11-01T09:00:00Z", text));
+    }
+    let tfidf = dir.mem(&["reflect", "--dry-run", "--json"]);
+    assert_eq!(tfidf.json(), serde_json::json!([]), "TF-IDF finds no cluster");
+
+    dir.use_model("");
+    let out = dir.mem(&["reflect", "--dry-run", "--json"]);
+    let proposals = out.json();
+    assert_eq!(proposals.as_array().unwrap().len(), 1, "{}", out.stdout);
+    let sources: Vec<&str> = proposals[0]["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        sources,
+        ["01KB0000000000000000000000", "01KB0000000000000000000001", "01KB0000000000000000000002"]
+    );
+    let text = dir.mem(&["reflect", "--dry-run"]);
+    assert!(text.ok().starts_with("grouped by embedding cosine >= 0.5"), "{}", text.stdout);
+}
