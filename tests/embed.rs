@@ -289,3 +289,53 @@ fn reflection_groups_observations_that_share_no_words() {
     let text = dir.mem(&["reflect", "--dry-run"]);
     assert!(text.ok().starts_with("grouped by embedding cosine >= 0.5"), "{}", text.stdout);
 }
+
+/// ONNX Runtime 1.23.2's library, one minor version older than the ONNX Runtime mem's `ort`
+/// needs (1.24): fetched once with `pip download` into cargo's target tmp folder, checked by
+/// its sha256.
+fn old_runtime() -> std::path::PathBuf {
+    const SHA256: &str = "718c3fb0785d5ea06061b92c32ce4ad35be1bd4c71ae6192efe06f1ab21f0f8a";
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("onnxruntime-1.23.2");
+    let lib = dir.join("libonnxruntime.so");
+    let script = r#"
+import glob, hashlib, os, subprocess, sys, zipfile
+dir, lib, sha = sys.argv[1:]
+def ok():
+    return os.path.exists(lib) and hashlib.sha256(open(lib, "rb").read()).hexdigest() == sha
+if not ok():
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+        "--disable-pip-version-check", "onnxruntime==1.23.2", "--platform",
+        "manylinux_2_28_x86_64", "--python-version", "3.11", "--implementation", "cp",
+        "--only-binary=:all:", "--dest", dir], check=True)
+    wheel = glob.glob(os.path.join(dir, "onnxruntime-1.23.2-*.whl"))[0]
+    with zipfile.ZipFile(wheel) as z:
+        open(lib, "wb").write(z.read("onnxruntime/capi/libonnxruntime.so.1.23.2"))
+    sys.exit(0 if ok() else "checksum mismatch")
+"#;
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(&dir)
+        .arg(&lib)
+        .arg(SHA256)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    lib
+}
+
+#[test]
+fn a_too_old_onnx_runtime_is_refused_with_the_versions() {
+    let dir = pets_and_ops();
+    let out = run(Command::new(bin())
+        .arg("--dir")
+        .arg(dir.path())
+        .args(["recall", "--json", "--no-record", "make deploy"])
+        .env("MEM_EMBED_MODEL_DIR", model_dir())
+        .env("ORT_DYLIB_PATH", old_runtime()));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(ids(&out.json()), ["01KA0000000000000000000002"], "BM25 still answers");
+    assert!(out.stderr.contains("onnxruntime-1.23.2/libonnxruntime.so"), "{}", out.stderr);
+    assert!(out.stderr.contains("got '1.23.2'"), "{}", out.stderr);
+    assert!(out.stderr.contains("1.24 or later"), "{}", out.stderr);
+}

@@ -192,7 +192,9 @@ fn admission_catches_duplicates_and_near_duplicates() {
     let refused = at(&dir, &["add", near]);
     assert_eq!(refused.code, 2);
     assert!(
-        refused.stderr.contains("a very similar memory exists: orig (orig.md), tf-idf similarity 0."),
+        refused
+            .stderr
+            .contains("a very similar memory exists: orig (orig.md), tf-idf similarity 0."),
         "{}",
         refused.stderr
     );
