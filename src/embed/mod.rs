@@ -190,7 +190,12 @@ impl Embedder {
             message,
         };
         let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
-        let options = InitOptionsUserDefined::new().with_max_length(MAX_TOKENS);
+        // No spinning: ONNX Runtime's threads otherwise busy-wait after each call, taking a
+        // core from the index refresh that follows in a long-running process.
+        let options = InitOptionsUserDefined::new()
+            .with_max_length(MAX_TOKENS)
+            .with_session_config("session.intra_op.allow_spinning", "0")
+            .with_session_config("session.inter_op.allow_spinning", "0");
         let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
             TextEmbedding::try_new_from_user_defined(user_model, options)
         }));

@@ -40,6 +40,8 @@ pub struct VectorStore {
     scales: Vec<f32>,
     data: Vec<i8>,
     by_id: FxHashMap<String, usize>,
+    /// By [`crate::index::id_key`] of the id.
+    by_key: FxHashMap<u64, usize>,
 }
 
 /// Why a vector file was not used as it was.
@@ -62,6 +64,7 @@ impl VectorStore {
             scales: Vec::new(),
             data: Vec::new(),
             by_id: FxHashMap::default(),
+            by_key: FxHashMap::default(),
         }
     }
 
@@ -129,7 +132,7 @@ impl VectorStore {
             let key = Key { file: r.array()?, text: r.array()? };
             let scale = f32::from_le_bytes(r.array()?);
             let values = r.take(dim)?.iter().map(|&b| b as i8);
-            store.by_id.insert(id.clone(), store.ids.len());
+            store.index(&id, store.ids.len());
             store.ids.push(id);
             store.keys.push(key);
             store.scales.push(scale);
@@ -139,6 +142,11 @@ impl VectorStore {
             return Err("trailing bytes".into());
         }
         Ok(store)
+    }
+
+    fn index(&mut self, id: &str, position: usize) {
+        self.by_id.insert(id.to_string(), position);
+        self.by_key.insert(crate::index::id_key(id), position);
     }
 
     /// Number of vectors.
@@ -194,7 +202,7 @@ impl VectorStore {
                 self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&values);
             }
             None => {
-                self.by_id.insert(id.to_string(), self.ids.len());
+                self.index(id, self.ids.len());
                 self.ids.push(id.to_string());
                 self.keys.push(key);
                 self.scales.push(scale);
@@ -209,7 +217,7 @@ impl VectorStore {
         let mut kept = VectorStore::new(self.model, self.dim);
         for i in 0..before {
             if keep(&self.ids[i]) {
-                kept.by_id.insert(self.ids[i].clone(), kept.ids.len());
+                kept.index(&self.ids[i], kept.ids.len());
                 kept.ids.push(std::mem::take(&mut self.ids[i]));
                 kept.keys.push(self.keys[i]);
                 kept.scales.push(self.scales[i]);
@@ -248,9 +256,10 @@ impl VectorStore {
         order.into_iter().map(|i| (self.ids[i].clone(), cosines[i])).collect()
     }
 
-    /// The cosine of `query` with memory `id`'s vector.
-    pub fn cosine(&self, query: &[f32], id: &str) -> Option<f32> {
-        let &i = self.by_id.get(id)?;
+    /// The cosine of `query` with the vector of the memory whose id has
+    /// [`crate::index::id_key`] `key`.
+    pub fn cosine_by_key(&self, query: &[f32], key: u64) -> Option<f32> {
+        let &i = self.by_key.get(&key)?;
         (query.len() == self.dim).then(|| dot_i8(query, self.vector(i)) * self.scales[i])
     }
 }

@@ -447,11 +447,28 @@ impl Engine {
         now: Timestamp,
         progress: &indicatif::ProgressBar,
     ) -> Result<(Vec<Hit>, RefreshReport)> {
-        let mut report = self.refresh(now, progress)?;
         let mode = self.recall_mode(options.mode);
-        let vector = match mode {
-            RecallMode::Bm25 => None,
-            _ => match self.vector_query(query, &mut report) {
+        // The query is embedded while the index is refreshed: two jobs for two cores.
+        let (refreshed, query_vector) = match mode {
+            RecallMode::Bm25 => (self.refresh(now, progress), None),
+            _ => match self.take_embedder() {
+                Ok(mut embedder) => {
+                    let (refreshed, vector) = rayon::join(
+                        || self.refresh(now, progress),
+                        || semantic::embed_one(&mut embedder, query),
+                    );
+                    self.put_embedder(embedder);
+                    (refreshed, Some(vector))
+                }
+                Err(e) => (self.refresh(now, progress), Some(Err(e))),
+            },
+        };
+        let mut report = refreshed?;
+        let vector = match query_vector {
+            None => None,
+            Some(query_vector) => match query_vector
+                .and_then(|query_vector| self.vector_query(query_vector, &mut report))
+            {
                 // Hybrid recall without a single vector is BM25 recall.
                 Ok(found) if found.searched == 0 && mode == RecallMode::Hybrid => None,
                 Ok(found) => Some(found),
@@ -491,9 +508,13 @@ impl Engine {
         Ok((hits, report))
     }
 
-    /// Brings the vectors up to date (within the recall limit), embeds the query and finds
-    /// its nearest memories.
-    fn vector_query(&mut self, query: &str, report: &mut RefreshReport) -> Result<VectorQuery> {
+    /// Brings the vectors up to date (within the recall limit) and finds the memories nearest
+    /// to the query's embedding.
+    fn vector_query(
+        &mut self,
+        vector: Vec<f32>,
+        report: &mut RefreshReport,
+    ) -> Result<VectorQuery> {
         let limit = self.config.embed.recall_embed_limit;
         let synced = self.sync_vectors(Some(limit), &indicatif::ProgressBar::hidden())?;
         if let Some(why) = synced.discarded {
@@ -506,7 +527,6 @@ impl Engine {
                 synced.pending
             ));
         }
-        let vector = self.embed_query(query)?;
         let e = &self.config.embed;
         let (k, min) = (e.candidates, e.min_cosine);
         let nearest = self.nearest(&vector, k, min)?;
@@ -526,7 +546,7 @@ impl Engine {
             return self.search_ranked(query, options, now, &self.config.ranking);
         };
         let store = self.loaded_vectors();
-        let cosine_of = |id: &str| store.and_then(|s| s.cosine(&vector.vector, id));
+        let cosine_of = |key: u64| store.and_then(|s| s.cosine_by_key(&vector.vector, key));
         let e = &self.config.embed;
         let side = crate::index::VectorSide {
             mode,

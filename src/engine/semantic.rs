@@ -23,7 +23,15 @@ pub(super) struct Semantic {
     source: Option<ModelSource>,
     model: Slot,
     vectors: Option<Loaded>,
+    /// The index version and vector-file stamp after the last sync that left nothing to do:
+    /// while both are unchanged, the next sync has nothing to check.
+    synced: Option<(IndexVersion, Option<Stamp>)>,
 }
+
+/// [`crate::index::MemoryIndex::version`].
+type IndexVersion = (u64, u64);
+/// A file's (mtime ns, size).
+type Stamp = (i64, u64);
 
 enum Slot {
     Unloaded,
@@ -35,7 +43,7 @@ struct Loaded {
     store: VectorStore,
     /// (mtime ns, size) of the file when it was read or written: another process's write
     /// is noticed and read again.
-    stamp: Option<(i64, u64)>,
+    stamp: Option<Stamp>,
 }
 
 impl Semantic {
@@ -45,6 +53,7 @@ impl Semantic {
             source: ModelSource::configured(root, model_dir),
             model: Slot::Unloaded,
             vectors: None,
+            synced: None,
         }
     }
 }
@@ -90,7 +99,13 @@ pub struct VectorReport {
     pub discarded: Option<String>,
 }
 
-fn file_stamp(path: &Path) -> Option<(i64, u64)> {
+/// The embedding of one text.
+pub(super) fn embed_one(embedder: &mut Embedder, text: &str) -> Result<Vec<f32>> {
+    let mut vectors = embedder.embed(&[text], 1)?;
+    Ok(vectors.pop().unwrap_or_default())
+}
+
+fn file_stamp(path: &Path) -> Option<Stamp> {
     std::fs::metadata(path).ok().map(|m| (crate::store::mtime_ns(&m), m.len()))
 }
 
@@ -239,6 +254,11 @@ impl Engine {
             Discarded::Damaged(why) => format!("the vector file was unreadable ({why})"),
         });
         let mut report = VectorReport { discarded, ..VectorReport::default() };
+        let path = vectors::path(&self.state_dir);
+        let state = (self.index.version(), file_stamp(&path));
+        if report.discarded.is_none() && self.semantic.synced == Some(state) {
+            return Ok(report);
+        }
         let wanted = self.wanted();
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         report.removed = store.retain(|id| wanted.contains_key(id));
@@ -287,13 +307,29 @@ impl Engine {
         if changed {
             self.with_lock(|engine| engine.save_vectors())?;
         }
+        self.semantic.synced =
+            (report.pending == 0).then(|| (self.index.version(), file_stamp(&path)));
         Ok(report)
     }
 
     /// The query's embedding.
     pub(super) fn embed_query(&mut self, query: &str) -> Result<Vec<f32>> {
-        let mut vectors = self.embedder()?.embed(&[query], 1)?;
-        Ok(vectors.pop().unwrap_or_default())
+        embed_one(self.embedder()?, query)
+    }
+
+    /// Takes the model out of the engine (loading it first), so that it can run beside a
+    /// refresh; [`Engine::put_embedder`] gives it back.
+    pub(super) fn take_embedder(&mut self) -> Result<Box<Embedder>> {
+        self.embedder()?;
+        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
+            Slot::Ready(embedder) => Ok(embedder),
+            _ => unreachable!("embedder() succeeded"),
+        }
+    }
+
+    /// Gives back the model [`Engine::take_embedder`] took.
+    pub(super) fn put_embedder(&mut self, embedder: Box<Embedder>) {
+        self.semantic.model = Slot::Ready(embedder);
     }
 
     /// The `k` memories nearest to `query_vector`, best first, with cosine at least

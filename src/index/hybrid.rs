@@ -18,8 +18,9 @@ pub struct VectorSide<'a> {
     pub mode: RecallMode,
     /// The nearest memories to the query, best first, as (id, cosine).
     pub nearest: &'a [(String, f32)],
-    /// The cosine of the query with any memory, `None` when it has no vector.
-    pub cosine_of: &'a (dyn Fn(&str) -> Option<f32> + Sync),
+    /// The cosine of the query with any memory, by [`super::id_key`] of its id; `None` when
+    /// it has no vector.
+    pub cosine_of: &'a (dyn Fn(u64) -> Option<f32> + Sync),
     /// How the rankings are fused.
     pub fusion: Fusion,
     /// `k` of reciprocal rank fusion.
@@ -31,7 +32,7 @@ pub struct VectorSide<'a> {
 }
 
 /// One candidate of the fusion.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 struct Candidate {
     bm25: f32,
     bm25_rank: Option<usize>,
@@ -93,28 +94,38 @@ impl MemoryIndex {
         }
 
         // Ids, importance and last access of every candidate, from the fast fields.
-        let vector_rank: FxHashMap<&str, usize> =
-            side.nearest.iter().enumerate().map(|(i, (id, _))| (id.as_str(), i + 1)).collect();
+        let vector_rank: FxHashMap<u64, usize> = side
+            .nearest
+            .iter()
+            .enumerate()
+            .map(|(i, (id, _))| (super::id_key(id), i + 1))
+            .collect();
         let now = search.now.as_second();
         let mut scored = Vec::with_capacity(candidates.len());
-        let mut id = String::new();
-        for (address, mut c) in candidates {
-            let segment = searcher.segment_reader(address.segment_ord);
+        let mut candidates: Vec<(DocAddress, Candidate)> = candidates.into_iter().collect();
+        candidates.sort_by_key(|(address, _)| *address);
+        // The columns are opened once per segment.
+        for segment_candidates in candidates.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
+            let segment = searcher.segment_reader(segment_candidates[0].0.segment_ord);
             let ff = segment.fast_fields();
-            let ids = ff.str("id")?.expect("checked by check_segments");
-            id.clear();
-            if let Some(ord) = ids.term_ords(address.doc_id).next() {
-                ids.ord_to_str(ord, &mut id).map_err(tantivy::TantivyError::from)?;
+            let keys = ff.u64("id_key")?;
+            let importance = ff.u64("importance")?;
+            let last_access = ff.i64("last_access")?;
+            let tiebreaks = ff.u64("tiebreak")?;
+            for (address, c) in segment_candidates {
+                let doc = address.doc_id;
+                let key = keys.first(doc).unwrap_or(0);
+                let c = Candidate {
+                    vector_rank: vector_rank.get(&key).copied(),
+                    cosine: (side.cosine_of)(key),
+                    ..*c
+                };
+                let imp =
+                    importance.first(doc).unwrap_or(u64::from(crate::format::DEFAULT_IMPORTANCE));
+                let last = last_access.first(doc).unwrap_or(now);
+                let tiebreak = tiebreaks.first(doc).unwrap_or(0);
+                scored.push((*address, c, imp, last, tiebreak));
             }
-            c.vector_rank = vector_rank.get(id.as_str()).copied();
-            c.cosine = (side.cosine_of)(&id);
-            let importance = ff
-                .u64("importance")?
-                .first(address.doc_id)
-                .unwrap_or(u64::from(crate::format::DEFAULT_IMPORTANCE));
-            let last = ff.i64("last_access")?.first(address.doc_id).unwrap_or(now);
-            let tiebreak = ff.u64("tiebreak")?.first(address.doc_id).unwrap_or(0);
-            scored.push((address, c, importance, last, tiebreak));
         }
         if side.mode == RecallMode::Vector {
             scored.retain(|(_, c, ..)| c.vector_rank.is_some());

@@ -29,7 +29,7 @@ use tantivy::{
 
 pub use self::hybrid::VectorSide;
 pub use self::manifest::{Entry, Manifest, content_hash};
-pub use self::schema::{Fields, SCHEMA_VERSION, VALID_FOREVER};
+pub use self::schema::{Fields, SCHEMA_VERSION, VALID_FOREVER, id_key};
 use self::synonyms::Thesaurus;
 use crate::config::Ranking;
 use crate::format::{Memory, MemoryType};
@@ -317,6 +317,12 @@ impl MemoryIndex {
             generation: payload.manifest,
             instance: payload.instance,
         })
+    }
+
+    /// Which state of the index this is: (instance, generation), new at every rebuild and
+    /// every commit.
+    pub fn version(&self) -> (u64, u64) {
+        (self.instance, self.generation)
     }
 
     /// Whether the index on disk is still the commit this handle reads (no other process has
@@ -872,9 +878,7 @@ fn check_segments(searcher: &Searcher) -> tantivy::Result<()> {
         ff.u64("importance")?;
         ff.i64("last_access")?;
         ff.u64("tiebreak")?;
-        ff.str("id")?.ok_or_else(|| {
-            tantivy::TantivyError::SchemaError("the index has no `id` column".into())
-        })?;
+        ff.u64("id_key")?;
     }
     Ok(())
 }
