@@ -253,6 +253,13 @@ fn admission_refuses_a_paraphrased_duplicate() {
     assert!(out.stderr.contains("embedding similarity"), "{}", out.stderr);
     assert!(out.stderr.contains("01KA0000000000000000000004"), "{}", out.stderr);
     dir.mem(&["add", "Cats like warm places near the heater"]).ok();
+
+    // Memories without a vector yet (more than the recall limit) are still checked, by TF-IDF.
+    let fresh = pets_and_ops();
+    fresh.use_model("recall_embed_limit = 0");
+    let out = fresh.mem(&["add", "We use pnpm and never npm."]);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(out.stderr.contains("tf-idf similarity"), "{}", out.stderr);
 }
 
 #[test]

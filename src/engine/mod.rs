@@ -1097,20 +1097,21 @@ impl Engine {
             let threshold = self.config.embed.near_duplicate;
             let limit = self.config.embed.recall_embed_limit;
             let hidden = indicatif::ProgressBar::hidden();
-            let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|_| {
+            let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
                 let vector = self.embed_query(&new.text)?;
-                self.nearest(&vector, 1, threshold)
+                Ok((self.nearest(&vector, 1, threshold)?, synced.pending))
             });
             match nearest {
-                Ok(nearest) => {
-                    return Ok(match nearest.into_iter().next() {
-                        Some((id, similarity)) => {
-                            let path = self.path_of(&id)?;
-                            Admission::Similar { id, path, similarity, measure: "embedding" }
-                        }
-                        None => Admission::Fresh,
-                    });
-                }
+                Ok((nearest, pending)) => match nearest.into_iter().next() {
+                    Some((id, similarity)) => {
+                        let path = self.path_of(&id)?;
+                        return Ok(Admission::Similar { id, path, similarity, measure: "embedding" });
+                    }
+                    // Every memory has a vector and none is close: fresh. With memories left
+                    // without a vector (more than the recall limit), TF-IDF checks those too.
+                    None if pending == 0 => return Ok(Admission::Fresh),
+                    None => {}
+                },
                 // The model's failure is kept for `embedding_warning`; TF-IDF decides.
                 Err(Error::Embed(_)) => {}
                 Err(e) => return Err(e),
