@@ -299,8 +299,8 @@ fn model_checksum(onnx: &[u8], files: &TokenizerFiles) -> [u8; 32] {
 /// The text of a memory that gets embedded: its title, tags and body.
 pub fn memory_text(title: &str, tags: &[String], body: &str) -> String {
     let mut text = String::with_capacity(title.len() + body.len() + 32);
-    let body = body.trim();
-    if !body.starts_with(title.trim_start_matches('#').trim()) && !body.contains(title) {
+    let (title, body) = (title.trim(), body.trim());
+    if !body.contains(title) {
         text.push_str(title);
         text.push('\n');
     }

@@ -1105,7 +1105,12 @@ impl Engine {
                 Ok((nearest, pending)) => match nearest.into_iter().next() {
                     Some((id, similarity)) => {
                         let path = self.path_of(&id)?;
-                        return Ok(Admission::Similar { id, path, similarity, measure: "embedding" });
+                        return Ok(Admission::Similar {
+                            id,
+                            path,
+                            similarity,
+                            measure: "embedding",
+                        });
                     }
                     // Every memory has a vector and none is close: fresh. With memories left
                     // without a vector (more than the recall limit), TF-IDF checks those too.
