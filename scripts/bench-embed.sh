@@ -88,15 +88,5 @@ Runtime 1.24.4, CPU), default batch size (\`[embed] batch_size\`, 4), texts cut 
 Query of the whole-process rows: \"$query\"; the MCP rows cycle through the 50 generated
 queries of the 10k corpus (round trip over stdio, usage recorded as an agent's call would)."
 
-python3 - "$tables" <<'PY'
-import sys
-path = "docs/benchmarks.md"
-text = open(path).read()
-begin, end = "<!-- bench-embed:begin -->", "<!-- bench-embed:end -->"
-if begin not in text or end not in text:
-    sys.exit("docs/benchmarks.md has no bench-embed markers")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + begin + "\n" + sys.argv[1] + "\n" + end + tail)
-PY
+python3 scripts/write_section.py docs/benchmarks.md bench-embed "$tables"
 echo "bench-embed: table written to docs/benchmarks.md" >&2

@@ -141,15 +141,5 @@ $memory
 
 $quality"
 
-python3 - "$tables" <<'PY'
-import re, sys
-path = "docs/benchmarks.md"
-text = open(path).read()
-begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
-if begin not in text or end not in text:
-    sys.exit("docs/benchmarks.md has no bench markers")
-head, rest = text.split(begin, 1)
-_, tail = rest.split(end, 1)
-open(path, "w").write(head + begin + "\n" + sys.argv[1] + "\n" + end + tail)
-PY
+python3 scripts/write_section.py docs/benchmarks.md bench "$tables"
 echo "bench: tables written to docs/benchmarks.md" >&2
