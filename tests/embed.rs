@@ -231,6 +231,11 @@ fn a_missing_file_or_runtime_is_named_with_the_fix() {
     // Without any model configured, nothing is said about embeddings.
     let plain = dir.mem(&["recall", "--no-record", "make deploy"]);
     assert!(plain.stderr.is_empty(), "{}", plain.stderr);
+    // Asking for vectors without a model is an error that says how to get one.
+    let asked = dir.mem(&["recall", "--mode", "hybrid", "make deploy"]);
+    assert_eq!(asked.code, 2);
+    assert!(asked.stderr.contains("no embedding model is configured"), "{}", asked.stderr);
+    assert!(asked.stderr.contains("scripts/fetch-model.sh"), "{}", asked.stderr);
 }
 
 #[test]
