@@ -351,3 +351,24 @@ fn a_too_old_onnx_runtime_is_refused_with_the_versions() {
     assert!(out.stderr.contains("got '1.23.2'"), "{}", out.stderr);
     assert!(out.stderr.contains("1.24 or later"), "{}", out.stderr);
 }
+
+#[test]
+fn an_id_used_twice_gets_the_vector_of_its_first_file_by_path() {
+    let dir = Dir::new();
+    dir.use_model("");
+    let id = "01KA0000000000000000000009";
+    dir.write(
+        "z.md",
+        memory(id, "episodic", 5, "2026-11-01T09:00:00Z", "The kitten rests on a rug.\n"),
+    );
+    dir.write(
+        "a.md",
+        memory(id, "episodic", 5, "2026-11-01T09:00:00Z", "Deploy the API with make deploy.\n"),
+    );
+    let out = dir.mem(&["index", "--json"]);
+    assert_eq!(out.json()["vectors"]["embedded"], 1, "one vector per id");
+    assert!(out.stderr.contains("is used by 2 files"), "{}", out.stderr);
+    let hits = dir.mem(&["recall", "--json", "--no-record", "--mode", "vector", "deploy the API"]);
+    let hits = hits.json();
+    assert!(hits[0]["cosine"].as_f64().unwrap() > 0.8, "the vector is a.md's: {hits}");
+}

@@ -33,6 +33,14 @@ type IndexVersion = (u64, u64);
 /// A file's (mtime ns, size).
 type Stamp = (i64, u64);
 
+/// The file whose text an id's vector must come from.
+struct Wanted {
+    /// Its path, relative to the root.
+    path: String,
+    /// The hash of its bytes.
+    hash: [u8; 16],
+}
+
 enum Slot {
     Unloaded,
     Ready(Box<Embedder>),
@@ -188,7 +196,7 @@ impl Engine {
                 .filter(|id| {
                     wanted
                         .get(id.as_str())
-                        .is_some_and(|h| store.key(id).map(|k| k.file) == Some(*h))
+                        .is_some_and(|w| store.key(id).map(|k| k.file) == Some(w.hash))
                 })
                 .count(),
             Err(_) => 0,
@@ -196,14 +204,17 @@ impl Engine {
         ModelStatus::Ready { dir, dim, vectors, memories }
     }
 
-    /// Every indexed id with the hash of its file (the first file, for a duplicated id).
-    fn wanted(&self) -> FxHashMap<String, [u8; 16]> {
+    /// Every indexed id with its file and that file's hash (the first file by path, for an id
+    /// used twice: its vector is that file's).
+    fn wanted(&self) -> FxHashMap<String, Wanted> {
         let mut files: Vec<(&String, &crate::index::Entry)> =
             self.index.manifest().files.iter().collect();
         files.sort_by(|a, b| a.0.cmp(b.0));
         let mut wanted = FxHashMap::default();
-        for (_, entry) in files {
-            wanted.entry(entry.id.clone()).or_insert(entry.hash);
+        for (path, entry) in files {
+            wanted
+                .entry(entry.id.clone())
+                .or_insert_with(|| Wanted { path: path.clone(), hash: entry.hash });
         }
         wanted
     }
@@ -264,14 +275,14 @@ impl Engine {
         report.removed = store.retain(|id| wanted.contains_key(id));
         let stale: Vec<&str> = wanted
             .iter()
-            .filter(|(id, hash)| store.key(id).map(|k| k.file) != Some(**hash))
-            .map(|(id, _)| id.as_str())
+            .filter(|(id, w)| store.key(id).map(|k| k.file) != Some(w.hash))
+            .map(|(_, w)| w.path.as_str())
             .collect();
         let texts = self.index.embedding_texts(&stale)?;
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         let mut todo = Vec::new();
         for (id, text) in texts {
-            let key = Key { file: wanted[&id], text: content_hash(text.as_bytes()) };
+            let key = Key { file: wanted[&id].hash, text: content_hash(text.as_bytes()) };
             if store.key(&id).is_some_and(|k| k.text == key.text) {
                 store.rekey(&id, key.file);
                 report.reused += 1;

@@ -712,34 +712,28 @@ impl MemoryIndex {
         Ok(hits)
     }
 
-    /// The text to embed of each memory in `ids` (see [`crate::embed::memory_text`]), as
-    /// (id, text); an id used by several files gives the first one found.
-    pub fn embedding_texts(&self, ids: &[&str]) -> Result<Vec<(String, String)>> {
-        if ids.is_empty() {
+    /// The text to embed (see [`crate::embed::memory_text`]) of the memory in each file of
+    /// `paths` (relative to the root), as (id, text).
+    pub fn embedding_texts(&self, paths: &[&str]) -> Result<Vec<(String, String)>> {
+        if paths.is_empty() {
             return Ok(Vec::new());
         }
         let searcher = self.reader.searcher();
-        let terms = ids.iter().map(|id| Term::from_field_text(self.fields.id, id));
-        let addresses = searcher.search(&TermSetQuery::new(terms), &DocSetCollector)?;
-        let mut seen = rustc_hash::FxHashSet::default();
-        let mut texts = Vec::with_capacity(ids.len());
-        let mut addresses: Vec<DocAddress> = addresses.into_iter().collect();
+        let terms = paths.iter().map(|path| Term::from_field_text(self.fields.path, path));
+        let mut addresses: Vec<DocAddress> =
+            searcher.search(&TermSetQuery::new(terms), &DocSetCollector)?.into_iter().collect();
         addresses.sort();
+        let mut texts = Vec::with_capacity(paths.len());
         for address in addresses {
             let doc: TantivyDocument = searcher.doc(address)?;
-            let id = text_of(&doc, self.fields.id);
-            if seen.insert(id.clone()) {
-                let tags: Vec<String> = doc
-                    .get_all(self.fields.tag)
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect();
-                let text = crate::embed::memory_text(
-                    &text_of(&doc, self.fields.title),
-                    &tags,
-                    &text_of(&doc, self.fields.body),
-                );
-                texts.push((id, text));
-            }
+            let tags: Vec<String> =
+                doc.get_all(self.fields.tag).filter_map(|v| v.as_str().map(String::from)).collect();
+            let text = crate::embed::memory_text(
+                &text_of(&doc, self.fields.title),
+                &tags,
+                &text_of(&doc, self.fields.body),
+            );
+            texts.push((text_of(&doc, self.fields.id), text));
         }
         Ok(texts)
     }
