@@ -88,6 +88,15 @@ pub enum Error {
     Index(#[from] tantivy::TantivyError),
 }
 
+/// The message a caught panic carried (`panic!` with a text or a format), else `fallback`.
+pub fn panic_message(panic: &(dyn std::any::Any + Send), fallback: &str) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| fallback.to_string())
+}
+
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

@@ -429,11 +429,7 @@ impl MemServer {
             f(&mut engine, now)
         }))
         .unwrap_or_else(|panic| {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let message = mem::error::panic_message(&*panic, "unknown panic");
             Err(anyhow!("internal error: {message}"))
         });
         match outcome {

@@ -130,7 +130,7 @@ fn load_runtime(path: &Path) -> Result<(), EmbedError> {
         match attempt {
             Ok(Ok(())) => Ok(path.to_path_buf()),
             Ok(Err(e)) => Err(e.to_string()),
-            Err(panic) => Err(panic_text(&panic)),
+            Err(panic) => Err(panic_text(&*panic)),
         }
     });
     match outcome {
@@ -145,12 +145,8 @@ fn load_runtime(path: &Path) -> Result<(), EmbedError> {
     }
 }
 
-fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "the ONNX Runtime wrapper panicked".to_string())
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    crate::error::panic_message(panic, "the ONNX Runtime wrapper panicked")
 }
 
 impl Embedder {
@@ -205,7 +201,7 @@ impl Embedder {
                 return Err(model_error("ONNX model", MODEL_FILE, e.to_string()));
             }
             Ok(Err(e)) => return Err(model_error("tokenizer", TOKENIZER_FILES[0], e.to_string())),
-            Err(panic) => return Err(model_error("ONNX model", MODEL_FILE, panic_text(&panic))),
+            Err(panic) => return Err(model_error("ONNX model", MODEL_FILE, panic_text(&*panic))),
         };
         // One short text proves the model runs and tells its dimension.
         let probe = run(&mut model, &["probe"], 1)
@@ -263,7 +259,7 @@ fn run(
     let mut vectors = match result {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => return Err(EmbedError::Inference(e.to_string())),
-        Err(panic) => return Err(EmbedError::Inference(panic_text(&panic))),
+        Err(panic) => return Err(EmbedError::Inference(panic_text(&*panic))),
     };
     for v in &mut vectors {
         normalize(v);

@@ -1342,7 +1342,9 @@ impl Grouping<'_> {
 /// cured by a rebuild.
 fn catch_index_panic(search: impl FnOnce() -> Result<Vec<Hit>>) -> Result<Vec<Hit>> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)).unwrap_or_else(|panic| {
-        Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(&panic))))
+        Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(
+            &*panic,
+        ))))
     })
 }
 

@@ -236,7 +236,7 @@ impl MemoryIndex {
         // tantivy can panic on some damaged files instead of returning an error; a damaged
         // index is derived state, so both cases lead to a rebuild.
         let opened = std::panic::catch_unwind(|| MemoryIndex::try_open(state_dir))
-            .unwrap_or_else(|panic| Err(format!("is corrupt ({})", panic_message(&panic))));
+            .unwrap_or_else(|panic| Err(format!("is corrupt ({})", panic_message(&*panic))));
         match opened {
             Ok(index) => Ok((index, None)),
             Err(reason) => {
@@ -831,13 +831,9 @@ fn read_one(
     }
 }
 
-/// The message of a caught panic.
-pub fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "the index library panicked".to_string())
+/// The message of a panic caught around tantivy.
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    crate::error::panic_message(panic, "the index library panicked")
 }
 
 /// A file's mtime in ns since the epoch, 0 if it cannot be read.
