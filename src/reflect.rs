@@ -88,7 +88,7 @@ pub struct DenseVec(pub Vec<f32>);
 
 impl Similarity for DenseVec {
     fn similarity(&self, other: &Self) -> f32 {
-        dot(&self.0, &other.0)
+        crate::embed::dot(&self.0, &other.0)
     }
 
     fn mean<'a>(vectors: impl IntoIterator<Item = &'a Self>) -> Self {
@@ -102,20 +102,6 @@ impl Similarity for DenseVec {
         crate::embed::normalize(&mut sum);
         DenseVec(sum)
     }
-}
-
-/// `Σ a[i] × b[i]`, in eight independent sums so that the compiler can vectorise it (a single
-/// running sum must be added in order, one value at a time).
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ac.zip(bc) {
-        for k in 0..8 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    acc.iter().sum::<f32>() + tail
 }
 
 /// For each dense vector, the others with cosine at least `threshold`, best first: every pair
@@ -482,15 +468,6 @@ fn capitalise(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dot_matches_the_plain_sum() {
-        let a: Vec<f32> = (0..389).map(|i| (i as f32 * 0.37).sin()).collect();
-        let b: Vec<f32> = (0..389).map(|i| (i as f32 * 0.11).cos()).collect();
-        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-        assert!((dot(&a, &b) - plain).abs() < 1e-4, "{} vs {plain}", dot(&a, &b));
-        assert_eq!(dot(&[], &[]), 0.0);
-    }
 
     #[test]
     fn similar_texts_are_close_and_others_far() {

@@ -267,6 +267,25 @@ fn run(
     Ok(vectors)
 }
 
+/// `Σ a[i] × b[i]` over f32 or int8 values `b`, in eight independent sums so that the
+/// compiler can vectorise it (a single running sum must be added in order, one value at a
+/// time: 50 times slower on 384 values).
+pub fn dot<T: Copy>(a: &[f32], b: &[T]) -> f32
+where
+    f32: From<T>,
+{
+    let mut acc = [0.0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 =
+        ac.remainder().iter().zip(bc.remainder()).map(|(&x, &y)| x * f32::from(y)).sum();
+    for (x, y) in ac.zip(bc) {
+        for k in 0..8 {
+            acc[k] += x[k] * f32::from(y[k]);
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 /// Scales `v` to unit length (a zero vector stays zero).
 pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -342,6 +361,15 @@ mod tests {
         assert_eq!(t, "auth\n# Login fails\n\nToken expired.");
         let t = memory_text("Deploy", &[], "Run make deploy.");
         assert_eq!(t, "Deploy\nRun make deploy.");
+    }
+
+    #[test]
+    fn dot_matches_the_plain_sum() {
+        let a: Vec<f32> = (0..389).map(|i| (i as f32 * 0.37).sin()).collect();
+        let b: Vec<f32> = (0..389).map(|i| (i as f32 * 0.11).cos()).collect();
+        let plain: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        assert!((dot(&a, &b) - plain).abs() < 1e-4, "{} vs {plain}", dot(&a, &b));
+        assert_eq!(dot::<f32>(&[], &[]), 0.0);
     }
 
     #[test]

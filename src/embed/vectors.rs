@@ -237,7 +237,7 @@ impl VectorStore {
         self.data
             .chunks_exact(self.dim)
             .zip(&self.scales)
-            .map(|(v, &scale)| dot_i8(query, v) * scale)
+            .map(|(v, &scale)| crate::embed::dot(query, v) * scale)
             .collect()
     }
 
@@ -260,23 +260,8 @@ impl VectorStore {
     /// [`crate::index::id_key`] `key`.
     pub fn cosine_by_key(&self, query: &[f32], key: u64) -> Option<f32> {
         let &i = self.by_key.get(&key)?;
-        (query.len() == self.dim).then(|| dot_i8(query, self.vector(i)) * self.scales[i])
+        (query.len() == self.dim).then(|| crate::embed::dot(query, self.vector(i)) * self.scales[i])
     }
-}
-
-/// `Σ q[i] × v[i]` with `v` in int8.
-fn dot_i8(q: &[f32], v: &[i8]) -> f32 {
-    // Eight independent sums let the compiler vectorise the loop.
-    let mut acc = [0.0f32; 8];
-    let (qc, vc) = (q.chunks_exact(8), v.chunks_exact(8));
-    let (qr, vr) = (qc.remainder(), vc.remainder());
-    for (a, b) in qc.zip(vc) {
-        for j in 0..8 {
-            acc[j] += a[j] * f32::from(b[j]);
-        }
-    }
-    let tail: f32 = qr.iter().zip(vr).map(|(a, &b)| a * f32::from(b)).sum();
-    acc.iter().sum::<f32>() + tail
 }
 
 /// Scale and int8 values of `v`.
