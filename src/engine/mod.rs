@@ -529,7 +529,7 @@ impl Engine {
         }
         let e = &self.config.embed;
         let (k, min) = (e.candidates, e.min_cosine);
-        let nearest = self.nearest(&vector, k, min)?;
+        let nearest = self.nearest(&vector, k, min);
         let searched = self.loaded_vectors().map_or(0, |store| store.len());
         Ok(VectorQuery { vector, nearest, searched })
     }
@@ -884,6 +884,7 @@ impl Engine {
             .map(|(i, _)| i)
             .collect();
 
+        let group = Grouping { reflections: &reflections, candidates: &candidates };
         let (joining, clusters) = match options.embedding_threshold {
             Some(threshold) => {
                 let store = self.loaded_vectors();
@@ -898,11 +899,9 @@ impl Engine {
                             })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                let group = Grouping { reflections: &reflections, candidates: &candidates };
                 group.run(&dense, threshold, options.min_cluster, reflect::dense_neighbours)
             }
             None => {
-                let group = Grouping { reflections: &reflections, candidates: &candidates };
                 group.run(&vectors, options.threshold, options.min_cluster, reflect::neighbours)
             }
         };
@@ -1099,7 +1098,7 @@ impl Engine {
             let hidden = indicatif::ProgressBar::hidden();
             let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
                 let vector = self.embed_query(&new.text)?;
-                Ok((self.nearest(&vector, 1, threshold)?, synced.pending))
+                Ok((self.nearest(&vector, 1, threshold), synced.pending))
             });
             match nearest {
                 Ok((nearest, pending)) => match nearest.into_iter().next() {

@@ -23,13 +23,11 @@ pub(super) struct Semantic {
     source: Option<ModelSource>,
     model: Slot,
     vectors: Option<Loaded>,
-    /// The index version and vector-file stamp after the last sync that left nothing to do:
-    /// while both are unchanged, the next sync has nothing to check.
-    synced: Option<(IndexVersion, Option<Stamp>)>,
+    /// The index version after the last sync that left nothing to do, while the vectors in
+    /// memory are the ones it left: the next sync with the same index has nothing to check.
+    synced: Option<(u64, u64)>,
 }
 
-/// [`crate::index::MemoryIndex::version`].
-type IndexVersion = (u64, u64);
 /// A file's (mtime ns, size).
 type Stamp = (i64, u64);
 
@@ -183,11 +181,11 @@ impl Engine {
             return ModelStatus::NotConfigured;
         };
         let dir = source.dir.display().to_string();
-        if let Err(e) = self.embedder() {
-            return ModelStatus::Broken { dir, message: e.to_string() };
-        }
+        let dim = match self.embedder() {
+            Ok(embedder) => embedder.dim(),
+            Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
+        };
         let memories = self.index.len();
-        let dim = self.embedder().map(|e| e.dim()).unwrap_or(0);
         let wanted = self.wanted();
         let vectors = match self.vector_store() {
             Ok(store) => store
@@ -241,6 +239,7 @@ impl Engine {
         };
         let (store, discarded) = VectorStore::load(&path, checksum, dim)?;
         self.semantic.vectors = Some(Loaded { store, stamp });
+        self.semantic.synced = None;
         Ok(discarded)
     }
 
@@ -265,9 +264,7 @@ impl Engine {
             Discarded::Damaged(why) => format!("the vector file was unreadable ({why})"),
         });
         let mut report = VectorReport { discarded, ..VectorReport::default() };
-        let path = vectors::path(&self.state_dir);
-        let state = (self.index.version(), file_stamp(&path));
-        if report.discarded.is_none() && self.semantic.synced == Some(state) {
+        if self.semantic.synced == Some(self.index.version()) {
             return Ok(report);
         }
         let wanted = self.wanted();
@@ -318,8 +315,7 @@ impl Engine {
         if changed {
             self.with_lock(|engine| engine.save_vectors())?;
         }
-        self.semantic.synced =
-            (report.pending == 0).then(|| (self.index.version(), file_stamp(&path)));
+        self.semantic.synced = (report.pending == 0).then(|| self.index.version());
         Ok(report)
     }
 
@@ -344,16 +340,17 @@ impl Engine {
     }
 
     /// The `k` memories nearest to `query_vector`, best first, with cosine at least
-    /// `min_cosine`.
+    /// `min_cosine`, among the vectors [`Engine::sync_vectors`] left.
     pub(super) fn nearest(
-        &mut self,
+        &self,
         query_vector: &[f32],
         k: usize,
         min_cosine: f32,
-    ) -> Result<Vec<(String, f32)>> {
-        let mut nearest = self.vector_store()?.nearest(query_vector, k);
+    ) -> Vec<(String, f32)> {
+        let mut nearest =
+            self.loaded_vectors().map_or_else(Vec::new, |s| s.nearest(query_vector, k));
         nearest.retain(|(_, cosine)| *cosine >= min_cosine);
-        Ok(nearest)
+        nearest
     }
 
     /// The loaded vectors (after [`Engine::sync_vectors`] or a search), if any.
