@@ -39,8 +39,7 @@ pub struct VectorStore {
     keys: Vec<Key>,
     scales: Vec<f32>,
     data: Vec<i8>,
-    by_id: FxHashMap<String, usize>,
-    /// By [`crate::index::id_key`] of the id.
+    /// Position of each vector by [`crate::index::id_key`] of its id.
     by_key: FxHashMap<u64, usize>,
 }
 
@@ -63,7 +62,6 @@ impl VectorStore {
             keys: Vec::new(),
             scales: Vec::new(),
             data: Vec::new(),
-            by_id: FxHashMap::default(),
             by_key: FxHashMap::default(),
         }
     }
@@ -145,8 +143,13 @@ impl VectorStore {
     }
 
     fn index(&mut self, id: &str, position: usize) {
-        self.by_id.insert(id.to_string(), position);
         self.by_key.insert(crate::index::id_key(id), position);
+    }
+
+    /// Where memory `id`'s vector is (its key, checked against the id itself).
+    fn position(&self, id: &str) -> Option<usize> {
+        let &i = self.by_key.get(&crate::index::id_key(id))?;
+        (self.ids[i] == id).then_some(i)
     }
 
     /// Number of vectors.
@@ -171,12 +174,12 @@ impl VectorStore {
 
     /// The key a memory's vector was computed under.
     pub fn key(&self, id: &str) -> Option<Key> {
-        self.by_id.get(id).map(|&i| self.keys[i])
+        self.position(id).map(|i| self.keys[i])
     }
 
     /// Records that memory `id` now has file hash `file` with an unchanged text.
     pub fn rekey(&mut self, id: &str, file: [u8; 16]) {
-        if let Some(&i) = self.by_id.get(id) {
+        if let Some(i) = self.position(id) {
             self.keys[i].file = file;
         }
     }
@@ -187,7 +190,7 @@ impl VectorStore {
 
     /// Memory `id`'s vector, back in f32 (unit length up to rounding).
     pub fn get(&self, id: &str) -> Option<Vec<f32>> {
-        let &i = self.by_id.get(id)?;
+        let i = self.position(id)?;
         Some(self.vector(i).iter().map(|&v| f32::from(v) * self.scales[i]).collect())
     }
 
@@ -195,8 +198,8 @@ impl VectorStore {
     pub fn insert(&mut self, id: &str, key: Key, v: &[f32]) {
         debug_assert_eq!(v.len(), self.dim);
         let (scale, values) = quantize(v);
-        match self.by_id.get(id) {
-            Some(&i) => {
+        match self.position(id) {
+            Some(i) => {
                 self.keys[i] = key;
                 self.scales[i] = scale;
                 self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&values);
