@@ -1,8 +1,8 @@
-//! The library's error type: one enum, a variant per failure, each message saying how to fix it.
+//! The library's error types: [`Error`], a variant per failure, each message saying how to fix
+//! it, and the detailed errors it wraps ([`FormatError`] of a memory file, [`EmbedError`] of the
+//! model). This module depends on no other module of the crate.
 
 use std::path::PathBuf;
-
-use crate::format::FormatError;
 
 /// Result alias used throughout the library; refer to it as `crate::Result<T>`.
 pub type Result<T> = std::result::Result<T, Error>;
@@ -82,7 +82,7 @@ pub enum Error {
     Capture(String),
     /// The embedding model cannot be loaded or run.
     #[error("embedding model: {0}")]
-    Embed(#[from] crate::embed::EmbedError),
+    Embed(#[from] EmbedError),
     /// The search index failed in a way a rebuild did not fix.
     #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
     Index(#[from] tantivy::TantivyError),
@@ -102,4 +102,117 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+}
+
+/// Why a memory file does not follow the contract. `line` is 1-based within the file.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FormatError {
+    /// The file does not start with a `---` line.
+    #[error("no front-matter: a memory file starts with a `---` line, then YAML, then `---`")]
+    NoFrontMatter,
+    /// The opening `---` has no closing `---`.
+    #[error("front-matter opened on line 1 is never closed by a `---` line")]
+    Unterminated,
+    /// The front-matter is not valid YAML.
+    #[error("invalid YAML in front-matter: {message}")]
+    Yaml {
+        /// Line of the problem, when the YAML parser knows it.
+        line: Option<usize>,
+        /// The parser's message.
+        message: String,
+    },
+    /// The front-matter is valid YAML but not a mapping of keys to values.
+    #[error("front-matter must be a mapping of `key: value` lines")]
+    NotMapping,
+    /// A required key is absent.
+    #[error("missing required field `{0}`")]
+    Missing(&'static str),
+    /// A key has a value of the wrong type or out of range.
+    #[error("field `{field}`: {message}")]
+    Field {
+        /// The key.
+        field: &'static str,
+        /// Line of the key.
+        line: Option<usize>,
+        /// What is wrong and what is expected.
+        message: String,
+    },
+    /// The file is not UTF-8.
+    #[error("not valid UTF-8 (first bad byte at offset {offset}); memory files must be UTF-8 text")]
+    NotUtf8 {
+        /// Line of the first invalid byte.
+        line: usize,
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The file is larger than the configured limit.
+    #[error("file is {size} bytes, over the {limit}-byte limit (`max_file_bytes` in mem.toml)")]
+    TooLarge {
+        /// Size of the file.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+}
+
+impl FormatError {
+    /// The 1-based line the problem is on, where there is one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            FormatError::NoFrontMatter | FormatError::Unterminated | FormatError::NotMapping => {
+                Some(1)
+            }
+            FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
+            FormatError::NotUtf8 { line, .. } => Some(*line),
+            FormatError::Missing(_) | FormatError::TooLarge { .. } => None,
+        }
+    }
+}
+
+/// Why the embedding model cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    /// The configured folder, or one file in it, is missing.
+    #[error("{} is missing; run `scripts/fetch-model.sh {}` to fetch the model", path.display(), dir.display())]
+    Missing {
+        /// The missing file or folder.
+        path: PathBuf,
+        /// The model folder.
+        dir: PathBuf,
+    },
+    /// A file exists but could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// ONNX Runtime could not be loaded, or is too old.
+    #[error("ONNX Runtime {} cannot be used: {message}; it must be ONNX Runtime 1.24 or later for Linux x86_64 (`scripts/fetch-model.sh DIR` puts 1.24.4 into DIR; ORT_DYLIB_PATH names another)", path.display())]
+    Runtime {
+        /// The library file.
+        path: PathBuf,
+        /// What the loader said.
+        message: String,
+    },
+    /// The model or tokenizer files are not usable.
+    #[error("{} is not a usable {what}: {message}; fetch the files again with `scripts/fetch-model.sh {}`", path.display(), dir.display())]
+    Model {
+        /// The file at fault.
+        path: PathBuf,
+        /// The model folder.
+        dir: PathBuf,
+        /// "ONNX model" or "tokenizer".
+        what: &'static str,
+        /// What fastembed or ONNX Runtime said.
+        message: String,
+    },
+    /// The model failed to load earlier in this process (the message says why).
+    #[error("{0}")]
+    Unusable(String),
+    /// Running the model failed.
+    #[error("embedding failed: {0}")]
+    Inference(String),
 }

@@ -4,6 +4,7 @@
 //! mapping (unknown keys included, in their order) and the body byte for byte;
 //! [`Memory::render`] writes it back. The typed fields are a validated view of that mapping.
 
+pub use crate::error::FormatError;
 use std::fmt;
 use std::str::FromStr;
 
@@ -136,72 +137,6 @@ impl Access {
             parts.push(format!("strength: {strength}"));
         }
         format!("{{ {} }}", parts.join(", "))
-    }
-}
-
-/// Why a memory file does not follow the contract. `line` is 1-based within the file.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FormatError {
-    /// The file does not start with a `---` line.
-    #[error("no front-matter: a memory file starts with a `---` line, then YAML, then `---`")]
-    NoFrontMatter,
-    /// The opening `---` has no closing `---`.
-    #[error("front-matter opened on line 1 is never closed by a `---` line")]
-    Unterminated,
-    /// The front-matter is not valid YAML.
-    #[error("invalid YAML in front-matter: {message}")]
-    Yaml {
-        /// Line of the problem, when the YAML parser knows it.
-        line: Option<usize>,
-        /// The parser's message.
-        message: String,
-    },
-    /// The front-matter is valid YAML but not a mapping of keys to values.
-    #[error("front-matter must be a mapping of `key: value` lines")]
-    NotMapping,
-    /// A required key is absent.
-    #[error("missing required field `{0}`")]
-    Missing(&'static str),
-    /// A key has a value of the wrong type or out of range.
-    #[error("field `{field}`: {message}")]
-    Field {
-        /// The key.
-        field: &'static str,
-        /// Line of the key.
-        line: Option<usize>,
-        /// What is wrong and what is expected.
-        message: String,
-    },
-    /// The file is not UTF-8.
-    #[error("not valid UTF-8 (first bad byte at offset {offset}); memory files must be UTF-8 text")]
-    NotUtf8 {
-        /// Line of the first invalid byte.
-        line: usize,
-        /// Byte offset of the first invalid byte.
-        offset: usize,
-    },
-    /// The file is larger than the configured limit.
-    #[error("file is {size} bytes, over the {limit}-byte limit (`max_file_bytes` in mem.toml)")]
-    TooLarge {
-        /// Size of the file.
-        size: u64,
-        /// The limit.
-        limit: u64,
-    },
-}
-
-impl FormatError {
-    /// The 1-based line the problem is on, where there is one.
-    pub fn line(&self) -> Option<usize> {
-        match self {
-            FormatError::NoFrontMatter | FormatError::Unterminated | FormatError::NotMapping => {
-                Some(1)
-            }
-            FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
-            FormatError::NotUtf8 { line, .. } => Some(*line),
-            FormatError::Missing(_) | FormatError::TooLarge { .. } => None,
-        }
     }
 }
 
@@ -472,8 +407,7 @@ impl Memory {
                 new.importance
             )));
         }
-        let created =
-            now.round(jiff::Unit::Second).map_err(|e| crate::Error::Invalid(e.to_string()))?;
+        let created = whole_second(now);
         let id = MemoryId::generate(created);
         let mut tags: Vec<String> = Vec::new();
         for tag in new.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
@@ -691,6 +625,12 @@ pub fn yaml_text(s: &str) -> String {
         .expect("a string always serialises")
         .trim_end()
         .to_string()
+}
+
+/// `t` cut to the whole second (never rounded up: a time written now is never in the future),
+/// as every time mem writes into a file.
+pub fn whole_second(t: Timestamp) -> Timestamp {
+    Timestamp::from_second(t.as_second()).unwrap_or(t)
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.

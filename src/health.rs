@@ -7,7 +7,7 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::format::Memory;
 use crate::index::{Manifest, content_hash};
@@ -104,18 +104,6 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
     check
 }
 
-/// One line of `.mem/capture.log`, as `mem capture` writes it (fields it does not need are
-/// ignored).
-#[derive(Debug, Deserialize)]
-struct CaptureLine {
-    at: String,
-    status: String,
-    #[serde(default)]
-    error: Option<String>,
-    #[serde(default)]
-    session_id: Option<String>,
-}
-
 /// Captures in a recent window.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CaptureSummary {
@@ -142,23 +130,19 @@ impl CaptureSummary {
 
 /// Summarises the capture log at `path` for the `hours` before `now`.
 pub fn capture_summary(path: &Path, now: Timestamp, hours: i64) -> std::io::Result<CaptureSummary> {
-    let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CaptureSummary::default()),
-        Err(e) => return Err(e),
+    let Some(lines) = crate::capture::read_log(path)? else {
+        return Ok(CaptureSummary::default());
     };
     let since = now.as_second() - hours * 3600;
     let mut summary = CaptureSummary { present: true, ..Default::default() };
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let Ok(entry) = serde_json::from_str::<CaptureLine>(line) else {
+    for entry in lines {
+        let Some((entry, at)) =
+            entry.and_then(|e| e.at.parse::<Timestamp>().ok().map(|at| (e, at)))
+        else {
             summary.unreadable += 1;
             continue;
         };
-        let Ok(at) = entry.at.parse::<Timestamp>() else {
-            summary.unreadable += 1;
-            continue;
-        };
-        let ok = entry.status == "ok";
+        let ok = entry.status == crate::capture::Status::Ok;
         if ok && let Some(id) = entry.session_id.clone() {
             summary.sessions.push(id);
         }

@@ -1,6 +1,10 @@
 //! Unit tests of the pure parts of `mem capture`: lenient JSON, cleaning, redaction, the
 //! payload, transcript reading in both formats, and the summary's bounds.
 
+use std::path::Path;
+
+use jiff::Timestamp;
+
 use super::*;
 
 fn transcript(lines: &[&str]) -> Transcript {

@@ -27,15 +27,15 @@ pub struct SupersedeArgs {
 pub fn forget(args: ForgetArgs, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let path = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
-    super::print_text(&format!("invalid from {}\t{}\t{path}\n", second(ctx.now), args.id))
+    super::print_text(&format!(
+        "invalid from {}\t{}\t{path}\n",
+        mem::format::whole_second(ctx.now),
+        args.id
+    ))
 }
 
 pub fn supersede(args: SupersedeArgs, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let path = engine.supersede(&args.old, &args.by, ctx.now)?;
     super::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))
-}
-
-fn second(t: jiff::Timestamp) -> jiff::Timestamp {
-    jiff::Timestamp::from_second(t.as_second()).unwrap_or(t)
 }

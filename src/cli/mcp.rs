@@ -360,7 +360,7 @@ impl MemServer {
         self.call(true, |engine, now| {
             let id = MemoryId::new(&args.id)?;
             let path = engine.forget(id.as_str(), Some(&args.reason), now)?;
-            let at = Timestamp::from_second(now.as_second()).unwrap_or(now);
+            let at = mem::format::whole_second(now);
             to_json(&json!({ "id": id, "path": path, "invalid_at": at }))
         })
     }

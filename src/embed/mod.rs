@@ -26,52 +26,7 @@ pub const TOKENIZER_FILES: [&str; 4] =
 /// Tokens per text the model reads; longer texts are cut (the model was trained at 256).
 pub const MAX_TOKENS: usize = 256;
 
-/// Why the embedding model cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum EmbedError {
-    /// The configured folder, or one file in it, is missing.
-    #[error("{} is missing; run `scripts/fetch-model.sh {}` to fetch the model", path.display(), dir.display())]
-    Missing {
-        /// The missing file or folder.
-        path: PathBuf,
-        /// The model folder.
-        dir: PathBuf,
-    },
-    /// A file exists but could not be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        source: std::io::Error,
-    },
-    /// ONNX Runtime could not be loaded, or is too old.
-    #[error("ONNX Runtime {} cannot be used: {message}; it must be ONNX Runtime 1.24 or later for Linux x86_64 (`scripts/fetch-model.sh DIR` puts 1.24.4 into DIR; ORT_DYLIB_PATH names another)", path.display())]
-    Runtime {
-        /// The library file.
-        path: PathBuf,
-        /// What the loader said.
-        message: String,
-    },
-    /// The model or tokenizer files are not usable.
-    #[error("{} is not a usable {what}: {message}; fetch the files again with `scripts/fetch-model.sh {}`", path.display(), dir.display())]
-    Model {
-        /// The file at fault.
-        path: PathBuf,
-        /// The model folder.
-        dir: PathBuf,
-        /// "ONNX model" or "tokenizer".
-        what: &'static str,
-        /// What fastembed or ONNX Runtime said.
-        message: String,
-    },
-    /// The model failed to load earlier in this process (the message says why).
-    #[error("{0}")]
-    Unusable(String),
-    /// Running the model failed.
-    #[error("embedding failed: {0}")]
-    Inference(String),
-}
+pub use crate::error::EmbedError;
 
 /// Where the model comes from: the folder and the ONNX Runtime library.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,103 @@
+//! `mem capture`: one episodic memory per agent session, written from the hook payload and the
+//! session's transcript (Claude Code or Codex JSONL).
+//!
+//! The pure parts: lenient JSON ([`parse_json_lenient`], for raw control characters, NUL
+//! bytes and mangled backslashes), text cleaning ([`clean_text`], for ANSI escapes), secret
+//! redaction ([`redact`]), the payload ([`parse_payload`]), streaming transcript reading with
+//! bounded memory ([`read_transcript`]) and the memory's body ([`summarize`]).
+//! [`Engine::capture`] ties them to a memory root and appends every attempt, success or
+//! failure, to `.mem/capture.log` ([`LogEntry`]). Formats, limits and patterns are described
+//! in `docs/capture.md`.
+
+use serde::Serialize;
+
+use crate::Error;
+
+/// Folder, under the root, of the session memories.
+pub const SESSIONS_DIR: &str = "sessions";
+/// Importance of a session memory.
+pub const IMPORTANCE: u8 = 4;
+/// Largest hook payload read from stdin.
+pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+/// Longest transcript line parsed; a longer line is read past and counted as skipped.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// Upper bound on the body of a session memory, in bytes.
+pub const MAX_BODY_BYTES: usize = 4096;
+
+/// Characters of one item (request, command, path, message) kept while reading; the shorter
+/// display limits apply after redaction.
+const RAW_ITEM_CHARS: usize = 4096;
+const REQUESTS_HEAD: usize = 3;
+const REQUESTS_TAIL: usize = 9;
+const COMMANDS_HEAD: usize = 4;
+const COMMANDS_TAIL: usize = 16;
+const FILES_KEPT: usize = 40;
+/// Distinct paths remembered for de-duplication; past this, paths are only counted.
+const FILES_SEEN: usize = 10_000;
+
+const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex hook \
+passes on stdin, with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
+
+pub(crate) fn fail(message: impl Into<String>) -> Error {
+    Error::Capture(message.into())
+}
+
+mod json;
+mod log;
+mod payload;
+mod redact;
+mod summary;
+mod transcript;
+
+pub use self::json::*;
+pub use self::log::*;
+pub use self::payload::*;
+pub use self::redact::*;
+pub use self::summary::*;
+pub use self::transcript::*;
+
+/// What happened to the session's memory file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Written {
+    /// A new file.
+    Created,
+    /// The file existed; its body and `source`/`project` lines were rewritten.
+    Updated,
+    /// The file existed and already said the same.
+    Unchanged,
+    /// The transcript holds nothing yet (no request, no message, no tool call): no file.
+    Nothing,
+}
+
+/// What [`Engine::capture`] did.
+#[derive(Clone, Debug, Serialize)]
+pub struct Captured {
+    /// The memory id, `session-<session_id>`.
+    pub id: String,
+    /// Its file, relative to the root (`None` when nothing was written).
+    pub path: Option<String>,
+    /// Created, updated, unchanged, or nothing.
+    pub written: Written,
+    /// The session id.
+    pub session_id: String,
+    /// The hook event.
+    pub hook_event: Option<String>,
+    /// The transcript read.
+    pub transcript: String,
+    /// Its format, if any line was recognised.
+    pub format: Option<Format>,
+    /// User requests found.
+    pub requests: usize,
+    /// Tool calls found.
+    pub tool_calls: usize,
+    /// Secrets redacted from the memory.
+    pub redacted: usize,
+    /// Transcript lines skipped.
+    pub skipped_lines: usize,
+    /// Of those, lines skipped for being longer than [`MAX_LINE_BYTES`].
+    pub oversized_lines: usize,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,112 @@
+//! The hook payload: what Claude Code and Codex pass to `mem capture`.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::Result;
+use crate::format::MemoryId;
+
+use super::*;
+
+/// What a hook passes on stdin (the fields `mem capture` uses).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Payload {
+    /// The session's id: names the memory (`session-<id>`).
+    pub session_id: String,
+    /// The transcript file, as given.
+    pub transcript_path: String,
+    /// The agent's working directory: the project.
+    pub cwd: Option<String>,
+    /// `hook_event_name`: `Stop`, `SessionEnd`, `PreCompact`...
+    pub hook_event: Option<String>,
+    /// `last_assistant_message`, which some hook events carry; the outcome when present.
+    pub last_assistant_message: Option<String>,
+}
+
+/// Parses a hook payload leniently (see [`parse_json_lenient`]) and checks its session id.
+pub fn parse_payload(bytes: &[u8]) -> Result<Payload> {
+    let text = String::from_utf8_lossy(bytes);
+    if text.trim().is_empty() {
+        return Err(fail(format!("the hook payload on stdin is empty; {PAYLOAD_HELP}")));
+    }
+    let value = parse_json_lenient(&text).map_err(|e| {
+        let what = if e.is_eof() { "is cut short (truncated?)" } else { "is not valid JSON" };
+        fail(format!("the hook payload {what}: {e}; {PAYLOAD_HELP}"))
+    })?;
+    let Value::Object(map) = value else {
+        return Err(fail(format!("the hook payload is JSON but not an object; {PAYLOAD_HELP}")));
+    };
+    let field = |key: &str| {
+        map.get(key).and_then(Value::as_str).map(str::to_string).filter(|s| !s.trim().is_empty())
+    };
+    let session_id = field("session_id").ok_or_else(|| {
+        fail(format!("the hook payload has no `session_id` text; {PAYLOAD_HELP}"))
+    })?;
+    check_session_id(&session_id)?;
+    let transcript_path = field("transcript_path").ok_or_else(|| {
+        fail(format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"))
+    })?;
+    Ok(Payload {
+        session_id,
+        transcript_path,
+        cwd: field("cwd"),
+        hook_event: field("hook_event_name"),
+        last_assistant_message: field("last_assistant_message"),
+    })
+}
+
+/// Whether the bytes read so far from stdin hold a whole payload: they end with `}` and parse
+/// (or fail to parse for a reason other than ending too early). Lets the caller stop reading
+/// a stdin that is never closed.
+pub fn payload_complete(bytes: &[u8]) -> bool {
+    if bytes.iter().rev().find(|b| !b.is_ascii_whitespace()) != Some(&b'}') {
+        return false;
+    }
+    match parse_json_lenient(&String::from_utf8_lossy(bytes)) {
+        Ok(_) => true,
+        Err(e) => !e.is_eof(),
+    }
+}
+
+/// The memory id of a session: `session-<session_id>`. A session id must be
+/// `[A-Za-z0-9._-]+` (it names a file) and make a valid memory id.
+pub fn check_session_id(session_id: &str) -> Result<MemoryId> {
+    let safe = !session_id.is_empty()
+        && session_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+    if !safe {
+        return Err(fail(format!(
+            "session_id {session_id:?} cannot name a memory file: only letters, digits, `.`, `_` \
+             and `-` are allowed"
+        )));
+    }
+    MemoryId::new(&format!("session-{session_id}"))
+        .map_err(|e| fail(format!("session_id {session_id:?} cannot name a memory file: {e}")))
+}
+
+/// The session id a transcript file belongs to, from its name: a Claude Code transcript
+/// `<session_id>.jsonl` gives its stem; a Codex rollout `rollout-<timestamp>-<uuid>.jsonl`
+/// gives the trailing UUID (36 characters). `None` for any other name.
+pub fn session_id_of_transcript(path: &Path) -> Option<String> {
+    if path.extension()? != "jsonl" {
+        return None;
+    }
+    let stem = path.file_stem()?.to_str()?;
+    if let Some(rest) = stem.strip_prefix("rollout-") {
+        let start = rest.len().checked_sub(36)?;
+        let uuid = rest.get(start..)?;
+        let separated = start == 0 || rest.get(..start)?.ends_with('-');
+        return (separated && is_uuid(uuid)).then(|| uuid.to_string());
+    }
+    check_session_id(stem).ok().map(|_| stem.to_string())
+}
+
+/// Whether `s` is a UUID in its 8-4-4-4-12 hex form.
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}

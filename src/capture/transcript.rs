@@ -1,0 +1,536 @@
+//! Transcripts: streaming, bounded-memory reading of Claude Code and Codex JSONL sessions.
+
+use std::collections::{HashSet, VecDeque};
+use std::io::BufRead;
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::format::parse_time;
+
+use super::*;
+
+/// Which agent wrote a transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// Claude Code: `~/.claude/projects/<project>/<session_id>.jsonl`.
+    ClaudeCode,
+    /// Codex CLI: `~/.codex/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`.
+    Codex,
+}
+
+impl Format {
+    /// The agent's name, for people.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "Claude Code",
+            Format::Codex => "Codex",
+        }
+    }
+}
+
+/// A list that keeps its first `head` and last `tail` items, and counts them all.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kept {
+    pub(crate) head: Vec<String>,
+    pub(crate) tail: VecDeque<String>,
+    pub(crate) total: usize,
+    pub(crate) head_cap: usize,
+    pub(crate) tail_cap: usize,
+}
+
+impl Kept {
+    pub(crate) fn new(head_cap: usize, tail_cap: usize) -> Kept {
+        Kept { head_cap, tail_cap, ..Default::default() }
+    }
+
+    /// Adds an item, unless it repeats the one just added.
+    pub(crate) fn push(&mut self, item: String) {
+        if self.tail.back().or(self.head.last()) == Some(&item) {
+            return;
+        }
+        self.total += 1;
+        if self.head.len() < self.head_cap {
+            self.head.push(item);
+        } else {
+            if self.tail.len() == self.tail_cap {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(item);
+        }
+    }
+
+    /// The first items, how many were dropped between, and the last items.
+    pub(crate) fn parts(&self) -> (&[String], usize, Vec<&String>) {
+        let dropped = self.total - self.head.len() - self.tail.len();
+        (&self.head, dropped, self.tail.iter().collect())
+    }
+}
+
+/// What a transcript says about its session, gathered line by line with bounded memory.
+#[derive(Clone, Debug)]
+pub struct Transcript {
+    /// The format of the first recognised line.
+    pub format: Option<Format>,
+    /// The session id the transcript records (`sessionId`, or Codex's `session_meta.id`).
+    pub session_id: Option<String>,
+    /// The working directory it records.
+    pub cwd: Option<String>,
+    /// The time of its first event.
+    pub first_at: Option<Timestamp>,
+    /// The time of its last event.
+    pub last_at: Option<Timestamp>,
+    /// Non-blank lines read.
+    pub lines: usize,
+    /// Lines in a known format.
+    pub recognised: usize,
+    /// Lines skipped: not JSON even after cleaning, or longer than [`MAX_LINE_BYTES`].
+    pub skipped_lines: usize,
+    /// Of those, the lines skipped for their length.
+    pub oversized_lines: usize,
+    /// Tool calls seen.
+    pub tool_calls: usize,
+    pub(crate) requests: Kept,
+    /// Codex user messages from `response_item`s, used when no `event_msg` gives them.
+    pub(crate) codex_items: Kept,
+    pub(crate) commands: Kept,
+    pub(crate) files: Vec<String>,
+    pub(crate) files_seen: HashSet<String>,
+    pub(crate) files_total: usize,
+    /// The last assistant message, raw (cleaned only when used): a prefix of at most
+    /// `4 * RAW_ITEM_CHARS` bytes, and whether it was cut.
+    pub(crate) outcome: Option<(String, bool)>,
+}
+
+impl Default for Transcript {
+    fn default() -> Transcript {
+        Transcript {
+            format: None,
+            session_id: None,
+            cwd: None,
+            first_at: None,
+            last_at: None,
+            lines: 0,
+            recognised: 0,
+            skipped_lines: 0,
+            oversized_lines: 0,
+            tool_calls: 0,
+            requests: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
+            codex_items: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
+            commands: Kept::new(COMMANDS_HEAD, COMMANDS_TAIL),
+            files: Vec::new(),
+            files_seen: HashSet::new(),
+            files_total: 0,
+            outcome: None,
+        }
+    }
+}
+
+/// Reads a transcript line by line: each line is decoded lossily (invalid UTF-8 becomes
+/// U+FFFD) and parsed leniently. A line that ends inside a JSON value (a raw line break in a
+/// string split it) is joined with the next one, up to [`MAX_LINE_BYTES`] in all. A line that
+/// still does not parse, or is longer than [`MAX_LINE_BYTES`] (read past, never held whole),
+/// is counted in `skipped_lines`. Memory stays bounded whatever the transcript's size. Only
+/// an I/O error fails.
+pub fn read_transcript(mut reader: impl BufRead) -> std::io::Result<Transcript> {
+    let mut t = Transcript::default();
+    let mut buf = Vec::with_capacity(64 * 1024);
+    // A line cut short, and how many lines it already spans.
+    let mut pending: Option<(String, usize)> = None;
+    while let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)? {
+        if !kept {
+            t.lines += 1;
+            t.skipped_lines += 1 + pending.take().map_or(0, |(_, n)| n);
+            t.oversized_lines += 1;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&buf);
+        if text.trim().is_empty() && pending.is_none() {
+            continue;
+        }
+        t.lines += 1;
+        let parsed = parse_json_lenient(&text);
+        match (pending.take(), parsed) {
+            (None, Ok(value)) => t.feed(&value),
+            (None, Err(e)) if e.is_eof() => pending = Some((text.into_owned(), 1)),
+            (None, Err(_)) => t.skipped_lines += 1,
+            (Some((_, n)), Ok(value)) => {
+                t.skipped_lines += n;
+                t.feed(&value);
+            }
+            (Some((before, n)), Err(_)) => {
+                let joined = format!("{before}\n{text}");
+                match parse_json_lenient(&joined) {
+                    Ok(value) => t.feed(&value),
+                    Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => {
+                        pending = Some((joined, n + 1))
+                    }
+                    Err(_) => t.skipped_lines += n + 1,
+                }
+            }
+        }
+        if buf.capacity() > 1024 * 1024 {
+            // Do not hold on to the memory of one long line.
+            buf = Vec::with_capacity(64 * 1024);
+        }
+    }
+    t.skipped_lines += pending.map_or(0, |(_, n)| n);
+    Ok(t)
+}
+
+/// Reads one line (without caring for its encoding) into `buf`. `Some(true)`: a line of at
+/// most `max` bytes; `Some(false)`: a longer line, read past and not kept; `None`: the end.
+pub(crate) fn read_line_capped(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Option<bool>> {
+    use std::io::Read;
+    buf.clear();
+    let n = reader.by_ref().take(max as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    if buf.last() == Some(&b'\n') || buf.len() <= max {
+        return Ok(Some(true));
+    }
+    buf.clear();
+    reader.skip_until(b'\n')?;
+    Ok(Some(false))
+}
+
+impl Transcript {
+    /// Takes in one parsed line; lines in neither format are ignored.
+    pub fn feed(&mut self, line: &Value) {
+        let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+        let format = match (line.get("payload"), kind) {
+            (
+                Some(Value::Object(_)),
+                "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted",
+            ) => Format::Codex,
+            (
+                _,
+                "user" | "assistant" | "system" | "summary" | "progress" | "file-history-snapshot",
+            ) => Format::ClaudeCode,
+            _ if line.get("sessionId").is_some() && line.get("message").is_some() => {
+                Format::ClaudeCode
+            }
+            _ => return,
+        };
+        self.recognised += 1;
+        self.format.get_or_insert(format);
+        if let Some(at) = line.get("timestamp").and_then(Value::as_str)
+            && let Ok(at) = parse_time(at)
+        {
+            self.first_at.get_or_insert(at);
+            self.last_at = Some(at);
+        }
+        match format {
+            Format::ClaudeCode => self.feed_claude(kind, line),
+            Format::Codex => self.feed_codex(kind, &line["payload"]),
+        }
+    }
+
+    fn feed_claude(&mut self, kind: &str, line: &Value) {
+        if self.session_id.is_none() {
+            self.session_id = line.get("sessionId").and_then(Value::as_str).map(String::from);
+        }
+        if self.cwd.is_none() {
+            self.cwd = line.get("cwd").and_then(Value::as_str).map(String::from);
+        }
+        let flag = |key: &str| line.get(key).and_then(Value::as_bool).unwrap_or(false);
+        // Subagents' lines and lines Claude Code adds itself are not the user's requests.
+        let side = flag("isSidechain");
+        let content = &line["message"]["content"];
+        match kind {
+            "user" if !side && !flag("isMeta") && !flag("isCompactSummary") => {
+                let text = match content {
+                    Value::String(s) => s.clone(),
+                    Value::Array(blocks) => blocks
+                        .iter()
+                        .filter(|b| b["type"] == "text")
+                        .filter_map(|b| b["text"].as_str())
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => String::new(),
+                };
+                self.claude_user_text(&text);
+            }
+            "assistant" => {
+                for block in content.as_array().into_iter().flatten() {
+                    match block["type"].as_str() {
+                        Some("text") if !side => {
+                            self.set_outcome(block["text"].as_str().unwrap_or(""));
+                        }
+                        Some("tool_use") => {
+                            self.tool_calls += 1;
+                            let input = &block["input"];
+                            match block["name"].as_str().unwrap_or("") {
+                                "Bash" => self.command(input["command"].as_str()),
+                                "Edit" | "Write" | "MultiEdit" => {
+                                    self.file(input["file_path"].as_str())
+                                }
+                                "NotebookEdit" => self.file(input["notebook_path"].as_str()),
+                                _ => {}
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A user message of Claude Code: a request, a slash command, a `!` shell command, or
+    /// text Claude Code added (skipped).
+    fn claude_user_text(&mut self, text: &str) {
+        let trimmed = text.trim_start();
+        if let Some(name) = between(trimmed, "<command-name>", "</command-name>") {
+            let args = between(trimmed, "<command-args>", "</command-args>").unwrap_or("");
+            if let Some(request) = item(&format!("{name} {args}")) {
+                self.requests.push(request);
+            }
+            return;
+        }
+        if let Some(command) = between(trimmed, "<bash-input>", "</bash-input>") {
+            self.command(Some(command));
+            return;
+        }
+        const ADDED: [&str; 9] = [
+            "This session is being continued from a previous conversation",
+            "<local-command-",
+            "<bash-stdout>",
+            "<bash-stderr>",
+            "<system-reminder>",
+            "<command-message>",
+            "<user-prompt-submit-hook>",
+            "Caveat: The messages below were generated by the user while running local commands",
+            "[Request interrupted by user",
+        ];
+        if ADDED.iter().any(|p| trimmed.starts_with(p)) {
+            return;
+        }
+        if let Some(request) = item(text) {
+            self.requests.push(request);
+        }
+    }
+
+    fn feed_codex(&mut self, kind: &str, payload: &Value) {
+        let text = |v: &Value| v.as_str().map(String::from);
+        match kind {
+            "session_meta" => {
+                self.session_id = self.session_id.take().or_else(|| text(&payload["id"]));
+                self.cwd = self.cwd.take().or_else(|| text(&payload["cwd"]));
+                if let Some(at) = payload["timestamp"].as_str().and_then(|t| parse_time(t).ok()) {
+                    self.first_at = Some(self.first_at.map_or(at, |f| f.min(at)));
+                }
+            }
+            "turn_context" if self.cwd.is_none() => self.cwd = text(&payload["cwd"]),
+            "event_msg" => match payload["type"].as_str() {
+                Some("user_message") => {
+                    if let Some(request) = payload["message"].as_str().and_then(item) {
+                        self.requests.push(request);
+                    }
+                }
+                Some("agent_message") => {
+                    self.set_outcome(payload["message"].as_str().unwrap_or(""))
+                }
+                _ => {}
+            },
+            "response_item" => self.codex_item(payload),
+            _ => {}
+        }
+    }
+
+    fn codex_item(&mut self, item_value: &Value) {
+        let texts = |v: &Value| -> String {
+            v["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        match item_value["type"].as_str().unwrap_or("") {
+            "message" => match item_value["role"].as_str() {
+                Some("user") => {
+                    let text = texts(item_value);
+                    const ADDED: [&str; 6] = [
+                        "<environment_context>",
+                        "<user_instructions>",
+                        "<permissions instructions>",
+                        "<user_shell_command>",
+                        "<INSTRUCTIONS>",
+                        "# AGENTS.md instructions",
+                    ];
+                    if !ADDED.iter().any(|p| text.trim_start().starts_with(p))
+                        && let Some(request) = item(&text)
+                    {
+                        self.codex_items.push(request);
+                    }
+                }
+                Some("assistant") => self.set_outcome(&texts(item_value)),
+                _ => {}
+            },
+            "function_call" => {
+                self.tool_calls += 1;
+                let name = item_value["name"].as_str().unwrap_or("");
+                let args = item_value["arguments"]
+                    .as_str()
+                    .and_then(|a| parse_json_lenient(a).ok())
+                    .unwrap_or(Value::Null);
+                match name {
+                    "apply_patch" => self.patch(args["input"].as_str().unwrap_or("")),
+                    "shell" | "container.exec" | "shell_command" | "exec_command"
+                    | "local_shell" => {
+                        let command = shell_text(&args["command"])
+                            .or_else(|| shell_text(&args["cmd"]))
+                            .unwrap_or_default();
+                        self.codex_command(&command);
+                    }
+                    _ => {}
+                }
+            }
+            "local_shell_call" => {
+                self.tool_calls += 1;
+                let command = shell_text(&item_value["action"]["command"]).unwrap_or_default();
+                self.codex_command(&command);
+            }
+            "custom_tool_call" => {
+                self.tool_calls += 1;
+                if item_value["name"] == "apply_patch" {
+                    self.patch(item_value["input"].as_str().unwrap_or(""));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A Codex shell command; one that applies a patch counts as `apply_patch` and its files.
+    fn codex_command(&mut self, command: &str) {
+        if command.contains("*** Begin Patch") {
+            self.patch(command);
+            self.command(Some("apply_patch"));
+        } else {
+            self.command(Some(command));
+        }
+    }
+
+    /// The files an `apply_patch` input names.
+    fn patch(&mut self, patch: &str) {
+        for line in patch.lines() {
+            for marker in
+                ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]
+            {
+                if let Some(path) = line.strip_prefix(marker) {
+                    self.file(Some(path));
+                }
+            }
+        }
+    }
+
+    /// Keeps an assistant message as the outcome so far; cleaning waits for the last one.
+    fn set_outcome(&mut self, text: &str) {
+        if !text.trim().is_empty() {
+            let (kept, cut) = prefix(text, 4 * RAW_ITEM_CHARS);
+            self.outcome = Some((kept.to_string(), cut));
+        }
+    }
+
+    /// The last assistant message, cleaned.
+    pub fn outcome(&self) -> Option<String> {
+        self.outcome.as_ref().and_then(|(text, cut)| item_of(text, *cut))
+    }
+
+    fn command(&mut self, command: Option<&str>) {
+        if let Some(command) = command.and_then(item) {
+            self.commands.push(command);
+        }
+    }
+
+    fn file(&mut self, path: Option<&str>) {
+        let Some(path) = path.and_then(item) else { return };
+        let path = match &self.cwd {
+            Some(cwd) => {
+                let cwd = cwd.trim_end_matches(['/', '\\']);
+                path.strip_prefix(cwd)
+                    .and_then(|rest| rest.strip_prefix(['/', '\\']))
+                    .filter(|rest| !rest.is_empty())
+                    .map_or(path.clone(), String::from)
+            }
+            None => path,
+        };
+        if self.files_seen.contains(&path) {
+            return;
+        }
+        self.files_total += 1;
+        if self.files_seen.len() < FILES_SEEN {
+            self.files_seen.insert(path.clone());
+        }
+        if self.files.len() < FILES_KEPT {
+            self.files.push(path);
+        }
+    }
+
+    /// The user's requests, first and last (see [`Kept`]), and how many were left out.
+    pub(crate) fn requests(&self) -> &Kept {
+        if self.requests.total == 0 { &self.codex_items } else { &self.requests }
+    }
+
+    /// Whether the transcript holds anything worth a memory.
+    pub fn is_empty(&self) -> bool {
+        self.requests().total == 0
+            && self.outcome.is_none()
+            && self.tool_calls == 0
+            && self.commands.total == 0
+    }
+
+    /// How many requests the user made.
+    pub fn request_count(&self) -> usize {
+        self.requests().total
+    }
+}
+
+/// The text between `start` and `end` in `s`.
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let from = s.find(start)? + start.len();
+    let to = s[from..].find(end)? + from;
+    Some(&s[from..to])
+}
+
+/// A shell command given as text or as an argument list; `["bash", "-lc", SCRIPT]` gives
+/// `SCRIPT`.
+fn shell_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => {
+            let args: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            let shell = |s: &str| {
+                let name = s.rsplit('/').next().unwrap_or(s);
+                matches!(name, "sh" | "bash" | "zsh" | "dash" | "fish" | "pwsh" | "powershell")
+            };
+            match args.as_slice() {
+                [sh, flag, script] if shell(sh) && flag.starts_with('-') => {
+                    Some(script.to_string())
+                }
+                _ => Some(
+                    args.iter()
+                        .map(|a| {
+                            if a.contains(char::is_whitespace) {
+                                format!("'{a}'")
+                            } else {
+                                a.to_string()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+            }
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,132 @@
+//! New memories: admission control (duplicate, near-duplicate, fresh) and writing the file.
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{Engine, RecallOptions};
+use crate::format::{Memory, NewMemory};
+use crate::reflect::Space;
+use crate::store::{self, Overwrite};
+use crate::{Error, Result};
+
+/// A memory file written by [`Engine::add`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Added {
+    /// Its new id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+}
+
+/// What admission control found for a new text.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Admission {
+    /// Nothing like it exists.
+    Fresh,
+    /// The same text exists already.
+    Duplicate {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+    },
+    /// A very similar text exists.
+    Similar {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+        /// Cosine similarity, by `measure`.
+        similarity: f32,
+        /// "embedding" (the model's cosine) or "tf-idf" (word weights).
+        measure: &'static str,
+    },
+}
+
+impl Engine {
+    /// Writes a new memory file `<id>.md` at the top of the root, atomically; never replaces a
+    /// file. The index picks it up on its next refresh.
+    pub fn add(&self, new: NewMemory, now: Timestamp) -> Result<Added> {
+        let memory = Memory::create(new, now)?;
+        let rel = format!("{}.md", memory.id());
+        store::write_atomic(&self.root.join(&rel), memory.render().as_bytes(), Overwrite::No)?;
+        Ok(Added { id: memory.id().to_string(), path: rel })
+    }
+    /// Admission control for a new text: an exact duplicate of an existing memory (same words,
+    /// case and spacing aside), a near-duplicate, or fresh. Near-duplicate means an embedding
+    /// cosine of at least `[embed] near_duplicate` with any memory when a model is configured
+    /// and usable, else a TF-IDF cosine of at least `[admission] near_duplicate` against the
+    /// ten closest memories by BM25. A model that cannot be used is reported by
+    /// [`Engine::embedding_warning`].
+    pub fn admit(&mut self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
+        let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        let text = normal(&new.text);
+        // Relevance alone: an old, unimportant exact duplicate must not fall out of the ten.
+        let options = RecallOptions { limit: 10, ..Default::default() };
+        let relevance_only = crate::config::Ranking {
+            recency_weight: 0.0,
+            importance_weight: 0.0,
+            ..self.config.ranking.clone()
+        };
+        let hits = self.search_ranked(&new.text, &options, now, &relevance_only)?;
+        let mut bodies = Vec::with_capacity(hits.len());
+        for hit in &hits {
+            let Ok((path, memory)) = self.get(&hit.record.id) else { continue };
+            let body = memory.body();
+            let without_title =
+                body.trim_start().strip_prefix('#').map(|b| b.split_once('\n').map_or("", |x| x.1));
+            if normal(body) == text || without_title.is_some_and(|b| normal(b) == text) {
+                return Ok(Admission::Duplicate { id: hit.record.id.clone(), path });
+            }
+            bodies.push((hit.record.id.clone(), path, body.to_string()));
+        }
+        if self.model_source().is_some() && self.config.embed.near_duplicate < 1.0 {
+            let threshold = self.config.embed.near_duplicate;
+            let limit = self.config.embed.recall_embed_limit;
+            let hidden = indicatif::ProgressBar::hidden();
+            let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
+                let vector = self.embed_query(&new.text)?;
+                Ok((self.nearest(&vector, 1, threshold), synced.pending))
+            });
+            match nearest {
+                Ok((nearest, pending)) => match nearest.into_iter().next() {
+                    Some((id, similarity)) => {
+                        let path = self.path_of(&id)?;
+                        return Ok(Admission::Similar {
+                            id,
+                            path,
+                            similarity,
+                            measure: "embedding",
+                        });
+                    }
+                    // Every memory has a vector and none is close: fresh. With memories left
+                    // without a vector (more than the recall limit), TF-IDF checks those too.
+                    None if pending == 0 => return Ok(Admission::Fresh),
+                    None => {}
+                },
+                // The model's failure is kept for `embedding_warning`; TF-IDF decides.
+                Err(Error::Embed(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let threshold = self.config.admission.near_duplicate;
+        if bodies.is_empty() || threshold >= 1.0 {
+            return Ok(Admission::Fresh);
+        }
+        let mut texts = vec![new.text.clone()];
+        texts.extend(bodies.iter().map(|(_, _, b)| b.clone()));
+        let (_, vectors) = Space::fit(&texts);
+        let best = bodies
+            .into_iter()
+            .zip(&vectors[1..])
+            .map(|((id, path, _), v)| (id, path, vectors[0].dot(v)))
+            .max_by(|a, b| a.2.total_cmp(&b.2));
+        Ok(match best {
+            Some((id, path, similarity)) if similarity >= threshold => {
+                Admission::Similar { id, path, similarity, measure: "tf-idf" }
+            }
+            _ => Admission::Fresh,
+        })
+    }
+}

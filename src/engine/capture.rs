@@ -1,0 +1,192 @@
+//! `mem capture` on a root: one session memory written or updated per hook call, every attempt
+//! logged.
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+
+use crate::capture::*;
+use crate::format::yaml_text;
+use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
+use crate::store::{self, Overwrite};
+use crate::{Error, Result};
+
+use super::Engine;
+
+impl Engine {
+    /// Captures a session from a hook payload: reads its transcript, writes or updates
+    /// `sessions/session-<session_id>.md`, and appends the outcome, success or failure, to
+    /// `.mem/capture.log`. An error that could not be logged says so too.
+    pub fn capture(&mut self, payload: &[u8], now: Timestamp) -> Result<Captured> {
+        let mut entry = LogEntry::new(now);
+        let result = self.capture_into(payload, now, &mut entry);
+        match &result {
+            Ok(captured) => {
+                entry.path = captured.path.clone();
+                entry.redacted = captured.redacted;
+            }
+            Err(e) => {
+                entry.status = Status::Error;
+                entry.error = Some(e.to_string());
+            }
+        }
+        let logged = append_log(self.root(), &entry);
+        match (result, logged) {
+            (result, Ok(())) => result,
+            (Ok(captured), Err(e)) => Err(fail(format!(
+                "captured {}, but could not log it: {e}",
+                captured.path.as_deref().unwrap_or("nothing")
+            ))),
+            (Err(first), Err(e)) => Err(fail(format!("{first} (and could not log it: {e})"))),
+        }
+    }
+
+    fn capture_into(
+        &mut self,
+        payload: &[u8],
+        now: Timestamp,
+        entry: &mut LogEntry,
+    ) -> Result<Captured> {
+        let payload = match parse_payload(payload) {
+            Ok(p) => p,
+            Err(e) => {
+                entry.fill_from_raw(payload);
+                return Err(e);
+            }
+        };
+        entry.session_id = Some(payload.session_id.clone());
+        entry.hook_event.clone_from(&payload.hook_event);
+        entry.transcript = Some(payload.transcript_path.clone());
+        let id = check_session_id(&payload.session_id)?;
+
+        let mut path = PathBuf::from(&payload.transcript_path);
+        if path.is_relative()
+            && let Some(cwd) = &payload.cwd
+        {
+            path = Path::new(cwd).join(path);
+        }
+        let cannot_read =
+            |e: std::io::Error| fail(format!("cannot read the transcript {}: {e}", path.display()));
+        let file = std::fs::File::open(&path).map_err(cannot_read)?;
+        if file.metadata().map_err(cannot_read)?.is_dir() {
+            return Err(fail(format!(
+                "cannot read the transcript {}: it is a folder",
+                path.display()
+            )));
+        }
+        let transcript = read_transcript(std::io::BufReader::with_capacity(64 * 1024, file))
+            .map_err(cannot_read)?;
+        entry.skipped_lines = transcript.skipped_lines;
+        if transcript.lines > 0 && transcript.recognised == 0 {
+            return Err(fail(format!(
+                "the transcript {} has no line in the Claude Code or Codex format ({} of {} \
+                 lines skipped: not JSON even after cleaning, or over {} MiB)",
+                path.display(),
+                transcript.skipped_lines,
+                transcript.lines,
+                MAX_LINE_BYTES >> 20
+            )));
+        }
+        let mut captured = Captured {
+            id: id.to_string(),
+            path: None,
+            written: Written::Nothing,
+            session_id: payload.session_id.clone(),
+            hook_event: payload.hook_event.clone(),
+            transcript: payload.transcript_path.clone(),
+            format: transcript.format,
+            requests: transcript.request_count(),
+            tool_calls: transcript.tool_calls,
+            redacted: 0,
+            skipped_lines: transcript.skipped_lines,
+            oversized_lines: transcript.oversized_lines,
+        };
+        if transcript.is_empty() && payload.last_assistant_message.is_none() {
+            return Ok(captured);
+        }
+
+        let cwd = payload.cwd.clone().or_else(|| transcript.cwd.clone());
+        let summary = summarize(
+            &transcript,
+            &SessionInfo {
+                session_id: &payload.session_id,
+                cwd: cwd.as_deref(),
+                outcome: payload.last_assistant_message.as_deref(),
+            },
+        );
+        let project = cwd.as_deref().map(|c| redact(c).0);
+        let mut tags = vec!["session".to_string()];
+        tags.extend(cwd.as_deref().and_then(project_tag));
+        let new = NewMemory {
+            text: summary.body.clone(),
+            kind: MemoryType::Episodic,
+            importance: IMPORTANCE,
+            tags,
+            title: None,
+            source: Some(format!("session/{}", payload.session_id)),
+        };
+        let created = transcript.first_at.unwrap_or(now);
+        let (rel, written) = self.write_session(&id, new, created, project.as_deref())?;
+        captured.path = Some(rel);
+        captured.written = written;
+        captured.redacted = summary.redacted;
+        Ok(captured)
+    }
+
+    /// Writes a session memory: a new file, or the existing one with its body and the lines
+    /// capture owns (`source`, `project`) replaced. Under the root's lock.
+    fn write_session(
+        &mut self,
+        id: &MemoryId,
+        new: NewMemory,
+        created: Timestamp,
+        project: Option<&str>,
+    ) -> Result<(String, Written)> {
+        let rel = format!("{SESSIONS_DIR}/{id}.md");
+        let path = self.root().join(&rel);
+        let parse_error = |source| Error::Parse { path: rel.clone().into(), source };
+        let mut owned = vec![("source", new.source.as_deref().map(yaml_text))];
+        if let Some(project) = project {
+            owned.push(("project", Some(yaml_text(project))));
+        }
+        self.with_lock(|_| {
+            let old = match std::fs::read(&path) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(Error::io(&path, e)),
+            };
+            match old {
+                None => {
+                    let memory = Memory::create(new, created)?;
+                    let mut edits = vec![("id", Some(yaml_text(id.as_str())))];
+                    edits.extend(owned.iter().cloned());
+                    let text = edit_front_matter(&memory.render(), &edits).map_err(parse_error)?;
+                    let folder = path.parent().expect("sessions/ is a folder");
+                    std::fs::create_dir_all(folder).map_err(|e| Error::io(folder, e))?;
+                    store::write_atomic(&path, text.as_bytes(), Overwrite::No)?;
+                    Ok((rel.clone(), Written::Created))
+                }
+                Some(bytes) => {
+                    let memory = Memory::parse_bytes(&bytes).map_err(parse_error)?;
+                    if memory.id() != id {
+                        return Err(fail(format!(
+                            "{rel} holds the memory {:?}, not {id:?}; move it elsewhere so that \
+                             mem capture can write this session",
+                            memory.id().as_str()
+                        )));
+                    }
+                    let text = String::from_utf8(bytes).expect("parse_bytes checked UTF-8");
+                    let body = format!("{}\n", new.text.trim());
+                    let updated = with_body(&text, &body)
+                        .and_then(|t| edit_front_matter(&t, &owned))
+                        .map_err(parse_error)?;
+                    if updated == text {
+                        return Ok((rel.clone(), Written::Unchanged));
+                    }
+                    store::write_atomic(&path, updated.as_bytes(), Overwrite::Yes)?;
+                    Ok((rel.clone(), Written::Updated))
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,160 @@
+//! Changes to existing memories: forget, supersede, and prune's archive and restore (files are
+//! moved, never deleted).
+
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use rayon::prelude::*;
+
+use super::Engine;
+use crate::config::PruneConfig;
+use crate::decay::State;
+use crate::format::{Memory, MemoryId, edit_front_matter, whole_second, yaml_text};
+use crate::prune::{self, Candidate};
+use crate::store::{self, ARCHIVE_DIR, Overwrite};
+use crate::{Error, Result};
+
+impl Engine {
+    /// Marks a memory invalid from `now` on (`invalid_at`, and `invalid_reason` when given).
+    /// Nothing is deleted; recall leaves it out unless asked.
+    pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<String> {
+        let mut edits = vec![("invalid_at", Some(whole_second(now).to_string()))];
+        if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
+            edits.push(("invalid_reason", Some(yaml_text(reason))));
+        }
+        self.edit(id, &edits)
+    }
+    /// Marks `old` as replaced by `new` (which must exist): `invalid_at` now and
+    /// `superseded_by: NEW`.
+    pub fn supersede(&mut self, old: &str, new: &str, now: Timestamp) -> Result<String> {
+        let new_id = MemoryId::new(new)?;
+        if MemoryId::new(old)? == new_id {
+            return Err(Error::Invalid("a memory cannot supersede itself".into()));
+        }
+        self.path_of(new_id.as_str())?;
+        let edits = [
+            ("invalid_at", Some(whole_second(now).to_string())),
+            ("superseded_by", Some(yaml_text(new_id.as_str()))),
+        ];
+        self.edit(old, &edits)
+    }
+    /// Applies front-matter edits to a memory's file under the lock, refusing to invalidate
+    /// one twice.
+    fn edit(&mut self, id: &str, edits: &[(&str, Option<String>)]) -> Result<String> {
+        self.with_lock(|engine| {
+            let (rel, memory) = engine.get(id)?;
+            if let Some(at) = memory.invalid_at() {
+                return Err(Error::Invalid(format!(
+                    "memory {id} is already invalid since {at} ({rel})"
+                )));
+            }
+            let path = engine.root.join(&rel);
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let edited = edit_front_matter(&text, edits)
+                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
+            store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
+            Ok(rel)
+        })
+    }
+    /// The memories `mem prune` would archive, safest first, each with its reasons.
+    pub fn prune_candidates(
+        &mut self,
+        rules: &PruneConfig,
+        now: Timestamp,
+    ) -> Result<Vec<Candidate>> {
+        let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
+        rels.sort();
+        let max = self.config.limits.max_file_bytes;
+        let loaded: Vec<(String, Memory)> = rels
+            .par_iter()
+            .filter_map(|rel| {
+                let bytes = store::read_limited(&self.root.join(rel), max).ok()?;
+                Memory::parse_bytes(&bytes).ok().map(|m| (rel.clone(), m))
+            })
+            .collect();
+        let unsynced: std::collections::HashSet<String> =
+            self.usage()?.unsynced_ids()?.into_iter().collect();
+        let mut states = Vec::with_capacity(loaded.len());
+        for (_, memory) in &loaded {
+            let state = if unsynced.contains(memory.id().as_str()) {
+                self.state_of(memory)?
+            } else {
+                State::of(memory)
+            };
+            states.push(state);
+        }
+        Ok(prune::candidates(&loaded, &states, rules, now))
+    }
+    /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
+    /// `archived_reason`; nothing is deleted. Returns the archived paths.
+    pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Vec<String>> {
+        self.with_lock(|engine| {
+            let mut archived = Vec::with_capacity(candidates.len());
+            for c in candidates {
+                let from = engine.root.join(&c.path);
+                let to = engine.root.join(ARCHIVE_DIR).join(&c.path);
+                let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
+                let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
+                let edits = [
+                    ("archived_at", Some(whole_second(now).to_string())),
+                    ("archived_reason", Some(yaml_text(&reasons.join("; ")))),
+                ];
+                let edited = edit_front_matter(&text, &edits)
+                    .map_err(|source| Error::Parse { path: c.path.clone().into(), source })?;
+                move_file(&from, &to, edited.as_bytes())?;
+                archived.push(format!("{ARCHIVE_DIR}/{}", c.path));
+            }
+            Ok(archived)
+        })
+    }
+    /// Brings an archived memory back to where it was, as it was before `mem prune`.
+    pub fn restore(&mut self, id: &str) -> Result<String> {
+        let id = MemoryId::new(id)?;
+        self.with_lock(|engine| {
+            let archive = engine.root.join(ARCHIVE_DIR);
+            let mut found: Vec<PathBuf> = Vec::new();
+            for file in store::scan(&archive).files {
+                let path = archive.join(&file.rel);
+                let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+                if Memory::parse_bytes(&text).is_ok_and(|m| m.id() == &id) {
+                    found.push(PathBuf::from(file.rel));
+                }
+            }
+            let rel = match found.len() {
+                0 => {
+                    return Err(Error::Invalid(format!(
+                        "no archived memory with id {:?} under {ARCHIVE_DIR}/",
+                        id.as_str()
+                    )));
+                }
+                1 => found.remove(0),
+                _ => {
+                    let paths = found.into_iter().map(|p| Path::new(ARCHIVE_DIR).join(p)).collect();
+                    return Err(Error::DuplicateId { id: id.to_string(), paths });
+                }
+            };
+            let from = archive.join(&rel);
+            let to = engine.root.join(&rel);
+            let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
+            let edited =
+                edit_front_matter(&text, &[("archived_at", None), ("archived_reason", None)])
+                    .map_err(|source| Error::Parse { path: from.clone(), source })?;
+            move_file(&from, &to, edited.as_bytes())?;
+            Ok(rel.to_string_lossy().replace('\\', "/"))
+        })
+    }
+}
+
+/// Writes `contents` at `to` (which must not exist) and then removes `from`: at every moment
+/// at least one complete copy exists.
+fn move_file(from: &Path, to: &Path, contents: &[u8]) -> Result<()> {
+    if let Some(parent) = to.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    store::write_atomic(to, contents, Overwrite::No)?;
+    std::fs::remove_file(from).map_err(|e| Error::io(from, e))?;
+    if let Some(parent) = from.parent() {
+        std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| Error::io(parent, e))?;
+    }
+    Ok(())
+}

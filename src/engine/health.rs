@@ -1,0 +1,139 @@
+//! `mem health` and `mem stats`: what the root's index, usage log, captures and model look like.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{Engine, ModelStatus};
+use crate::format::MemoryType;
+use crate::health::{self, CaptureSummary, Coverage, IndexCheck};
+use crate::index::RefreshReport;
+use crate::store;
+use crate::usage;
+use crate::{Error, Result};
+
+/// The usage log's condition.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct UsageCheck {
+    /// Whether `.mem/usage.db` exists.
+    pub present: bool,
+    /// Events it holds.
+    pub events: u64,
+    /// What is wrong with it, if anything.
+    pub error: Option<String>,
+}
+
+/// What `mem health` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Health {
+    /// Set when opening found the index corrupt or outdated (it was rebuilt, empty).
+    pub notice: Option<String>,
+    /// Index against files.
+    pub index: IndexCheck,
+    /// The usage log.
+    pub usage: UsageCheck,
+    /// Captures of the last 24 hours.
+    pub capture: CaptureSummary,
+    /// Sessions on disk against sessions captured, when a transcripts folder was given.
+    pub coverage: Option<Coverage>,
+    /// The embedding model and the vectors.
+    pub embedding: ModelStatus,
+}
+
+impl Health {
+    /// Whether everything checked is sound.
+    pub fn ok(&self) -> bool {
+        self.notice.is_none()
+            && self.index.ok()
+            && self.usage.error.is_none()
+            && self.capture.ok()
+            && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
+            && !matches!(self.embedding, ModelStatus::Broken { .. })
+    }
+}
+
+/// Counts for `mem stats`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    /// The memory root.
+    pub root: PathBuf,
+    /// Indexed memories.
+    pub memories: usize,
+    /// Indexed memories by type.
+    pub by_type: BTreeMap<MemoryType, usize>,
+    /// Bytes of `.mem/` used by the index.
+    pub index_bytes: u64,
+    /// Files that could not be indexed.
+    pub bad_files: usize,
+    /// Ids used by more than one file.
+    pub duplicate_ids: usize,
+}
+
+impl Engine {
+    /// Checks the root without changing it: index against files (by content), parse errors,
+    /// the usage log, the capture log of the last 24 hours, and, given a folder of agent
+    /// transcripts, which sessions were never captured. Call it on an engine that has not
+    /// refreshed, or there is nothing left to find.
+    pub fn health(&mut self, now: Timestamp, transcripts: Option<&Path>) -> Result<Health> {
+        let scan = store::scan(&self.root);
+        let index = health::check_index(
+            &self.root,
+            self.index.manifest(),
+            &scan,
+            self.config.limits.max_file_bytes,
+        );
+        let usage_path = self.state_dir.join(usage::FILE);
+        let usage = if usage_path.exists() {
+            match self.usage().and_then(|log| log.check().and_then(|()| log.event_count())) {
+                Ok(events) => UsageCheck { present: true, events, error: None },
+                Err(e) => UsageCheck { present: true, events: 0, error: Some(e.to_string()) },
+            }
+        } else {
+            UsageCheck::default()
+        };
+        let log = self.state_dir.join(crate::capture::LOG_FILE);
+        let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
+        let coverage = match transcripts {
+            None => None,
+            Some(dir) => {
+                let found = health::transcripts(dir).map_err(|e| Error::io(dir, e))?;
+                let captured: Vec<String> = self
+                    .index
+                    .records(&[], &[])?
+                    .into_iter()
+                    .filter_map(|r| {
+                        r.source.and_then(|s| s.strip_prefix("session/").map(String::from))
+                    })
+                    .collect();
+                Some(health::coverage(found, &captured))
+            }
+        };
+        let embedding = self.model_status();
+        Ok(Health {
+            notice: self.pending_notice.clone(),
+            index,
+            usage,
+            capture,
+            coverage,
+            embedding,
+        })
+    }
+    /// Counts of what is indexed; `report` is the refresh that preceded it.
+    pub fn stats(&self, report: &RefreshReport) -> Result<Stats> {
+        let mut by_type: BTreeMap<MemoryType, usize> =
+            MemoryType::ALL.into_iter().map(|t| (t, 0)).collect();
+        for record in self.index.records(&[], &[])? {
+            *by_type.entry(record.kind).or_default() += 1;
+        }
+        Ok(Stats {
+            root: self.root.clone(),
+            memories: self.index.len(),
+            by_type,
+            index_bytes: self.index.size_on_disk(),
+            bad_files: report.bad.len() + report.scan_issues.len(),
+            duplicate_ids: self.duplicates().len(),
+        })
+    }
+}

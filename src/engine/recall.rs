@@ -1,0 +1,216 @@
+//! Recall: refresh, embed the query, search (BM25, vector or hybrid), record the retrieval.
+
+use jiff::Timestamp;
+
+use super::{Engine, semantic};
+use crate::config::RecallMode;
+use crate::format::MemoryType;
+use crate::index::{Hit, RefreshReport, Search, Validity, tokenizer};
+use crate::usage;
+use crate::{Error, Result};
+
+/// What recall is asked for.
+#[derive(Clone, Debug, Default)]
+pub struct RecallOptions {
+    /// Keep only these types (all when empty).
+    pub kinds: Vec<MemoryType>,
+    /// Keep only memories with all of these tags.
+    pub tags: Vec<String>,
+    /// How many memories at most.
+    pub limit: usize,
+    /// Return invalidated memories too (marked by their `invalid_at`).
+    pub include_invalid: bool,
+    /// Return what was valid at this time instead: created by then and not yet invalid.
+    pub as_of: Option<Timestamp>,
+    /// Record a `retrieved` event for each hit in the usage log.
+    pub record: bool,
+    /// BM25, vector or hybrid; `None` takes the root's default (see [`Engine::recall_mode`]).
+    pub mode: Option<RecallMode>,
+}
+
+impl Engine {
+    /// Refreshes the index, then ranks the memories matching `query`. A corrupt index is
+    /// rebuilt once (with a notice in the report) before giving up. In vector or hybrid mode
+    /// the vectors are brought up to date first (at most `[embed] recall_embed_limit`
+    /// memories are embedded here); when the model cannot be used, hybrid recall falls back to
+    /// BM25 with a warning in the report, and vector recall fails.
+    pub fn recall(
+        &mut self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &indicatif::ProgressBar,
+    ) -> Result<(Vec<Hit>, RefreshReport)> {
+        let mode = self.recall_mode(options.mode);
+        // The query is embedded while the index is refreshed: two jobs for two cores.
+        let (refreshed, query_vector) = match mode {
+            RecallMode::Bm25 => (self.refresh(now, progress), None),
+            _ => match self.take_embedder() {
+                Ok(mut embedder) => {
+                    let (refreshed, vector) = rayon::join(
+                        || self.refresh(now, progress),
+                        || semantic::embed_one(&mut embedder, query),
+                    );
+                    self.put_embedder(embedder);
+                    (refreshed, Some(vector))
+                }
+                Err(e) => (self.refresh(now, progress), Some(Err(e))),
+            },
+        };
+        let mut report = refreshed?;
+        let vector = match query_vector {
+            None => None,
+            Some(query_vector) => match query_vector
+                .and_then(|query_vector| self.vector_query(query_vector, &mut report))
+            {
+                // Hybrid recall without a single vector is BM25 recall.
+                Ok(found) if found.searched == 0 && mode == RecallMode::Hybrid => None,
+                Ok(found) => Some(found),
+                Err(e @ Error::Embed(_)) if mode == RecallMode::Hybrid => {
+                    report.warnings.push(format!("{e}; recall uses BM25 only"));
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let mode = if vector.is_some() { mode } else { RecallMode::Bm25 };
+        let vector = vector.as_ref();
+        let hits = match self.search(query, options, now, mode, vector) {
+            Err(Error::Index(e)) => {
+                let mut rebuilt = self.rebuild(now, progress)?;
+                rebuilt.notices.insert(
+                    0,
+                    format!(
+                        "the index could not be searched ({e}); rebuilt it from the memory files"
+                    ),
+                );
+                rebuilt.notices.extend(std::mem::take(&mut report.notices));
+                rebuilt.warnings.extend(std::mem::take(&mut report.warnings));
+                report = rebuilt;
+                self.search(query, options, now, mode, vector)?
+            }
+            result => result?,
+        };
+        if options.record && !hits.is_empty() {
+            let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+            let hash = usage::query_hash(query);
+            // Recall still answers when the log cannot be written; the notice says so.
+            if let Err(e) = self.usage().and_then(|log| log.record_retrieved(&ids, &hash, now)) {
+                report.notices.push(format!("usage not recorded: {e}"));
+            }
+        }
+        Ok((hits, report))
+    }
+    /// Brings the vectors up to date (within the recall limit) and finds the memories nearest
+    /// to the query's embedding.
+    fn vector_query(
+        &mut self,
+        vector: Vec<f32>,
+        report: &mut RefreshReport,
+    ) -> Result<VectorQuery> {
+        let limit = self.config.embed.recall_embed_limit;
+        let synced = self.sync_vectors(Some(limit), &indicatif::ProgressBar::hidden())?;
+        if let Some(why) = synced.discarded {
+            report.notices.push(format!("{why}; the vectors are being computed again"));
+        }
+        if synced.pending > 0 {
+            report.notices.push(format!(
+                "{} memories have no vector yet (more than [embed] recall_embed_limit = {limit}); \
+                 `mem index` computes them; this recall searches the vectors there are",
+                synced.pending
+            ));
+        }
+        let e = &self.config.embed;
+        let (k, min) = (e.candidates, e.min_cosine);
+        let nearest = self.nearest(&vector, k, min);
+        let searched = self.loaded_vectors().map_or(0, |store| store.len());
+        Ok(VectorQuery { vector, nearest, searched })
+    }
+    fn search(
+        &self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        mode: RecallMode,
+        vector: Option<&VectorQuery>,
+    ) -> Result<Vec<Hit>> {
+        let (Some(vector), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode) else {
+            return self.search_ranked(query, options, now, &self.config.ranking);
+        };
+        let store = self.loaded_vectors();
+        let cosine_of = |key: u64| store.and_then(|s| s.cosine_by_key(&vector.vector, key));
+        let e = &self.config.embed;
+        let side = crate::index::VectorSide {
+            mode,
+            nearest: &vector.nearest,
+            cosine_of: &cosine_of,
+            fusion: e.fusion,
+            rrf_k: e.rrf_k,
+            vector_weight: e.vector_weight,
+            candidates: e.candidates,
+        };
+        let search = self.search_request(query, options, now, &self.config.ranking);
+        catch_index_panic(|| self.index.search_fused(&search, &side))
+    }
+    fn search_request<'a>(
+        &'a self,
+        query: &'a str,
+        options: &'a RecallOptions,
+        now: Timestamp,
+        ranking: &'a crate::config::Ranking,
+    ) -> Search<'a> {
+        Search {
+            text: query,
+            kinds: &options.kinds,
+            tags: &options.tags,
+            limit: options.limit,
+            now,
+            ranking,
+            thesaurus: &self.thesaurus,
+            expansion_weight: self.config.query.expansion_weight,
+            validity: match (options.as_of, options.include_invalid) {
+                (Some(at), _) => Validity::AsOf(at),
+                (None, true) => Validity::All,
+                (None, false) => Validity::ValidAt(now),
+            },
+        }
+    }
+    pub(super) fn search_ranked(
+        &self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        ranking: &crate::config::Ranking,
+    ) -> Result<Vec<Hit>> {
+        let search = self.search_request(query, options, now, ranking);
+        catch_index_panic(|| self.index.search(&search))
+    }
+    /// The synonyms a query is expanded with (empty when expansion is off).
+    pub fn expansions(&self, query: &str) -> Vec<String> {
+        if self.config.query.expansion_weight <= 0.0 {
+            return Vec::new();
+        }
+        let tokens = tokenizer::tokens(query);
+        self.thesaurus.expand(&tokens).into_iter().collect()
+    }
+}
+
+/// The vector side of one recall.
+struct VectorQuery {
+    /// The query's embedding.
+    vector: Vec<f32>,
+    /// Its nearest memories, best first, as (id, cosine).
+    nearest: Vec<(String, f32)>,
+    /// How many vectors were searched.
+    searched: usize,
+}
+
+/// Runs an index search; a damaged segment can make tantivy panic, which is an index error,
+/// cured by a rebuild.
+fn catch_index_panic(search: impl FnOnce() -> Result<Vec<Hit>>) -> Result<Vec<Hit>> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(search)).unwrap_or_else(|panic| {
+        Err(Error::Index(tantivy::TantivyError::InternalError(crate::index::panic_message(
+            &*panic,
+        ))))
+    })
+}

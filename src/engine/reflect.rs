@@ -1,0 +1,421 @@
+//! `mem reflect`: the plan (clusters of observations, reflections they join) and writing it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{Engine, parse_error};
+use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
+use crate::format::{yaml_ids, yaml_text};
+use crate::reflect::{self, Digest, Space, SparseVec};
+use crate::store::{self, Overwrite};
+use crate::{Error, Result};
+
+/// Folder, under the root, where `mem reflect` writes new reflections.
+pub const REFLECTIONS_DIR: &str = "reflections";
+
+/// The instructions a summariser command receives before the memories of a cluster.
+pub const SUMMARY_PROMPT: &str = "You are consolidating related notes from a software \
+project's long-term memory into one memory. Write 3 to 6 sentences of plain Markdown that say \
+what the notes have in common: the facts, the causes, the decisions, and what to do. No title, \
+no preamble. The notes:\n";
+
+/// Which memories `mem reflect` clusters.
+#[derive(Clone, Debug)]
+pub struct ReflectOptions {
+    /// Types to consider (all when empty); `mem reflect` defaults to episodic.
+    pub kinds: Vec<MemoryType>,
+    /// Only memories created at or after this time.
+    pub since: Option<Timestamp>,
+    /// Cosine similarity for two memories to belong together.
+    pub threshold: f32,
+    /// Smallest new cluster.
+    pub min_cluster: usize,
+    /// Group by embedding cosine at this threshold instead of TF-IDF at `threshold`; every
+    /// memory needs a vector ([`Engine::sync_vectors`] first).
+    pub embedding_threshold: Option<f32>,
+}
+
+/// A memory named in a proposal.
+#[derive(Clone, Debug, Serialize)]
+pub struct SourceRef {
+    /// Its id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+    /// Its title.
+    pub title: String,
+}
+
+/// One reflection `mem reflect` would write or update.
+#[derive(Clone, Debug, Serialize)]
+pub struct Proposal {
+    /// The reflection this updates; `None` for a new one.
+    pub updates: Option<SourceRef>,
+    /// Title, type, importance, tags and summary.
+    pub digest: Digest,
+    /// Every source, old and new.
+    pub sources: Vec<SourceRef>,
+    /// Ids of the sources that get `consolidated_into` now.
+    pub new_sources: Vec<String>,
+    /// Ids an updated reflection already lists; kept in `derived_from` even when those
+    /// memories are no longer recalled (invalidated, archived).
+    pub keep: Vec<String>,
+}
+
+/// A reflection written by [`Engine::reflect`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Written {
+    /// Its id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+    /// Whether it existed and was updated.
+    pub updated: bool,
+    /// How many sources it has.
+    pub sources: usize,
+}
+
+/// What `mem reflect` did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ReflectReport {
+    /// Reflections written or updated.
+    pub written: Vec<Written>,
+    /// Clusters skipped, each with the reason (a failing summariser, say).
+    pub failed: Vec<String>,
+}
+
+/// A command that writes a cluster's summary: the prompt on its stdin, the summary on stdout.
+#[derive(Clone, Debug)]
+pub struct Summarizer {
+    /// Run with `sh -c`.
+    pub command: String,
+    /// Stopped after this long.
+    pub timeout: std::time::Duration,
+}
+
+impl Summarizer {
+    /// Runs the command on `prompt`; a timeout, a failing exit status or an empty output is an
+    /// error that says which.
+    pub fn run(&self, prompt: &str) -> Result<String> {
+        use std::io::{Read, Write};
+        use std::process::{Command, Stdio};
+        use wait_timeout::ChildExt;
+        let fail = |message: String| Error::Summarizer { command: self.command.clone(), message };
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fail(format!("could not start: {e}")))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = prompt.to_string();
+        let writer = std::thread::spawn(move || {
+            let _closed_early_is_fine = stdin.write_all(input.as_bytes());
+        });
+        let mut stdout = child.stdout.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            stdout.read_to_end(&mut out).map(|_| out)
+        });
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut err = Vec::new();
+            let _ = stderr.read_to_end(&mut err);
+            err
+        });
+        let status = match child.wait_timeout(self.timeout).map_err(|e| fail(e.to_string()))? {
+            Some(status) => status,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("timed out after {} s", self.timeout.as_secs_f64())));
+            }
+        };
+        let _ = writer.join();
+        let out = reader.join().ok().and_then(|r| r.ok()).unwrap_or_default();
+        let err = err_reader.join().unwrap_or_default();
+        if !status.success() {
+            let err = String::from_utf8_lossy(&err);
+            let first = err.lines().next().unwrap_or("").trim();
+            return Err(fail(format!(
+                "failed ({status}){}",
+                if first.is_empty() { String::new() } else { format!(": {first}") }
+            )));
+        }
+        let out = String::from_utf8_lossy(&out).trim().to_string();
+        if out.is_empty() {
+            return Err(fail("printed nothing".into()));
+        }
+        Ok(out)
+    }
+}
+
+impl Engine {
+    /// What `mem reflect` would write: observations that join an existing reflection (which
+    /// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
+    pub fn reflect_plan(&self, options: &ReflectOptions, now: Timestamp) -> Result<Vec<Proposal>> {
+        let loaded: Vec<(String, Memory)> =
+            self.load_all().into_iter().filter(|(_, m)| !m.is_invalid_at(now)).collect();
+        let texts: Vec<String> =
+            loaded.iter().map(|(_, m)| format!("{}\n{}", m.title(), m.body())).collect();
+        let (space, vectors) = Space::fit(&texts);
+        let position: HashMap<&str, usize> =
+            loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
+
+        // Existing reflections and the memories they were made from.
+        let reflections: Vec<(usize, Vec<usize>)> = loaded
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| !m.derived_from().is_empty())
+            .map(|(i, (_, m))| {
+                let sources: Vec<usize> = m
+                    .derived_from()
+                    .iter()
+                    .filter_map(|id| position.get(id.as_str()).copied())
+                    .collect();
+                (i, sources)
+            })
+            .collect();
+
+        let candidates: Vec<usize> = loaded
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, m))| {
+                (options.kinds.is_empty() || options.kinds.contains(&m.kind()))
+                    && m.consolidated_into().is_none()
+                    && m.derived_from().is_empty()
+                    && options.since.is_none_or(|since| m.created() >= since)
+            })
+            .map(|(i, _)| i)
+            .collect();
+
+        let group = Grouping { reflections: &reflections, candidates: &candidates };
+        let (joining, clusters) = match options.embedding_threshold {
+            Some(threshold) => {
+                let store = self.loaded_vectors();
+                let dense = loaded
+                    .iter()
+                    .map(|(path, m)| {
+                        store
+                            .and_then(|s| s.get(m.id().as_str()))
+                            .map(reflect::DenseVec)
+                            .ok_or_else(|| {
+                                Error::Invalid(format!("{path} has no vector yet; run `mem index`"))
+                            })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                group.run(&dense, threshold, options.min_cluster, reflect::dense_neighbours)
+            }
+            None => {
+                group.run(&vectors, options.threshold, options.min_cluster, reflect::neighbours)
+            }
+        };
+
+        let source_ref = |i: usize| SourceRef {
+            id: loaded[i].1.id().to_string(),
+            path: loaded[i].0.clone(),
+            title: loaded[i].1.title(),
+        };
+        let digest_of = |members: &[usize]| {
+            let sources: Vec<(&Memory, &SparseVec)> =
+                members.iter().map(|&i| (&loaded[i].1, &vectors[i])).collect();
+            reflect::digest(&space, &sources)
+        };
+        let mut proposals = Vec::new();
+        for (r, new) in joining {
+            let (reflection, old) = &reflections[r];
+            // A source listed already but never marked (a run stopped half-way) is not added
+            // twice; it only gets its mark.
+            let mut all = old.clone();
+            all.extend(new.iter().filter(|i| !old.contains(i)));
+            let keep =
+                loaded[*reflection].1.derived_from().iter().map(|id| id.to_string()).collect();
+            proposals.push(Proposal {
+                updates: Some(source_ref(*reflection)),
+                digest: digest_of(&all),
+                sources: all.iter().map(|&i| source_ref(i)).collect(),
+                new_sources: new.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+                keep,
+            });
+        }
+        for members in clusters {
+            proposals.push(Proposal {
+                updates: None,
+                digest: digest_of(&members),
+                sources: members.iter().map(|&i| source_ref(i)).collect(),
+                new_sources: members.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+                keep: Vec::new(),
+            });
+        }
+        Ok(proposals)
+    }
+    /// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
+    /// `consolidated_into` on their new sources. With a summariser, its output is the body; a
+    /// cluster whose summariser fails is skipped and reported, the others go on.
+    pub fn reflect(
+        &mut self,
+        proposals: &[Proposal],
+        summarizer: Option<&Summarizer>,
+        now: Timestamp,
+    ) -> Result<ReflectReport> {
+        self.with_lock(|engine| {
+            let mut report = ReflectReport::default();
+            for proposal in proposals {
+                match engine.write_reflection(proposal, summarizer, now) {
+                    Ok(written) => report.written.push(written),
+                    Err(
+                        e @ (Error::Summarizer { .. } | Error::Parse { .. } | Error::Invalid(_)),
+                    ) => {
+                        report.failed.push(format!("{}: {e}", proposal.digest.title));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(report)
+        })
+    }
+    fn write_reflection(
+        &self,
+        proposal: &Proposal,
+        summarizer: Option<&Summarizer>,
+        now: Timestamp,
+    ) -> Result<Written> {
+        let d = &proposal.digest;
+        let summary = match summarizer {
+            Some(s) => {
+                let mut prompt = String::from(SUMMARY_PROMPT);
+                for source in &proposal.sources {
+                    let text = std::fs::read_to_string(self.root.join(&source.path))
+                        .map_err(|e| Error::io(self.root.join(&source.path), e))?;
+                    let body = Memory::parse(&text).map(|m| m.body().to_string()).unwrap_or(text);
+                    prompt.push_str(&format!(
+                        "\n### {} ({})\n{}\n",
+                        source.title,
+                        source.id,
+                        body.trim()
+                    ));
+                }
+                s.run(&prompt)?
+            }
+            None => d.sentences.iter().map(|s| format!("- {s}\n")).collect(),
+        };
+        let mut text = format!("{}\n\n## Sources\n\n", summary.trim_end());
+        for source in &proposal.sources {
+            text.push_str(&format!("- {}: {}\n", source.id, source.title));
+        }
+        let mut ids: Vec<MemoryId> = Vec::new();
+        for id in proposal.keep.iter().chain(proposal.sources.iter().map(|s| &s.id)) {
+            let id = MemoryId::new(id)?;
+            if !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        let (id, rel, updated) = match &proposal.updates {
+            None => {
+                let memory = Memory::create(
+                    NewMemory {
+                        text: text.clone(),
+                        kind: d.kind,
+                        importance: d.importance,
+                        tags: d.tags.clone(),
+                        title: Some(d.title.clone()),
+                        source: Some("reflect".into()),
+                    },
+                    now,
+                )?;
+                let rel = format!("{REFLECTIONS_DIR}/{}.md", memory.id());
+                let file =
+                    edit_front_matter(&memory.render(), &[("derived_from", Some(yaml_ids(&ids)))])
+                        .map_err(parse_error(&rel))?;
+                let path = self.root.join(&rel);
+                std::fs::create_dir_all(path.parent().expect("has a folder"))
+                    .map_err(|e| Error::io(&path, e))?;
+                store::write_atomic(&path, file.as_bytes(), Overwrite::No)?;
+                (memory.id().to_string(), rel, false)
+            }
+            Some(existing) => {
+                let path = self.root.join(&existing.path);
+                let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+                let file = with_body(&old, &format!("# {}\n\n{text}", d.title))
+                    .and_then(|f| {
+                        edit_front_matter(
+                            &f,
+                            &[
+                                ("derived_from", Some(yaml_ids(&ids))),
+                                ("importance", Some(d.importance.to_string())),
+                            ],
+                        )
+                    })
+                    .map_err(parse_error(&existing.path))?;
+                store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+                (existing.id.clone(), existing.path.clone(), true)
+            }
+        };
+        // Sources last: a crash before this leaves them unconsolidated, and the next run
+        // finds them close to this reflection and joins them to it instead of starting over.
+        let reflection_id = MemoryId::new(&id)?;
+        for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
+            let path = self.root.join(&source.path);
+            let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+            let file = edit_front_matter(
+                &old,
+                &[("consolidated_into", Some(yaml_text(reflection_id.as_str())))],
+            )
+            .map_err(parse_error(&source.path))?;
+            store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+        }
+        Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })
+    }
+}
+
+/// Which observations join existing reflections, and which form new clusters, by one
+/// similarity measure.
+struct Grouping<'a> {
+    /// Each reflection (index into the loaded memories) with its sources.
+    reflections: &'a [(usize, Vec<usize>)],
+    /// Observations not consolidated yet.
+    candidates: &'a [usize],
+}
+
+impl Grouping<'_> {
+    /// Observations close to a reflection's centre join it (keyed by the reflection's
+    /// position in `reflections`); the others are clustered.
+    fn run<V: reflect::Similarity + Clone>(
+        &self,
+        vectors: &[V],
+        threshold: f32,
+        min_cluster: usize,
+        neighbours: impl Fn(&[V], f32) -> Vec<Vec<(usize, f32)>>,
+    ) -> (BTreeMap<usize, Vec<usize>>, Vec<Vec<usize>>) {
+        let centres: Vec<V> = self
+            .reflections
+            .iter()
+            .map(|(_, sources)| V::mean(sources.iter().map(|&s| &vectors[s])))
+            .collect();
+        let mut joining: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        let mut free = Vec::new();
+        for &c in self.candidates {
+            let best = centres
+                .iter()
+                .enumerate()
+                .map(|(r, centre)| (r, vectors[c].similarity(centre)))
+                .filter(|&(_, sim)| sim >= threshold)
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            match best {
+                Some((r, _)) => joining.entry(r).or_default().push(c),
+                None => free.push(c),
+            }
+        }
+        let free_vectors: Vec<V> = free.iter().map(|&i| vectors[i].clone()).collect();
+        let graph = neighbours(&free_vectors, threshold);
+        let clusters = reflect::cluster(&free_vectors, &graph, threshold, min_cluster)
+            .into_iter()
+            .map(|cluster| cluster.iter().map(|&k| free[k]).collect())
+            .collect();
+        (joining, clusters)
+    }
+}
