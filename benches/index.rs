@@ -11,7 +11,7 @@ fn now() -> jiff::Timestamp {
 }
 
 fn full_build(c: &mut Criterion) {
-    let hidden = indicatif::ProgressBar::hidden();
+    let hidden = mem::progress::Silent;
     let mut group = c.benchmark_group("index_full");
     group.sample_size(10);
     for n in [1_000, 10_000] {
@@ -35,7 +35,7 @@ fn full_build(c: &mut Criterion) {
 }
 
 fn incremental(c: &mut Criterion) {
-    let hidden = indicatif::ProgressBar::hidden();
+    let hidden = mem::progress::Silent;
     let dir = tempfile::tempdir().unwrap();
     let memories = corpus::generate(10_000, 42);
     corpus::write(dir.path(), &memories).unwrap();

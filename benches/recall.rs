@@ -18,7 +18,7 @@ fn indexed(n: usize) -> (tempfile::TempDir, Engine) {
     let dir = tempfile::tempdir().unwrap();
     corpus::write(dir.path(), &corpus::generate(n, 42)).unwrap();
     let mut engine = Engine::open(dir.path()).unwrap();
-    let report = engine.refresh(now(), &indicatif::ProgressBar::hidden()).unwrap();
+    let report = engine.refresh(now(), &mem::progress::Silent).unwrap();
     assert_eq!(report.added, n, "every generated memory is indexed");
     assert!(report.bad.is_empty());
     (dir, engine)
@@ -29,7 +29,7 @@ fn now() -> jiff::Timestamp {
 }
 
 fn recall(c: &mut Criterion) {
-    let hidden = indicatif::ProgressBar::hidden();
+    let hidden = mem::progress::Silent;
     let options = RecallOptions { limit: 20, ..Default::default() };
     let mut group = c.benchmark_group("recall");
     group.sample_size(20);

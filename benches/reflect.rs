@@ -13,7 +13,7 @@ fn reflect(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     corpus::write(dir.path(), &corpus::generate(10_000, 42)).unwrap();
     let mut engine = Engine::open(dir.path()).unwrap();
-    engine.refresh(now, &indicatif::ProgressBar::hidden()).unwrap();
+    engine.refresh(now, &mem::progress::Silent).unwrap();
     let options = ReflectOptions {
         embedding_threshold: None,
         kinds: vec![MemoryType::Episodic],

@@ -315,7 +315,7 @@ impl Default for EmbedConfig {
 }
 
 /// Which relevance recall uses.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum RecallMode {
     /// Keyword relevance only.
@@ -328,6 +328,9 @@ pub enum RecallMode {
 }
 
 impl RecallMode {
+    /// Every mode, in the order the help lists them.
+    pub const ALL: [RecallMode; 3] = [RecallMode::Bm25, RecallMode::Vector, RecallMode::Hybrid];
+
     /// The mode's name as written in `mem.toml` and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -336,10 +339,30 @@ impl RecallMode {
             RecallMode::Hybrid => "hybrid",
         }
     }
+
+    /// What the mode does, in a few words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RecallMode::Bm25 => "Keyword relevance only",
+            RecallMode::Vector => "Embedding cosine only",
+            RecallMode::Hybrid => "BM25 and cosine, fused",
+        }
+    }
+}
+
+impl std::str::FromStr for RecallMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<RecallMode, String> {
+        RecallMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("unknown recall mode {s:?}: use bm25, vector or hybrid"))
+    }
 }
 
 /// How hybrid recall combines the BM25 and the cosine ranking.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Fusion {
     /// `(1 − w) × bm25 / max bm25 + w × cosine / max cosine`.
@@ -347,6 +370,38 @@ pub enum Fusion {
     Convex,
     /// Reciprocal rank fusion: `Σ 1 / (k + rank)`.
     Rrf,
+}
+
+impl Fusion {
+    /// Every fusion, in the order the help lists them.
+    pub const ALL: [Fusion; 2] = [Fusion::Convex, Fusion::Rrf];
+
+    /// The fusion's name as written in `mem.toml` and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fusion::Convex => "convex",
+            Fusion::Rrf => "rrf",
+        }
+    }
+
+    /// What the fusion computes, in a few words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Fusion::Convex => "(1 − w) × bm25 / max bm25 + w × cosine / max cosine",
+            Fusion::Rrf => "Reciprocal rank fusion: Σ 1 / (k + rank)",
+        }
+    }
+}
+
+impl std::str::FromStr for Fusion {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Fusion, String> {
+        Fusion::ALL
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| format!("unknown fusion {s:?}: use convex or rrf"))
+    }
 }
 
 impl Config {

@@ -22,7 +22,7 @@
 //!     source: None,
 //! }, now)?;
 //! let options = RecallOptions { limit: 20, ..Default::default() };
-//! let hidden = indicatif::ProgressBar::hidden();
+//! let hidden = mem::progress::Silent;
 //! let (hits, _report) = engine.recall("which package manager: pnpm or npm?", &options, now, &hidden)?;
 //! assert_eq!(hits[0].record.title, "We use pnpm, never npm");
 //! # Ok(())
@@ -41,6 +41,7 @@ pub mod eval;
 pub mod format;
 pub mod health;
 pub mod index;
+pub mod progress;
 pub mod prune;
 pub mod reflect;
 pub mod score;

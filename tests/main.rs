@@ -15,6 +15,9 @@ mod embed;
 mod eval;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
+/// The source layout: docs/architecture.md names every file, short files, no front end in the
+/// library, no import circle.
+mod layout;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.

@@ -96,7 +96,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     }
     let added = engine.add(new, ctx.now)?;
     // The index learns of it now, not at the next recall (`mem health` compares them).
-    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    engine.refresh(ctx.now, &mem::progress::Silent)?;
     if let Some(old) = &replaces {
         engine.supersede(old, &added.id, ctx.now)?;
         eprintln!("mem: {old} is superseded by {}", added.id);

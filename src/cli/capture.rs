@@ -37,7 +37,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         Ok(payload) => payload,
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
-    let mut engine = match Engine::open(&root) {
+    let mut engine = match Engine::open_with(&root, &super::model_overrides()) {
         Ok(engine) => engine,
         Err(e) => {
             let message = format!("cannot open memory root {}: {e}", root.display());
@@ -46,7 +46,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     };
     let captured = engine.capture(&payload, ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
-    let report = engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
     super::print_problems(&report);
     if captured.skipped_lines > 0 {
         eprintln!(

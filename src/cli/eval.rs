@@ -24,10 +24,10 @@ pub struct Args {
     json: bool,
     /// Recall mode(s) to evaluate, side by side: e.g. `--mode bm25,hybrid`. Default: the
     /// root's (hybrid when a model is configured, else bm25).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = super::recall_mode_parser(), value_delimiter = ',')]
     mode: Vec<RecallMode>,
     /// Fusion of hybrid recall (overrides `[embed] fusion`).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::fusion_parser())]
     fusion: Option<Fusion>,
     /// Weight of the cosine in convex fusion (overrides `[embed] vector_weight`).
     #[arg(long)]
@@ -64,7 +64,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         // Every vector first, so that latencies are those of a warm recall.
         engine.sync_vectors(None, &super::progress_bar_for("embedding", "memories"))?;
     }
-    let hidden = indicatif::ProgressBar::hidden();
+    let hidden = mem::progress::Silent;
     let mut reports = Vec::new();
     for mode in modes {
         let options = RecallOptions {

@@ -240,7 +240,7 @@ impl MemServer {
                 ..Default::default()
             };
             let (hits, report) =
-                engine.recall(&args.query, &options, now, &indicatif::ProgressBar::hidden())?;
+                engine.recall(&args.query, &options, now, &mem::progress::Silent)?;
             self.log_problems(&report);
             to_json(&hits)
         })
@@ -423,7 +423,7 @@ impl MemServer {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut engine = lock(&self.engine);
             if refresh {
-                let report = engine.refresh(now, &indicatif::ProgressBar::hidden())?;
+                let report = engine.refresh(now, &mem::progress::Silent)?;
                 self.log_problems(&report);
             }
             f(&mut engine, now)

@@ -177,7 +177,8 @@ impl Context {
     /// Finds the memory root (creating the per-user default on first use) and opens it.
     fn engine(&self) -> Result<Engine> {
         let root = self.root()?;
-        Engine::open(&root).with_context(|| format!("cannot open memory root {}", root.display()))
+        Engine::open_with(&root, &model_overrides())
+            .with_context(|| format!("cannot open memory root {}", root.display()))
     }
 
     /// Opens the root and brings its index up to date, printing what went wrong on stderr.
@@ -202,7 +203,7 @@ fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
     if skip || !engine.config().usage.sync {
         return Ok(());
     }
-    let hidden = indicatif::ProgressBar::hidden();
+    let hidden = mem::progress::Silent;
     engine.refresh(now, &hidden)?;
     let report = engine.sync()?;
     for failure in &report.failed {
@@ -220,13 +221,28 @@ fn option_error(message: String, section: &str) -> anyhow::Error {
 }
 
 /// A progress bar for indexing files on stderr when it is a terminal, hidden otherwise.
-fn progress_bar() -> indicatif::ProgressBar {
+fn progress_bar() -> Bar {
     progress_bar_for("indexing", "files")
+}
+
+/// A progress bar on stderr, drawn by indicatif, for the library's [`mem::progress::Progress`].
+struct Bar(indicatif::ProgressBar);
+
+impl mem::progress::Progress for Bar {
+    fn set_length(&self, len: u64) {
+        self.0.set_length(len);
+    }
+    fn inc(&self, n: u64) {
+        self.0.inc(n);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
 }
 
 /// A progress bar "`doing` [bar] pos/len `things` (eta left)" on stderr when it is a
 /// terminal, hidden otherwise.
-fn progress_bar_for(doing: &str, things: &str) -> indicatif::ProgressBar {
+fn progress_bar_for(doing: &str, things: &str) -> Bar {
     if std::io::stderr().is_terminal() {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -235,10 +251,36 @@ fn progress_bar_for(doing: &str, things: &str) -> indicatif::ProgressBar {
         )) {
             bar.set_style(style);
         }
-        bar
+        Bar(bar)
     } else {
-        indicatif::ProgressBar::hidden()
+        Bar(indicatif::ProgressBar::hidden())
     }
+}
+
+/// The model folder and ONNX Runtime library named by the environment, over the root's
+/// `mem.toml` (an empty variable counts as unset).
+fn model_overrides() -> mem::embed::ModelOverrides {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    mem::embed::ModelOverrides {
+        model_dir: env(mem::embed::MODEL_DIR_ENV),
+        runtime: env(mem::embed::ORT_LIB_ENV),
+    }
+}
+
+/// Parses `--mode`: one of the library's recall modes, each listed in the help.
+fn recall_mode_parser() -> impl clap::builder::TypedValueParser<Value = mem::config::RecallMode> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let modes = mem::config::RecallMode::ALL;
+    PossibleValuesParser::new(modes.map(|m| PossibleValue::new(m.as_str()).help(m.describe())))
+        .map(|s| s.parse().expect("clap checked it is a possible value"))
+}
+
+/// Parses `--fusion`: one of the library's fusions, each listed in the help.
+fn fusion_parser() -> impl clap::builder::TypedValueParser<Value = mem::config::Fusion> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let fusions = mem::config::Fusion::ALL;
+    PossibleValuesParser::new(fusions.map(|f| PossibleValue::new(f.as_str()).help(f.describe())))
+        .map(|s| s.parse().expect("clap checked it is a possible value"))
 }
 
 /// Prints a refresh's notices and problems on stderr, one line each.

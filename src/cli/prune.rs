@@ -85,7 +85,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         return super::print_text(&text);
     }
     let archived = engine.archive(&candidates, ctx.now)?;
-    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    engine.refresh(ctx.now, &mem::progress::Silent)?;
     if args.json {
         return super::print_json(&candidates);
     }
@@ -103,6 +103,6 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
 pub fn restore(args: RestoreArgs, ctx: &Context) -> Result<()> {
     let mut engine = ctx.engine()?;
     let path = engine.restore(&args.id)?;
-    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    engine.refresh(ctx.now, &mem::progress::Silent)?;
     super::print_text(&format!("restored\t{}\t{path}\n", args.id))
 }

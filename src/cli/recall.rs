@@ -40,7 +40,7 @@ pub struct Args {
     no_record: bool,
     /// Relevance from BM25, embedding cosine, or both fused. Default: `[embed] mode` (hybrid)
     /// when a model is configured, else bm25.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::recall_mode_parser())]
     mode: Option<RecallMode>,
 }
 

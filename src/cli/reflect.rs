@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 use mem::MemoryType;
-use mem::engine::{ReflectOptions, Summarizer};
+use mem::engine::{ReflectOptions, Summarize};
 
 use super::Context;
 
@@ -119,8 +119,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             args.summarizer_timeout.unwrap_or(settings.summarizer_timeout_secs),
         ),
     });
-    let report = engine.reflect(&proposals, summarizer.as_ref(), ctx.now)?;
-    engine.refresh(ctx.now, &indicatif::ProgressBar::hidden())?;
+    let report =
+        engine.reflect(&proposals, summarizer.as_ref().map(|s| s as &dyn Summarize), ctx.now)?;
+    engine.refresh(ctx.now, &mem::progress::Silent)?;
     for failure in &report.failed {
         eprintln!("mem: reflection skipped: {failure}");
     }
@@ -145,4 +146,73 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A command that writes a cluster's summary: the prompt on its stdin, the summary on stdout.
+#[derive(Clone, Debug)]
+struct Summarizer {
+    /// Run with `sh -c`.
+    command: String,
+    /// Stopped after this long.
+    timeout: std::time::Duration,
+}
+
+impl Summarize for Summarizer {
+    /// Runs the command on `prompt`; a timeout, a failing exit status or an empty output is an
+    /// error that says which.
+    fn summarize(&self, prompt: &str) -> mem::Result<String> {
+        use std::io::{Read, Write};
+        use std::process::{Command, Stdio};
+        use wait_timeout::ChildExt;
+        let fail =
+            |message: String| mem::Error::Summarizer { command: self.command.clone(), message };
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(&self.command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fail(format!("could not start: {e}")))?;
+        let mut stdin = child.stdin.take().expect("piped");
+        let input = prompt.to_string();
+        let writer = std::thread::spawn(move || {
+            let _closed_early_is_fine = stdin.write_all(input.as_bytes());
+        });
+        let mut stdout = child.stdout.take().expect("piped");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            stdout.read_to_end(&mut out).map(|_| out)
+        });
+        let mut stderr = child.stderr.take().expect("piped");
+        let err_reader = std::thread::spawn(move || {
+            let mut err = Vec::new();
+            let _ = stderr.read_to_end(&mut err);
+            err
+        });
+        let status = match child.wait_timeout(self.timeout).map_err(|e| fail(e.to_string()))? {
+            Some(status) => status,
+            None => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("timed out after {} s", self.timeout.as_secs_f64())));
+            }
+        };
+        let _ = writer.join();
+        let out = reader.join().ok().and_then(|r| r.ok()).unwrap_or_default();
+        let err = err_reader.join().unwrap_or_default();
+        if !status.success() {
+            let err = String::from_utf8_lossy(&err);
+            let first = err.lines().next().unwrap_or("").trim();
+            return Err(fail(format!(
+                "failed ({status}){}",
+                if first.is_empty() { String::new() } else { format!(": {first}") }
+            )));
+        }
+        let out = String::from_utf8_lossy(&out).trim().to_string();
+        if out.is_empty() {
+            return Err(fail("printed nothing".into()));
+        }
+        Ok(out)
+    }
 }

@@ -37,19 +37,32 @@ pub struct ModelSource {
     pub runtime: PathBuf,
 }
 
+/// What the front end says about the model, over the root's `mem.toml` (the CLI takes them
+/// from [`MODEL_DIR_ENV`] and [`ORT_LIB_ENV`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ModelOverrides {
+    /// The model folder, instead of `[embed] model_dir`.
+    pub model_dir: Option<PathBuf>,
+    /// The ONNX Runtime library, instead of the one in the model folder.
+    pub runtime: Option<PathBuf>,
+}
+
 impl ModelSource {
-    /// The configured model, if any: `MEM_EMBED_MODEL_DIR`, else `model_dir` from `mem.toml`
-    /// (relative to `root`); the library from `ORT_DYLIB_PATH`, else the folder. `None` when
-    /// neither names a folder.
-    pub fn configured(root: &Path, model_dir: &str) -> Option<ModelSource> {
-        let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let dir = env(MODEL_DIR_ENV).or_else(|| {
+    /// The configured model, if any: `overrides.model_dir`, else `model_dir` from `mem.toml`
+    /// (relative to `root`); the library from `overrides.runtime`, else the folder. `None`
+    /// when neither names a folder.
+    pub fn configured(
+        root: &Path,
+        model_dir: &str,
+        overrides: &ModelOverrides,
+    ) -> Option<ModelSource> {
+        let dir = overrides.model_dir.clone().or_else(|| {
             let dir = model_dir.trim();
             (!dir.is_empty()).then(|| root.join(dir))
         })?;
         let dir = absolute(&dir);
         let runtime =
-            env(ORT_LIB_ENV).map(|p| absolute(&p)).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
+            overrides.runtime.as_deref().map(absolute).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
         Some(ModelSource { dir, runtime })
     }
 }
@@ -287,16 +300,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn model_dir_comes_from_the_environment_first_then_the_config() {
-        // Only the configured path is checked here; the environment is not touched so tests
-        // can run in parallel (the integration tests cover MEM_EMBED_MODEL_DIR).
-        if std::env::var_os(MODEL_DIR_ENV).is_some() || std::env::var_os(ORT_LIB_ENV).is_some() {
-            return;
-        }
-        assert_eq!(ModelSource::configured(Path::new("/r"), "  "), None);
-        let s = ModelSource::configured(Path::new("/r"), "models/minilm").unwrap();
+    fn model_dir_comes_from_the_overrides_first_then_the_config() {
+        let none = ModelOverrides::default();
+        assert_eq!(ModelSource::configured(Path::new("/r"), "  ", &none), None);
+        let s = ModelSource::configured(Path::new("/r"), "models/minilm", &none).unwrap();
         assert_eq!(s.dir, Path::new("/r/models/minilm"));
         assert_eq!(s.runtime, Path::new("/r/models/minilm/libonnxruntime.so"));
+        let overrides = ModelOverrides {
+            model_dir: Some("/m".into()),
+            runtime: Some("/lib/libonnxruntime.so.1".into()),
+        };
+        let s = ModelSource::configured(Path::new("/r"), "models/minilm", &overrides).unwrap();
+        assert_eq!(s.dir, Path::new("/m"));
+        assert_eq!(s.runtime, Path::new("/lib/libonnxruntime.so.1"));
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl Engine {
         if self.model_source().is_some() && self.config.embed.near_duplicate < 1.0 {
             let threshold = self.config.embed.near_duplicate;
             let limit = self.config.embed.recall_embed_limit;
-            let hidden = indicatif::ProgressBar::hidden();
+            let hidden = crate::progress::Silent;
             let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
                 let vector = self.embed_query(&new.text)?;
                 Ok((self.nearest(&vector, 1, threshold), synced.pending))

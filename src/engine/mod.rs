@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 
 use crate::config::Config;
+use crate::embed::ModelOverrides;
 use crate::format::{Memory, MemoryId, MemoryType};
 use crate::index::synonyms::Thesaurus;
 use crate::index::{MemoryIndex, Record, RefreshReport, tokenizer};
@@ -28,8 +29,8 @@ pub use self::admit::{Added, Admission};
 pub use self::health::{Health, Stats, UsageCheck};
 pub use self::recall::RecallOptions;
 pub use self::reflect::{
-    Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef,
-    Summarizer, Written,
+    Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
+    Written,
 };
 pub use self::semantic::{ModelStatus, VectorReport};
 pub use self::sync::SyncReport;
@@ -48,8 +49,15 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens the memory root `root` (which must exist), creating `.mem/` if needed.
+    /// Opens the memory root `root` (which must exist), creating `.mem/` if needed, with the
+    /// model its `mem.toml` names.
     pub fn open(root: &Path) -> Result<Engine> {
+        Engine::open_with(root, &ModelOverrides::default())
+    }
+
+    /// Opens the memory root `root` like [`Engine::open`], with the front end's overrides of
+    /// the model folder and the ONNX Runtime library.
+    pub fn open_with(root: &Path, overrides: &ModelOverrides) -> Result<Engine> {
         if !root.is_dir() {
             return Err(Error::NoRoot(root.to_path_buf()));
         }
@@ -76,7 +84,7 @@ impl Engine {
             pending_notice,
             thesaurus,
             usage: None,
-            semantic: semantic::Semantic::configured(root, &config.embed.model_dir),
+            semantic: semantic::Semantic::configured(root, &config.embed.model_dir, overrides),
             config,
         })
     }
@@ -115,7 +123,7 @@ impl Engine {
     pub fn refresh(
         &mut self,
         now: Timestamp,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, false))
     }
@@ -123,7 +131,7 @@ impl Engine {
     pub fn rebuild(
         &mut self,
         now: Timestamp,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, true))
     }
@@ -138,7 +146,7 @@ impl Engine {
     fn refresh_locked(
         &mut self,
         now: Timestamp,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
         rebuild: bool,
     ) -> Result<RefreshReport> {
         let mut notices: Vec<String> = self.pending_notice.take().into_iter().collect();
@@ -228,7 +236,7 @@ mod tests {
     #[test]
     fn an_open_engine_sees_another_process_rebuild() {
         let dir = tempfile::tempdir().unwrap();
-        let hidden = indicatif::ProgressBar::hidden();
+        let hidden = crate::progress::Silent;
         let mut first = Engine::open(dir.path()).unwrap();
         first.add(note("alpha"), now()).unwrap();
         assert_eq!(first.refresh(now(), &hidden).unwrap().added, 1);

@@ -39,7 +39,7 @@ impl Engine {
         query: &str,
         options: &RecallOptions,
         now: Timestamp,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<(Vec<Hit>, RefreshReport)> {
         let mode = self.recall_mode(options.mode);
         // The query is embedded while the index is refreshed: two jobs for two cores.
@@ -109,7 +109,7 @@ impl Engine {
         report: &mut RefreshReport,
     ) -> Result<VectorQuery> {
         let limit = self.config.embed.recall_embed_limit;
-        let synced = self.sync_vectors(Some(limit), &indicatif::ProgressBar::hidden())?;
+        let synced = self.sync_vectors(Some(limit), &crate::progress::Silent)?;
         if let Some(why) = synced.discarded {
             report.notices.push(format!("{why}; the vectors are being computed again"));
         }

@@ -86,72 +86,12 @@ pub struct ReflectReport {
     pub failed: Vec<String>,
 }
 
-/// A command that writes a cluster's summary: the prompt on its stdin, the summary on stdout.
-#[derive(Clone, Debug)]
-pub struct Summarizer {
-    /// Run with `sh -c`.
-    pub command: String,
-    /// Stopped after this long.
-    pub timeout: std::time::Duration,
-}
-
-impl Summarizer {
-    /// Runs the command on `prompt`; a timeout, a failing exit status or an empty output is an
-    /// error that says which.
-    pub fn run(&self, prompt: &str) -> Result<String> {
-        use std::io::{Read, Write};
-        use std::process::{Command, Stdio};
-        use wait_timeout::ChildExt;
-        let fail = |message: String| Error::Summarizer { command: self.command.clone(), message };
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg(&self.command)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| fail(format!("could not start: {e}")))?;
-        let mut stdin = child.stdin.take().expect("piped");
-        let input = prompt.to_string();
-        let writer = std::thread::spawn(move || {
-            let _closed_early_is_fine = stdin.write_all(input.as_bytes());
-        });
-        let mut stdout = child.stdout.take().expect("piped");
-        let reader = std::thread::spawn(move || {
-            let mut out = Vec::new();
-            stdout.read_to_end(&mut out).map(|_| out)
-        });
-        let mut stderr = child.stderr.take().expect("piped");
-        let err_reader = std::thread::spawn(move || {
-            let mut err = Vec::new();
-            let _ = stderr.read_to_end(&mut err);
-            err
-        });
-        let status = match child.wait_timeout(self.timeout).map_err(|e| fail(e.to_string()))? {
-            Some(status) => status,
-            None => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(fail(format!("timed out after {} s", self.timeout.as_secs_f64())));
-            }
-        };
-        let _ = writer.join();
-        let out = reader.join().ok().and_then(|r| r.ok()).unwrap_or_default();
-        let err = err_reader.join().unwrap_or_default();
-        if !status.success() {
-            let err = String::from_utf8_lossy(&err);
-            let first = err.lines().next().unwrap_or("").trim();
-            return Err(fail(format!(
-                "failed ({status}){}",
-                if first.is_empty() { String::new() } else { format!(": {first}") }
-            )));
-        }
-        let out = String::from_utf8_lossy(&out).trim().to_string();
-        if out.is_empty() {
-            return Err(fail("printed nothing".into()));
-        }
-        Ok(out)
-    }
+/// Writes a cluster's summary from a prompt (the [`SUMMARY_PROMPT`] and the sources); the
+/// front end supplies it (the CLI runs a configured command). An [`Error::Summarizer`] skips
+/// the cluster; any other error stops the reflection.
+pub trait Summarize {
+    /// The summary of `prompt`, plain Markdown.
+    fn summarize(&self, prompt: &str) -> Result<String>;
 }
 
 impl Engine {
@@ -259,7 +199,7 @@ impl Engine {
     pub fn reflect(
         &mut self,
         proposals: &[Proposal],
-        summarizer: Option<&Summarizer>,
+        summarizer: Option<&dyn Summarize>,
         now: Timestamp,
     ) -> Result<ReflectReport> {
         self.with_lock(|engine| {
@@ -281,7 +221,7 @@ impl Engine {
     fn write_reflection(
         &self,
         proposal: &Proposal,
-        summarizer: Option<&Summarizer>,
+        summarizer: Option<&dyn Summarize>,
         now: Timestamp,
     ) -> Result<Written> {
         let d = &proposal.digest;
@@ -299,7 +239,7 @@ impl Engine {
                         body.trim()
                     ));
                 }
-                s.run(&prompt)?
+                s.summarize(&prompt)?
             }
             None => d.sentences.iter().map(|s| format!("- {s}\n")).collect(),
         };

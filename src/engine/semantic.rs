@@ -54,9 +54,13 @@ struct Loaded {
 
 impl Semantic {
     /// The model configured for `root` (not loaded yet).
-    pub(super) fn configured(root: &Path, model_dir: &str) -> Semantic {
+    pub(super) fn configured(
+        root: &Path,
+        model_dir: &str,
+        overrides: &crate::embed::ModelOverrides,
+    ) -> Semantic {
         Semantic {
-            source: ModelSource::configured(root, model_dir),
+            source: ModelSource::configured(root, model_dir, overrides),
             model: Slot::Unloaded,
             vectors: None,
             synced: None,
@@ -257,7 +261,7 @@ impl Engine {
     pub fn sync_vectors(
         &mut self,
         limit: Option<usize>,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<VectorReport> {
         let discarded = self.load_vectors()?.map(|why| match why {
             Discarded::OtherModel => "the vectors were computed by another model".to_string(),
@@ -311,7 +315,7 @@ impl Engine {
                 since_save = 0;
             }
         }
-        progress.finish_and_clear();
+        progress.finish();
         if changed {
             self.with_lock(|engine| engine.save_vectors())?;
         }

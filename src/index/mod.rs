@@ -378,7 +378,7 @@ impl MemoryIndex {
         scan: Scan,
         max_file_bytes: u64,
         now: Timestamp,
-        progress: &indicatif::ProgressBar,
+        progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
         let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
@@ -416,7 +416,7 @@ impl MemoryIndex {
                 (file.rel.as_str(), previous.is_some(), outcome)
             })
             .collect();
-        progress.finish_and_clear();
+        progress.finish();
 
         let mut rechecked = 0;
         let mut changes: Vec<(&str, Option<Entry>)> = Vec::new();
