@@ -35,8 +35,8 @@ fn recall(c: &mut Criterion) {
     group.sample_size(20);
     for n in [1_000, 10_000, 100_000] {
         let (_dir, mut engine) = indexed(n);
-        let (hits, _) = engine.recall(QUERY, &options, now(), &hidden).unwrap();
-        assert_eq!(hits.len(), 20);
+        let recall = engine.recall(QUERY, &options, now(), &hidden).unwrap();
+        assert_eq!(recall.hits.len(), 20);
         group.bench_function(BenchmarkId::new("refresh_unchanged", n), |b| {
             b.iter(|| engine.refresh(now(), &hidden).unwrap());
         });

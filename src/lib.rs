@@ -23,8 +23,8 @@
 //! }, now)?;
 //! let options = RecallOptions { limit: 20, ..Default::default() };
 //! let hidden = mem::progress::Silent;
-//! let (hits, _report) = engine.recall("which package manager: pnpm or npm?", &options, now, &hidden)?;
-//! assert_eq!(hits[0].record.title, "We use pnpm, never npm");
+//! let recall = engine.recall("which package manager: pnpm or npm?", &options, now, &hidden)?;
+//! assert_eq!(recall.hits[0].record.title, "We use pnpm, never npm");
 //! # Ok(())
 //! # }
 //! ```
@@ -49,7 +49,7 @@ pub mod store;
 pub mod usage;
 
 pub use config::Config;
-pub use engine::{Added, Engine, RecallOptions, Stats, SyncReport};
+pub use engine::{Added, Engine, Recall, RecallOptions, Stats, SyncReport};
 pub use error::{Error, Result};
 pub use format::{Memory, MemoryId, MemoryType, NewMemory};
 pub use index::{Hit, Record, RefreshReport};

@@ -31,6 +31,96 @@ pub struct Components {
     pub importance: f64,
 }
 
+impl Components {
+    /// The components of a memory whose relevance is `relevance`, from its signals, at `now`.
+    pub fn of(relevance: f64, signals: &Signals, now: Epoch, ranking: &Ranking) -> Components {
+        Components {
+            relevance,
+            recency: recency(age_days(now, signals.last_access), ranking),
+            importance: importance(signals.importance),
+        }
+    }
+}
+
+/// What the index keeps of a memory for ranking besides its text (read by one reader,
+/// `index/columns.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct Signals {
+    /// Importance 1..=10.
+    pub importance: u8,
+    /// Last access, else creation, in seconds since the epoch.
+    pub last_access: Epoch,
+}
+
+/// How a recall's relevance was computed, to explain it: the measure and the best value it
+/// was divided by.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "measure", rename_all = "snake_case")]
+pub enum Relevance {
+    /// BM25 divided by the best BM25 among the matches.
+    Bm25 {
+        /// The best BM25.
+        best: f32,
+    },
+    /// Cosine divided by the best cosine among the candidates.
+    Vector {
+        /// The best cosine.
+        best: f64,
+    },
+    /// BM25 and cosine fused (see [`fuse`]), divided by the best fused value.
+    Fused {
+        /// How they were fused.
+        fusion: Fusion,
+        /// `k` of reciprocal rank fusion.
+        rrf_k: f64,
+        /// Weight of the cosine in convex fusion.
+        vector_weight: f64,
+        /// Candidates taken from each side.
+        candidates: usize,
+        /// The best fused value.
+        best: f64,
+    },
+}
+
+/// The formulas behind a recall's scores, with this root's weights, as `mem recall
+/// --explain` prints them under the table; `expansions` are the synonyms searched at
+/// `expansion_weight`.
+pub fn explain(
+    relevance: &Relevance,
+    ranking: &Ranking,
+    expansions: &[String],
+    expansion_weight: f32,
+) -> String {
+    let relevance = match *relevance {
+        Relevance::Bm25 { best } => format!("relevance = bm25 / {best:.3} (best match)"),
+        Relevance::Vector { best } => format!("relevance = cosine / {best:.3} (best cosine)"),
+        Relevance::Fused { fusion: Fusion::Rrf, rrf_k: k, candidates: c, best, .. } => format!(
+            "relevance = fused / {best:.4}; fused = 1/({k} + bm25 rank) + 1/({k} + cosine \
+             rank) over the {c} best of each (ranks in --json)"
+        ),
+        Relevance::Fused { fusion: Fusion::Convex, vector_weight: w, best, .. } => format!(
+            "relevance = fused / {best:.3}; fused = {b} × bm25 / max bm25 + {w} × cosine / max \
+             cosine",
+            b = 1.0 - w
+        ),
+    };
+    let mut text = format!(
+        "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
+         {relevance}; recency = 0.5^(age / {hl} days) since last access, else created; \
+         importance = (imp − 1) / 9\n",
+        wr = ranking.recency_weight,
+        wi = ranking.importance_weight,
+        hl = ranking.recency_half_life_days,
+    );
+    if !expansions.is_empty() {
+        text.push_str(&format!(
+            "synonyms searched at weight {expansion_weight}: {}\n",
+            expansions.join(", ")
+        ));
+    }
+    text
+}
+
 /// Days from `then` to `now`; a time in the future counts as age zero.
 pub fn age_days(now: Epoch, then: Epoch) -> Days {
     (now.saturating_sub(then)).max(0) as f64 / SECONDS_PER_DAY

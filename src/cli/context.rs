@@ -57,7 +57,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             record: engine.config().usage.record_retrievals,
             ..Default::default()
         };
-        let (hits, report) = engine.recall(task, &options, ctx.now, &mem::progress::Silent)?;
+        let mem::Recall { hits, report, .. } =
+            engine.recall(task, &options, ctx.now, &mem::progress::Silent)?;
         super::print_problems(&report);
         let mut items = Vec::new();
         for hit in &hits {

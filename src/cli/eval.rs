@@ -75,7 +75,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         let mut results = Vec::with_capacity(queries.len());
         for q in &queries {
             let started = super::stopwatch();
-            let (hits, report) = engine.recall(&q.query, &options, ctx.now, &hidden)?;
+            let mem::Recall { hits, report, .. } =
+                engine.recall(&q.query, &options, ctx.now, &hidden)?;
             if let Some(warning) = report.warnings.first() {
                 bail!("{} recall cannot run: {warning}", mode.as_str());
             }

@@ -239,7 +239,7 @@ impl MemServer {
                 mode: args.mode.map(RecallMode::from),
                 ..Default::default()
             };
-            let (hits, report) =
+            let mem::Recall { hits, report, .. } =
                 engine.recall(&args.query, &options, now, &mem::progress::Silent)?;
             self.log_problems(&report);
             to_json(&hits)

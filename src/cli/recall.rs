@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use comfy_table::Cell;
-use mem::config::{Fusion, RecallMode};
+use mem::config::RecallMode;
 use mem::{Hit, MemoryType, RecallOptions};
 
 use super::Context;
@@ -57,15 +57,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         mode: args.mode,
     };
     let query = args.query.join(" ");
-    let (hits, report) = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
-    super::print_problems(&report);
+    let recall = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
+    super::print_problems(&recall.report);
+    let hits = &recall.hits;
     if args.json {
-        return super::print_json(&hits);
+        return super::print_json(hits);
     }
     if hits.is_empty() {
         return Ok(());
     }
-    let ranking = &engine.config().ranking;
     let semantic = hits.iter().any(|h| h.semantic.is_some());
     let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
     if args.explain {
@@ -77,51 +77,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         header.splice(2..2, columns);
     }
     let mut table = super::table(&header);
-    for hit in &hits {
+    for hit in hits {
         table.add_row(row(hit, args.explain, semantic));
     }
     let mut text = super::render(&table);
     if args.explain {
-        let relevance = if semantic {
-            let e = &engine.config().embed;
-            let max_fused = hits.iter().filter_map(|h| h.semantic).map(|s| s.fused);
-            let max_fused = max_fused.fold(0.0, f64::max);
-            match e.fusion {
-                _ if engine.recall_mode(args.mode) == RecallMode::Vector => {
-                    format!("relevance = cosine / {max_fused:.3} (best cosine)")
-                }
-                Fusion::Rrf => format!(
-                    "relevance = fused / {max_fused:.4}; fused = 1/({k} + bm25 rank) + 1/({k} + \
-                     cosine rank) over the {c} best of each (ranks in --json)",
-                    k = e.rrf_k,
-                    c = e.candidates
-                ),
-                Fusion::Convex => format!(
-                    "relevance = fused / {max_fused:.3}; fused = {b} × bm25 / max bm25 + {w} × \
-                     cosine / max cosine",
-                    b = 1.0 - e.vector_weight,
-                    w = e.vector_weight
-                ),
-            }
-        } else {
-            format!("relevance = bm25 / {:.3} (best match)", hits[0].max_bm25)
-        };
-        text.push_str(&format!(
-            "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
-             {relevance}; recency = 0.5^(age / {hl} days) since last access, else created; \
-             importance = (imp − 1) / 9\n",
-            wr = ranking.recency_weight,
-            wi = ranking.importance_weight,
-            hl = ranking.recency_half_life_days,
-        ));
-        let expansions = engine.expansions(&query);
-        if !expansions.is_empty() {
-            text.push_str(&format!(
-                "synonyms searched at weight {}: {}\n",
-                engine.config().query.expansion_weight,
-                expansions.join(", ")
-            ));
-        }
+        text.push_str(&recall.explain(engine.config()));
     }
     super::print_text(&text)
 }

@@ -39,7 +39,7 @@ pub struct VectorStore {
     keys: Vec<Key>,
     scales: Vec<f32>,
     data: Vec<i8>,
-    /// Position of each vector by [`crate::index::id_key`] of its id.
+    /// Position of each vector by [`crate::format::id_key`] of its id.
     by_key: FxHashMap<u64, usize>,
 }
 
@@ -143,12 +143,12 @@ impl VectorStore {
     }
 
     fn index(&mut self, id: &str, position: usize) {
-        self.by_key.insert(crate::index::id_key(id), position);
+        self.by_key.insert(crate::format::id_key(id), position);
     }
 
     /// Where memory `id`'s vector is (its key, checked against the id itself).
     fn position(&self, id: &str) -> Option<usize> {
-        let &i = self.by_key.get(&crate::index::id_key(id))?;
+        let &i = self.by_key.get(&crate::format::id_key(id))?;
         (self.ids[i] == id).then_some(i)
     }
 
@@ -260,7 +260,7 @@ impl VectorStore {
     }
 
     /// The cosine of `query` with the vector of the memory whose id has
-    /// [`crate::index::id_key`] `key`.
+    /// [`crate::format::id_key`] `key`.
     pub fn cosine_by_key(&self, query: &[f32], key: u64) -> Option<f32> {
         let &i = self.by_key.get(&key)?;
         (query.len() == self.dim).then(|| crate::embed::dot(query, self.vector(i)) * self.scales[i])

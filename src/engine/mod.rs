@@ -27,7 +27,7 @@ mod sync;
 
 pub use self::admit::{Added, Admission};
 pub use self::health::{Health, Stats, UsageCheck};
-pub use self::recall::RecallOptions;
+pub use self::recall::{Recall, RecallOptions};
 pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
     Written,

@@ -6,6 +6,7 @@ use super::{Engine, semantic};
 use crate::config::RecallMode;
 use crate::format::MemoryType;
 use crate::index::{Hit, RefreshReport, Search, Validity, tokenizer};
+use crate::score::Relevance;
 use crate::usage;
 use crate::{Error, Result};
 
@@ -28,6 +29,39 @@ pub struct RecallOptions {
     pub mode: Option<RecallMode>,
 }
 
+/// What a recall found, and how: the hits with the mode actually used (a hybrid recall without
+/// a usable model is a BM25 recall), the synonyms searched, and the measure of relevance.
+#[derive(Debug)]
+pub struct Recall {
+    /// The ranked memories, best first.
+    pub hits: Vec<Hit>,
+    /// What the refresh before the search found and did, with notices and warnings (a model
+    /// that could not be used, usage that could not be recorded).
+    pub report: RefreshReport,
+    /// The mode the ranking used.
+    pub mode: RecallMode,
+    /// The synonyms the query was expanded with (empty when expansion is off).
+    pub expansions: Vec<String>,
+    /// How relevance was computed; `None` when nothing matched.
+    pub relevance: Option<Relevance>,
+}
+
+impl Recall {
+    /// The formulas behind the scores with this root's weights (`mem recall --explain`);
+    /// empty when nothing matched.
+    pub fn explain(&self, config: &crate::config::Config) -> String {
+        match &self.relevance {
+            Some(relevance) => crate::score::explain(
+                relevance,
+                &config.ranking,
+                &self.expansions,
+                config.query.expansion_weight,
+            ),
+            None => String::new(),
+        }
+    }
+}
+
 impl Engine {
     /// Refreshes the index, then ranks the memories matching `query`. A corrupt index is
     /// rebuilt once (with a notice in the report) before giving up. In vector or hybrid mode
@@ -40,7 +74,7 @@ impl Engine {
         options: &RecallOptions,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
-    ) -> Result<(Vec<Hit>, RefreshReport)> {
+    ) -> Result<Recall> {
         let mode = self.recall_mode(options.mode);
         // The query is embedded while the index is refreshed: two jobs for two cores.
         let (refreshed, query_vector) = match mode {
@@ -99,7 +133,31 @@ impl Engine {
                 report.notices.push(format!("usage not recorded: {e}"));
             }
         }
-        Ok((hits, report))
+        let relevance = hits.first().map(|best| self.relevance(mode, best));
+        let expansions = self.expansions(query);
+        Ok(Recall { hits, report, mode, expansions, relevance })
+    }
+
+    /// The measure of relevance of a recall in `mode`, read off one of its hits: relevance is
+    /// the hit's raw value divided by the best one, so the best is raw / relevance.
+    fn relevance(&self, mode: RecallMode, hit: &Hit) -> Relevance {
+        let best = |raw: f64| {
+            if hit.components.relevance > 0.0 { raw / hit.components.relevance } else { 0.0 }
+        };
+        match (mode, hit.semantic) {
+            (RecallMode::Vector, Some(s)) => Relevance::Vector { best: best(s.fused) },
+            (_, Some(s)) => {
+                let e = &self.config.embed;
+                Relevance::Fused {
+                    fusion: e.fusion,
+                    rrf_k: e.rrf_k,
+                    vector_weight: e.vector_weight,
+                    candidates: e.candidates,
+                    best: best(s.fused),
+                }
+            }
+            (_, None) => Relevance::Bm25 { best: hit.max_bm25 },
+        }
     }
     /// Brings the vectors up to date (within the recall limit) and finds the memories nearest
     /// to the query's embedding.

@@ -7,7 +7,9 @@ use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermSetQuery};
 use tantivy::{DocAddress, Term};
 
-use super::{Hit, MemoryIndex, Picked, Search, Semantic, check_segments, stats};
+use super::columns::Columns;
+use super::search::Picked;
+use super::{Hit, MemoryIndex, Search, Semantic, check_segments, stats};
 use crate::Result;
 use crate::config::{Fusion, RecallMode};
 use crate::score::{self, Components, FusionInput};
@@ -18,7 +20,7 @@ pub struct VectorSide<'a> {
     pub mode: RecallMode,
     /// The nearest memories to the query, best first, as (id, cosine).
     pub nearest: &'a [(String, f32)],
-    /// The cosine of the query with any memory, by [`super::id_key`] of its id; `None` when
+    /// The cosine of the query with any memory, by [`crate::format::id_key`] of its id; `None` when
     /// it has no vector.
     pub cosine_of: &'a (dyn Fn(u64) -> Option<f32> + Sync),
     /// How the rankings are fused.
@@ -98,7 +100,7 @@ impl MemoryIndex {
             .nearest
             .iter()
             .enumerate()
-            .map(|(i, (id, _))| (super::id_key(id), i + 1))
+            .map(|(i, (id, _))| (crate::format::id_key(id), i + 1))
             .collect();
         let now = search.now.as_second();
         let mut scored = Vec::with_capacity(candidates.len());
@@ -107,24 +109,16 @@ impl MemoryIndex {
         // The columns are opened once per segment.
         for segment_candidates in candidates.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
             let segment = searcher.segment_reader(segment_candidates[0].0.segment_ord);
-            let ff = segment.fast_fields();
-            let keys = ff.u64("id_key")?;
-            let importance = ff.u64("importance")?;
-            let last_access = ff.i64("last_access")?;
-            let tiebreaks = ff.u64("tiebreak")?;
+            let columns = Columns::open(segment, now)?;
             for (address, c) in segment_candidates {
                 let doc = address.doc_id;
-                let key = keys.first(doc).unwrap_or(0);
+                let key = columns.id_key(doc);
                 let c = Candidate {
                     vector_rank: vector_rank.get(&key).copied(),
                     cosine: (side.cosine_of)(key),
                     ..*c
                 };
-                let imp =
-                    importance.first(doc).unwrap_or(u64::from(crate::format::DEFAULT_IMPORTANCE));
-                let last = last_access.first(doc).unwrap_or(now);
-                let tiebreak = tiebreaks.first(doc).unwrap_or(0);
-                scored.push((*address, c, imp, last, tiebreak));
+                scored.push((*address, c, columns.signals(doc), columns.tiebreak(doc)));
             }
         }
         if side.mode == RecallMode::Vector {
@@ -151,16 +145,13 @@ impl MemoryIndex {
         }
         let mut ranked: Vec<(f64, u64, Picked)> = scored
             .into_iter()
-            .map(|(address, c, importance, last, tiebreak)| {
+            .map(|(address, c, signals, tiebreak)| {
                 let fused = fused_of(&c);
-                let components = Components {
-                    relevance: fused / max_fused,
-                    recency: score::recency(score::age_days(now, last), search.ranking),
-                    importance: score::importance(importance as u8),
-                };
+                let components = Components::of(fused / max_fused, &signals, now, search.ranking);
                 let picked = Picked {
                     address,
-                    relevance: components.relevance,
+                    components,
+                    last_access: signals.last_access,
                     bm25: c.bm25,
                     max_bm25,
                     semantic: Some(Semantic {

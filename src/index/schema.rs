@@ -116,12 +116,7 @@ impl Fields {
     }
 }
 
-/// A memory id as 64 bits (the first 8 bytes of its BLAKE3 hash), read from a fast field
-/// far faster than the id itself.
-pub fn id_key(id: &str) -> u64 {
-    let hash = blake3::hash(id.as_bytes());
-    u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
-}
+pub use crate::format::id_key;
 
 /// A stable 64-bit hash of a path, used to order exact score ties.
 pub fn tiebreak(rel: &str) -> u64 {

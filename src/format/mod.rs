@@ -5,12 +5,15 @@
 //! [`Memory::render`] writes it back. The typed fields are a validated view of that mapping.
 
 pub use crate::error::FormatError;
-use std::fmt;
-use std::str::FromStr;
 
 use jiff::Timestamp;
-use serde::Serialize;
 use serde_norway::{Mapping, Value};
+
+mod edit;
+mod id;
+
+pub use self::edit::*;
+pub use self::id::*;
 
 /// Version of the file contract described in `docs/format.md`.
 pub const FORMAT_VERSION: u32 = 1;
@@ -18,127 +21,6 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const DEFAULT_IMPORTANCE: u8 = 5;
 /// Longest id accepted, in bytes.
 pub const MAX_ID_LEN: usize = 128;
-
-/// A memory's identifier: a ULID for new memories, any `[A-Za-z0-9._-]+` otherwise.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(transparent)]
-pub struct MemoryId(String);
-
-impl MemoryId {
-    /// Validates `id`: non-empty, at most [`MAX_ID_LEN`] bytes of `[A-Za-z0-9._-]`, no `..`.
-    pub fn new(id: &str) -> crate::Result<Self> {
-        let reason = if id.is_empty() {
-            Some("it is empty")
-        } else if id.contains('/') || id.contains('\\') {
-            Some("it contains a path separator")
-        } else if id.contains("..") {
-            Some("it contains `..`")
-        } else if !id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-        {
-            Some("only letters, digits, `.`, `_` and `-` are allowed")
-        } else if id.bytes().all(|b| b == b'.') {
-            Some("it is only dots")
-        } else if id.len() > MAX_ID_LEN {
-            Some("it is longer than 128 characters")
-        } else {
-            None
-        };
-        match reason {
-            Some(reason) => Err(crate::Error::InvalidId { id: id.to_string(), reason }),
-            None => Ok(MemoryId(id.to_string())),
-        }
-    }
-
-    /// A fresh ULID whose time part is `now`.
-    pub fn generate(now: Timestamp) -> Self {
-        let at = std::time::SystemTime::try_from(now).unwrap_or(std::time::UNIX_EPOCH);
-        MemoryId(ulid::Ulid::from_datetime(at).to_string())
-    }
-
-    /// The id as text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for MemoryId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// What kind of memory a file holds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum MemoryType {
-    /// Something that happened: an observation, a session event.
-    Episodic,
-    /// A fact or a decision.
-    Semantic,
-    /// How to do something.
-    Procedural,
-}
-
-impl MemoryType {
-    /// Every type, in the order they are listed to users.
-    pub const ALL: [MemoryType; 3] =
-        [MemoryType::Episodic, MemoryType::Semantic, MemoryType::Procedural];
-
-    /// The lowercase name used in files and on the command line.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MemoryType::Episodic => "episodic",
-            MemoryType::Semantic => "semantic",
-            MemoryType::Procedural => "procedural",
-        }
-    }
-}
-
-impl fmt::Display for MemoryType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for MemoryType {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        MemoryType::ALL
-            .into_iter()
-            .find(|t| t.as_str() == s)
-            .ok_or_else(|| format!("unknown type {s:?}: expected episodic, semantic or procedural"))
-    }
-}
-
-/// Usage summary written back into the front-matter by `mem sync`
-/// (`access: { count, last, retrieved, strength }`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Access {
-    /// How many times the memory was used (`mem used`).
-    pub count: u64,
-    /// Its last reinforcement.
-    pub last: Option<Timestamp>,
-    /// How many times recall returned it.
-    pub retrieved: u64,
-    /// Its strength in days (see `docs/decay.md`), when `mem` has computed one.
-    pub strength: Option<f64>,
-}
-
-impl Access {
-    /// The one-line YAML flow mapping `mem` writes for it.
-    pub fn to_yaml(&self) -> String {
-        let mut parts = vec![format!("count: {}", self.count)];
-        if let Some(last) = self.last {
-            parts.push(format!("last: {last}"));
-        }
-        parts.push(format!("retrieved: {}", self.retrieved));
-        if let Some(strength) = self.strength {
-            parts.push(format!("strength: {strength}"));
-        }
-        format!("{{ {} }}", parts.join(", "))
-    }
-}
 
 /// A parsed memory: the front-matter mapping as written, its validated fields, and the body.
 #[derive(Clone, Debug, PartialEq)]
@@ -552,85 +434,6 @@ impl Memory {
             None => self.id.to_string(),
         }
     }
-}
-
-/// Sets (`Some`) or removes (`None`) top-level keys of a memory file's front-matter by editing
-/// its text: every other line, comment and byte of the body stays as it was. A key's old value
-/// (including indented or `- ` continuation lines) is replaced in place; a new key goes last.
-/// Values are YAML text (see [`yaml_text`]). The result must still parse.
-pub fn edit_front_matter(
-    text: &str,
-    edits: &[(&str, Option<String>)],
-) -> Result<String, FormatError> {
-    let (yaml, _) = split_front_matter(text)?;
-    let crlf = text.starts_with("---\r\n");
-    // The YAML starts right after the opening `---` line.
-    let start = if crlf { 5 } else { 4 };
-    let newline = if crlf { "\r\n" } else { "\n" };
-    let mut lines: Vec<String> = yaml.split_inclusive('\n').map(String::from).collect();
-    if let Some(last) = lines.last_mut()
-        && !last.ends_with('\n')
-    {
-        last.push_str(newline);
-    }
-    for (key, value) in edits {
-        let found = lines.iter().position(|l| {
-            [key.to_string(), format!("\"{key}\""), format!("'{key}'")].iter().any(|k| {
-                l.strip_prefix(k.as_str())
-                    .is_some_and(|rest| rest.trim_start_matches(' ').starts_with(':'))
-            })
-        });
-        let replacement = value.as_ref().map(|v| format!("{key}: {v}{newline}"));
-        match (found, replacement) {
-            (Some(i), replacement) => {
-                let mut end = i + 1;
-                while end < lines.len() && is_continuation(&lines[end]) {
-                    end += 1;
-                }
-                lines.splice(i..end, replacement);
-            }
-            (None, Some(line)) => lines.push(line),
-            (None, None) => {}
-        }
-    }
-    let edited = format!("{}{}{}", &text[..start], lines.concat(), &text[start + yaml.len()..]);
-    Memory::parse(&edited)?;
-    Ok(edited)
-}
-
-/// The file `text` with its body replaced by `body`: the front-matter stays byte for byte.
-pub fn with_body(text: &str, body: &str) -> Result<String, FormatError> {
-    let (_, old_body) = split_front_matter(text)?;
-    let head = &text[..text.len() - old_body.len()];
-    let edited = format!("{head}{body}");
-    Memory::parse(&edited)?;
-    Ok(edited)
-}
-
-/// A list of ids as a one-line YAML flow sequence.
-pub fn yaml_ids(ids: &[MemoryId]) -> String {
-    let items: Vec<String> = ids.iter().map(|id| yaml_text(id.as_str())).collect();
-    format!("[{}]", items.join(", "))
-}
-
-/// Whether a front-matter line continues the value of the key above it.
-fn is_continuation(line: &str) -> bool {
-    line.starts_with([' ', '\t']) || line.starts_with("- ") || line.trim_end() == "-"
-}
-
-/// A string as a one-line YAML scalar, quoted where YAML needs it; line breaks become spaces.
-pub fn yaml_text(s: &str) -> String {
-    let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    serde_norway::to_string(&Value::String(flat.trim().to_string()))
-        .expect("a string always serialises")
-        .trim_end()
-        .to_string()
-}
-
-/// `t` cut to the whole second (never rounded up: a time written now is never in the future),
-/// as every time mem writes into a file.
-pub fn whole_second(t: Timestamp) -> Timestamp {
-    Timestamp::from_second(t.as_second()).unwrap_or(t)
 }
 
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.

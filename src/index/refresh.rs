@@ -1,0 +1,242 @@
+//! Refresh: the index brought up to date with the files, reading only what changed.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rayon::prelude::*;
+use tantivy::{TantivyDocument, Term};
+
+use super::*;
+use crate::format::Memory;
+use crate::store::{FileStat, ReadError, Scan, ScanIssue, read_limited};
+use crate::{Error, Result};
+
+/// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
+/// within the file system's timestamp granularity after it was indexed.
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// What a refresh found and did.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Memories indexed for the first time.
+    pub added: usize,
+    /// Memories re-indexed because their content changed.
+    pub updated: usize,
+    /// Memories removed from the index (file deleted, or now unreadable).
+    pub removed: usize,
+    /// Files left as they were.
+    pub unchanged: usize,
+    /// Files whose mtime changed but content did not.
+    pub touched: usize,
+    /// Files that could not be read or parsed, each as `path:line: reason`.
+    pub bad: Vec<Error>,
+    /// Folders or files the walk could not use.
+    pub scan_issues: Vec<ScanIssue>,
+    /// Ids used by more than one file.
+    pub duplicates: Vec<(String, Vec<String>)>,
+    /// Newly indexed memories whose `created` is after `now` (their age counts as zero).
+    pub future: Vec<(String, Timestamp)>,
+    /// One-line notices (an index rebuilt because it was corrupt or outdated).
+    pub notices: Vec<String>,
+    /// One-line warnings about something the user should fix (an unusable embedding model).
+    pub warnings: Vec<String>,
+}
+
+impl RefreshReport {
+    /// Whether the index was written.
+    pub fn changed(&self) -> bool {
+        self.added + self.updated + self.removed + self.touched > 0
+    }
+}
+
+/// The outcome of reading and parsing one file during a refresh.
+enum Outcome {
+    Parsed { doc: TantivyDocument, entry: Entry, created: Timestamp },
+    Same(Entry),
+    Bad(Error),
+}
+
+impl MemoryIndex {
+    /// Brings the index up to date with `scan`: reads only new files and files whose size or
+    /// mtime changed (or that changed too recently to trust their mtime), parses them in
+    /// parallel, and commits once. Bad files are reported and left out.
+    pub fn refresh(
+        &mut self,
+        root: &Path,
+        scan: Scan,
+        max_file_bytes: u64,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<RefreshReport> {
+        let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
+        let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
+        let mut known = 0;
+        for file in &scan.files {
+            let previous = self.manifest.files.get(&file.rel);
+            known += usize::from(previous.is_some());
+            match previous {
+                Some(e)
+                    if e.size == file.size
+                        && e.mtime_ns == file.mtime_ns
+                        && e.mtime_ns + RACY_WINDOW_NS < self.verified_ns =>
+                {
+                    report.unchanged += 1
+                }
+                _ => candidates.push((file, previous)),
+            }
+        }
+        // Every indexed file was seen unless fewer known files were found than are indexed.
+        let removed: Vec<String> = if known == self.manifest.files.len() {
+            Vec::new()
+        } else {
+            let seen: rustc_hash::FxHashSet<&str> =
+                scan.files.iter().map(|f| f.rel.as_str()).collect();
+            self.manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+        };
+
+        progress.set_length(candidates.len() as u64);
+        let fields = self.fields;
+        let outcomes: Vec<(&str, bool, Outcome)> = candidates
+            .par_iter()
+            .map(|(file, previous)| {
+                let outcome = read_one(root, file, *previous, max_file_bytes, &fields);
+                progress.inc(1);
+                (file.rel.as_str(), previous.is_some(), outcome)
+            })
+            .collect();
+        progress.finish();
+
+        let mut rechecked = 0;
+        let mut changes: Vec<(&str, Option<Entry>)> = Vec::new();
+        let mut deletes: Vec<&str> = removed.iter().map(String::as_str).collect();
+        let mut adds: Vec<TantivyDocument> = Vec::new();
+        for (rel, was_indexed, outcome) in outcomes {
+            match outcome {
+                Outcome::Same(entry) => {
+                    if self.manifest.files.get(rel) == Some(&entry) {
+                        report.unchanged += 1;
+                        rechecked += 1;
+                    } else {
+                        report.touched += 1;
+                        changes.push((rel, Some(entry)));
+                    }
+                }
+                Outcome::Parsed { doc, entry, created } => {
+                    if created > now {
+                        report.future.push((rel.to_string(), created));
+                    }
+                    if was_indexed {
+                        report.updated += 1;
+                        deletes.push(rel);
+                    } else {
+                        report.added += 1;
+                    }
+                    changes.push((rel, Some(entry)));
+                    adds.push(doc);
+                }
+                Outcome::Bad(error) => {
+                    if was_indexed {
+                        report.removed += 1;
+                        deletes.push(rel);
+                        changes.push((rel, None));
+                    }
+                    report.bad.push(error);
+                }
+            }
+        }
+        report.removed += removed.len();
+        report.bad.sort_by_key(|e| e.to_string());
+        report.future.sort();
+
+        if report.changed() {
+            let mut next = self.manifest.clone();
+            for rel in &removed {
+                next.files.remove(rel);
+            }
+            for (rel, entry) in changes {
+                match entry {
+                    Some(entry) => next.files.insert(rel.to_string(), entry),
+                    None => next.files.remove(rel),
+                };
+            }
+            self.commit(next, &deletes, adds)?;
+            // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
+            report.duplicates = self.manifest.duplicate_ids();
+        } else if rechecked > 0 {
+            // Their content was just verified: record when, so the next refresh trusts them
+            // once they are older than the window. Losing this stamp only costs re-hashing.
+            let stamp = self.state_dir.join(VERIFIED_STAMP);
+            std::fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
+            self.verified_ns = file_mtime_ns(&stamp).max(self.verified_ns);
+        }
+        Ok(report)
+    }
+
+    fn commit(
+        &mut self,
+        next: Manifest,
+        deletes: &[&str],
+        adds: Vec<TantivyDocument>,
+    ) -> Result<()> {
+        let threads = if adds.len() >= 2_000 { 2 } else { 1 };
+        let mut writer: tantivy::IndexWriter =
+            self.index.writer_with_num_threads(threads, threads * 30_000_000)?;
+        for rel in deletes {
+            writer.delete_term(Term::from_field_text(self.fields.path, rel));
+        }
+        for doc in adds {
+            writer.add_document(doc)?;
+        }
+        let generation = self.generation + 1;
+        next.save(&self.state_dir, generation)?;
+        let mut commit = writer.prepare_commit()?;
+        commit.set_payload(&payload(self.instance, generation));
+        commit.commit()?;
+        writer.wait_merging_threads()?;
+        remove_manifests(&self.state_dir, Some(generation))?;
+        self.verified_ns = file_mtime_ns(&manifest::path(&self.state_dir, generation));
+        self.manifest = next;
+        self.generation = generation;
+        self.reader.reload()?;
+        Ok(())
+    }
+}
+
+/// Reads, hashes and parses one candidate file.
+fn read_one(
+    root: &Path,
+    file: &FileStat,
+    previous: Option<&Entry>,
+    max_file_bytes: u64,
+    fields: &Fields,
+) -> Outcome {
+    let path = root.join(&file.rel);
+    let bytes = match read_limited(&path, max_file_bytes) {
+        Ok(bytes) => bytes,
+        Err(ReadError::Io(e)) => return Outcome::Bad(Error::io(&file.rel, e)),
+        Err(ReadError::Format(source)) => {
+            return Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source });
+        }
+    };
+    let hash = content_hash(&bytes);
+    if let Some(previous) = previous.filter(|p| p.hash == hash) {
+        let entry = Entry { size: file.size, mtime_ns: file.mtime_ns, ..previous.clone() };
+        return Outcome::Same(entry);
+    }
+    match Memory::parse_bytes(&bytes) {
+        Ok(memory) => {
+            let entry = Entry {
+                size: file.size,
+                mtime_ns: file.mtime_ns,
+                hash,
+                id: memory.id().to_string(),
+            };
+            Outcome::Parsed {
+                doc: fields.document(&file.rel, &memory),
+                entry,
+                created: memory.created(),
+            }
+        }
+        Err(source) => Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source }),
+    }
+}

@@ -1,0 +1,308 @@
+//! BM25 search: the text query, the filters (type, tag, validity), ranking and the hits.
+
+use std::collections::BTreeSet;
+
+use jiff::Timestamp;
+use rayon::prelude::*;
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
+
+use super::columns::Columns;
+use super::synonyms::Thesaurus;
+use super::*;
+use crate::Result;
+use crate::config::Ranking;
+use crate::format::MemoryType;
+use crate::score::{self, Components};
+
+/// Longest snippet, in characters.
+const SNIPPET_CHARS: usize = 160;
+
+/// One recalled memory with every part of its score.
+#[derive(Clone, Debug, Serialize)]
+pub struct Hit {
+    /// 1-based rank.
+    pub rank: usize,
+    /// The memory.
+    #[serde(flatten)]
+    pub record: Record,
+    /// Final score, `relevance × recency factor × importance factor`, in 0..=1.
+    pub score: f64,
+    /// The normalised components the score combines.
+    pub components: Components,
+    /// Raw BM25 score of this memory.
+    pub bm25: f32,
+    /// Highest BM25 score among all matches (relevance = bm25 / max).
+    pub max_bm25: f32,
+    /// The cosine side of a vector or hybrid recall, and how the two were fused.
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub semantic: Option<Semantic>,
+    /// Age in days used for recency (since last access, else creation).
+    pub age_days: f64,
+    /// A short extract of the body around the matched words.
+    pub snippet: String,
+}
+
+/// How a memory fared on the vector side of a recall.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Semantic {
+    /// Cosine between the query's and the memory's embedding (absent: the memory has no
+    /// vector yet).
+    pub cosine: Option<f32>,
+    /// Rank among the BM25 candidates (1 = best), if it was one.
+    pub bm25_rank: Option<usize>,
+    /// Rank among the vector candidates (1 = best), if it was one.
+    pub vector_rank: Option<usize>,
+    /// The fused relevance before it is divided by the best one (`relevance = fused / max`).
+    pub fused: f64,
+}
+
+/// One memory chosen for the result list, before its stored fields are read.
+pub(super) struct Picked {
+    pub(super) address: DocAddress,
+    /// The components of its score, computed once by the ranking path that picked it.
+    pub(super) components: Components,
+    /// Its last access (else creation), seconds since the epoch.
+    pub(super) last_access: score::Epoch,
+    pub(super) bm25: f32,
+    pub(super) max_bm25: f32,
+    pub(super) semantic: Option<Semantic>,
+}
+
+/// What the BM25 collector ranks a document by: its score, then the tiebreak; the raw BM25 and
+/// the signals ride along so that nothing is read twice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Ranked {
+    score: f64,
+    tiebreak: u64,
+    bm25: f32,
+    signals: score::Signals,
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.score.total_cmp(&other.score).then(self.tiebreak.cmp(&other.tiebreak)))
+    }
+}
+
+/// A recall request.
+#[derive(Clone, Debug)]
+pub struct Search<'a> {
+    /// The user's words.
+    pub text: &'a str,
+    /// Keep only these types (all when empty).
+    pub kinds: &'a [MemoryType],
+    /// Keep only memories carrying every one of these tags.
+    pub tags: &'a [String],
+    /// How many hits at most.
+    pub limit: usize,
+    /// The time recency is measured from.
+    pub now: Timestamp,
+    /// Weights.
+    pub ranking: &'a Ranking,
+    /// Synonyms added to the query's words.
+    pub thesaurus: &'a Thesaurus,
+    /// Weight of a synonym match relative to a direct match (0 disables expansion).
+    pub expansion_weight: f32,
+    /// Which memories are valid enough to return (see [`Validity`]).
+    pub validity: Validity,
+}
+
+/// Which memories a query may return, by their `invalid_at` and `created`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Validity {
+    /// Those not invalidated at this time (the default: `now`).
+    ValidAt(Timestamp),
+    /// Those that existed and were valid at this time (`--as-of`).
+    AsOf(Timestamp),
+    /// All, invalid ones included (`--include-invalid`).
+    All,
+}
+
+impl MemoryIndex {
+    /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
+    /// their synonyms, searched in title, body and tags.
+    pub(super) fn text_query(&self, search: &Search) -> Option<Box<dyn Query>> {
+        let query_tokens = tokenizer::tokens(search.text);
+        if query_tokens.is_empty() {
+            return None;
+        }
+        let expansions = if search.expansion_weight > 0.0 {
+            search.thesaurus.expand(&query_tokens)
+        } else {
+            BTreeSet::new()
+        };
+        let words: BTreeSet<&String> = query_tokens.iter().collect();
+        let weighted = words
+            .into_iter()
+            .map(|w| (w, 1.0))
+            .chain(expansions.iter().map(|w| (w, search.expansion_weight)));
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        for (word, weight) in weighted {
+            for (field, boost) in [
+                (self.fields.title, search.ranking.title_boost),
+                (self.fields.body, 1.0),
+                (self.fields.tags, search.ranking.tags_boost),
+            ] {
+                let term = TermQuery::new(
+                    Term::from_field_text(field, word),
+                    IndexRecordOption::WithFreqs,
+                );
+                let boosted = BoostQuery::new(Box::new(term), boost * weight);
+                clauses.push((Occur::Should, Box::new(boosted)));
+            }
+        }
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+
+    /// Clauses that keep only memories valid as asked.
+    pub(super) fn validity(&self, validity: Validity) -> Vec<(Occur, Box<dyn Query>)> {
+        use std::ops::Bound;
+        let valid_after = |at: Timestamp| -> Box<dyn Query> {
+            let lower = Term::from_field_i64(self.fields.invalid_at, at.as_second());
+            Box::new(RangeQuery::new(Bound::Excluded(lower), Bound::Unbounded))
+        };
+        match validity {
+            Validity::All => Vec::new(),
+            Validity::ValidAt(at) => vec![(Occur::Must, valid_after(at))],
+            Validity::AsOf(at) => {
+                let upper = Term::from_field_i64(self.fields.created, at.as_second());
+                let created: Box<dyn Query> =
+                    Box::new(RangeQuery::new(Bound::Unbounded, Bound::Included(upper)));
+                vec![(Occur::Must, valid_after(at)), (Occur::Must, created)]
+            }
+        }
+    }
+
+    /// Clauses that keep only the requested types and tags.
+    pub(super) fn filters(
+        &self,
+        kinds: &[MemoryType],
+        tags: &[String],
+    ) -> Vec<(Occur, Box<dyn Query>)> {
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if !kinds.is_empty() {
+            let any_kind: Vec<(Occur, Box<dyn Query>)> = kinds
+                .iter()
+                .map(|k| {
+                    let term = Term::from_field_text(self.fields.kind, k.as_str());
+                    (Occur::Should, Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as _)
+                })
+                .collect();
+            clauses.push((Occur::Must, Box::new(BooleanQuery::new(any_kind))));
+        }
+        for tag in tags {
+            let term = Term::from_field_text(self.fields.tag, &tag.trim().to_lowercase());
+            clauses.push((Occur::Must, Box::new(TermQuery::new(term, IndexRecordOption::Basic))));
+        }
+        clauses
+    }
+
+    /// Ranks every memory matching `search.text` by relevance × recency × importance and
+    /// returns the best `search.limit`. No match gives an empty list.
+    pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
+        let Some(text_query) = self.text_query(search) else {
+            return Ok(Vec::new());
+        };
+        let mut clauses = self.filters(search.kinds, search.tags);
+        clauses.extend(self.validity(search.validity));
+        let query: Box<dyn Query> = if clauses.is_empty() {
+            text_query.box_clone()
+        } else {
+            clauses.push((Occur::Must, text_query.box_clone()));
+            Box::new(BooleanQuery::new(clauses))
+        };
+        let searcher = self.reader.searcher();
+        check_segments(&searcher)?;
+        let now = search.now.as_second();
+        let ranking = search.ranking.clone();
+        let ranked =
+            TopDocs::with_limit(search.limit.max(1)).tweak_score(move |segment: &SegmentReader| {
+                let columns = Columns::open(segment, now).expect("checked by check_segments");
+                let ranking = ranking.clone();
+                move |doc: tantivy::DocId, bm25: tantivy::Score| {
+                    let signals = columns.signals(doc);
+                    // The best BM25 is not known yet; dividing by it would not change the order.
+                    let c = Components::of(f64::from(bm25), &signals, now, &ranking);
+                    let score = score::combine(&c, &ranking);
+                    Ranked { score, tiebreak: columns.tiebreak(doc), bm25, signals }
+                }
+            });
+        let best = TopDocs::with_limit(1).order_by_score();
+        let live = stats::LiveStats::new(&searcher);
+        let (ranked, best) =
+            searcher.search_with_statistics_provider(&query, &(ranked, best), &live)?;
+        let max_bm25 = best.first().map(|(s, _)| *s).unwrap_or(0.0);
+        if ranked.is_empty() || max_bm25 <= 0.0 {
+            return Ok(Vec::new());
+        }
+        let picked = ranked
+            .into_iter()
+            .map(|(r, address)| {
+                let relevance = f64::from(r.bm25) / f64::from(max_bm25);
+                Picked {
+                    address,
+                    components: Components::of(relevance, &r.signals, now, search.ranking),
+                    last_access: r.signals.last_access,
+                    bm25: r.bm25,
+                    max_bm25,
+                    semantic: None,
+                }
+            })
+            .collect();
+        self.hits(&searcher, Some(&*query), picked, search)
+    }
+
+    /// Loads the stored fields and snippets of `picked` (in rank order) and scores them.
+    pub(super) fn hits(
+        &self,
+        searcher: &Searcher,
+        text_query: Option<&dyn Query>,
+        picked: Vec<Picked>,
+        search: &Search,
+    ) -> Result<Vec<Hit>> {
+        let now = search.now.as_second();
+        let snippets = match text_query {
+            Some(query) => {
+                let mut generator = SnippetGenerator::create(searcher, query, self.fields.body)?;
+                generator.set_max_num_chars(SNIPPET_CHARS);
+                Some(generator)
+            }
+            None => None,
+        };
+        // Stored fields and snippets (which re-analyse each body) for the top k, in parallel.
+        let mut hits = picked
+            .into_par_iter()
+            .map(|p| {
+                let doc: TantivyDocument = searcher.doc(p.address)?;
+                let record = self.record(&doc)?;
+                let body = text_of(&doc, self.fields.body);
+                let snippet = snippets.as_ref().map(|s| s.snippet(&body)).filter(|s| !s.is_empty());
+                let snippet = match snippet {
+                    Some(snippet) => squash(snippet.fragment()),
+                    None => crate::format::clip(&squash(&body), SNIPPET_CHARS),
+                };
+                let age_days = score::age_days(now, p.last_access);
+                Ok(Hit {
+                    rank: 0,
+                    score: score::combine(&p.components, search.ranking),
+                    record,
+                    components: p.components,
+                    bm25: p.bm25,
+                    max_bm25: p.max_bm25,
+                    semantic: p.semantic,
+                    age_days,
+                    snippet,
+                })
+            })
+            .collect::<Result<Vec<Hit>>>()?;
+        for (rank, hit) in hits.iter_mut().enumerate() {
+            hit.rank = rank + 1;
+        }
+        Ok(hits)
+    }
+}
