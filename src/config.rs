@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::error::SettingError;
 use crate::{Error, Result};
 
 /// Name of the settings file at the top of a memory root.
@@ -415,72 +416,93 @@ impl Config {
         };
         let config: Config = toml::from_str(&text)
             .map_err(|e| Error::Config { path: path.clone(), message: e.to_string() })?;
-        config.validate().map_err(|message| Error::Config { path, message })?;
+        config.validate().map_err(|source| Error::Setting { path, source })?;
         Ok(config)
     }
 
     /// Checks the ranges the formula needs.
-    pub fn validate(&self) -> std::result::Result<(), String> {
+    pub fn validate(&self) -> std::result::Result<(), SettingError> {
         let r = &self.ranking;
         for (name, w) in
             [("recency_weight", r.recency_weight), ("importance_weight", r.importance_weight)]
         {
             if !(0.0..1.0).contains(&w) {
-                return Err(format!("[ranking] {name} must be at least 0 and below 1, found {w}"));
+                return Err(bad(
+                    "ranking",
+                    name,
+                    format!("must be at least 0 and below 1, found {w}"),
+                ));
             }
         }
         if !(r.recency_half_life_days > 0.0 && r.recency_half_life_days.is_finite()) {
-            return Err(format!(
-                "[ranking] recency_half_life_days must be a positive number of days, found {}",
-                r.recency_half_life_days
+            return Err(bad(
+                "ranking",
+                "recency_half_life_days",
+                format!("must be a positive number of days, found {}", r.recency_half_life_days),
             ));
         }
         for (name, b) in [("title_boost", r.title_boost), ("tags_boost", r.tags_boost)] {
             if !(b > 0.0 && b.is_finite()) {
-                return Err(format!("[ranking] {name} must be positive, found {b}"));
+                return Err(bad("ranking", name, format!("must be positive, found {b}")));
             }
         }
         let w = self.query.expansion_weight;
         if !(0.0..=1.0).contains(&w) {
-            return Err(format!("[query] expansion_weight must be between 0 and 1, found {w}"));
+            return Err(bad(
+                "query",
+                "expansion_weight",
+                format!("must be between 0 and 1, found {w}"),
+            ));
         }
         let p = &self.prune;
         if !(0.0..=1.0).contains(&p.retention_threshold) {
-            return Err(format!(
-                "[prune] retention_threshold must be between 0 and 1, found {}",
-                p.retention_threshold
+            return Err(bad(
+                "prune",
+                "retention_threshold",
+                format!("must be between 0 and 1, found {}", p.retention_threshold),
             ));
         }
         if p.min_age_days < 0.0 || p.unused_days < 0.0 {
-            return Err("[prune] min_age_days and unused_days cannot be negative".into());
+            return Err(bad(
+                "prune",
+                if p.min_age_days < 0.0 { "min_age_days" } else { "unused_days" },
+                "cannot be negative".into(),
+            ));
         }
         if !(self.reflect.threshold > 0.0 && self.reflect.threshold < 1.0) {
-            return Err(format!(
-                "[reflect] threshold must be between 0 and 1, found {}",
-                self.reflect.threshold
+            return Err(bad(
+                "reflect",
+                "threshold",
+                format!("must be between 0 and 1, found {}", self.reflect.threshold),
             ));
         }
         if self.reflect.min_cluster < 2 {
-            return Err("[reflect] min_cluster must be at least 2".into());
+            return Err(bad("reflect", "min_cluster", "must be at least 2".into()));
         }
         if !(self.admission.near_duplicate > 0.0 && self.admission.near_duplicate <= 1.0) {
-            return Err(format!(
-                "[admission] near_duplicate must be above 0 and at most 1, found {}",
-                self.admission.near_duplicate
+            return Err(bad(
+                "admission",
+                "near_duplicate",
+                format!("must be above 0 and at most 1, found {}", self.admission.near_duplicate),
             ));
         }
         let e = &self.embed;
         if !(e.rrf_k > 0.0 && e.rrf_k.is_finite()) {
-            return Err(format!("[embed] rrf_k must be positive, found {}", e.rrf_k));
+            return Err(bad("embed", "rrf_k", format!("must be positive, found {}", e.rrf_k)));
         }
         if !(0.0..=1.0).contains(&e.vector_weight) {
-            return Err(format!(
-                "[embed] vector_weight must be between 0 and 1, found {}",
-                e.vector_weight
+            return Err(bad(
+                "embed",
+                "vector_weight",
+                format!("must be between 0 and 1, found {}", e.vector_weight),
             ));
         }
         if e.candidates == 0 || e.batch_size == 0 {
-            return Err("[embed] candidates and batch_size must be positive".into());
+            return Err(bad(
+                "embed",
+                if e.candidates == 0 { "candidates" } else { "batch_size" },
+                "must be positive".into(),
+            ));
         }
         for (name, v) in [
             ("min_cosine", e.min_cosine),
@@ -488,14 +510,23 @@ impl Config {
             ("near_duplicate", e.near_duplicate),
         ] {
             if !(-1.0..=1.0).contains(&v) {
-                return Err(format!("[embed] {name} is a cosine, between -1 and 1; found {v}"));
+                return Err(bad(
+                    "embed",
+                    name,
+                    format!("is a cosine, between -1 and 1; found {v}"),
+                ));
             }
         }
         if self.limits.max_file_bytes == 0 {
-            return Err("[limits] max_file_bytes must be positive".into());
+            return Err(bad("limits", "max_file_bytes", "must be positive".into()));
         }
         Ok(())
     }
+}
+
+/// A setting error: `key` of `[section]`, and what is wrong.
+fn bad(section: &'static str, key: &'static str, message: String) -> SettingError {
+    SettingError { section, key, message }
 }
 
 #[cfg(test)]

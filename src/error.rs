@@ -46,12 +46,50 @@ pub enum Error {
         /// What is wrong, with line and column when the TOML parser gives them.
         message: String,
     },
+    /// A setting of `mem.toml` (or its command-line override) is out of range.
+    #[error("{}: {source}", path.display())]
+    Setting {
+        /// The settings file.
+        path: PathBuf,
+        /// The key and what is wrong with its value.
+        source: SettingError,
+    },
+    /// No memory root was given and none was found.
+    #[error("no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder")]
+    NoRootFound,
     /// The memory root does not exist or is not a folder.
     #[error("memory root {} does not exist; create it with `mem init {}`", .0.display(), .0.display())]
     NoRoot(PathBuf),
-    /// A caller-supplied value is invalid (an empty memory text, an importance out of range...).
+    /// A new memory's content is not acceptable (no text, importance out of range).
     #[error("{0}")]
-    Invalid(String),
+    InvalidMemory(String),
+    /// A memory cannot be marked as replaced by itself.
+    #[error("a memory cannot supersede itself")]
+    SelfSupersede,
+    /// The memory was invalidated already; it is not invalidated twice.
+    #[error("memory {id} is already invalid since {since} ({path})")]
+    AlreadyInvalid {
+        /// The memory.
+        id: String,
+        /// When it became invalid.
+        since: jiff::Timestamp,
+        /// Its file, relative to the root.
+        path: String,
+    },
+    /// No archived memory has the id `mem restore` was given.
+    #[error("no archived memory with id {0:?} under archive/")]
+    NotArchived(String),
+    /// An operation needs the embedding model and none is configured.
+    #[error(
+        "no embedding model is configured: set [embed] model_dir in mem.toml or MEM_EMBED_MODEL_DIR; `scripts/fetch-model.sh DIR` fetches one"
+    )]
+    NoModel,
+    /// An operation needs a memory's vector and it has none yet.
+    #[error("{0} has no vector yet; run `mem index`")]
+    NoVector(String),
+    /// A labelled query file for `mem eval` is not usable.
+    #[error("{0}")]
+    QueryFile(String),
     /// A file-system operation failed.
     #[error("{}: {source}", path.display())]
     Io {
@@ -78,8 +116,13 @@ pub enum Error {
     },
     /// `mem capture` could not use its hook payload or the session's transcript, or could not
     /// write or log the session memory.
-    #[error("{0}")]
-    Capture(String),
+    #[error("{message}")]
+    Capture {
+        /// Which step failed.
+        kind: CaptureFailure,
+        /// What went wrong and what to do.
+        message: String,
+    },
     /// The embedding model cannot be loaded or run.
     #[error("embedding model: {0}")]
     Embed(#[from] EmbedError),
@@ -215,4 +258,30 @@ pub enum EmbedError {
     /// Running the model failed.
     #[error("embedding failed: {0}")]
     Inference(String),
+}
+
+/// A setting out of range: its section and key, and what is wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("[{section}] {key} {message}")]
+pub struct SettingError {
+    /// The `mem.toml` section (`ranking`, `embed`...).
+    pub section: &'static str,
+    /// The key in that section.
+    pub key: &'static str,
+    /// What the value must be, and the value found.
+    pub message: String,
+}
+
+/// Which step of `mem capture` failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CaptureFailure {
+    /// The hook payload is empty, not JSON, or lacks a field.
+    Payload,
+    /// The transcript cannot be read or is in no known format.
+    Transcript,
+    /// The session's memory file cannot be written (another memory holds its path).
+    SessionFile,
+    /// The capture could not be logged.
+    Log,
 }

@@ -32,16 +32,16 @@ pub fn parse_queries(text: &str) -> Result<Vec<LabelledQuery>> {
             continue;
         }
         let q: LabelledQuery = serde_json::from_str(line)
-            .map_err(|e| Error::Invalid(format!("line {}: {e}", i + 1)))?;
+            .map_err(|e| Error::QueryFile(format!("line {}: {e}", i + 1)))?;
         if q.relevant.is_empty() {
-            return Err(Error::Invalid(format!(
+            return Err(Error::QueryFile(format!(
                 "line {}: query {} has no relevant ids",
                 i + 1,
                 q.qid
             )));
         }
         if queries.iter().any(|p| p.qid == q.qid) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::QueryFile(format!(
                 "line {}: query id {} is used twice",
                 i + 1,
                 q.qid
@@ -50,7 +50,7 @@ pub fn parse_queries(text: &str) -> Result<Vec<LabelledQuery>> {
         queries.push(q);
     }
     if queries.is_empty() {
-        return Err(Error::Invalid("the query file has no queries".into()));
+        return Err(Error::QueryFile("the query file has no queries".into()));
     }
     Ok(queries)
 }

@@ -43,11 +43,7 @@ pub fn find_root(
     if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).is_file()) {
         return Ok((found.to_path_buf(), RootSource::Ancestor));
     }
-    let default = default.ok_or_else(|| {
-        Error::Invalid(
-            "no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder".into(),
-        )
-    })?;
+    let default = default.ok_or(Error::NoRootFound)?;
     Ok((default, RootSource::Default))
 }
 

@@ -12,6 +12,7 @@
 use serde::Serialize;
 
 use crate::Error;
+pub use crate::error::CaptureFailure;
 
 /// Folder, under the root, of the session memories.
 pub const SESSIONS_DIR: &str = "sessions";
@@ -38,8 +39,9 @@ const FILES_SEEN: usize = 10_000;
 const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex hook \
 passes on stdin, with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
 
-pub(crate) fn fail(message: impl Into<String>) -> Error {
-    Error::Capture(message.into())
+/// A capture error of `kind`.
+pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
+    Error::Capture { kind, message: message.into() }
 }
 
 mod json;

@@ -29,24 +29,36 @@ pub struct Payload {
 pub fn parse_payload(bytes: &[u8]) -> Result<Payload> {
     let text = String::from_utf8_lossy(bytes);
     if text.trim().is_empty() {
-        return Err(fail(format!("the hook payload on stdin is empty; {PAYLOAD_HELP}")));
+        return Err(fail(
+            CaptureFailure::Payload,
+            format!("the hook payload on stdin is empty; {PAYLOAD_HELP}"),
+        ));
     }
     let value = parse_json_lenient(&text).map_err(|e| {
         let what = if e.is_eof() { "is cut short (truncated?)" } else { "is not valid JSON" };
-        fail(format!("the hook payload {what}: {e}; {PAYLOAD_HELP}"))
+        fail(CaptureFailure::Payload, format!("the hook payload {what}: {e}; {PAYLOAD_HELP}"))
     })?;
     let Value::Object(map) = value else {
-        return Err(fail(format!("the hook payload is JSON but not an object; {PAYLOAD_HELP}")));
+        return Err(fail(
+            CaptureFailure::Payload,
+            format!("the hook payload is JSON but not an object; {PAYLOAD_HELP}"),
+        ));
     };
     let field = |key: &str| {
         map.get(key).and_then(Value::as_str).map(str::to_string).filter(|s| !s.trim().is_empty())
     };
     let session_id = field("session_id").ok_or_else(|| {
-        fail(format!("the hook payload has no `session_id` text; {PAYLOAD_HELP}"))
+        fail(
+            CaptureFailure::Payload,
+            format!("the hook payload has no `session_id` text; {PAYLOAD_HELP}"),
+        )
     })?;
     check_session_id(&session_id)?;
     let transcript_path = field("transcript_path").ok_or_else(|| {
-        fail(format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"))
+        fail(
+            CaptureFailure::Payload,
+            format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
+        )
     })?;
     Ok(Payload {
         session_id,
@@ -76,13 +88,20 @@ pub fn check_session_id(session_id: &str) -> Result<MemoryId> {
     let safe = !session_id.is_empty()
         && session_id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
     if !safe {
-        return Err(fail(format!(
-            "session_id {session_id:?} cannot name a memory file: only letters, digits, `.`, `_` \
+        return Err(fail(
+            CaptureFailure::Payload,
+            format!(
+                "session_id {session_id:?} cannot name a memory file: only letters, digits, `.`, `_` \
              and `-` are allowed"
-        )));
+            ),
+        ));
     }
-    MemoryId::new(&format!("session-{session_id}"))
-        .map_err(|e| fail(format!("session_id {session_id:?} cannot name a memory file: {e}")))
+    MemoryId::new(&format!("session-{session_id}")).map_err(|e| {
+        fail(
+            CaptureFailure::Payload,
+            format!("session_id {session_id:?} cannot name a memory file: {e}"),
+        )
+    })
 }
 
 /// The session id a transcript file belongs to, from its name: a Claude Code transcript

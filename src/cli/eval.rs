@@ -59,7 +59,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     embed.vector_weight = args.vector_weight.unwrap_or(embed.vector_weight);
     embed.rrf_k = args.rrf_k.unwrap_or(embed.rrf_k);
     embed.min_cosine = args.min_cosine.unwrap_or(embed.min_cosine);
-    engine.set_embed_config(embed).map_err(|e| super::option_error(e, "embed"))?;
+    engine.set_embed_config(embed).map_err(super::option_error)?;
     if modes.iter().any(|m| *m != RecallMode::Bm25) {
         // Every vector first, so that latencies are those of a warm recall.
         engine.sync_vectors(None, &super::progress_bar_for("embedding", "memories"))?;

@@ -216,8 +216,8 @@ fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
 }
 
 /// A settings error about a command-line override, named as the option (`--min-cluster`).
-fn option_error(message: String, section: &str) -> anyhow::Error {
-    anyhow::anyhow!("{}", message.replace(&format!("[{section}] "), "--").replace('_', "-"))
+fn option_error(e: mem::config::SettingError) -> anyhow::Error {
+    anyhow::anyhow!("--{} {}", e.key.replace('_', "-"), e.message)
 }
 
 /// A progress bar for indexing files on stderr when it is a terminal, hidden otherwise.
@@ -232,9 +232,11 @@ impl mem::progress::Progress for Bar {
     fn set_length(&self, len: u64) {
         self.0.set_length(len);
     }
+
     fn inc(&self, n: u64) {
         self.0.inc(n);
     }
+
     fn finish(&self) {
         self.0.finish_and_clear();
     }

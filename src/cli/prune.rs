@@ -56,7 +56,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         rules.unused_days = v;
     }
     let checked = mem::Config { prune: rules.clone(), ..engine.config().clone() };
-    checked.validate().map_err(|e| super::option_error(e, "prune"))?;
+    checked.validate().map_err(super::option_error)?;
     let candidates = engine.prune_candidates(&rules, ctx.now)?;
     if args.dry_run {
         if args.json {

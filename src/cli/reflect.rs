@@ -46,7 +46,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let mut checked = engine.config().clone();
     checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
-    checked.validate().map_err(|e| super::option_error(e, "reflect"))?;
+    checked.validate().map_err(super::option_error)?;
     super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     // With a usable model, observations are grouped by embedding cosine.
     let embedding_threshold = if engine.model_source().is_some() {

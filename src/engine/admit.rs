@@ -53,6 +53,7 @@ impl Engine {
         store::write_atomic(&self.root.join(&rel), memory.render().as_bytes(), Overwrite::No)?;
         Ok(Added { id: memory.id().to_string(), path: rel })
     }
+
     /// Admission control for a new text: an exact duplicate of an existing memory (same words,
     /// case and spacing aside), a near-duplicate, or fresh. Near-duplicate means an embedding
     /// cosine of at least `[embed] near_duplicate` with any memory when a model is configured

@@ -33,11 +33,16 @@ impl Engine {
         let logged = append_log(self.root(), &entry);
         match (result, logged) {
             (result, Ok(())) => result,
-            (Ok(captured), Err(e)) => Err(fail(format!(
-                "captured {}, but could not log it: {e}",
-                captured.path.as_deref().unwrap_or("nothing")
-            ))),
-            (Err(first), Err(e)) => Err(fail(format!("{first} (and could not log it: {e})"))),
+            (Ok(captured), Err(e)) => Err(fail(
+                CaptureFailure::Log,
+                format!(
+                    "captured {}, but could not log it: {e}",
+                    captured.path.as_deref().unwrap_or("nothing")
+                ),
+            )),
+            (Err(first), Err(e)) => {
+                Err(fail(CaptureFailure::Log, format!("{first} (and could not log it: {e})")))
+            }
         }
     }
 
@@ -65,27 +70,34 @@ impl Engine {
         {
             path = Path::new(cwd).join(path);
         }
-        let cannot_read =
-            |e: std::io::Error| fail(format!("cannot read the transcript {}: {e}", path.display()));
+        let cannot_read = |e: std::io::Error| {
+            fail(
+                CaptureFailure::Transcript,
+                format!("cannot read the transcript {}: {e}", path.display()),
+            )
+        };
         let file = std::fs::File::open(&path).map_err(cannot_read)?;
         if file.metadata().map_err(cannot_read)?.is_dir() {
-            return Err(fail(format!(
-                "cannot read the transcript {}: it is a folder",
-                path.display()
-            )));
+            return Err(fail(
+                CaptureFailure::Transcript,
+                format!("cannot read the transcript {}: it is a folder", path.display()),
+            ));
         }
         let transcript = read_transcript(std::io::BufReader::with_capacity(64 * 1024, file))
             .map_err(cannot_read)?;
         entry.skipped_lines = transcript.skipped_lines;
         if transcript.lines > 0 && transcript.recognised == 0 {
-            return Err(fail(format!(
-                "the transcript {} has no line in the Claude Code or Codex format ({} of {} \
+            return Err(fail(
+                CaptureFailure::Transcript,
+                format!(
+                    "the transcript {} has no line in the Claude Code or Codex format ({} of {} \
                  lines skipped: not JSON even after cleaning, or over {} MiB)",
-                path.display(),
-                transcript.skipped_lines,
-                transcript.lines,
-                MAX_LINE_BYTES >> 20
-            )));
+                    path.display(),
+                    transcript.skipped_lines,
+                    transcript.lines,
+                    MAX_LINE_BYTES >> 20
+                ),
+            ));
         }
         let mut captured = Captured {
             id: id.to_string(),
@@ -169,7 +181,7 @@ impl Engine {
                 Some(bytes) => {
                     let memory = Memory::parse_bytes(&bytes).map_err(parse_error)?;
                     if memory.id() != id {
-                        return Err(fail(format!(
+                        return Err(fail(CaptureFailure::SessionFile, format!(
                             "{rel} holds the memory {:?}, not {id:?}; move it elsewhere so that \
                              mem capture can write this session",
                             memory.id().as_str()

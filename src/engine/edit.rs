@@ -24,12 +24,13 @@ impl Engine {
         }
         self.edit(id, &edits)
     }
+
     /// Marks `old` as replaced by `new` (which must exist): `invalid_at` now and
     /// `superseded_by: NEW`.
     pub fn supersede(&mut self, old: &str, new: &str, now: Timestamp) -> Result<String> {
         let new_id = MemoryId::new(new)?;
         if MemoryId::new(old)? == new_id {
-            return Err(Error::Invalid("a memory cannot supersede itself".into()));
+            return Err(Error::SelfSupersede);
         }
         self.path_of(new_id.as_str())?;
         let edits = [
@@ -38,15 +39,14 @@ impl Engine {
         ];
         self.edit(old, &edits)
     }
+
     /// Applies front-matter edits to a memory's file under the lock, refusing to invalidate
     /// one twice.
     fn edit(&mut self, id: &str, edits: &[(&str, Option<String>)]) -> Result<String> {
         self.with_lock(|engine| {
             let (rel, memory) = engine.get(id)?;
             if let Some(at) = memory.invalid_at() {
-                return Err(Error::Invalid(format!(
-                    "memory {id} is already invalid since {at} ({rel})"
-                )));
+                return Err(Error::AlreadyInvalid { id: id.to_string(), since: at, path: rel });
             }
             let path = engine.root.join(&rel);
             let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
@@ -56,6 +56,7 @@ impl Engine {
             Ok(rel)
         })
     }
+
     /// The memories `mem prune` would archive, safest first, each with its reasons.
     pub fn prune_candidates(
         &mut self,
@@ -85,6 +86,7 @@ impl Engine {
         }
         Ok(prune::candidates(&loaded, &states, rules, now))
     }
+
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
     /// `archived_reason`; nothing is deleted. Returns the archived paths.
     pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Vec<String>> {
@@ -107,6 +109,7 @@ impl Engine {
             Ok(archived)
         })
     }
+
     /// Brings an archived memory back to where it was, as it was before `mem prune`.
     pub fn restore(&mut self, id: &str) -> Result<String> {
         let id = MemoryId::new(id)?;
@@ -122,10 +125,7 @@ impl Engine {
             }
             let rel = match found.len() {
                 0 => {
-                    return Err(Error::Invalid(format!(
-                        "no archived memory with id {:?} under {ARCHIVE_DIR}/",
-                        id.as_str()
-                    )));
+                    return Err(Error::NotArchived(id.to_string()));
                 }
                 1 => found.remove(0),
                 _ => {

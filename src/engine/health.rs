@@ -120,6 +120,7 @@ impl Engine {
             embedding,
         })
     }
+
     /// Counts of what is indexed; `report` is the refresh that preceded it.
     pub fn stats(&self, report: &RefreshReport) -> Result<Stats> {
         let mut by_type: BTreeMap<MemoryType, usize> =

@@ -88,14 +88,17 @@ impl Engine {
             config,
         })
     }
+
     /// The memory root.
     pub fn root(&self) -> &Path {
         &self.root
     }
+
     /// The root's settings.
     pub fn config(&self) -> &Config {
         &self.config
     }
+
     /// The usage log, opened on first use.
     pub fn usage(&mut self) -> Result<&mut UsageLog> {
         if self.usage.is_none() {
@@ -104,6 +107,7 @@ impl Engine {
         }
         Ok(self.usage.as_mut().expect("opened above"))
     }
+
     /// The path of an indexed memory's file, relative to the root; an error names the fix when
     /// the id is malformed, unknown or used twice.
     pub fn path_of(&self, id: &str) -> Result<String> {
@@ -118,6 +122,7 @@ impl Engine {
             }),
         }
     }
+
     /// Brings the index up to date with the files (see [`MemoryIndex::refresh`]), holding the
     /// root's lock so that concurrent processes take turns.
     pub fn refresh(
@@ -127,6 +132,7 @@ impl Engine {
     ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, false))
     }
+
     /// Throws the index away and builds it again from the files.
     pub fn rebuild(
         &mut self,
@@ -135,6 +141,7 @@ impl Engine {
     ) -> Result<RefreshReport> {
         self.with_lock(|engine| engine.refresh_locked(now, progress, true))
     }
+
     /// Runs `f` holding the root's lock (`.mem/lock`).
     pub(crate) fn with_lock<T>(&mut self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
         let lock_path = self.state_dir.join("lock");
@@ -143,6 +150,7 @@ impl Engine {
         self.lock.unlock().map_err(|e| Error::io(&lock_path, e))?;
         result
     }
+
     fn refresh_locked(
         &mut self,
         now: Timestamp,
@@ -169,6 +177,7 @@ impl Engine {
         report.notices.splice(0..0, notices);
         Ok(report)
     }
+
     /// The memory with `id`, read from its file, with its path relative to the root. Call
     /// [`Engine::refresh`] first so the index knows of recent files.
     pub fn get(&self, id: &str) -> Result<(String, Memory)> {
@@ -185,6 +194,7 @@ impl Engine {
             .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
         Ok((rel, memory))
     }
+
     /// Every indexed memory, read from its file, in path order (files that stopped parsing
     /// since the last refresh are left out; the refresh reports them).
     fn load_all(&self) -> Vec<(String, Memory)> {
@@ -199,10 +209,12 @@ impl Engine {
             })
             .collect()
     }
+
     /// Indexed memories of the given types and tags, newest first.
     pub fn list(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
         self.index.records(kinds, tags)
     }
+
     /// Ids used by more than one indexed file, each with its paths.
     pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
         self.index.manifest().duplicate_ids()

@@ -159,6 +159,7 @@ impl Engine {
             (_, None) => Relevance::Bm25 { best: hit.max_bm25 },
         }
     }
+
     /// Brings the vectors up to date (within the recall limit) and finds the memories nearest
     /// to the query's embedding.
     fn vector_query(
@@ -184,6 +185,7 @@ impl Engine {
         let searched = self.loaded_vectors().map_or(0, |store| store.len());
         Ok(VectorQuery { vector, nearest, searched })
     }
+
     fn search(
         &self,
         query: &str,
@@ -210,6 +212,7 @@ impl Engine {
         let search = self.search_request(query, options, now, &self.config.ranking);
         catch_index_panic(|| self.index.search_fused(&search, &side))
     }
+
     fn search_request<'a>(
         &'a self,
         query: &'a str,
@@ -233,6 +236,7 @@ impl Engine {
             },
         }
     }
+
     pub(super) fn search_ranked(
         &self,
         query: &str,
@@ -243,6 +247,7 @@ impl Engine {
         let search = self.search_request(query, options, now, ranking);
         catch_index_panic(|| self.index.search(&search))
     }
+
     /// The synonyms a query is expanded with (empty when expansion is off).
     pub fn expansions(&self, query: &str) -> Vec<String> {
         if self.config.query.expansion_weight <= 0.0 {

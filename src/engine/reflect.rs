@@ -143,9 +143,7 @@ impl Engine {
                         store
                             .and_then(|s| s.get(m.id().as_str()))
                             .map(reflect::DenseVec)
-                            .ok_or_else(|| {
-                                Error::Invalid(format!("{path} has no vector yet; run `mem index`"))
-                            })
+                            .ok_or_else(|| Error::NoVector(path.clone()))
                     })
                     .collect::<Result<Vec<_>>>()?;
                 group.run(&dense, threshold, options.min_cluster, reflect::dense_neighbours)
@@ -193,6 +191,7 @@ impl Engine {
         }
         Ok(proposals)
     }
+
     /// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
     /// `consolidated_into` on their new sources. With a summariser, its output is the body; a
     /// cluster whose summariser fails is skipped and reported, the others go on.
@@ -208,7 +207,9 @@ impl Engine {
                 match engine.write_reflection(proposal, summarizer, now) {
                     Ok(written) => report.written.push(written),
                     Err(
-                        e @ (Error::Summarizer { .. } | Error::Parse { .. } | Error::Invalid(_)),
+                        e @ (Error::Summarizer { .. }
+                        | Error::Parse { .. }
+                        | Error::InvalidMemory(_)),
                     ) => {
                         report.failed.push(format!("{}: {e}", proposal.digest.title));
                     }
@@ -218,6 +219,7 @@ impl Engine {
             Ok(report)
         })
     }
+
     fn write_reflection(
         &self,
         proposal: &Proposal,

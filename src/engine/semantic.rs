@@ -140,7 +140,7 @@ impl Engine {
     pub fn set_embed_config(
         &mut self,
         embed: crate::config::EmbedConfig,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), crate::config::SettingError> {
         let mut config = self.config.clone();
         config.embed = embed;
         config.validate()?;
@@ -152,11 +152,7 @@ impl Engine {
     /// again by this engine; the same error comes back.
     pub fn embedder(&mut self) -> Result<&mut Embedder> {
         let Some(source) = &self.semantic.source else {
-            return Err(Error::Invalid(format!(
-                "no embedding model is configured: set [embed] model_dir in mem.toml or {}; \
-                 `scripts/fetch-model.sh DIR` fetches one",
-                crate::embed::MODEL_DIR_ENV
-            )));
+            return Err(Error::NoModel);
         };
         if let Slot::Unloaded = self.semantic.model {
             self.semantic.model = match Embedder::load(source) {

@@ -53,6 +53,7 @@ impl Engine {
         }
         Ok((paths, report))
     }
+
     /// Folds every unsynced usage event into its memory's `access:` front-matter, one file at
     /// a time, each written atomically; finishes first what an interrupted sync left.
     pub fn sync(&mut self) -> Result<SyncReport> {
@@ -64,6 +65,7 @@ impl Engine {
             Ok(report)
         })
     }
+
     /// Sync settles on: a crash between writing a file and moving its watermark left a pending
     /// row; the file's content tells which side of the write it stopped on.
     fn recover_pending(&mut self) -> Result<usize> {
@@ -85,6 +87,7 @@ impl Engine {
         }
         Ok(recovered)
     }
+
     /// Syncs each id in turn; a file that cannot be read, parsed or written is reported and
     /// the others go on. Errors of the usage log itself stop the sync.
     fn sync_ids(&mut self, ids: &[String]) -> Result<SyncReport> {
@@ -114,6 +117,7 @@ impl Engine {
         }
         Ok(report)
     }
+
     /// Folds `id`'s unsynced events into its file at `rel`; the number of events folded, or
     /// `None` when there were none.
     fn sync_one(&mut self, id: &str, rel: &str) -> Result<Option<usize>> {
@@ -139,6 +143,7 @@ impl Engine {
             Ok(Some(unsynced.events.len()))
         }
     }
+
     /// A memory's usage state now: what its file says, with the events not yet synced folded in.
     pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
         let unsynced = self.usage()?.unsynced(memory.id().as_str())?;

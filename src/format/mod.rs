@@ -281,10 +281,10 @@ impl Memory {
     pub fn create(new: NewMemory, now: Timestamp) -> crate::Result<Memory> {
         let text = new.text.trim();
         if text.is_empty() {
-            return Err(crate::Error::Invalid("a memory needs some text".into()));
+            return Err(crate::Error::InvalidMemory("a memory needs some text".into()));
         }
         if !(1..=10).contains(&new.importance) {
-            return Err(crate::Error::Invalid(format!(
+            return Err(crate::Error::InvalidMemory(format!(
                 "importance must be 1..10, got {}",
                 new.importance
             )));
@@ -349,58 +349,72 @@ impl Memory {
     pub fn id(&self) -> &MemoryId {
         &self.id
     }
+
     /// The type.
     pub fn kind(&self) -> MemoryType {
         self.kind
     }
+
     /// Importance 1..=10 ([`DEFAULT_IMPORTANCE`] when the file gives none).
     pub fn importance(&self) -> u8 {
         self.importance
     }
+
     /// When the memory was created.
     pub fn created(&self) -> Timestamp {
         self.created
     }
+
     /// Tags as written (trimmed, blanks dropped).
     pub fn tags(&self) -> &[String] {
         &self.tags
     }
+
     /// Where the memory came from, if recorded.
     pub fn source(&self) -> Option<&str> {
         self.source.as_deref()
     }
+
     /// The usage summary, if the front-matter has one.
     pub fn access(&self) -> Option<Access> {
         self.access
     }
+
     /// When the fact stopped being true, if it has been invalidated.
     pub fn invalid_at(&self) -> Option<Timestamp> {
         self.invalid_at
     }
+
     /// The memory that replaces this one, if any.
     pub fn superseded_by(&self) -> Option<&MemoryId> {
         self.superseded_by.as_ref()
     }
+
     /// The memories this one was consolidated from (set by `mem reflect`).
     pub fn derived_from(&self) -> &[MemoryId] {
         &self.derived_from
     }
+
     /// The reflection this memory was consolidated into, if any.
     pub fn consolidated_into(&self) -> Option<&MemoryId> {
         self.consolidated_into.as_ref()
     }
+
     /// Whether the memory is invalid at `at` (invalidated at or before it).
     pub fn is_invalid_at(&self, at: Timestamp) -> bool {
         self.invalid_at.is_some_and(|t| t <= at)
     }
+
     /// When the memory was last reinforced: `access.last`, else `created`.
     pub fn last_access(&self) -> Timestamp {
         self.access.and_then(|a| a.last).unwrap_or(self.created)
     }
+
     /// The Markdown body, byte for byte as in the file.
     pub fn body(&self) -> &str {
         &self.body
     }
+
     /// The whole front-matter mapping, unknown keys included.
     pub fn front_matter(&self) -> &Mapping {
         &self.front
