@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Read};
 
 use anyhow::{Context as _, Result, bail};
-use mem::engine::Admission;
+use mem::engine::{OnSimilar, Remembered};
 use mem::{MemoryType, NewMemory};
 
 use super::Context;
@@ -61,50 +61,43 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         title: args.title,
         source: args.source,
     };
-    let mut replaces = None;
-    let admission = engine.admit(&new, ctx.now)?;
+    let on_similar = match (args.force, args.supersede) {
+        (_, true) => OnSimilar::Supersede,
+        (true, false) => OnSimilar::Keep,
+        (false, false) => OnSimilar::Refuse,
+    };
+    let remembered = engine.remember(new, on_similar, ctx.now)?;
     if let Some(warning) = engine.embedding_warning() {
         eprintln!("mem: warning: {warning}; near-duplicates checked by TF-IDF only");
     }
-    match admission {
-        Admission::Fresh => {}
-        Admission::Duplicate { id, path } => {
-            // Not written again: saying it again is a use of the memory that says it.
-            let (_, synced) = engine.used(std::slice::from_ref(&id), ctx.now, true)?;
-            for failure in &synced.failed {
+    match remembered {
+        Remembered::Duplicate { id, path, unsynced } => {
+            for failure in &unsynced {
                 eprintln!("mem: warning: use recorded, but not written to the file yet: {failure}");
             }
             eprintln!(
                 "mem: already remembered as {id} ({path}); not written again, counted as used"
             );
-            return if args.json {
+            if args.json {
                 super::print_json(&serde_json::json!({ "id": id, "path": path, "duplicate": true }))
             } else {
                 super::print_text(&format!("{id}\t{}\n", engine.root().join(&path).display()))
-            };
-        }
-        Admission::Similar { id, path, similarity, measure } => {
-            if args.supersede {
-                replaces = Some(id);
-            } else if !args.force {
-                bail!(
-                    "a very similar memory exists: {id} ({path}), {measure} similarity \
-                     {similarity:.2}; add --force to keep both, or --supersede to replace it"
-                );
             }
         }
-    }
-    let added = engine.add(new, ctx.now)?;
-    // The index learns of it now, not at the next recall (`mem health` compares them).
-    engine.refresh(ctx.now, &mem::progress::Silent)?;
-    if let Some(old) = &replaces {
-        engine.supersede(old, &added.id, ctx.now)?;
-        eprintln!("mem: {old} is superseded by {}", added.id);
-    }
-    if args.json {
-        super::print_json(&added)
-    } else {
-        let path = engine.root().join(&added.path);
-        super::print_text(&format!("{}\t{}\n", added.id, path.display()))
+        Remembered::Similar { id, path, similarity, measure } => bail!(
+            "a very similar memory exists: {id} ({path}), {measure} similarity {similarity:.2}; \
+             add --force to keep both, or --supersede to replace it"
+        ),
+        Remembered::Added { added, superseded } => {
+            if let Some(old) = &superseded {
+                eprintln!("mem: {old} is superseded by {}", added.id);
+            }
+            if args.json {
+                super::print_json(&added)
+            } else {
+                let path = engine.root().join(&added.path);
+                super::print_text(&format!("{}\t{}\n", added.id, path.display()))
+            }
+        }
     }
 }

@@ -26,11 +26,10 @@ pub struct SupersedeArgs {
 
 pub fn forget(args: ForgetArgs, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let path = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
+    let forgotten = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
     super::print_text(&format!(
-        "invalid from {}\t{}\t{path}\n",
-        mem::format::whole_second(ctx.now),
-        args.id
+        "invalid from {}\t{}\t{}\n",
+        forgotten.invalid_at, forgotten.id, forgotten.path
     ))
 }
 

@@ -10,7 +10,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
 use mem::config::RecallMode;
-use mem::engine::Admission;
+use mem::engine::{OnSimilar, Remembered};
 use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -283,33 +283,18 @@ impl MemServer {
                 title: None,
                 source: args.source,
             };
-            match engine.admit(&new, now)? {
-                Admission::Fresh => {}
-                Admission::Duplicate { id, path } => {
-                    // Not written again: saying it again is a use of the memory that says it.
-                    engine.used(std::slice::from_ref(&id), now, true)?;
-                    return to_json(&json!({ "id": id, "path": path, "duplicate": true }));
+            let on_similar = if args.force { OnSimilar::Keep } else { OnSimilar::Refuse };
+            match engine.remember(new, on_similar, now)? {
+                Remembered::Added { added, .. } => to_json(&added),
+                Remembered::Duplicate { id, path, .. } => {
+                    to_json(&json!({ "id": id, "path": path, "duplicate": true }))
                 }
-                Admission::Similar { id, path, similarity, measure } => {
-                    if !args.force {
-                        bail!(
-                            "a very similar memory exists: {id} ({path}), {measure} similarity \
-                             {similarity:.2}; not written. Call remember again with force: true \
-                             to keep both, or forget {id} first if the new text replaces it"
-                        );
-                    }
-                }
+                Remembered::Similar { id, path, similarity, measure } => bail!(
+                    "a very similar memory exists: {id} ({path}), {measure} similarity \
+                     {similarity:.2}; not written. Call remember again with force: true to keep \
+                     both, or forget {id} first if the new text replaces it"
+                ),
             }
-            // The whole file must fit the size limit, or the index would skip it.
-            let rendered = mem::Memory::create(new.clone(), now)?.render().len() as u64;
-            let max = engine.config().limits.max_file_bytes;
-            if rendered > max {
-                bail!(
-                    "the memory file would be {rendered} bytes, over [limits] max_file_bytes \
-                     ({max}) of mem.toml; shorten the text"
-                );
-            }
-            to_json(&engine.add(new, now)?)
         })
     }
 
@@ -359,9 +344,7 @@ impl MemServer {
     fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
         self.call(true, |engine, now| {
             let id = MemoryId::new(&args.id)?;
-            let path = engine.forget(id.as_str(), Some(&args.reason), now)?;
-            let at = mem::format::whole_second(now);
-            to_json(&json!({ "id": id, "path": path, "invalid_at": at }))
+            to_json(&engine.forget(id.as_str(), Some(&args.reason), now)?)
         })
     }
 

@@ -10,7 +10,7 @@ use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 
 /// A memory file written by [`Engine::add`].
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Added {
     /// Its new id.
     pub id: String,
@@ -129,5 +129,95 @@ impl Engine {
             }
             _ => Admission::Fresh,
         })
+    }
+}
+
+/// What [`Engine::remember`] does when a very similar memory exists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnSimilar {
+    /// Write nothing and say which memory is similar.
+    #[default]
+    Refuse,
+    /// Write it anyway: both are kept.
+    Keep,
+    /// Write it and mark the similar memory as superseded by it.
+    Supersede,
+}
+
+/// What [`Engine::remember`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Remembered {
+    /// A new memory file.
+    Added {
+        /// The new memory.
+        added: Added,
+        /// The similar memory it supersedes, with [`OnSimilar::Supersede`].
+        superseded: Option<String>,
+    },
+    /// The same text is remembered already: nothing written, the existing memory counted as
+    /// used.
+    Duplicate {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+        /// Files the use could not be written into yet (their events wait in the log).
+        unsynced: Vec<String>,
+    },
+    /// A very similar memory exists and [`OnSimilar::Refuse`] was asked: nothing written.
+    Similar {
+        /// The existing memory.
+        id: String,
+        /// Its path.
+        path: String,
+        /// Cosine similarity, by `measure`.
+        similarity: f32,
+        /// "embedding" or "tf-idf".
+        measure: &'static str,
+    },
+}
+
+impl Engine {
+    /// Remembers a new text the way every front end does: an exact duplicate is not written
+    /// again but counted as used; a near-duplicate is refused, kept or supersedes the old one
+    /// as `on_similar` says; the file must fit `[limits] max_file_bytes` (or the index would
+    /// skip it). A new file is indexed at once. Call [`Engine::refresh`] first.
+    pub fn remember(
+        &mut self,
+        new: NewMemory,
+        on_similar: OnSimilar,
+        now: Timestamp,
+    ) -> Result<Remembered> {
+        let mut replaces = None;
+        match self.admit(&new, now)? {
+            Admission::Fresh => {}
+            Admission::Duplicate { id, path } => {
+                // Saying it again is a use of the memory that says it.
+                let (_, synced) = self.used(std::slice::from_ref(&id), now, true)?;
+                return Ok(Remembered::Duplicate { id, path, unsynced: synced.failed });
+            }
+            Admission::Similar { id, path, similarity, measure } => match on_similar {
+                OnSimilar::Refuse => {
+                    return Ok(Remembered::Similar { id, path, similarity, measure });
+                }
+                OnSimilar::Keep => {}
+                OnSimilar::Supersede => replaces = Some(id),
+            },
+        }
+        let size = Memory::create(new.clone(), now)?.render().len() as u64;
+        let max = self.config.limits.max_file_bytes;
+        if size > max {
+            return Err(Error::InvalidMemory(format!(
+                "the memory file would be {size} bytes, over [limits] max_file_bytes ({max}) of \
+                 mem.toml; shorten the text"
+            )));
+        }
+        let added = self.add(new, now)?;
+        // The index learns of it now, not at the next recall (`mem health` compares them).
+        self.refresh(now, &crate::progress::Silent)?;
+        if let Some(old) = &replaces {
+            self.supersede(old, &added.id, now)?;
+        }
+        Ok(Remembered::Added { added, superseded: replaces })
     }
 }

@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use rayon::prelude::*;
 
 use super::Engine;
 use crate::config::PruneConfig;
@@ -14,15 +13,29 @@ use crate::prune::{self, Candidate};
 use crate::store::{self, ARCHIVE_DIR, Overwrite};
 use crate::{Error, Result};
 
+/// A memory [`Engine::forget`] invalidated.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Forgotten {
+    /// Its id.
+    pub id: String,
+    /// Its file, relative to the root.
+    pub path: String,
+    /// From when it is invalid, as written into the file.
+    pub invalid_at: Timestamp,
+}
+
 impl Engine {
     /// Marks a memory invalid from `now` on (`invalid_at`, and `invalid_reason` when given).
     /// Nothing is deleted; recall leaves it out unless asked.
-    pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<String> {
-        let mut edits = vec![("invalid_at", Some(whole_second(now).to_string()))];
+    pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<Forgotten> {
+        let id = MemoryId::new(id)?;
+        let invalid_at = whole_second(now);
+        let mut edits = vec![("invalid_at", Some(invalid_at.to_string()))];
         if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
             edits.push(("invalid_reason", Some(yaml_text(reason))));
         }
-        self.edit(id, &edits)
+        let path = self.edit(id.as_str(), &edits)?;
+        Ok(Forgotten { id: id.to_string(), path, invalid_at })
     }
 
     /// Marks `old` as replaced by `new` (which must exist): `invalid_at` now and
@@ -48,11 +61,7 @@ impl Engine {
             if let Some(at) = memory.invalid_at() {
                 return Err(Error::AlreadyInvalid { id: id.to_string(), since: at, path: rel });
             }
-            let path = engine.root.join(&rel);
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            let edited = edit_front_matter(&text, edits)
-                .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
-            store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
+            engine.rewrite(&rel, |text| edit_front_matter(text, edits))?;
             Ok(rel)
         })
     }
@@ -63,16 +72,7 @@ impl Engine {
         rules: &PruneConfig,
         now: Timestamp,
     ) -> Result<Vec<Candidate>> {
-        let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
-        rels.sort();
-        let max = self.config.limits.max_file_bytes;
-        let loaded: Vec<(String, Memory)> = rels
-            .par_iter()
-            .filter_map(|rel| {
-                let bytes = store::read_limited(&self.root.join(rel), max).ok()?;
-                Memory::parse_bytes(&bytes).ok().map(|m| (rel.clone(), m))
-            })
-            .collect();
+        let loaded = self.load_all();
         let unsynced: std::collections::HashSet<String> =
             self.usage()?.unsynced_ids()?.into_iter().collect();
         let mut states = Vec::with_capacity(loaded.len());
@@ -95,14 +95,12 @@ impl Engine {
             for c in candidates {
                 let from = engine.root.join(&c.path);
                 let to = engine.root.join(ARCHIVE_DIR).join(&c.path);
-                let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
                 let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
                 let edits = [
                     ("archived_at", Some(whole_second(now).to_string())),
                     ("archived_reason", Some(yaml_text(&reasons.join("; ")))),
                 ];
-                let edited = edit_front_matter(&text, &edits)
-                    .map_err(|source| Error::Parse { path: c.path.clone().into(), source })?;
+                let edited = engine.edited(&c.path, |text| edit_front_matter(text, &edits))?;
                 move_file(&from, &to, edited.as_bytes())?;
                 archived.push(format!("{ARCHIVE_DIR}/{}", c.path));
             }

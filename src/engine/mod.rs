@@ -18,6 +18,7 @@ use crate::{Error, Result};
 
 mod admit;
 mod capture;
+mod context;
 mod edit;
 mod health;
 mod recall;
@@ -25,7 +26,9 @@ mod reflect;
 mod semantic;
 mod sync;
 
-pub use self::admit::{Added, Admission};
+pub use self::admit::{Added, Admission, OnSimilar, Remembered};
+pub use self::context::{ContextOptions, SessionContext};
+pub use self::edit::Forgotten;
 pub use self::health::{Health, Stats, UsageCheck};
 pub use self::recall::{Recall, RecallOptions};
 pub use self::reflect::{
@@ -197,7 +200,7 @@ impl Engine {
 
     /// Every indexed memory, read from its file, in path order (files that stopped parsing
     /// since the last refresh are left out; the refresh reports them).
-    fn load_all(&self) -> Vec<(String, Memory)> {
+    pub(crate) fn load_all(&self) -> Vec<(String, Memory)> {
         let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
         rels.sort();
         let max = self.config.limits.max_file_bytes;
@@ -218,6 +221,31 @@ impl Engine {
     /// Ids used by more than one indexed file, each with its paths.
     pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
         self.index.manifest().duplicate_ids()
+    }
+}
+
+impl Engine {
+    /// The text of the file at `rel` (relative to the root) with `change` applied (front-matter
+    /// edits, a new body); a change the file's text does not allow is a parse error naming it.
+    pub(crate) fn edited(
+        &self,
+        rel: &str,
+        change: impl FnOnce(&str) -> std::result::Result<String, crate::format::FormatError>,
+    ) -> Result<String> {
+        let path = self.root.join(rel);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+        change(&text).map_err(parse_error(rel))
+    }
+
+    /// Rewrites the file at `rel` in place, atomically, with `change` applied (see
+    /// [`Engine::edited`]).
+    pub(crate) fn rewrite(
+        &self,
+        rel: &str,
+        change: impl FnOnce(&str) -> std::result::Result<String, crate::format::FormatError>,
+    ) -> Result<()> {
+        let text = self.edited(rel, change)?;
+        store::write_atomic(&self.root.join(rel), text.as_bytes(), store::Overwrite::Yes)
     }
 }
 

@@ -280,20 +280,14 @@ impl Engine {
                 (memory.id().to_string(), rel, false)
             }
             Some(existing) => {
-                let path = self.root.join(&existing.path);
-                let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-                let file = with_body(&old, &format!("# {}\n\n{text}", d.title))
-                    .and_then(|f| {
-                        edit_front_matter(
-                            &f,
-                            &[
-                                ("derived_from", Some(yaml_ids(&ids))),
-                                ("importance", Some(d.importance.to_string())),
-                            ],
-                        )
-                    })
-                    .map_err(parse_error(&existing.path))?;
-                store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+                let edits = [
+                    ("derived_from", Some(yaml_ids(&ids))),
+                    ("importance", Some(d.importance.to_string())),
+                ];
+                self.rewrite(&existing.path, |old| {
+                    with_body(old, &format!("# {}\n\n{text}", d.title))
+                        .and_then(|f| edit_front_matter(&f, &edits))
+                })?;
                 (existing.id.clone(), existing.path.clone(), true)
             }
         };
@@ -301,14 +295,8 @@ impl Engine {
         // finds them close to this reflection and joins them to it instead of starting over.
         let reflection_id = MemoryId::new(&id)?;
         for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
-            let path = self.root.join(&source.path);
-            let old = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            let file = edit_front_matter(
-                &old,
-                &[("consolidated_into", Some(yaml_text(reflection_id.as_str())))],
-            )
-            .map_err(parse_error(&source.path))?;
-            store::write_atomic(&path, file.as_bytes(), Overwrite::Yes)?;
+            let edits = [("consolidated_into", Some(yaml_text(reflection_id.as_str())))];
+            self.rewrite(&source.path, |old| edit_front_matter(old, &edits))?;
         }
         Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })
     }

@@ -1,0 +1,152 @@
+//! `mem context`: the compact Markdown block an agent session starts with (the task's
+//! memories, then the key ones), within a character budget.
+
+use jiff::Timestamp;
+
+use super::{Engine, Recall, RecallOptions};
+use crate::Result;
+use crate::format::MemoryType;
+use crate::index::{Record, RefreshReport};
+
+/// What [`Engine::context`] puts in the block.
+#[derive(Clone, Debug)]
+pub struct ContextOptions {
+    /// Also recall the memories for this task (they come first).
+    pub task: Option<String>,
+    /// Most characters; the block is cut between memories, never inside one.
+    pub budget: usize,
+    /// How many key memories (procedural and semantic, most important first) to consider.
+    pub key: usize,
+}
+
+/// The block and what the task's recall reported.
+#[derive(Debug)]
+pub struct SessionContext {
+    /// The Markdown block.
+    pub text: String,
+    /// The refresh report of the task's recall, when there was a task.
+    pub report: Option<RefreshReport>,
+}
+
+/// One memory, as a Markdown list item.
+fn entry(r: &Record, body: &str) -> String {
+    let text = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = crate::format::clip(&text, 280);
+    format!("- **{}** ({}, importance {}, `{}`): {text}\n", r.title, r.kind, r.importance, r.id)
+}
+
+impl Engine {
+    /// The block for a session start: the task's memories (a recall that records its
+    /// retrievals as `[usage] record_retrievals` says), then the key memories not shown yet,
+    /// within the budget. Call [`Engine::refresh`] first.
+    pub fn context(&mut self, options: &ContextOptions, now: Timestamp) -> Result<SessionContext> {
+        let mut key: Vec<Record> = self
+            .list(&[MemoryType::Procedural, MemoryType::Semantic], &[])?
+            .into_iter()
+            .filter(|r| r.invalid_at.is_none_or(|at| at > now))
+            .collect();
+        key.sort_by(|a, b| {
+            b.importance
+                .cmp(&a.importance)
+                .then(b.last_access.cmp(&a.last_access))
+                .then(a.id.cmp(&b.id))
+        });
+        key.truncate(options.key);
+
+        // The task's memories come first: they are the most specific, and the budget may not
+        // reach the end.
+        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+        let mut shown: Vec<String> = Vec::new();
+        let mut report = None;
+        if let Some(task) = options.task.as_deref().filter(|t| !t.trim().is_empty()) {
+            let recall_options = RecallOptions {
+                limit: 10,
+                record: self.config.usage.record_retrievals,
+                ..Default::default()
+            };
+            let Recall { hits, report: refreshed, .. } =
+                self.recall(task, &recall_options, now, &crate::progress::Silent)?;
+            report = Some(refreshed);
+            let mut items = Vec::new();
+            for hit in &hits {
+                let (_, memory) = self.get(&hit.record.id)?;
+                items.push(entry(&hit.record, memory.body()));
+                shown.push(hit.record.id.clone());
+            }
+            sections.push((
+                format!("## For the task: {}\n", crate::format::clip(task.trim(), 120)),
+                items,
+            ));
+        }
+        let mut items = Vec::new();
+        for r in key.iter().filter(|r| !shown.contains(&r.id)) {
+            let (_, memory) = self.get(&r.id)?;
+            items.push(entry(r, memory.body()));
+        }
+        sections.push(("## Key memories\n".to_string(), items));
+        Ok(SessionContext { text: assemble(&sections, options.budget), report })
+    }
+}
+
+/// The block: a heading, then each section's items while they fit in `budget` characters;
+/// when one does not, a marker line says how many were left out (it fits too).
+fn assemble(sections: &[(String, Vec<String>)], budget: usize) -> String {
+    let total: usize = sections.iter().map(|(_, items)| items.len()).sum();
+    let mut out = String::from("# Memory (from mem)\n\n");
+    let mut used = 0;
+    let marker =
+        |left: usize| format!("\n_… {left} more memories left out to fit {budget} characters_\n");
+    let fits = |out: &str, extra: &str, left_after: usize| {
+        let tail = if left_after > 0 { marker(left_after).chars().count() } else { 0 };
+        out.chars().count() + extra.chars().count() + tail <= budget
+    };
+    'outer: for (heading, items) in sections {
+        if items.is_empty() {
+            continue;
+        }
+        let heading = format!("{heading}\n");
+        for (i, item) in items.iter().enumerate() {
+            let piece = if i == 0 { format!("{heading}{item}") } else { item.clone() };
+            if !fits(&out, &piece, total - used - 1) {
+                break 'outer;
+            }
+            out.push_str(&piece);
+            used += 1;
+        }
+        out.push('\n');
+    }
+    if used < total {
+        out.push_str(&marker(total - used));
+    }
+    if out.chars().count() > budget {
+        // Even the heading does not fit: print only what fits of the marker line.
+        return crate::format::clip(&marker(total), budget.saturating_sub(1));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn never_over_budget_and_cut_between_items() {
+        let items: Vec<String> =
+            (0..20).map(|i| format!("- item {i} {}\n", "x".repeat(50))).collect();
+        let sections = vec![("## Key memories\n".to_string(), items)];
+        for budget in [200, 333, 600, 5000] {
+            let out = assemble(&sections, budget);
+            assert!(out.chars().count() <= budget, "{budget}: {}", out.chars().count());
+            for line in out.lines().filter(|l| l.starts_with("- item")) {
+                assert!(line.ends_with(&"x".repeat(50)), "whole items only: {line}");
+            }
+        }
+        assert!(assemble(&sections, 600).contains("more memories left out to fit 600 characters"));
+        assert!(!assemble(&sections, 5000).contains("left out"));
+    }
+}
