@@ -237,6 +237,29 @@ mod tests {
     }
 
     #[test]
+    fn explain_names_the_measure_and_the_weights() {
+        let r = Ranking::default();
+        let fused = |fusion| Relevance::Fused {
+            fusion,
+            rrf_k: 60.0,
+            vector_weight: 0.6,
+            candidates: 100,
+            best: 0.5,
+        };
+        let convex = explain(&fused(Fusion::Convex), &r, &[], 0.3);
+        assert!(convex.contains("relevance = fused / 0.500; fused = 0.4 × bm25 / max bm25 + 0.6 × cosine / max cosine"), "{convex}");
+        let rrf = explain(&fused(Fusion::Rrf), &r, &[], 0.3);
+        assert!(
+            rrf.contains("fused = 1/(60 + bm25 rank) + 1/(60 + cosine rank) over the 100 best"),
+            "{rrf}"
+        );
+        let vector = explain(&Relevance::Vector { best: 0.8 }, &r, &["db".into()], 0.3);
+        assert!(vector.contains("relevance = cosine / 0.800 (best cosine)"), "{vector}");
+        assert!(vector.ends_with("synonyms searched at weight 0.3: db\n"), "{vector}");
+        assert!(vector.starts_with("\nscore = relevance × (1 − "), "{vector}");
+    }
+
+    #[test]
     fn half_life_halves() {
         let r = Ranking::default();
         let half = recency(r.recency_half_life_days, &r);

@@ -291,4 +291,32 @@ mod tests {
         assert_eq!(report.added, 0, "the other process already indexed beta");
         assert_eq!(first.list(&[], &[]).unwrap().len(), 2);
     }
+
+    #[test]
+    fn recall_says_what_it_did() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(crate::config::CONFIG_FILE),
+            "[query]\nsynonyms = [[\"zork\", \"grue\"]]\n",
+        )
+        .unwrap();
+        let mut engine = Engine::open(dir.path()).unwrap();
+        engine.add(note("the grue waits on port 5432"), now()).unwrap();
+        engine.add(note("lunch was pasta"), now()).unwrap();
+        let options = RecallOptions { limit: 5, ..Default::default() };
+        let recall = engine.recall("zork port", &options, now(), &crate::progress::Silent).unwrap();
+        assert_eq!(recall.hits.len(), 1);
+        assert_eq!(recall.mode, crate::config::RecallMode::Bm25);
+        assert_eq!(recall.fallback, None);
+        assert_eq!(recall.expansions, ["grue"]);
+        let best = recall.hits[0].bm25;
+        assert_eq!(recall.relevance, Some(crate::score::Relevance::Bm25 { best }));
+        let explained = recall.explain(engine.config());
+        assert!(explained.contains(&format!("relevance = bm25 / {best:.3}")), "{explained}");
+        assert!(explained.contains("synonyms searched at weight 0.3: grue"), "{explained}");
+
+        let none = engine.recall("zebra", &options, now(), &crate::progress::Silent).unwrap();
+        assert!(none.hits.is_empty() && none.relevance.is_none());
+        assert_eq!(none.explain(engine.config()), "");
+    }
 }

@@ -40,6 +40,9 @@ pub struct Recall {
     pub report: RefreshReport,
     /// The mode the ranking used.
     pub mode: RecallMode,
+    /// Why a vector or hybrid recall was asked and BM25 ranked instead (no usable model, no
+    /// vector yet); the report's warnings say it to the user too.
+    pub fallback: Option<String>,
     /// The synonyms the query was expanded with (empty when expansion is off).
     pub expansions: Vec<String>,
     /// How relevance was computed; `None` when nothing matched.
@@ -92,16 +95,21 @@ impl Engine {
             },
         };
         let mut report = refreshed?;
+        let mut fallback = None;
         let vector = match query_vector {
             None => None,
             Some(query_vector) => match query_vector
                 .and_then(|query_vector| self.vector_query(query_vector, &mut report))
             {
                 // Hybrid recall without a single vector is BM25 recall.
-                Ok(found) if found.searched == 0 && mode == RecallMode::Hybrid => None,
+                Ok(found) if found.searched == 0 && mode == RecallMode::Hybrid => {
+                    fallback = Some("no memory has a vector yet".to_string());
+                    None
+                }
                 Ok(found) => Some(found),
                 Err(e @ Error::Embed(_)) if mode == RecallMode::Hybrid => {
                     report.warnings.push(format!("{e}; recall uses BM25 only"));
+                    fallback = Some(e.to_string());
                     None
                 }
                 Err(e) => return Err(e),
@@ -135,7 +143,7 @@ impl Engine {
         }
         let relevance = hits.first().map(|best| self.relevance(mode, best));
         let expansions = self.expansions(query);
-        Ok(Recall { hits, report, mode, expansions, relevance })
+        Ok(Recall { hits, report, mode, fallback, expansions, relevance })
     }
 
     /// The measure of relevance of a recall in `mode`, read off one of its hits: relevance is
