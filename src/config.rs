@@ -59,9 +59,8 @@ unused_days = 180
 threshold = 0.15
 # Smallest cluster that becomes a reflection.
 min_cluster = 3
-# A command that writes the summary (prompt on stdin, summary on stdout), e.g. "ollama run llama3";
-# empty: an extractive summary, no model needed.
-summarizer = ""
+# A summariser command (it runs code) is a per-user setting, never a root's: `summarizer` in
+# [reflect] of the user configuration file (~/.config/mem/config.toml) or `--summarizer`.
 # Seconds before the summariser is stopped.
 summarizer_timeout_secs = 120
 
@@ -71,12 +70,9 @@ summarizer_timeout_secs = 120
 near_duplicate = 0.8
 
 [embed]
-# Folder with the local embedding model: model.onnx, tokenizer.json, config.json,
-# special_tokens_map.json, tokenizer_config.json and libonnxruntime.so, as written by
-# `scripts/fetch-model.sh DIR`. Relative paths start at this root. Empty: BM25 only.
-# The environment variable MEM_EMBED_MODEL_DIR overrides it; ORT_DYLIB_PATH names another
-# ONNX Runtime library (1.24 or later).
-model_dir = ""
+# The model folder (it holds a library that is loaded) is a per-user setting, never a root's:
+# `model_dir` in [embed] of the user configuration file (~/.config/mem/config.toml), or
+# MEM_EMBED_MODEL_DIR. `scripts/fetch-model.sh DIR` fetches it. Without one: BM25 only.
 # Recall mode when a model is configured: "hybrid", "vector" or "bm25" (--mode overrides).
 mode = "hybrid"
 # How hybrid recall fuses the two sides: "convex" ((1 − w) × bm25 / max bm25 +
@@ -224,7 +220,8 @@ pub struct ReflectConfig {
     pub threshold: f32,
     /// Smallest cluster that becomes a reflection.
     pub min_cluster: usize,
-    /// Summariser command (empty: extractive).
+    /// Summariser command: ignored in a root's `mem.toml` (it would run code from the root);
+    /// the front end takes it from the user's configuration.
     pub summarizer: String,
     /// Seconds before the summariser is stopped.
     pub summarizer_timeout_secs: u64,
@@ -273,7 +270,8 @@ impl Default for Limits {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmbedConfig {
-    /// The model folder; empty means no model (BM25 only).
+    /// The model folder: ignored in a root's `mem.toml` (it would load a library from the
+    /// root); the front end passes the user's in [`crate::embed::ModelOverrides`].
     pub model_dir: String,
     /// Recall mode when a model is configured.
     pub mode: RecallMode,
@@ -406,6 +404,29 @@ impl std::str::FromStr for Fusion {
 }
 
 impl Config {
+    /// The keys this file sets that a memory root may not set, because they name code to run
+    /// (a library to load, a command): each is ignored, with this warning.
+    pub fn ignored_keys(&self) -> Vec<String> {
+        let mut ignored = Vec::new();
+        if !self.embed.model_dir.trim().is_empty() {
+            ignored.push(
+                "mem.toml: [embed] model_dir is ignored: a memory root may not name a library \
+                 to load; set model_dir in [embed] of the user configuration file \
+                 (~/.config/mem/config.toml) or MEM_EMBED_MODEL_DIR"
+                    .to_string(),
+            );
+        }
+        if !self.reflect.summarizer.trim().is_empty() {
+            ignored.push(
+                "mem.toml: [reflect] summarizer is ignored: a memory root may not name a \
+                 command to run; set summarizer in [reflect] of the user configuration file \
+                 (~/.config/mem/config.toml) or pass --summarizer"
+                    .to_string(),
+            );
+        }
+        ignored
+    }
+
     /// Reads `root/mem.toml`, or the defaults when there is none.
     pub fn load(root: &Path) -> Result<Config> {
         let path = root.join(CONFIG_FILE);

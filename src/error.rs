@@ -127,7 +127,9 @@ pub enum Error {
     #[error("embedding model: {0}")]
     Embed(#[from] EmbedError),
     /// The search index failed in a way a rebuild did not fix.
-    #[error("index error: {0} (delete the .mem/ folder of the memory root and run `mem index`)")]
+    #[error(
+        "index error: {0} (run `mem index --rebuild`: it rebuilds the index from the memory files and keeps the usage log)"
+    )]
     Index(#[from] tantivy::TantivyError),
 }
 

@@ -13,6 +13,8 @@ mod capture;
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
+/// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
+mod hardening;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
 /// The source layout: docs/architecture.md names every file, short files, no front end in the

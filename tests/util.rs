@@ -9,6 +9,8 @@ pub const NOW: &str = "2026-11-30T12:00:00Z";
 /// A temporary folder used as a memory root.
 pub struct Dir {
     tmp: tempfile::TempDir,
+    /// The user's configuration folder (`XDG_CONFIG_HOME`) of the commands run on this root.
+    home: tempfile::TempDir,
 }
 
 /// What a `mem` run printed and returned.
@@ -38,7 +40,7 @@ impl Out {
 impl Dir {
     /// An empty folder.
     pub fn new() -> Dir {
-        Dir { tmp: tempfile::tempdir().unwrap() }
+        Dir { tmp: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap() }
     }
 
     /// A copy of `memories.example/`.
@@ -52,6 +54,11 @@ impl Dir {
         self.tmp.path()
     }
 
+    /// The user's configuration folder (`XDG_CONFIG_HOME`) of this root's commands.
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
     /// Writes a file (creating folders).
     pub fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         let path = self.path().join(rel);
@@ -60,11 +67,20 @@ impl Dir {
         path
     }
 
-    /// Configures the test model in this root's `mem.toml` (`[embed] model_dir`), after
-    /// `extra` lines of that section.
+    /// Configures the test model in the user configuration file of this root's commands
+    /// (`model_dir` in `[embed]`), and `extra` lines in `[embed]` of the root's `mem.toml`.
     pub fn use_model(&self, extra: &str) {
-        let config = format!("[embed]\nmodel_dir = {:?}\n{extra}\n", model_dir().to_str().unwrap());
-        std::fs::write(self.path().join("mem.toml"), config).unwrap();
+        let config = format!("[embed]\nmodel_dir = {:?}\n", model_dir().to_str().unwrap());
+        self.write_user_config(&config);
+        std::fs::write(self.path().join("mem.toml"), format!("[embed]\n{extra}\n")).unwrap();
+    }
+
+    /// Writes the user configuration file (`$XDG_CONFIG_HOME/mem/config.toml`) that this
+    /// root's commands read.
+    pub fn write_user_config(&self, text: &str) {
+        let path = self.home.path().join("mem/config.toml");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
     }
 
     pub fn read(&self, rel: &str) -> String {
@@ -75,13 +91,17 @@ impl Dir {
     pub fn mem(&self, args: &[&str]) -> Out {
         let mut full = vec!["--dir", self.path().to_str().unwrap()];
         full.extend_from_slice(args);
-        run(Command::new(bin()).args(full).current_dir(self.path()))
+        run(Command::new(bin())
+            .args(full)
+            .current_dir(self.path())
+            .env("XDG_CONFIG_HOME", self.home.path()))
     }
 
     /// Starts `mem --dir <this folder> <args>` with piped stdin, stdout and stderr.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         let mut cmd = Command::new(bin());
         cmd.arg("--dir").arg(self.path()).args(args);
+        cmd.env("XDG_CONFIG_HOME", self.home.path());
         clean_env(&mut cmd);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     }
@@ -107,6 +127,10 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
         if !cmd.get_envs().any(|(k, _)| k == name) {
             cmd.env_remove(name);
         }
+    }
+    if !cmd.get_envs().any(|(k, _)| k == "XDG_CONFIG_HOME") {
+        // Never the developer's own user configuration: an empty folder.
+        cmd.env("XDG_CONFIG_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"));
     }
     cmd.env("MEM_NOW", NOW)
 }

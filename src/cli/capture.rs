@@ -37,7 +37,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         Ok(payload) => payload,
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
-    let mut engine = match Engine::open_with(&root, &super::model_overrides()) {
+    // Capture writes and indexes text; it never needs the embedding model.
+    let mut engine = match Engine::open(&root) {
         Ok(engine) => engine,
         Err(e) => {
             let message = format!("cannot open memory root {}: {e}", root.display());

@@ -18,6 +18,7 @@ mod show;
 mod stats;
 mod sync;
 mod used;
+mod user;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -177,8 +178,12 @@ impl Context {
     /// Finds the memory root (creating the per-user default on first use) and opens it.
     fn engine(&self) -> Result<Engine> {
         let root = self.root()?;
-        Engine::open_with(&root, &model_overrides())
-            .with_context(|| format!("cannot open memory root {}", root.display()))
+        let engine = Engine::open_with(&root, &model_overrides()?)
+            .with_context(|| format!("cannot open memory root {}", root.display()))?;
+        for warning in engine.warnings() {
+            eprintln!("mem: warning: {warning}");
+        }
+        Ok(engine)
     }
 
     /// Opens the root and brings its index up to date, printing what went wrong on stderr.
@@ -259,14 +264,15 @@ fn progress_bar_for(doing: &str, things: &str) -> Bar {
     }
 }
 
-/// The model folder and ONNX Runtime library named by the environment, over the root's
-/// `mem.toml` (an empty variable counts as unset).
-fn model_overrides() -> mem::embed::ModelOverrides {
+/// The model folder and ONNX Runtime library: the environment's, else the user
+/// configuration's (an empty variable counts as unset).
+fn model_overrides() -> Result<mem::embed::ModelOverrides> {
     let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    mem::embed::ModelOverrides {
-        model_dir: env(mem::embed::MODEL_DIR_ENV),
-        runtime: env(mem::embed::ORT_LIB_ENV),
-    }
+    let user = user::load()?;
+    Ok(mem::embed::ModelOverrides {
+        model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
+        runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
+    })
 }
 
 /// Parses `--mode`: one of the library's recall modes, each listed in the help.

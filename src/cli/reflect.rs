@@ -112,11 +112,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         }
         return super::print_text(&text);
     }
-    let command = args.summarizer.unwrap_or(settings.summarizer);
+    // The command comes from the user (flag or user configuration), never from the root.
+    let user = super::user::load()?.reflect;
+    let command = args.summarizer.or(user.summarizer).unwrap_or_default();
     let summarizer = (!command.trim().is_empty()).then(|| Summarizer {
         command,
         timeout: std::time::Duration::from_secs(
-            args.summarizer_timeout.unwrap_or(settings.summarizer_timeout_secs),
+            args.summarizer_timeout
+                .or(user.summarizer_timeout_secs)
+                .unwrap_or(settings.summarizer_timeout_secs),
         ),
     });
     let report =

@@ -37,8 +37,8 @@ pub struct ModelSource {
     pub runtime: PathBuf,
 }
 
-/// What the front end says about the model, over the root's `mem.toml` (the CLI takes them
-/// from [`MODEL_DIR_ENV`] and [`ORT_LIB_ENV`]).
+/// The model the front end names (the CLI takes [`MODEL_DIR_ENV`] and [`ORT_LIB_ENV`], else
+/// the user configuration file); a root's `mem.toml` never names one.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ModelOverrides {
     /// The model folder, instead of `[embed] model_dir`.
@@ -48,19 +48,11 @@ pub struct ModelOverrides {
 }
 
 impl ModelSource {
-    /// The configured model, if any: `overrides.model_dir`, else `model_dir` from `mem.toml`
-    /// (relative to `root`); the library from `overrides.runtime`, else the folder. `None`
-    /// when neither names a folder.
-    pub fn configured(
-        root: &Path,
-        model_dir: &str,
-        overrides: &ModelOverrides,
-    ) -> Option<ModelSource> {
-        let dir = overrides.model_dir.clone().or_else(|| {
-            let dir = model_dir.trim();
-            (!dir.is_empty()).then(|| root.join(dir))
-        })?;
-        let dir = absolute(&dir);
+    /// The model the front end names, if any: the folder `overrides.model_dir`, the library
+    /// `overrides.runtime`, else the one in the folder. A memory root never names one (its
+    /// `mem.toml` could make `mem` load a library from a cloned repository).
+    pub fn configured(overrides: &ModelOverrides) -> Option<ModelSource> {
+        let dir = absolute(overrides.model_dir.as_deref()?);
         let runtime =
             overrides.runtime.as_deref().map(absolute).unwrap_or_else(|| dir.join(ORT_LIB_FILE));
         Some(ModelSource { dir, runtime })
@@ -300,17 +292,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn model_dir_comes_from_the_overrides_first_then_the_config() {
-        let none = ModelOverrides::default();
-        assert_eq!(ModelSource::configured(Path::new("/r"), "  ", &none), None);
-        let s = ModelSource::configured(Path::new("/r"), "models/minilm", &none).unwrap();
-        assert_eq!(s.dir, Path::new("/r/models/minilm"));
-        assert_eq!(s.runtime, Path::new("/r/models/minilm/libonnxruntime.so"));
+    fn the_model_comes_from_the_front_end_only() {
+        assert_eq!(ModelSource::configured(&ModelOverrides::default()), None);
+        let folder = ModelOverrides { model_dir: Some("/m".into()), runtime: None };
+        let s = ModelSource::configured(&folder).unwrap();
+        assert_eq!(s.runtime, Path::new("/m/libonnxruntime.so"));
         let overrides = ModelOverrides {
             model_dir: Some("/m".into()),
             runtime: Some("/lib/libonnxruntime.so.1".into()),
         };
-        let s = ModelSource::configured(Path::new("/r"), "models/minilm", &overrides).unwrap();
+        let s = ModelSource::configured(&overrides).unwrap();
         assert_eq!(s.dir, Path::new("/m"));
         assert_eq!(s.runtime, Path::new("/lib/libonnxruntime.so.1"));
     }

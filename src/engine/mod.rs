@@ -49,6 +49,7 @@ pub struct Engine {
     thesaurus: Thesaurus,
     usage: Option<UsageLog>,
     semantic: semantic::Semantic,
+    warnings: Vec<String>,
 }
 
 impl Engine {
@@ -87,7 +88,8 @@ impl Engine {
             pending_notice,
             thesaurus,
             usage: None,
-            semantic: semantic::Semantic::configured(root, &config.embed.model_dir, overrides),
+            semantic: semantic::Semantic::configured(overrides),
+            warnings: config.ignored_keys(),
             config,
         })
     }
@@ -95,6 +97,12 @@ impl Engine {
     /// The memory root.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// What opening the root found that the user should fix (settings a root may not set),
+    /// one line each.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The root's settings.
@@ -169,14 +177,26 @@ impl Engine {
             self.index = index;
             notices.extend(notice);
         }
-        let scan = store::scan(&self.root);
-        let mut report = self.index.refresh(
+        let max_file_bytes = self.config.limits.max_file_bytes;
+        let mut report = match self.index.refresh(
             &self.root,
-            scan,
-            self.config.limits.max_file_bytes,
+            store::scan(&self.root),
+            max_file_bytes,
             now,
             progress,
-        )?;
+        ) {
+            // The index is derived from the files: one that cannot be updated is rebuilt,
+            // and nothing else under `.mem/` is touched.
+            Err(Error::Index(e)) if !rebuild => {
+                self.index = MemoryIndex::create(&self.state_dir)?;
+                notices.push(format!(
+                    "the index could not be updated ({e}); rebuilt it from the memory files"
+                ));
+                let scan = store::scan(&self.root);
+                self.index.refresh(&self.root, scan, max_file_bytes, now, progress)?
+            }
+            result => result?,
+        };
         report.notices.splice(0..0, notices);
         Ok(report)
     }

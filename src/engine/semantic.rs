@@ -54,13 +54,9 @@ struct Loaded {
 
 impl Semantic {
     /// The model configured for `root` (not loaded yet).
-    pub(super) fn configured(
-        root: &Path,
-        model_dir: &str,
-        overrides: &crate::embed::ModelOverrides,
-    ) -> Semantic {
+    pub(super) fn configured(overrides: &crate::embed::ModelOverrides) -> Semantic {
         Semantic {
-            source: ModelSource::configured(root, model_dir, overrides),
+            source: ModelSource::configured(overrides),
             model: Slot::Unloaded,
             vectors: None,
             synced: None,

@@ -1,0 +1,94 @@
+//! The per-user configuration file, `$XDG_CONFIG_HOME/mem/config.toml` (else
+//! `~/.config/mem/config.toml`): what only the user may decide because it runs code, the
+//! embedding model folder, the ONNX Runtime library and the summariser command. A memory
+//! root's `mem.toml` travels with the memories (a cloned repository) and may not name them.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde::Deserialize;
+
+/// The file's name under the `mem` folder of the user's configuration folder.
+const FILE: &str = "config.toml";
+
+/// The user's settings; every key is optional.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UserConfig {
+    /// `[embed]`.
+    pub embed: Embed,
+    /// `[reflect]`.
+    pub reflect: Reflect,
+}
+
+/// `[embed]` of the user configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Embed {
+    /// The model folder (relative paths start at the configuration file's folder).
+    pub model_dir: Option<PathBuf>,
+    /// The ONNX Runtime library, instead of the one in the model folder.
+    pub ort_library: Option<PathBuf>,
+}
+
+/// `[reflect]` of the user configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Reflect {
+    /// The command `mem reflect` runs to write a cluster's summary.
+    pub summarizer: Option<String>,
+    /// Seconds before it is stopped.
+    pub summarizer_timeout_secs: Option<u64>,
+}
+
+/// Where the user configuration file is, if the platform has a configuration folder.
+pub fn path() -> Option<PathBuf> {
+    dirs::config_dir().map(|d| d.join("mem").join(FILE))
+}
+
+/// Reads the user configuration; no file is the defaults.
+pub fn load() -> Result<UserConfig> {
+    match path() {
+        Some(path) => load_from(&path),
+        None => Ok(UserConfig::default()),
+    }
+}
+
+/// Reads the user configuration at `path`, with relative paths made absolute against its
+/// folder; no file is the defaults.
+fn load_from(path: &Path) -> Result<UserConfig> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let mut config: UserConfig =
+        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+    let folder = path.parent().unwrap_or(Path::new("."));
+    for p in [&mut config.embed.model_dir, &mut config.embed.ort_library].into_iter().flatten() {
+        if p.is_relative() {
+            *p = folder.join(&*p);
+        }
+    }
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_start_at_the_file_and_unknown_keys_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(FILE);
+        assert!(load_from(&file).unwrap().embed.model_dir.is_none());
+        std::fs::write(&file, "[embed]\nmodel_dir = \"model\"\n[reflect]\nsummarizer = \"cat\"\n")
+            .unwrap();
+        let config = load_from(&file).unwrap();
+        assert_eq!(config.embed.model_dir, Some(dir.path().join("model")));
+        assert_eq!(config.reflect.summarizer.as_deref(), Some("cat"));
+        std::fs::write(&file, "[embed]\nmodel = \"x\"\n").unwrap();
+        let e = format!("{:#}", load_from(&file).unwrap_err());
+        assert!(e.contains("config.toml is not valid") && e.contains("unknown field"), "{e}");
+    }
+}

@@ -1,0 +1,158 @@
+//! Regression tests of the fault and bad-input probe: each is named after the defect it pins.
+
+use std::path::Path;
+
+use crate::util::{Dir, memory};
+
+/// A root of `n` small memories about redis, indexed.
+fn indexed_root(n: usize) -> Dir {
+    let dir = Dir::new();
+    for i in 0..n {
+        dir.write(
+            &format!("m{i}.md"),
+            memory(
+                &format!("m{i}"),
+                "semantic",
+                5,
+                "2026-01-01T00:00:00Z",
+                &format!("# note {i}\nredis cache note number {i}\n"),
+            ),
+        );
+    }
+    dir.mem(&["index"]).ok();
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn del_files(index: &Path) -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(index)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".del"))
+        .collect();
+    found.sort();
+    found
+}
+
+/// A kill after tantivy wrote `<segment>.<opstamp>.del` but before the commit left a file the
+/// next update tried to create again, and every later command failed until `.mem/` was
+/// deleted. The state is made exactly: the update is run once to learn the file's name, then
+/// the index from before it is put back with that file beside it (listed in tantivy's
+/// `.managed.json`, as a kill leaves it, and not listed).
+#[test]
+fn a_kill_during_an_index_update_does_not_make_the_root_unusable() {
+    for listed in [true, false] {
+        let dir = indexed_root(40);
+        let state = dir.path().join(".mem");
+        let before = dir.path().join("before");
+        copy_dir(&state, &before);
+        let index = state.join("index");
+        let old = del_files(&index);
+        let mut text = dir.read("m7.md");
+        text.push_str("another line about redis\n");
+        dir.write("m7.md", &text);
+        dir.mem(&["index"]).ok();
+        let new: Vec<String> = del_files(&index).into_iter().filter(|f| !old.contains(f)).collect();
+        assert_eq!(new.len(), 1, "the update deletes one document: {new:?}");
+
+        std::fs::remove_dir_all(&state).unwrap();
+        copy_dir(&before, &state);
+        std::fs::remove_dir_all(&before).unwrap();
+        std::fs::write(index.join(&new[0]), b"half-written").unwrap();
+        if listed {
+            let managed = index.join(".managed.json");
+            let mut files: Vec<String> =
+                serde_json::from_str(&std::fs::read_to_string(&managed).unwrap()).unwrap();
+            files.push(new[0].clone());
+            std::fs::write(&managed, serde_json::to_string(&files).unwrap()).unwrap();
+        }
+        let usage_probe = state.join("usage.db");
+        let out = dir.mem(&["recall", "--json", "redis", "another"]);
+        assert_eq!(out.code, 0, "listed: {listed}\n{}", out.stderr);
+        assert_eq!(out.json()[0]["id"], "m7", "listed: {listed}");
+        assert!(!out.stderr.contains("delete the .mem"), "{}", out.stderr);
+        assert!(usage_probe.exists(), "the usage log is kept");
+        let health = dir.mem(&["health"]);
+        assert_eq!(health.code, 0, "{}{}", health.stdout, health.stderr);
+    }
+}
+
+/// Writes a shared library whose constructor creates the file named by `$MEM_TEST_MARKER`:
+/// loading it leaves a trace.
+fn marker_library(path: &Path) {
+    let source = path.with_extension("c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <stdlib.h>\n__attribute__((constructor)) static void ran(void) {\n  const char *m = getenv(\"MEM_TEST_MARKER\");\n  if (m) { FILE *f = fopen(m, \"w\"); if (f) fclose(f); }\n}\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(path)
+        .arg(&source)
+        .output()
+        .expect("the C compiler (cc) builds the probe library");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A root's mem.toml named a model folder inside the root: opening a cloned repository made
+/// `mem` load (and run) the library in it. The same for a summariser command.
+#[test]
+fn opening_a_root_runs_no_code_from_it() {
+    let dir = Dir::new();
+    dir.write("note.md", memory("n1", "semantic", 5, "2026-01-01T00:00:00Z", "redis port 6379\n"));
+    std::fs::create_dir_all(dir.path().join("model")).unwrap();
+    marker_library(&dir.path().join("model/libonnxruntime.so"));
+    let marker = dir.path().join("loaded");
+    let touched = dir.path().join("summarized");
+    dir.write(
+        "mem.toml",
+        format!(
+            "[embed]\nmodel_dir = \"model\"\n[reflect]\nsummarizer = \"touch {}\"\nmin_cluster = 2\n",
+            touched.display()
+        ),
+    );
+    for args in [&["recall", "redis"][..], &["recall", "--mode", "hybrid", "redis"], &["reflect"]] {
+        let out = crate::util::run(
+            std::process::Command::new(crate::util::bin())
+                .arg("--dir")
+                .arg(dir.path())
+                .args(args)
+                .env("MEM_TEST_MARKER", &marker),
+        );
+        assert!(!marker.exists(), "{args:?} loaded the root's library");
+        assert!(!touched.exists(), "{args:?} ran the root's summariser");
+        assert!(out.stderr.contains("[embed] model_dir is ignored"), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("[reflect] summarizer is ignored"), "{args:?}: {}", out.stderr);
+    }
+    // The same folder named by the user is the user's decision: it is loaded (with the model
+    // files beside the library, which is checked last).
+    for entry in std::fs::read_dir(crate::util::model_dir()).unwrap().flatten() {
+        let name = entry.file_name();
+        if name != "libonnxruntime.so" {
+            std::fs::copy(entry.path(), dir.path().join("model").join(name)).unwrap();
+        }
+    }
+    dir.write_user_config(&format!("[embed]\nmodel_dir = {:?}\n", dir.path().join("model")));
+    let out = crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["recall", "--mode", "hybrid", "redis"])
+            .env("XDG_CONFIG_HOME", dir.home())
+            .env("MEM_TEST_MARKER", &marker),
+    );
+    assert!(marker.exists(), "the user's model folder is used: {}", out.stderr);
+}
