@@ -76,6 +76,18 @@ pub enum Error {
         /// Its file, relative to the root.
         path: String,
     },
+    /// A memory file reached through a symbolic link that leaves the root: read and recalled,
+    /// never written, moved or deleted.
+    #[error("{} is reached through a symbolic link that leaves the memory root: mem reads it but never writes, moves or deletes it; change it where it lives", .0.display())]
+    OutsideRoot(PathBuf),
+    /// A move (prune, restore) finds its destination taken by another memory.
+    #[error("{} exists and holds another memory ({other}); move one of them elsewhere, then run the command again", to.display())]
+    MoveBlocked {
+        /// The destination, relative to the root.
+        to: PathBuf,
+        /// The id of the memory already there.
+        other: String,
+    },
     /// No archived memory has the id `mem restore` was given.
     #[error("no archived memory with id {0:?} under archive/")]
     NotArchived(String),

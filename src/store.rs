@@ -98,6 +98,29 @@ pub enum Overwrite {
     No,
 }
 
+/// The file `rel` of `root` (which may not exist yet) when it really lies inside the root; a
+/// symbolic link on its way that leaves the root is [`Error::OutsideRoot`]. Every write, move
+/// and delete of a memory goes through this check.
+pub fn inside_root(root: &Path, rel: &str) -> Result<PathBuf> {
+    let path = root.join(rel);
+    let real_root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    // The longest part of the path that exists, resolved, then the rest as written.
+    let mut existing = path.as_path();
+    let mut rest = Vec::new();
+    while std::fs::symlink_metadata(existing).is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => break,
+        }
+    }
+    let mut real = std::fs::canonicalize(existing).map_err(|e| Error::io(existing, e))?;
+    real.extend(rest.iter().rev());
+    if real.starts_with(&real_root) { Ok(path) } else { Err(Error::OutsideRoot(rel.into())) }
+}
+
 /// Writes `contents` to `path` so that readers see the old file or the new one, never a part:
 /// a temporary file in the same folder, fsync, rename, fsync of the folder.
 /// Replacing a file keeps its permissions, and writes through a symlink to the file it names.

@@ -156,3 +156,109 @@ fn opening_a_root_runs_no_code_from_it() {
     );
     assert!(marker.exists(), "the user's model folder is used: {}", out.stderr);
 }
+
+/// A root whose `linkdir` is a symbolic link to a folder outside it, with one memory there.
+fn root_with_outside_link() -> (Dir, std::path::PathBuf) {
+    let dir = Dir::new();
+    let outside = dir
+        .path()
+        .join("..")
+        .join(format!("outside-{}", dir.path().file_name().unwrap().to_string_lossy()));
+    std::fs::create_dir_all(&outside).unwrap();
+    let outside = std::fs::canonicalize(&outside).unwrap();
+    std::fs::write(
+        outside.join("ext2.md"),
+        memory("ext2", "episodic", 1, "2020-01-01T00:00:00Z", "an old outside note about kafka\n"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&outside, dir.path().join("linkdir")).unwrap();
+    dir.write("in.md", memory("in1", "semantic", 5, "2026-01-01T00:00:00Z", "kafka inside\n"));
+    (dir, outside)
+}
+
+/// `mem prune` moved a memory reached through a link that leaves the root into `archive/`
+/// and removed the original outside the root; `used`, `sync` and `forget` rewrote it.
+#[test]
+fn nothing_outside_the_root_is_written_moved_or_deleted_through_a_symlink() {
+    let (dir, outside) = root_with_outside_link();
+    let original = std::fs::read_to_string(outside.join("ext2.md")).unwrap();
+    // Read and recalled.
+    let hits = dir.mem(&["recall", "--json", "--no-record", "kafka"]).json();
+    assert_eq!(hits.as_array().unwrap().len(), 2);
+
+    let prune = dir.mem(&["prune"]);
+    assert_eq!(prune.code, 0, "{}", prune.stderr);
+    assert!(prune.stderr.contains("not archived: linkdir/ext2.md"), "{}", prune.stderr);
+    assert!(!dir.path().join("archive/linkdir/ext2.md").exists());
+    let forget = dir.mem(&["forget", "ext2"]);
+    assert_eq!(forget.code, 2);
+    assert!(
+        forget.stderr.contains("linkdir/ext2.md is reached through a symbolic link"),
+        "{}",
+        forget.stderr
+    );
+
+    let used = dir.mem(&["used", "ext2"]);
+    assert!(used.stderr.contains("leaves the memory root"), "{}", used.stderr);
+    let sync = dir.mem(&["sync"]);
+    assert!(
+        sync.stderr.contains("leaves the memory root")
+            || sync.stdout.contains("leaves the memory root"),
+        "{}{}",
+        sync.stdout,
+        sync.stderr
+    );
+
+    assert_eq!(std::fs::read_to_string(outside.join("ext2.md")).unwrap(), original);
+    std::fs::remove_dir_all(&outside).unwrap();
+}
+
+/// An `archive` folder that is a link out of the root would make prune write outside it.
+#[test]
+fn prune_does_not_write_through_an_archive_link() {
+    let (dir, outside) = root_with_outside_link();
+    std::fs::remove_file(dir.path().join("linkdir")).unwrap();
+    std::fs::remove_file(outside.join("ext2.md")).unwrap();
+    dir.write("old.md", memory("old1", "episodic", 1, "2020-01-01T00:00:00Z", "stale\n"));
+    std::os::unix::fs::symlink(&outside, dir.path().join("archive")).unwrap();
+    let prune = dir.mem(&["prune"]);
+    assert!(prune.stderr.contains("not archived: archive/old.md"), "{}", prune.stderr);
+    assert!(dir.path().join("old.md").exists());
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+    std::fs::remove_dir_all(&outside).unwrap();
+}
+
+/// A prune killed between writing the archived copy and removing the original left both, and
+/// every later prune and restore of it failed with "File exists".
+#[test]
+fn a_prune_killed_between_its_two_steps_is_finished_by_the_next_one() {
+    let dir = Dir::new();
+    let text = memory("old1", "episodic", 1, "2020-01-01T00:00:00Z", "stale lunch order\n");
+    dir.write("old.md", &text);
+    dir.write("keep.md", memory("k1", "semantic", 9, "2026-11-01T00:00:00Z", "keep me\n"));
+    // The state a kill leaves: the archived copy written, the original still there.
+    dir.write(
+        "archive/old.md",
+        text.replace("---\nstale", "archived_at: 2026-11-30T11:00:00Z\n---\nstale"),
+    );
+    let prune = dir.mem(&["prune"]);
+    assert_eq!(prune.code, 0, "{}", prune.stderr);
+    assert!(!dir.path().join("old.md").exists(), "the move is finished");
+    assert!(dir.path().join("archive/old.md").exists());
+
+    // The same for a restore killed between its steps.
+    dir.write("old.md", &text);
+    let restore = dir.mem(&["restore", "old1"]);
+    assert_eq!(restore.code, 0, "{}", restore.stderr);
+    assert!(dir.path().join("old.md").exists() && !dir.path().join("archive/old.md").exists());
+
+    // Another memory in the way is named, with the fix.
+    dir.write("archive/old.md", memory("other", "episodic", 1, "2020-01-01T00:00:00Z", "x\n"));
+    let blocked = dir.mem(&["prune"]);
+    assert!(
+        blocked.stderr.contains("archive/old.md exists and holds another memory (other)"),
+        "{}",
+        blocked.stderr
+    );
+    assert!(dir.path().join("old.md").exists());
+}

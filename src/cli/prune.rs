@@ -86,16 +86,22 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     }
     let archived = engine.archive(&candidates, ctx.now)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;
+    for refusal in &archived.refused {
+        eprintln!("mem: warning: not archived: {refusal}");
+    }
     if args.json {
+        let moved: Vec<&str> = archived.moved.iter().map(|(id, _)| id.as_str()).collect();
+        let candidates: Vec<_> =
+            candidates.iter().filter(|c| moved.contains(&c.id.as_str())).collect();
         return super::print_json(&candidates);
     }
     let mut text = String::new();
-    for (c, to) in candidates.iter().zip(&archived) {
-        text.push_str(&format!("archived\t{}\t{to}\n", c.id));
+    for (id, to) in &archived.moved {
+        text.push_str(&format!("archived\t{id}\t{to}\n"));
     }
     text.push_str(&format!(
         "{} memories archived; `mem restore ID` brings one back\n",
-        archived.len()
+        archived.moved.len()
     ));
     super::print_text(&text)
 }

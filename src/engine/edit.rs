@@ -13,6 +13,15 @@ use crate::prune::{self, Candidate};
 use crate::store::{self, ARCHIVE_DIR, Overwrite};
 use crate::{Error, Result};
 
+/// What [`Engine::archive`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Archived {
+    /// The memories moved, as (id, new path relative to the root).
+    pub moved: Vec<(String, String)>,
+    /// The memories left where they are, each with the reason (a link that leaves the root).
+    pub refused: Vec<String>,
+}
+
 /// A memory [`Engine::forget`] invalidated.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Forgotten {
@@ -88,21 +97,32 @@ impl Engine {
     }
 
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
-    /// `archived_reason`; nothing is deleted. Returns the archived paths.
-    pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Vec<String>> {
+    /// `archived_reason`; nothing is deleted. A memory reached through a symbolic link that
+    /// leaves the root is not moved: it is listed in [`Archived::refused`] with the reason.
+    pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Archived> {
         self.with_lock(|engine| {
-            let mut archived = Vec::with_capacity(candidates.len());
+            let mut archived = Archived::default();
             for c in candidates {
-                let from = engine.root.join(&c.path);
-                let to = engine.root.join(ARCHIVE_DIR).join(&c.path);
+                let to_rel = format!("{ARCHIVE_DIR}/{}", c.path);
+                let (from, to) = match (
+                    store::inside_root(&engine.root, &c.path),
+                    store::inside_root(&engine.root, &to_rel),
+                ) {
+                    (Ok(from), Ok(to)) => (from, to),
+                    (Err(e @ Error::OutsideRoot(_)), _) | (_, Err(e @ Error::OutsideRoot(_))) => {
+                        archived.refused.push(e.to_string());
+                        continue;
+                    }
+                    (Err(e), _) | (_, Err(e)) => return Err(e),
+                };
                 let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
                 let edits = [
                     ("archived_at", Some(whole_second(now).to_string())),
                     ("archived_reason", Some(yaml_text(&reasons.join("; ")))),
                 ];
                 let edited = engine.edited(&c.path, |text| edit_front_matter(text, &edits))?;
-                move_file(&from, &to, edited.as_bytes())?;
-                archived.push(format!("{ARCHIVE_DIR}/{}", c.path));
+                move_file(&from, &to, &to_rel, edited.as_bytes())?;
+                archived.moved.push((c.id.clone(), to_rel));
             }
             Ok(archived)
         })
@@ -131,27 +151,45 @@ impl Engine {
                     return Err(Error::DuplicateId { id: id.to_string(), paths });
                 }
             };
-            let from = archive.join(&rel);
-            let to = engine.root.join(&rel);
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let from = store::inside_root(&engine.root, &format!("{ARCHIVE_DIR}/{rel}"))?;
+            let to = store::inside_root(&engine.root, &rel)?;
             let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
             let edited =
                 edit_front_matter(&text, &[("archived_at", None), ("archived_reason", None)])
                     .map_err(|source| Error::Parse { path: from.clone(), source })?;
-            move_file(&from, &to, edited.as_bytes())?;
-            Ok(rel.to_string_lossy().replace('\\', "/"))
+            move_file(&from, &to, &rel, edited.as_bytes())?;
+            Ok(rel)
         })
     }
 }
 
 /// Writes `contents` at `to` (which must not exist) and then removes `from`: at every moment
-/// at least one complete copy exists.
-fn move_file(from: &Path, to: &Path, contents: &[u8]) -> Result<()> {
+/// at least one complete copy exists. A move killed between its two steps left both copies:
+/// when `to` already holds the same memory (same id), the move is finished by removing
+/// `from`; another memory at `to` is [`Error::MoveBlocked`].
+fn move_file(from: &Path, to: &Path, to_rel: &str, contents: &[u8]) -> Result<()> {
+    if let Ok(existing) = std::fs::read(to) {
+        let id_of = |bytes: &[u8]| Memory::parse_bytes(bytes).map(|m| m.id().to_string());
+        return match (id_of(&existing), id_of(contents)) {
+            (Ok(there), Ok(moving)) if there == moving => remove_and_sync(from),
+            (there, _) => Err(Error::MoveBlocked {
+                to: to_rel.into(),
+                other: there.unwrap_or_else(|_| "a file that is not a memory".into()),
+            }),
+        };
+    }
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
     }
     store::write_atomic(to, contents, Overwrite::No)?;
-    std::fs::remove_file(from).map_err(|e| Error::io(from, e))?;
-    if let Some(parent) = from.parent() {
+    remove_and_sync(from)
+}
+
+/// Removes `path` and flushes its folder.
+fn remove_and_sync(path: &Path) -> Result<()> {
+    std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
+    if let Some(parent) = path.parent() {
         std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| Error::io(parent, e))?;
     }
     Ok(())

@@ -28,7 +28,7 @@ mod sync;
 
 pub use self::admit::{Added, Admission, OnSimilar, Remembered};
 pub use self::context::{ContextOptions, SessionContext};
-pub use self::edit::Forgotten;
+pub use self::edit::{Archived, Forgotten};
 pub use self::health::{Health, Stats, UsageCheck};
 pub use self::recall::{Recall, RecallOptions};
 pub use self::reflect::{
@@ -264,8 +264,9 @@ impl Engine {
         rel: &str,
         change: impl FnOnce(&str) -> std::result::Result<String, crate::format::FormatError>,
     ) -> Result<()> {
+        let path = store::inside_root(&self.root, rel)?;
         let text = self.edited(rel, change)?;
-        store::write_atomic(&self.root.join(rel), text.as_bytes(), store::Overwrite::Yes)
+        store::write_atomic(&path, text.as_bytes(), store::Overwrite::Yes)
     }
 }
 

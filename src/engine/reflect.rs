@@ -273,7 +273,7 @@ impl Engine {
                 let file =
                     edit_front_matter(&memory.render(), &[("derived_from", Some(yaml_ids(&ids)))])
                         .map_err(parse_error(&rel))?;
-                let path = self.root.join(&rel);
+                let path = store::inside_root(&self.root, &rel)?;
                 std::fs::create_dir_all(path.parent().expect("has a folder"))
                     .map_err(|e| Error::io(&path, e))?;
                 store::write_atomic(&path, file.as_bytes(), Overwrite::No)?;

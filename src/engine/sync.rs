@@ -122,7 +122,7 @@ impl Engine {
     /// `None` when there were none.
     fn sync_one(&mut self, id: &str, rel: &str) -> Result<Option<usize>> {
         {
-            let path = self.root.join(rel);
+            let path = store::inside_root(&self.root, rel)?;
             let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
             let memory =
                 Memory::parse(&text).map_err(|source| Error::Parse { path: rel.into(), source })?;
