@@ -538,6 +538,17 @@ impl Config {
                 ));
             }
         }
+        if self.usage.busy_timeout_ms > i32::MAX as u64 {
+            return Err(bad(
+                "usage",
+                "busy_timeout_ms",
+                format!(
+                    "must be at most {} (about 24 days), found {}",
+                    i32::MAX,
+                    self.usage.busy_timeout_ms
+                ),
+            ));
+        }
         if self.limits.max_file_bytes == 0 {
             return Err(bad("limits", "max_file_bytes", "must be positive".into()));
         }

@@ -20,7 +20,7 @@ pub enum Error {
         source: FormatError,
     },
     /// A memory id is malformed (empty, contains `/`, `..`, or characters outside `[A-Za-z0-9._-]`).
-    #[error("invalid memory id {id:?}: {reason}")]
+    #[error("invalid memory id {:?}: {reason}", crate::error::clip_id(id))]
     InvalidId {
         /// The rejected id.
         id: String,
@@ -57,6 +57,12 @@ pub enum Error {
     /// No memory root was given and none was found.
     #[error("no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder")]
     NoRootFound,
+    /// The memory root given is a file, not a folder.
+    #[error("memory root {} is a file, not a folder; pass the folder that holds the memories", .0.display())]
+    RootIsFile(PathBuf),
+    /// A file mem was about to create exists already.
+    #[error("{} exists already; mem never replaces a file it is creating: move that file away (or give the memory another id) and run the command again", .0.display())]
+    Exists(PathBuf),
     /// The memory root does not exist or is not a folder.
     #[error("memory root {} does not exist; create it with `mem init {}`", .0.display(), .0.display())]
     NoRoot(PathBuf),
@@ -154,6 +160,14 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send), fallback: &str) -> Stri
         .unwrap_or_else(|| fallback.to_string())
 }
 
+/// An id as shown in a message: whole when short, else its first 60 characters and its length.
+pub(crate) fn clip_id(id: &str) -> String {
+    match id.char_indices().nth(60) {
+        None => id.to_string(),
+        Some((i, _)) => format!("{}… ({} characters)", &id[..i], id.chars().count()),
+    }
+}
+
 impl Error {
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
@@ -168,6 +182,11 @@ pub enum FormatError {
     /// The file does not start with a `---` line.
     #[error("no front-matter: a memory file starts with a `---` line, then YAML, then `---`")]
     NoFrontMatter,
+    /// The file starts with a UTF-8 byte-order mark, before its `---` line.
+    #[error(
+        "the file starts with a UTF-8 byte-order mark (BOM) before its `---` line; save it as UTF-8 without a BOM"
+    )]
+    ByteOrderMark,
     /// The opening `---` has no closing `---`.
     #[error("front-matter opened on line 1 is never closed by a `---` line")]
     Unterminated,
@@ -217,9 +236,10 @@ impl FormatError {
     /// The 1-based line the problem is on, where there is one.
     pub fn line(&self) -> Option<usize> {
         match self {
-            FormatError::NoFrontMatter | FormatError::Unterminated | FormatError::NotMapping => {
-                Some(1)
-            }
+            FormatError::NoFrontMatter
+            | FormatError::ByteOrderMark
+            | FormatError::Unterminated
+            | FormatError::NotMapping => Some(1),
             FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
             FormatError::NotUtf8 { line, .. } => Some(*line),
             FormatError::Missing(_) | FormatError::TooLarge { .. } => None,

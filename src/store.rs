@@ -35,6 +35,9 @@ pub fn find_root(
 ) -> Result<(PathBuf, RootSource)> {
     if let Some(dir) = explicit {
         let dir = if dir.is_absolute() { dir.to_path_buf() } else { cwd.join(dir) };
+        if dir.is_file() {
+            return Err(Error::RootIsFile(dir));
+        }
         if !dir.is_dir() {
             return Err(Error::NoRoot(dir));
         }
@@ -89,6 +92,9 @@ pub fn init(dir: &Path) -> Result<InitReport> {
     Ok(report)
 }
 
+/// Name prefix of the temporary files [`write_atomic`] writes next to their target.
+pub const TEMP_PREFIX: &str = ".mem-tmp-";
+
 /// Whether [`write_atomic`] may replace an existing file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Overwrite {
@@ -142,7 +148,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Resul
     };
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".mem-tmp-");
+    builder.prefix(TEMP_PREFIX);
     #[cfg(unix)]
     {
         // Like any new file: read-write for all, as far as the umask allows.
@@ -159,7 +165,10 @@ pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Resul
         Overwrite::Yes => tmp.persist(path),
         Overwrite::No => tmp.persist_noclobber(path),
     };
-    persisted.map_err(|e| Error::io(path, e.error))?;
+    persisted.map_err(|e| match e.error.kind() {
+        std::io::ErrorKind::AlreadyExists => Error::Exists(path.to_path_buf()),
+        _ => Error::io(path, e.error),
+    })?;
     std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))?;
     Ok(())
 }
@@ -191,6 +200,9 @@ pub struct Scan {
     pub files: Vec<FileStat>,
     /// Everything that could not be walked (symlink loops, unreadable folders...).
     pub issues: Vec<ScanIssue>,
+    /// Temporary files of [`write_atomic`] (`.mem-tmp-*`) left by an interrupted write, as
+    /// (path relative to the root, modification time in ns since the epoch).
+    pub leftovers: Vec<(String, i64)>,
 }
 
 /// Whether a path relative to the root is a live memory file's place: a `.md` file not under
@@ -264,6 +276,14 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan
         };
         let name = entry.file_name();
         let lossy = name.to_string_lossy();
+        if lossy.starts_with(TEMP_PREFIX) {
+            if let Ok(meta) = entry.metadata()
+                && meta.is_file()
+            {
+                scan.leftovers.push((format!("{rel_dir}{lossy}"), mtime_ns(&meta)));
+            }
+            continue;
+        }
         if lossy.starts_with('.') || (rel_dir.is_empty() && lossy == ARCHIVE_DIR) {
             continue;
         }
@@ -315,13 +335,13 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan
         .map(|(path, rel, meta)| {
             let Some(id) = dir_id(&path, &meta) else {
                 let message = meta.err().map(|e| e.to_string()).unwrap_or_default();
-                return Scan { files: Vec::new(), issues: vec![issue(&path, message)] };
+                return Scan { issues: vec![issue(&path, message)], ..Scan::default() };
             };
             if let Some(pos) = ancestors.iter().position(|a| *a == id) {
                 let target = ancestors_path(root, dir, ancestors.len() - 1 - pos);
                 let message =
                     format!("symlink loop: points back to {}; skipped", display_rel(&target));
-                return Scan { files: Vec::new(), issues: vec![issue(&path, message)] };
+                return Scan { issues: vec![issue(&path, message)], ..Scan::default() };
             }
             let mut chain = ancestors.to_vec();
             chain.push(id);
@@ -331,6 +351,7 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan
     for child in children {
         scan.files.extend(child.files);
         scan.issues.extend(child.issues);
+        scan.leftovers.extend(child.leftovers);
     }
     scan
 }

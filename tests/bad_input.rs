@@ -270,9 +270,12 @@ fn one_unsyncable_file_does_not_stop_the_others() {
 fn edits_keep_permissions_and_follow_symlinks() {
     use std::os::unix::fs::PermissionsExt;
     let dir = Dir::new();
-    let outside = Dir::new();
-    let target = outside
-        .write("real.md", memory("linked", "semantic", 5, "2026-01-01T00:00:00Z", "via a link\n"));
+    // A link that stays inside the root (its target in a hidden folder, which is not walked) is
+    // written through; one that leaves the root is never written (tests/hardening.rs).
+    let target = dir.write(
+        ".store/real.md",
+        memory("linked", "semantic", 5, "2026-01-01T00:00:00Z", "via a link\n"),
+    );
     std::os::unix::fs::symlink(&target, dir.path().join("link.md")).unwrap();
     let private = dir.write(
         "private.md",

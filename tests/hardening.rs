@@ -262,3 +262,121 @@ fn a_prune_killed_between_its_two_steps_is_finished_by_the_next_one() {
     );
     assert!(dir.path().join("old.md").exists());
 }
+
+/// `mem add` kept ESC and NUL bytes, and `list`/`recall` printed them to the terminal.
+#[test]
+fn terminal_escapes_are_neither_stored_nor_printed() {
+    let dir = Dir::new();
+    let added = dir.mem(&[
+        "add",
+        "--title",
+        "red \u{1b}[31malert",
+        "text with \u{1b}]0;pwned\u{7} and \u{1b}[2J clear",
+    ]);
+    added.ok();
+    let files: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".md"))
+        .collect();
+    let stored = std::fs::read_to_string(files[0].path()).unwrap();
+    assert!(!stored.contains('\u{1b}') && !stored.contains('\u{7}'), "{stored:?}");
+    // A file written by hand with an escape in its title is listed without it.
+    dir.write(
+        "hand.md",
+        memory(
+            "h1",
+            "semantic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "# evil \u{1b}[2J title\nclear screen\n",
+        ),
+    );
+    for args in [&["list"][..], &["recall", "clear"]] {
+        let out = dir.mem(args);
+        assert!(!out.stdout.contains('\u{1b}'), "{args:?}: {:?}", out.stdout);
+        assert!(out.stdout.contains("evil [2J title"), "{args:?}: {}", out.stdout);
+    }
+}
+
+/// `[usage] busy_timeout_ms = 2147483648` made recall, used, health and sync panic in rusqlite.
+#[test]
+fn a_huge_busy_timeout_is_a_settings_error_not_a_panic() {
+    let dir = Dir::new();
+    dir.write("a.md", memory("a1", "semantic", 5, "2026-01-01T00:00:00Z", "redis\n"));
+    dir.write("mem.toml", "[usage]\nbusy_timeout_ms = 2147483648\n");
+    for args in [&["recall", "redis"][..], &["used", "a1"], &["health"], &["sync"]] {
+        let out = dir.mem(args);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("[usage] busy_timeout_ms must be at most 2147483647"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+}
+
+/// Messages that did not say what was wrong: a UTF-8 BOM, a file given as the root, a file in
+/// the way of a new one, a 10,000-character id echoed whole.
+#[test]
+fn unclear_messages_say_what_is_wrong() {
+    let dir = Dir::new();
+    dir.write(
+        "bom.md",
+        format!("\u{feff}{}", memory("b1", "semantic", 5, "2026-01-01T00:00:00Z", "x\n")),
+    );
+    let out = dir.mem(&["index"]);
+    assert!(
+        out.stderr.contains("bom.md:1: the file starts with a UTF-8 byte-order mark (BOM)"),
+        "{}",
+        out.stderr
+    );
+
+    let file = dir.write("plain.txt", "not a folder");
+    let out = crate::util::run(
+        std::process::Command::new(crate::util::bin()).arg("--dir").arg(&file).arg("list"),
+    );
+    assert!(out.stderr.contains("plain.txt is a file, not a folder"), "{}", out.stderr);
+
+    let long = "x".repeat(10_000);
+    let out = dir.mem(&["show", &long]);
+    assert!(
+        out.stderr.contains("(10000 characters)") && out.stderr.len() < 1_000,
+        "{}",
+        out.stderr
+    );
+}
+
+/// `mem health` exited 1 ("stale") right after a successful `sync`, `used` or `forget`, and
+/// `.mem-tmp-*` files left by kills were never cleaned up or reported.
+#[test]
+fn health_is_clean_after_writes_and_leftover_temp_files_are_reported_then_removed() {
+    let dir = Dir::new();
+    dir.write("a.md", memory("a1", "semantic", 5, "2026-01-01T00:00:00Z", "redis one\n"));
+    dir.write("b.md", memory("b1", "semantic", 5, "2026-01-01T00:00:00Z", "redis two\n"));
+    dir.mem(&["index"]).ok();
+    for args in [&["used", "--no-sync", "a1"][..], &["sync"], &["used", "b1"], &["forget", "a1"]] {
+        dir.mem(args).ok();
+        let health = dir.mem(&["health"]);
+        assert_eq!(health.code, 0, "after {args:?}: {}", health.stdout);
+    }
+    let tmp = dir.write(".mem-tmp-AbCd12", "half a memory");
+    let old = std::process::Command::new("touch")
+        .args(["-d", "2026-11-29T00:00:00Z"])
+        .arg(&tmp)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    let health = dir.mem(&["health"]);
+    assert_eq!(health.code, 1);
+    assert!(
+        health.stdout.contains("1 temporary files left by interrupted writes"),
+        "{}",
+        health.stdout
+    );
+    let index = dir.mem(&["index"]);
+    assert!(index.stderr.contains("removed 1 temporary files"), "{}", index.stderr);
+    assert!(!tmp.exists());
+    assert_eq!(dir.mem(&["health"]).code, 0);
+}

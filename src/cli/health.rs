@@ -74,6 +74,19 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     for reason in i.bad.iter().chain(&i.unreadable) {
         text.push_str(&format!("    {reason}\n"));
     }
+    if !health.leftovers.is_empty() {
+        text.push_str(&status(
+            false,
+            "writes",
+            &format!(
+                "{} temporary files left by interrupted writes; `mem index` removes them",
+                health.leftovers.len()
+            ),
+        ));
+        for path in &health.leftovers {
+            text.push_str(&format!("    {path}\n"));
+        }
+    }
     let u = &health.usage;
     text.push_str(&status(
         u.error.is_none(),

@@ -347,7 +347,8 @@ fn print_json(value: &impl serde::Serialize) -> Result<()> {
 /// Writes text to stdout.
 fn print_text(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())?;
+    // A memory edited by hand may hold terminal escapes: they are dropped, never acted on.
+    out.write_all(mem::format::without_controls(text).as_bytes())?;
     out.flush()?;
     Ok(())
 }

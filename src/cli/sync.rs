@@ -20,6 +20,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         );
     }
     let report = engine.sync()?;
+    if report.files > 0 {
+        // The index learns of the new `access:` lines now (`mem health` compares).
+        engine.refresh(ctx.now, &mem::progress::Silent)?;
+    }
     for id in &report.unknown_ids {
         eprintln!(
             "mem: warning: usage events for {id}, which has no readable memory file (deleted, \

@@ -44,6 +44,7 @@ impl Engine {
             edits.push(("invalid_reason", Some(yaml_text(reason))));
         }
         let path = self.edit(id.as_str(), &edits)?;
+        self.refresh(now, &crate::progress::Silent)?;
         Ok(Forgotten { id: id.to_string(), path, invalid_at })
     }
 
@@ -59,7 +60,9 @@ impl Engine {
             ("invalid_at", Some(whole_second(now).to_string())),
             ("superseded_by", Some(yaml_text(new_id.as_str()))),
         ];
-        self.edit(old, &edits)
+        let path = self.edit(old, &edits)?;
+        self.refresh(now, &crate::progress::Silent)?;
+        Ok(path)
     }
 
     /// Applies front-matter edits to a memory's file under the lock, refusing to invalidate

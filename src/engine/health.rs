@@ -40,6 +40,9 @@ pub struct Health {
     pub coverage: Option<Coverage>,
     /// The embedding model and the vectors.
     pub embedding: ModelStatus,
+    /// Temporary files left by interrupted writes (older than a minute), relative to the
+    /// root; the next refresh removes them.
+    pub leftovers: Vec<String>,
 }
 
 impl Health {
@@ -50,6 +53,7 @@ impl Health {
             && self.usage.error.is_none()
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
+            && self.leftovers.is_empty()
             && !matches!(self.embedding, ModelStatus::Broken { .. })
     }
 }
@@ -110,6 +114,13 @@ impl Engine {
                 Some(health::coverage(found, &captured))
             }
         };
+        let cutoff = now.as_nanosecond().saturating_sub(super::LEFTOVER_AGE_NS);
+        let leftovers = scan
+            .leftovers
+            .iter()
+            .filter(|(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
+            .map(|(rel, _)| rel.clone())
+            .collect();
         let embedding = self.model_status();
         Ok(Health {
             notice: self.pending_notice.clone(),
@@ -118,6 +129,7 @@ impl Engine {
             capture,
             coverage,
             embedding,
+            leftovers,
         })
     }
 

@@ -38,6 +38,10 @@ pub use self::reflect::{
 pub use self::semantic::{ModelStatus, VectorReport};
 pub use self::sync::SyncReport;
 
+/// Age after which a temporary file of [`store::write_atomic`] is taken as left by an
+/// interrupted write, in ns.
+const LEFTOVER_AGE_NS: i128 = 60_000_000_000;
+
 /// An open memory root.
 pub struct Engine {
     root: PathBuf,
@@ -62,6 +66,9 @@ impl Engine {
     /// Opens the memory root `root` like [`Engine::open`], with the front end's overrides of
     /// the model folder and the ONNX Runtime library.
     pub fn open_with(root: &Path, overrides: &ModelOverrides) -> Result<Engine> {
+        if root.is_file() {
+            return Err(Error::RootIsFile(root.to_path_buf()));
+        }
         if !root.is_dir() {
             return Err(Error::NoRoot(root.to_path_buf()));
         }
@@ -178,13 +185,15 @@ impl Engine {
             notices.extend(notice);
         }
         let max_file_bytes = self.config.limits.max_file_bytes;
-        let mut report = match self.index.refresh(
-            &self.root,
-            store::scan(&self.root),
-            max_file_bytes,
-            now,
-            progress,
-        ) {
+        let scan = store::scan(&self.root);
+        let removed = self.remove_leftovers(&scan.leftovers, now);
+        if removed > 0 {
+            notices.push(format!(
+                "removed {removed} temporary files ({}*) left by interrupted writes",
+                store::TEMP_PREFIX
+            ));
+        }
+        let mut report = match self.index.refresh(&self.root, scan, max_file_bytes, now, progress) {
             // The index is derived from the files: one that cannot be updated is rebuilt,
             // and nothing else under `.mem/` is touched.
             Err(Error::Index(e)) if !rebuild => {
@@ -199,6 +208,17 @@ impl Engine {
         };
         report.notices.splice(0..0, notices);
         Ok(report)
+    }
+
+    /// Removes the temporary files of interrupted writes that are older than a minute (a
+    /// write in progress takes far less); returns how many. Called under the lock.
+    fn remove_leftovers(&self, leftovers: &[(String, i64)], now: Timestamp) -> usize {
+        let cutoff = now.as_nanosecond().saturating_sub(LEFTOVER_AGE_NS);
+        leftovers
+            .iter()
+            .filter(|(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
+            .filter(|(rel, _)| std::fs::remove_file(self.root.join(rel)).is_ok())
+            .count()
     }
 
     /// The memory with `id`, read from its file, with its path relative to the root. Call

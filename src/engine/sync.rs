@@ -50,6 +50,10 @@ impl Engine {
                 report.recovered = recovered;
                 Ok(report)
             })?;
+            if report.files > 0 {
+                // The index learns of the new `access:` lines now (`mem health` compares).
+                self.refresh(now, &crate::progress::Silent)?;
+            }
         }
         Ok((paths, report))
     }

@@ -279,7 +279,10 @@ impl Memory {
 
     /// Builds a new memory with a fresh ULID, created at `now`.
     pub fn create(new: NewMemory, now: Timestamp) -> crate::Result<Memory> {
-        let text = new.text.trim();
+        // Terminal escapes and NUL bytes are never part of a memory (they would be printed
+        // back to a terminal by `list` and `recall`).
+        let text = without_controls(&new.text);
+        let text = text.trim();
         if text.is_empty() {
             return Err(crate::Error::InvalidMemory("a memory needs some text".into()));
         }
@@ -292,7 +295,8 @@ impl Memory {
         let created = whole_second(now);
         let id = MemoryId::generate(created);
         let mut tags: Vec<String> = Vec::new();
-        for tag in new.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let clean_tags: Vec<String> = new.tags.iter().map(|t| without_controls(t)).collect();
+        for tag in clean_tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
             if !tags.iter().any(|t| t == tag) {
                 tags.push(tag.to_string());
             }
@@ -308,11 +312,13 @@ impl Memory {
                 Value::Sequence(tags.iter().map(|t| t.as_str().into()).collect()),
             );
         }
-        let source = new.source.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let source =
+            new.source.map(|s| without_controls(&s).trim().to_string()).filter(|s| !s.is_empty());
         if let Some(source) = &source {
             front.insert("source".into(), source.as_str().into());
         }
-        let body = match new.title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        let title = new.title.as_deref().map(without_controls);
+        let body = match title.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
             Some(title) => format!("# {title}\n\n{text}\n"),
             None => format!("{text}\n"),
         };
@@ -450,6 +456,12 @@ impl Memory {
     }
 }
 
+/// `s` without control characters (escape, NUL, ...) other than newline, carriage return and
+/// tab: what a terminal would act on instead of showing.
+pub fn without_controls(s: &str) -> String {
+    s.chars().filter(|&c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')).collect()
+}
+
 /// Cuts `s` to at most `max` characters, marking the cut with `…`.
 pub fn clip(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
@@ -460,6 +472,9 @@ pub fn clip(s: &str, max: usize) -> String {
 
 /// Splits a file into its YAML front-matter and its body (everything after the closing line).
 fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
+    if text.starts_with('\u{feff}') {
+        return Err(FormatError::ByteOrderMark);
+    }
     let rest = text
         .strip_prefix("---\n")
         .or_else(|| text.strip_prefix("---\r\n"))
