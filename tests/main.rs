@@ -9,6 +9,8 @@ mod agents;
 mod bad_input;
 /// `mem capture`: payloads, transcripts, redaction, capture.log, idempotence.
 mod capture;
+/// The crash harness: every writing command killed at random moments, invariants checked.
+mod crash;
 /// Local embeddings with the real model: hybrid recall, vectors, fallback, admission, reflection.
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
