@@ -22,7 +22,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::util::{NOW, bin, clean_env, memory};
+use crate::util::{bin, clean_env, memory};
 
 /// Kills per command in a normal test run.
 const CI_KILLS: usize = 6;
@@ -227,7 +227,9 @@ fn used_events(root: &Path) -> BTreeMap<String, u64> {
     rows.unwrap().map(|r| r.unwrap()).collect()
 }
 
-/// What an uninterrupted run leaves in the files `case` edits in place, and how long it takes.
+/// What an uninterrupted run leaves in the files `case` edits in place, and how long it takes
+/// (the kills are spread over that time; nothing is asserted on it).
+#[allow(clippy::disallowed_methods)]
 fn uninterrupted(case: &Case) -> (BTreeMap<String, Vec<u8>>, Duration) {
     let dir = fresh();
     let stdin = stdin_of(case, dir.path());
