@@ -380,3 +380,65 @@ fn health_is_clean_after_writes_and_leftover_temp_files_are_reported_then_remove
     assert!(!tmp.exists());
     assert_eq!(dir.mem(&["health"]).code, 0);
 }
+
+/// Three clusters of observations.
+fn clustered_root() -> Dir {
+    let dir = Dir::new();
+    let topics = [
+        "deploy pipeline failed again",
+        "database migration stalled after deploy",
+        "login cookie expired for users",
+    ];
+    for (t, topic) in topics.iter().enumerate() {
+        for i in 0..8 {
+            let id = format!("e{t}{i}");
+            let text = format!("{topic} note{t}{i}a note{t}{i}b\n");
+            dir.write(
+                &format!("{id}.md"),
+                memory(&id, "episodic", 3, "2026-11-20T00:00:00Z", &text),
+            );
+        }
+    }
+    dir
+}
+
+/// The source ids of each reflection in `reflections/`, sorted.
+fn reflections(dir: &Dir) -> Vec<Vec<String>> {
+    let mut all: Vec<Vec<String>> = std::fs::read_dir(dir.path().join("reflections"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let memory = mem::Memory::parse(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+            let mut ids: Vec<String> =
+                memory.derived_from().iter().map(|i| i.to_string()).collect();
+            ids.sort();
+            ids
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// A reflection killed after writing its first file (sources not marked yet), then run again,
+/// merged unrelated clusters into that one reflection. It must write what an uninterrupted
+/// run writes.
+#[test]
+fn a_reflection_killed_after_its_first_file_then_rerun_writes_the_same_clusters() {
+    let whole = clustered_root();
+    whole.mem(&["reflect"]).ok();
+    let expected = reflections(&whole);
+    assert_eq!(expected.len(), 3, "{expected:?}");
+
+    let cut = clustered_root();
+    let first = std::fs::read_dir(whole.path().join("reflections"))
+        .unwrap()
+        .flatten()
+        .find(|e| std::fs::read_to_string(e.path()).unwrap().contains("e00"))
+        .unwrap();
+    cut.write(
+        &format!("reflections/{}", first.file_name().to_string_lossy()),
+        std::fs::read(first.path()).unwrap(),
+    );
+    cut.mem(&["reflect"]).ok();
+    assert_eq!(reflections(&cut), expected);
+}

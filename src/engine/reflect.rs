@@ -312,8 +312,12 @@ struct Grouping<'a> {
 }
 
 impl Grouping<'_> {
-    /// Observations close to a reflection's centre join it (keyed by the reflection's
-    /// position in `reflections`); the others are clustered.
+    /// Observations that join a reflection (keyed by its position in `reflections`), and
+    /// clusters of the others. An observation joins by the rule that grows a cluster: it is
+    /// close to the reflection's centre *and* to at least one of its sources. The centre of
+    /// many varied sources is close to much of everything; by that alone, a reflection
+    /// whose sources were not marked yet (a run killed after writing it) swallowed every
+    /// cluster the run had not written.
     fn run<V: reflect::Similarity + Clone>(
         &self,
         vectors: &[V],
@@ -334,6 +338,10 @@ impl Grouping<'_> {
                 .enumerate()
                 .map(|(r, centre)| (r, vectors[c].similarity(centre)))
                 .filter(|&(_, sim)| sim >= threshold)
+                .filter(|&(r, _)| {
+                    let sources = &self.reflections[r].1;
+                    sources.iter().any(|&s| vectors[c].similarity(&vectors[s]) >= threshold)
+                })
                 .max_by(|a, b| a.1.total_cmp(&b.1));
             match best {
                 Some((r, _)) => joining.entry(r).or_default().push(c),
@@ -347,5 +355,28 @@ impl Grouping<'_> {
             .map(|cluster| cluster.iter().map(|&k| free[k]).collect())
             .collect();
         (joining, clusters)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reflect::SparseVec;
+
+    /// Four sources far from each other, and an observation at 0.3 from each: close to their
+    /// centre (0.6), close to none of them.
+    #[test]
+    fn an_observation_joins_a_reflection_only_near_one_of_its_sources() {
+        let axis = |i: u32| SparseVec(vec![(i, 1.0)]);
+        let mut vectors: Vec<SparseVec> = (0..4).map(axis).collect();
+        let w = 0.3f32;
+        let rest = (1.0 - 4.0 * w * w).sqrt();
+        vectors.push(SparseVec(vec![(0, w), (1, w), (2, w), (3, w), (4, rest)]));
+        vectors.push(SparseVec(vec![(0, 0.8), (5, 0.6)]));
+        let reflections = vec![(usize::MAX, vec![0, 1, 2, 3])];
+        let candidates = vec![4, 5];
+        let group = Grouping { reflections: &reflections, candidates: &candidates };
+        let (joining, _) = group.run(&vectors, 0.35, 2, crate::reflect::neighbours);
+        assert_eq!(joining.get(&0), Some(&vec![5]), "only the one near a source joins");
     }
 }
