@@ -431,3 +431,40 @@ fn a_stdin_left_open_after_a_whole_payload_does_not_hang_the_capture() {
     assert!(status.success());
     assert!(s.memory("open").contains("- keep stdin open\n"));
 }
+
+/// Defect: `password=…`, `PASSWORD: …`, `DB_PASSWORD=…` and `aws_secret_access_key=…` were
+/// written into the session memory as they were.
+#[test]
+fn secret_assignments_are_not_kept() {
+    let s = Setup::new();
+    // Built at run time, so that no scanner mistakes this file for a leak.
+    let aws = format!("wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}", "EXAMPLEKEY");
+    let t = s.transcript(
+        "s.jsonl",
+        &[
+            user("log in with password=hunter2secret please").as_bytes(),
+            user("the admin has PASSWORD: Tr0ub4dor&3 and the password field is required")
+                .as_bytes(),
+            bash("DB_PASSWORD=correcthorse ./migrate").as_bytes(),
+            bash(&format!("aws configure set aws_secret_access_key={aws}")).as_bytes(),
+            assistant("Done; token: none was needed.").as_bytes(),
+        ],
+    );
+    let out = s.capture(s.payload("assign", &t));
+    assert!(out.ok().contains("(4 secrets redacted)"), "{}", out.stdout);
+    let text = s.memory("assign");
+    for secret in ["hunter2secret", "Tr0ub4dor", "correcthorse", "wJalrXUtnFEMI", "EXAMPLEKEY"] {
+        assert!(!text.contains(secret), "{secret} in\n{text}");
+    }
+    for kept in [
+        "- log in with password=[REDACTED:password] please\n",
+        "PASSWORD: [REDACTED:password] and the password field is required\n",
+        "- `DB_PASSWORD=[REDACTED:password] ./migrate`\n",
+        "- `aws configure set aws_secret_access_key=[REDACTED:secret]`\n",
+        "Done; token: none was needed.",
+        "4 secrets redacted.",
+    ] {
+        assert!(text.contains(kept), "{kept:?} in\n{text}");
+    }
+    assert_eq!(s.log()[0]["redacted"], 4);
+}
