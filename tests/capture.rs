@@ -468,3 +468,25 @@ fn secret_assignments_are_not_kept() {
     }
     assert_eq!(s.log()[0]["redacted"], 4);
 }
+
+/// Defect: a token in the working folder's name was redacted in the `project:` line but kept
+/// in `tags:` (the project tag was made from the folder name before redaction).
+#[test]
+fn a_token_in_the_folder_name_is_not_kept_in_tags() {
+    let s = Setup::new();
+    let token = format!("ghp_{}", "Tok3nInFolder".repeat(3));
+    let t = s.transcript("s.jsonl", &[user("build the release").as_bytes()]);
+    let payload = s.payload("tag", &t).replace("/home/ana/My Shop", &format!("/home/ana/{token}"));
+    s.capture(payload).ok();
+    let text = s.memory("tag");
+    assert!(!text.to_lowercase().contains(&token[4..].to_lowercase()), "{text}");
+    assert!(text.contains("project: /home/ana/[REDACTED:github-token]\n"), "{text}");
+    assert!(text.contains("tags:\n- session\nsource:"), "no project tag: {text}");
+
+    // A secret in a folder above the project does not touch the tag.
+    let payload = s.payload("above", &t).replace("/home/ana/", &format!("/home/{token}/"));
+    s.capture(payload).ok();
+    let text = s.memory("above");
+    assert!(!text.contains(&token[4..]), "{text}");
+    assert!(text.contains("tags:\n- session\n- my-shop\n"), "{text}");
+}

@@ -26,11 +26,10 @@ const SECRET_KEYS: &str = "secret|secret[_-]?key|secret[_-]?key[_-]?base|token|a
 
 /// A `KEY=value` assignment (also `KEY: value`, `"key": "value"`, `key='value'`, `key := v`,
 /// `'key' => 'v'`) whose key ends with one of `keys`, case-insensitively, with any prefix
-/// (`DB_`, `AWS_`, `spring.datasource.`, `--`). The key may not follow a `/` or `\`
-/// (`/etc/passwd: ...` is a path). The value is the `dq`, `sq` or `bare` group.
+/// (`DB_`, `AWS_`, `spring.datasource.`, `--`). The value is the `dq`, `sq` or `bare` group.
 fn assignment(keys: &str) -> String {
     format!(
-        r#"(?i)(?:^|[^\w/\\.-])(?P<key>[a-z0-9_.-]*?(?:{keys}))["']?[ \t]*(?P<sep>:=|=>|={{1,3}}|:)[ \t]*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|'(?P<sq>[^']+)'|(?P<bare>[^\s"'`]+))"#
+        r#"(?i)(?:^|[^\w.-])(?P<key>[a-z0-9_.-]*?(?:{keys}))["']?[ \t]*(?P<sep>:=|=>|={{1,3}}|:)[ \t]*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|'(?P<sq>[^']+)'|(?P<bare>[^\s"'`]+))"#
     )
 }
 
@@ -90,16 +89,22 @@ fn is_word(s: &str) -> bool {
 ///   `undefined`, `empty` and the key's own name (`password=password`);
 /// - a reference or placeholder: `$NAME` (upper case), `${…`, `$(…`, `<…>`, `****`;
 /// - a function call, which is code (`token = lexer.next()`, `password=getpass()`);
-/// - a path assigned to `PWD` or `OLDPWD` (the shell's working directory).
+/// - a path assigned to `PWD` or `OLDPWD` (the shell's working directory);
+/// - anything after a path that ends with such a name and a `:` (`/etc/passwd: not found`).
 fn assigned_non_secret(caps: &Captures, value: &str) -> bool {
     let key = caps.name("key").map_or("", |k| k.as_str());
     let bare = caps.name("bare").is_some();
+    let colon = caps.name("sep").is_some_and(|s| s.as_str() == ":");
+    let whole = caps.get(0).expect("group 0 always matches").as_str();
+    if colon && whole.starts_with(['/', '\\']) {
+        return true;
+    }
     let trimmed = value.trim_end_matches([',', ';', '.', ')', ']', '}', '!', '?', ':']);
     let literal = ["null", "none", "nil", "true", "false", "undefined", "empty"]
         .iter()
         .any(|w| trimmed.eq_ignore_ascii_case(w));
     let own_name = trimmed.eq_ignore_ascii_case(key.trim_start_matches(['-', '.']));
-    let prose = bare && caps.name("sep").is_some_and(|s| s.as_str() == ":") && is_word(trimmed);
+    let prose = bare && colon && is_word(trimmed);
     prose || literal || own_name || placeholder(value) || call(value) || {
         let lower = key.to_ascii_lowercase();
         lower.ends_with("pwd") && value.starts_with(['/', '~'])

@@ -439,3 +439,14 @@ fn prose_and_code_about_secrets_are_not_redacted() {
         assert_eq!(redact(text), (text.to_string(), 0), "{text}");
     }
 }
+
+#[test]
+fn a_token_in_the_folder_name_is_not_kept_in_tags() {
+    let token = format!("ghp_{}", "Tok3nInFolder".repeat(3));
+    assert_eq!(project_tag(&format!("/home/ana/{token}")), None);
+    assert_eq!(project_tag(&format!("/home/ana/shop-{token}")), None);
+    assert_eq!(project_tag("/srv/password=hunter2"), None);
+    assert_eq!(project_tag(&format!("/home/{token}/shop")).as_deref(), Some("shop"));
+    // Lower-casing comes after redaction: `AKIA…` is still seen as a key id.
+    assert_eq!(project_tag("/work/AKIAIOSFODNN7EXAMPLE"), None);
+}
