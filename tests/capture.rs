@@ -41,6 +41,27 @@ impl Setup {
         self.root.mem_stdin(&["capture"], payload)
     }
 
+    /// Like [`Setup::capture`], but a capture still running after 20 s is killed and the test
+    /// fails: a test of a hang must not hang itself.
+    fn capture_within_20s(&self, payload: &str) -> Out {
+        let mut child = self.root.spawn(&["capture"]);
+        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        for _ in 0..200 {
+            if child.try_wait().unwrap().is_some() {
+                let out = child.wait_with_output().unwrap();
+                return Out {
+                    code: out.status.code().unwrap_or(-1),
+                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("mem capture still runs after 20 s: it hangs on {payload}");
+    }
+
     fn memory(&self, session: &str) -> String {
         self.root.read(&format!("sessions/session-{session}.md"))
     }
@@ -489,4 +510,46 @@ fn a_token_in_the_folder_name_is_not_kept_in_tags() {
     let text = s.memory("above");
     assert!(!text.contains(&token[4..]), "{text}");
     assert!(text.contains("tags:\n- session\n- my-shop\n"), "{text}");
+}
+
+/// Checks a capture of a transcript that is not a regular file: refused at once, the path
+/// named, exit status 2, and the failure logged.
+#[cfg(unix)]
+fn refused_as_not_a_regular_file(s: &Setup, session: &str, path: &Path) {
+    let out = s.capture_within_20s(&s.payload(session, path));
+    assert_eq!(out.code, 2, "{out:?}");
+    let expected =
+        format!("cannot read the transcript {}: it is not a regular file", path.display());
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    let log = s.log();
+    let entry = log.iter().find(|e| e["session_id"] == session).expect("logged");
+    assert_eq!(entry["status"], "error");
+    assert!(entry["error"].as_str().unwrap().contains(&expected), "{entry}");
+    assert!(!s.root.path().join(format!("sessions/session-{session}.md")).exists());
+}
+
+/// Defect: `mem capture` hung forever, logging nothing, when `transcript_path` was a FIFO
+/// (opening it waits for a writer).
+#[cfg(unix)]
+#[test]
+fn a_fifo_transcript_does_not_hang_capture() {
+    let s = Setup::new();
+    let fifo = s.files.path().join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    refused_as_not_a_regular_file(&s, "fifo", &fifo);
+}
+
+/// Defect: `mem capture` read `/dev/zero` as a transcript forever.
+#[cfg(unix)]
+#[test]
+fn dev_zero_as_transcript_does_not_hang_capture() {
+    let s = Setup::new();
+    refused_as_not_a_regular_file(&s, "zero", Path::new("/dev/zero"));
+    // Also behind a symlink with a transcript's name.
+    let link = s.files.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    refused_as_not_a_regular_file(&s, "zero-link", &link);
+    // A folder is not a transcript either.
+    refused_as_not_a_regular_file(&s, "folder", s.files.path());
 }

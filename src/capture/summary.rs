@@ -187,6 +187,12 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
             plural(t.skipped_lines, "line", "lines")
         ));
     }
+    if t.truncated {
+        footer.push_str(&format!(
+            "; the transcript was read up to its first {} GiB only",
+            MAX_TRANSCRIPT_BYTES >> 30
+        ));
+    }
     footer.push_str(".\n");
     if body.len() + footer.len() > MAX_BODY_BYTES {
         body = clip_bytes(&body, MAX_BODY_BYTES - footer.len() - 1);

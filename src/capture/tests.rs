@@ -450,3 +450,51 @@ fn a_token_in_the_folder_name_is_not_kept_in_tags() {
     // Lower-casing comes after redaction: `AKIA…` is still seen as a key id.
     assert_eq!(project_tag("/work/AKIAIOSFODNN7EXAMPLE"), None);
 }
+
+/// `line`, over and over, without end.
+struct Endless {
+    line: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        for byte in buf.iter_mut() {
+            *byte = self.line[self.at];
+            self.at = (self.at + 1) % self.line.len();
+        }
+        Ok(buf.len())
+    }
+}
+
+/// Defect: a transcript that never ends (`/dev/zero`, a file written faster than it is read)
+/// was read forever.
+#[test]
+fn an_endless_transcript_is_read_up_to_the_limit() {
+    let zeros = std::io::BufReader::new(std::io::repeat(0));
+    let t = read_transcript_upto(zeros, 1 << 20).unwrap();
+    assert!(t.truncated);
+    assert_eq!((t.lines, t.skipped_lines), (1, 1), "the one cut line");
+
+    let line = format!("{}\n{}\n", CLAUDE[1], CLAUDE[8]).into_bytes();
+    let endless = std::io::BufReader::new(Endless { line, at: 0 });
+    let t = read_transcript_upto(endless, 1 << 20).unwrap();
+    assert!(t.truncated);
+    assert!(t.recognised > 1000, "{} lines read", t.recognised);
+    assert!(t.skipped_lines <= 1, "at most the line cut at the limit");
+    let s = summarize(&t, &info("endless"));
+    assert!(
+        s.body.ends_with("the transcript was read up to its first 4 GiB only.\n"),
+        "{}",
+        s.body
+    );
+
+    // A transcript of exactly the limit is whole.
+    let text = format!("{}\n", CLAUDE[1]);
+    let whole = read_transcript_upto(text.as_bytes(), text.len() as u64).unwrap();
+    assert!(!whole.truncated);
+    assert_eq!(whole.skipped_lines, 0);
+    let cut = read_transcript_upto(text.as_bytes(), text.len() as u64 - 1).unwrap();
+    assert!(cut.truncated);
+    assert!(!read_transcript(text.as_bytes()).unwrap().truncated);
+}
