@@ -553,3 +553,43 @@ fn dev_zero_as_transcript_does_not_hang_capture() {
     // A folder is not a transcript either.
     refused_as_not_a_regular_file(&s, "folder", s.files.path());
 }
+
+/// Defect: with the root's `sessions` folder a symlink to a folder outside the root, capture
+/// wrote the session memory through it.
+#[cfg(unix)]
+#[test]
+fn a_sessions_symlink_outside_the_root_is_not_written_through() {
+    let s = Setup::new();
+    let outside = crate::util::Dir::new();
+    let sessions = s.root.path().join("sessions");
+    std::os::unix::fs::symlink(outside.path(), &sessions).unwrap();
+    let t = s.transcript("s.jsonl", &[user("write me somewhere").as_bytes()]);
+    let out = s.capture(s.payload("link", &t));
+    assert_eq!(out.code, 2, "{out:?}");
+    let expected = format!("the sessions folder {} is a symbolic link", sessions.display());
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    assert!(out.stderr.contains("outside the memory root"), "{}", out.stderr);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written outside");
+    let log = s.log();
+    assert_eq!(log[0]["status"], "error");
+    assert!(log[0]["error"].as_str().unwrap().contains(&expected), "{}", log[0]);
+
+    // A link that leads nowhere is refused the same way, and not created through.
+    std::fs::remove_file(&sessions).unwrap();
+    let gone = outside.path().join("gone");
+    std::os::unix::fs::symlink(&gone, &sessions).unwrap();
+    let out = s.capture(s.payload("link", &t));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    assert!(!gone.exists());
+
+    // A link to a folder inside the root is followed (a hidden one: the walk skips it, so that
+    // the memory is not seen twice).
+    std::fs::remove_file(&sessions).unwrap();
+    std::fs::create_dir(s.root.path().join(".kept")).unwrap();
+    std::os::unix::fs::symlink(".kept", &sessions).unwrap();
+    let out = s.capture(s.payload("link", &t));
+    assert!(out.ok().starts_with("created\tsession-link\t"), "{out:?}");
+    assert_eq!(out.stderr, "");
+    assert!(s.root.read(".kept/session-link.md").contains("- write me somewhere\n"));
+}

@@ -177,7 +177,8 @@ impl Engine {
         if let Some(project) = project {
             owned.push(("project", Some(yaml_text(project))));
         }
-        self.with_lock(|_| {
+        self.with_lock(|engine| {
+            check_sessions_folder(engine.root())?;
             let old = match std::fs::read(&path) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -217,6 +218,41 @@ impl Engine {
             }
         })
     }
+}
+
+/// Refuses a `sessions` folder that is a symlink leading outside the root (or nowhere): capture
+/// writes only inside the root. A link to a folder inside the root is followed.
+fn check_sessions_folder(root: &Path) -> Result<()> {
+    let folder = root.join(SESSIONS_DIR);
+    match std::fs::symlink_metadata(&folder) {
+        Ok(meta) if meta.file_type().is_symlink() => {}
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&folder, e)),
+    }
+    let target = std::fs::read_link(&folder).map_err(|e| Error::io(&folder, e))?;
+    let refused = |why: String| {
+        fail(
+            CaptureFailure::SessionFile,
+            format!(
+                "the sessions folder {} is a symbolic link to {}, {why}; mem capture does not \
+                 write through it: replace the link with a folder",
+                folder.display(),
+                target.display()
+            ),
+        )
+    };
+    let resolved = std::fs::canonicalize(&folder)
+        .map_err(|e| refused(format!("which leads nowhere ({e})")))?;
+    let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    if !resolved.starts_with(&root) {
+        return Err(refused(format!(
+            "outside the memory root {} (it leads to {})",
+            root.display(),
+            resolved.display()
+        )));
+    }
+    Ok(())
 }
 
 /// What a path that is not a regular file is, for an error message.
