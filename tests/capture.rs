@@ -41,6 +41,27 @@ impl Setup {
         self.root.mem_stdin(&["capture"], payload)
     }
 
+    /// Like [`Setup::capture`], but a capture still running after 20 s is killed and the test
+    /// fails: a test of a hang must not hang itself.
+    fn capture_within_20s(&self, payload: &str) -> Out {
+        let mut child = self.root.spawn(&["capture"]);
+        child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+        for _ in 0..200 {
+            if child.try_wait().unwrap().is_some() {
+                let out = child.wait_with_output().unwrap();
+                return Out {
+                    code: out.status.code().unwrap_or(-1),
+                    stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                };
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        panic!("mem capture still runs after 20 s: it hangs on {payload}");
+    }
+
     fn memory(&self, session: &str) -> String {
         self.root.read(&format!("sessions/session-{session}.md"))
     }
@@ -430,4 +451,145 @@ fn a_stdin_left_open_after_a_whole_payload_does_not_hang_the_capture() {
     drop(stdin);
     assert!(status.success());
     assert!(s.memory("open").contains("- keep stdin open\n"));
+}
+
+/// Defect: `password=…`, `PASSWORD: …`, `DB_PASSWORD=…` and `aws_secret_access_key=…` were
+/// written into the session memory as they were.
+#[test]
+fn secret_assignments_are_not_kept() {
+    let s = Setup::new();
+    // Built at run time, so that no scanner mistakes this file for a leak.
+    let aws = format!("wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}", "EXAMPLEKEY");
+    let t = s.transcript(
+        "s.jsonl",
+        &[
+            user("log in with password=hunter2secret please").as_bytes(),
+            user("the admin has PASSWORD: Tr0ub4dor&3 and the password field is required")
+                .as_bytes(),
+            bash("DB_PASSWORD=correcthorse ./migrate").as_bytes(),
+            bash(&format!("aws configure set aws_secret_access_key={aws}")).as_bytes(),
+            assistant("Done; token: none was needed.").as_bytes(),
+        ],
+    );
+    let out = s.capture(s.payload("assign", &t));
+    assert!(out.ok().contains("(4 secrets redacted)"), "{}", out.stdout);
+    let text = s.memory("assign");
+    for secret in ["hunter2secret", "Tr0ub4dor", "correcthorse", "wJalrXUtnFEMI", "EXAMPLEKEY"] {
+        assert!(!text.contains(secret), "{secret} in\n{text}");
+    }
+    for kept in [
+        "- log in with password=[REDACTED:password] please\n",
+        "PASSWORD: [REDACTED:password] and the password field is required\n",
+        "- `DB_PASSWORD=[REDACTED:password] ./migrate`\n",
+        "- `aws configure set aws_secret_access_key=[REDACTED:secret]`\n",
+        "Done; token: none was needed.",
+        "4 secrets redacted.",
+    ] {
+        assert!(text.contains(kept), "{kept:?} in\n{text}");
+    }
+    assert_eq!(s.log()[0]["redacted"], 4);
+}
+
+/// Defect: a token in the working folder's name was redacted in the `project:` line but kept
+/// in `tags:` (the project tag was made from the folder name before redaction).
+#[test]
+fn a_token_in_the_folder_name_is_not_kept_in_tags() {
+    let s = Setup::new();
+    let token = format!("ghp_{}", "Tok3nInFolder".repeat(3));
+    let t = s.transcript("s.jsonl", &[user("build the release").as_bytes()]);
+    let payload = s.payload("tag", &t).replace("/home/ana/My Shop", &format!("/home/ana/{token}"));
+    s.capture(payload).ok();
+    let text = s.memory("tag");
+    assert!(!text.to_lowercase().contains(&token[4..].to_lowercase()), "{text}");
+    assert!(text.contains("project: /home/ana/[REDACTED:github-token]\n"), "{text}");
+    assert!(text.contains("tags:\n- session\nsource:"), "no project tag: {text}");
+
+    // A secret in a folder above the project does not touch the tag.
+    let payload = s.payload("above", &t).replace("/home/ana/", &format!("/home/{token}/"));
+    s.capture(payload).ok();
+    let text = s.memory("above");
+    assert!(!text.contains(&token[4..]), "{text}");
+    assert!(text.contains("tags:\n- session\n- my-shop\n"), "{text}");
+}
+
+/// Checks a capture of a transcript that is not a regular file: refused at once, the path
+/// named, exit status 2, and the failure logged.
+#[cfg(unix)]
+fn refused_as_not_a_regular_file(s: &Setup, session: &str, path: &Path) {
+    let out = s.capture_within_20s(&s.payload(session, path));
+    assert_eq!(out.code, 2, "{out:?}");
+    let expected =
+        format!("cannot read the transcript {}: it is not a regular file", path.display());
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    let log = s.log();
+    let entry = log.iter().find(|e| e["session_id"] == session).expect("logged");
+    assert_eq!(entry["status"], "error");
+    assert!(entry["error"].as_str().unwrap().contains(&expected), "{entry}");
+    assert!(!s.root.path().join(format!("sessions/session-{session}.md")).exists());
+}
+
+/// Defect: `mem capture` hung forever, logging nothing, when `transcript_path` was a FIFO
+/// (opening it waits for a writer).
+#[cfg(unix)]
+#[test]
+fn a_fifo_transcript_does_not_hang_capture() {
+    let s = Setup::new();
+    let fifo = s.files.path().join("fifo.jsonl");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    refused_as_not_a_regular_file(&s, "fifo", &fifo);
+}
+
+/// Defect: `mem capture` read `/dev/zero` as a transcript forever.
+#[cfg(unix)]
+#[test]
+fn dev_zero_as_transcript_does_not_hang_capture() {
+    let s = Setup::new();
+    refused_as_not_a_regular_file(&s, "zero", Path::new("/dev/zero"));
+    // Also behind a symlink with a transcript's name.
+    let link = s.files.path().join("zero.jsonl");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    refused_as_not_a_regular_file(&s, "zero-link", &link);
+    // A folder is not a transcript either.
+    refused_as_not_a_regular_file(&s, "folder", s.files.path());
+}
+
+/// Defect: with the root's `sessions` folder a symlink to a folder outside the root, capture
+/// wrote the session memory through it.
+#[cfg(unix)]
+#[test]
+fn a_sessions_symlink_outside_the_root_is_not_written_through() {
+    let s = Setup::new();
+    let outside = crate::util::Dir::new();
+    let sessions = s.root.path().join("sessions");
+    std::os::unix::fs::symlink(outside.path(), &sessions).unwrap();
+    let t = s.transcript("s.jsonl", &[user("write me somewhere").as_bytes()]);
+    let out = s.capture(s.payload("link", &t));
+    assert_eq!(out.code, 2, "{out:?}");
+    let expected = format!("the sessions folder {} is a symbolic link", sessions.display());
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    assert!(out.stderr.contains("outside the memory root"), "{}", out.stderr);
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0, "nothing written outside");
+    let log = s.log();
+    assert_eq!(log[0]["status"], "error");
+    assert!(log[0]["error"].as_str().unwrap().contains(&expected), "{}", log[0]);
+
+    // A link that leads nowhere is refused the same way, and not created through.
+    std::fs::remove_file(&sessions).unwrap();
+    let gone = outside.path().join("gone");
+    std::os::unix::fs::symlink(&gone, &sessions).unwrap();
+    let out = s.capture(s.payload("link", &t));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains(&expected), "{}", out.stderr);
+    assert!(!gone.exists());
+
+    // A link to a folder inside the root is followed (a hidden one: the walk skips it, so that
+    // the memory is not seen twice).
+    std::fs::remove_file(&sessions).unwrap();
+    std::fs::create_dir(s.root.path().join(".kept")).unwrap();
+    std::os::unix::fs::symlink(".kept", &sessions).unwrap();
+    let out = s.capture(s.payload("link", &t));
+    assert!(out.ok().starts_with("created\tsession-link\t"), "{out:?}");
+    assert_eq!(out.stderr, "");
+    assert!(s.root.read(".kept/session-link.md").contains("- write me somewhere\n"));
 }

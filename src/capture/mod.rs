@@ -22,6 +22,10 @@ pub const IMPORTANCE: u8 = 4;
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 /// Longest transcript line parsed; a longer line is read past and counted as skipped.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+/// Most bytes read from one transcript (4 GiB). Transcripts are megabytes, so this only bounds
+/// how long a capture can read a file that never ends (one still being written faster than it
+/// is read, a huge sparse file); a longer transcript is read this far and marked `truncated`.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 4 << 30;
 /// Upper bound on the body of a session memory, in bytes.
 pub const MAX_BODY_BYTES: usize = 4096;
 
@@ -99,6 +103,8 @@ pub struct Captured {
     pub skipped_lines: usize,
     /// Of those, lines skipped for being longer than [`MAX_LINE_BYTES`].
     pub oversized_lines: usize,
+    /// Whether the transcript was longer than [`MAX_TRANSCRIPT_BYTES`] and read only that far.
+    pub truncated: bool,
 }
 
 #[cfg(test)]

@@ -2,50 +2,144 @@
 
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Match, Regex};
 
-/// One redaction rule: the `secret` group (or the whole match) becomes `[REDACTED:kind]`.
+/// One redaction rule: the secret (the first of the groups [`SECRET_GROUPS`] that matched, or
+/// the whole match) becomes `[REDACTED:kind]`.
 struct Rule {
     kind: &'static str,
     regex: Regex,
-    /// Whether a match that is a plain word (`Bearer authentication`) is left alone.
-    skip_words: bool,
+    /// Whether a match is left alone: not a secret after all (`Bearer authentication`).
+    keep: fn(&Captures, &str) -> bool,
+}
+
+/// The groups that hold the secret of a match: `secret`, or one of the three forms of an
+/// assigned value (double-quoted, single-quoted, bare).
+const SECRET_GROUPS: [&str; 4] = ["secret", "dq", "sq", "bare"];
+
+/// Key names (their ends) whose assigned value is a password.
+const PASSWORD_KEYS: &str = "password|passwd|passphrase|pwd|[_-]pass";
+/// Key names (their ends) whose assigned value is another secret. `client_secret`,
+/// `secret_access_key`, `access_token`, `GITHUB_TOKEN` end with one of them.
+const SECRET_KEYS: &str = "secret|secret[_-]?key|secret[_-]?key[_-]?base|token|api[_-]?key|\
+                           access[_-]?key|private[_-]?key|credentials?";
+
+/// A `KEY=value` assignment (also `KEY: value`, `"key": "value"`, `key='value'`, `key := v`,
+/// `'key' => 'v'`) whose key ends with one of `keys`, case-insensitively, with any prefix
+/// (`DB_`, `AWS_`, `spring.datasource.`, `--`). The value is the `dq`, `sq` or `bare` group.
+fn assignment(keys: &str) -> String {
+    format!(
+        r#"(?i)(?:^|[^\w.-])(?P<key>[a-z0-9_.-]*?(?:{keys}))["']?[ \t]*(?P<sep>:=|=>|={{1,3}}|:)[ \t]*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|'(?P<sq>[^']+)'|(?P<bare>[^\s"'`]+))"#
+    )
 }
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
-    let rule = |kind, pattern: &str, skip_words| Rule {
+    let rule = |kind, pattern: &str, keep| Rule {
         kind,
         regex: Regex::new(pattern).expect("a valid redaction pattern"),
-        skip_words,
+        keep,
     };
     vec![
         rule(
             "private-key",
             r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
-            false,
+            never,
         ),
-        rule("password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@", false),
+        rule("password", r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]+:(?P<secret>[^\s/@]+)@", never),
         rule(
             "authorization",
             r#"(?i)\bauthorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest)\s+)?(?P<secret>[^\s"',;]{8,})"#,
-            true,
+            word,
         ),
-        rule("bearer", r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", true),
-        rule("api-key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", false),
+        rule("bearer", r"(?i)\bbearer\s+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)", word),
+        rule("api-key", r"\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", never),
         rule(
             "github-token",
             r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})",
-            false,
+            never,
         ),
-        rule("aws-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", false),
-        rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", false),
+        rule("aws-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", never),
+        rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", never),
+        // Last: a value a rule above already replaced is not counted again.
+        rule("password", &assignment(PASSWORD_KEYS), assigned_non_secret),
+        rule("secret", &assignment(SECRET_KEYS), assigned_non_secret),
     ]
 });
+
+/// Every match is a secret.
+fn never(_: &Captures, _: &str) -> bool {
+    false
+}
+
+/// A plain word is not a secret.
+fn word(_: &Captures, value: &str) -> bool {
+    is_word(value)
+}
 
 /// Whether `s` reads as a word rather than a secret: all lower case, or capitalised.
 fn is_word(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.all(|c| c.is_ascii_lowercase())
+}
+
+/// Whether the value assigned to a secret's key is not a secret after all:
+/// - a word after `key:`, unquoted, as prose writes (`token: none`, `Password: required.`,
+///   and the type in `password: String,`); after `=` or in quotes, a word is a secret
+///   (`DB_PASSWORD=hunter`), except the literals `null`, `none`, `nil`, `true`, `false`,
+///   `undefined`, `empty` and the key's own name (`password=password`);
+/// - a reference or placeholder: `$NAME` (upper case), `${…`, `$(…`, `<…>`, `****`;
+/// - a function call, which is code (`token = lexer.next()`, `password=getpass()`);
+/// - a path assigned to `PWD` or `OLDPWD` (the shell's working directory);
+/// - anything after a path that ends with such a name and a `:` (`/etc/passwd: not found`).
+fn assigned_non_secret(caps: &Captures, value: &str) -> bool {
+    let key = caps.name("key").map_or("", |k| k.as_str());
+    let bare = caps.name("bare").is_some();
+    let colon = caps.name("sep").is_some_and(|s| s.as_str() == ":");
+    let whole = caps.get(0).expect("group 0 always matches").as_str();
+    if colon && whole.starts_with(['/', '\\']) {
+        return true;
+    }
+    let trimmed = value.trim_end_matches([',', ';', '.', ')', ']', '}', '!', '?', ':']);
+    let literal = ["null", "none", "nil", "true", "false", "undefined", "empty"]
+        .iter()
+        .any(|w| trimmed.eq_ignore_ascii_case(w));
+    let own_name = trimmed.eq_ignore_ascii_case(key.trim_start_matches(['-', '.']));
+    let prose = bare && colon && is_word(trimmed);
+    prose || literal || own_name || placeholder(value) || call(value) || {
+        let lower = key.to_ascii_lowercase();
+        lower.ends_with("pwd") && value.starts_with(['/', '~'])
+    }
+}
+
+/// `$NAME`, `${…`, `$(…`, `<…>`, or only `*`s.
+fn placeholder(value: &str) -> bool {
+    let var = |s: &str| {
+        !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    };
+    value.starts_with("${")
+        || value.starts_with("$(")
+        || value.strip_prefix('$').is_some_and(var)
+        || (value.starts_with('<') && value.ends_with('>'))
+        || value.bytes().all(|b| b == b'*')
+}
+
+/// Whether `value` starts with a function call: a name, or a path of names joined by `.` or
+/// `::`, then `(`.
+fn call(value: &str) -> bool {
+    static CALL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*\(")
+            .expect("a valid pattern")
+    });
+    CALL.is_match(value)
+}
+
+/// The secret of a match: the first secret group that matched, else the whole match.
+fn secret<'h>(caps: &Captures<'h>) -> Match<'h> {
+    SECRET_GROUPS
+        .iter()
+        .find_map(|g| caps.name(g))
+        .unwrap_or_else(|| caps.get(0).expect("group 0 always matches"))
 }
 
 /// Replaces the secrets in `text` (see `docs/capture.md` for the patterns) with
@@ -59,9 +153,9 @@ pub fn redact(text: &str) -> (String, usize) {
         }
         let replaced = rule.regex.replace_all(&out, |caps: &Captures| {
             let whole = caps.get(0).expect("group 0 always matches");
-            let secret = caps.name("secret").unwrap_or(whole);
+            let secret = secret(caps);
             let value = secret.as_str();
-            if value.starts_with("[REDACTED") || (rule.skip_words && is_word(value)) {
+            if value.starts_with("[REDACTED") || (rule.keep)(caps, value) {
                 return whole.as_str().to_string();
             }
             count += 1;

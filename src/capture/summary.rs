@@ -187,6 +187,12 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
             plural(t.skipped_lines, "line", "lines")
         ));
     }
+    if t.truncated {
+        footer.push_str(&format!(
+            "; the transcript was read up to its first {} GiB only",
+            MAX_TRANSCRIPT_BYTES >> 30
+        ));
+    }
     footer.push_str(".\n");
     if body.len() + footer.len() > MAX_BODY_BYTES {
         body = clip_bytes(&body, MAX_BODY_BYTES - footer.len() - 1);
@@ -197,9 +203,15 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
 }
 
 /// The tag of a project: its folder's name, lower-cased, with every character other than
-/// `[a-z0-9._-]` turned into `-`.
+/// `[a-z0-9._-]` turned into `-`. The path is redacted first, as the `project` line is (and
+/// before lower-casing, which would hide `AKIA…` keys): a folder name that holds a secret
+/// gives no tag, so that no part of a secret reaches `tags:`.
 pub fn project_tag(cwd: &str) -> Option<String> {
+    let (cwd, _) = redact(cwd);
     let name = cwd.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).next()?;
+    if name.contains("[REDACTED:") {
+        return None;
+    }
     let mut tag = String::new();
     for c in name.chars().flat_map(char::to_lowercase) {
         let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_') { c } else { '-' };

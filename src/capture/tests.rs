@@ -363,3 +363,138 @@ fn log_entries_have_exactly_the_documented_fields() {
         "session_id and hook_event sniffed from a truncated payload"
     );
 }
+
+#[test]
+fn secret_assignments_are_not_kept() {
+    // Built at run time, so that no scanner mistakes this file for a leak.
+    let aws = format!("wJalrXUtnFEMI/K7MDENG/bPxRfiCY{}", "EXAMPLEKEY");
+    let cases = [
+        ("password=hunter2secret", "password=[REDACTED:password]"),
+        ("PASSWORD: Tr0ub4dor&3", "PASSWORD: [REDACTED:password]"),
+        ("export DB_PASSWORD=supersecret && run", "export DB_PASSWORD=[REDACTED:password] && run"),
+        ("PGPASSWORD=s3cr3t psql", "PGPASSWORD=[REDACTED:password] psql"),
+        ("mysql --password='p@ss word!' db", "mysql --password='[REDACTED:password]' db"),
+        ("passwd = \"x y z\"", "passwd = \"[REDACTED:password]\""),
+        ("DB_PWD=abc123", "DB_PWD=[REDACTED:password]"),
+        ("SMTP_PASS=abc123", "SMTP_PASS=[REDACTED:password]"),
+        (
+            r#"{"password": "hunter2", "user": "ana"}"#,
+            r#"{"password": "[REDACTED:password]", "user": "ana"}"#,
+        ),
+        ("'password' => 'hunter2',", "'password' => '[REDACTED:password]',"),
+        ("password := \"hunter2\"", "password := \"[REDACTED:password]\""),
+        ("spring.datasource.password=hunter2", "spring.datasource.password=[REDACTED:password]"),
+        ("aws_secret_access_key=@@", "aws_secret_access_key=[REDACTED:secret]"),
+        ("aws_secret_access_key = @@", "aws_secret_access_key = [REDACTED:secret]"),
+        ("AWS_SECRET_ACCESS_KEY: @@", "AWS_SECRET_ACCESS_KEY: [REDACTED:secret]"),
+        ("SECRET_KEY_BASE=0a1b2c3d", "SECRET_KEY_BASE=[REDACTED:secret]"),
+        ("client_secret=abc.def-123", "client_secret=[REDACTED:secret]"),
+        ("curl 'https://x/cb?token=abc123&x=1'", "curl 'https://x/cb?token=[REDACTED:secret]'"),
+        ("GITHUB_TOKEN=supersecretvalue", "GITHUB_TOKEN=[REDACTED:secret]"),
+        ("\"apiKey\": \"abcdefgh\"", "\"apiKey\": \"[REDACTED:secret]\""),
+        ("X-API-Key: 0123456789abcdef", "X-API-Key: [REDACTED:secret]"),
+        ("private_key=MIIEvQIBADANBg", "private_key=[REDACTED:secret]"),
+        ("credentials: user1:Pa55", "credentials: [REDACTED:secret]"),
+        ("ACCESS_KEY=lowercaseonly", "ACCESS_KEY=[REDACTED:secret]"),
+    ];
+    for (text, expected) in cases {
+        let text = text.replace("@@", &aws);
+        let (out, n) = redact(&text);
+        assert_eq!(out, expected, "{text}");
+        assert_eq!(n, 1, "{text} -> {out}");
+    }
+    // A value another rule already redacted counts once, under that rule's kind.
+    let key = format!("sk-proj-{}", "Ab9_".repeat(8));
+    let (out, n) = redact(&format!("OPENAI_API_KEY={key} OPENAI_TOKEN=\"{key}\""));
+    assert_eq!(
+        (out.as_str(), n),
+        ("OPENAI_API_KEY=[REDACTED:api-key] OPENAI_TOKEN=\"[REDACTED:api-key]\"", 2)
+    );
+}
+
+#[test]
+fn prose_and_code_about_secrets_are_not_redacted() {
+    for text in [
+        "the password field is required",
+        "token: none",
+        "Password: required.",
+        "secret: The design doc, not a key",
+        "reset the token: it expired",
+        "password=\"\" means no password",
+        "password: null, token: true",
+        "DB_PASSWORD=${DB_PASSWORD} docker compose up",
+        "PASSWORD=$DB_PASSWORD ./run",
+        "password: ${{ secrets.DB_PASSWORD }}",
+        "password=<your-password>",
+        "password=********",
+        "login(user=user, password=password)",
+        "token = lexer.next_token();",
+        "let password = read_password()?;",
+        "fn login(user: &User, password: String) -> Token",
+        "PWD=/home/ana/shop OLDPWD=/home/ana",
+        "max_tokens=4096 tokens_used: 12 token_count=3",
+        "grep root /etc/passwd: no such file",
+        "password.txt: a file",
+    ] {
+        assert_eq!(redact(text), (text.to_string(), 0), "{text}");
+    }
+}
+
+#[test]
+fn a_token_in_the_folder_name_is_not_kept_in_tags() {
+    let token = format!("ghp_{}", "Tok3nInFolder".repeat(3));
+    assert_eq!(project_tag(&format!("/home/ana/{token}")), None);
+    assert_eq!(project_tag(&format!("/home/ana/shop-{token}")), None);
+    assert_eq!(project_tag("/srv/password=hunter2"), None);
+    assert_eq!(project_tag(&format!("/home/{token}/shop")).as_deref(), Some("shop"));
+    // Lower-casing comes after redaction: `AKIA…` is still seen as a key id.
+    assert_eq!(project_tag("/work/AKIAIOSFODNN7EXAMPLE"), None);
+}
+
+/// `line`, over and over, without end.
+struct Endless {
+    line: Vec<u8>,
+    at: usize,
+}
+
+impl std::io::Read for Endless {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        for byte in buf.iter_mut() {
+            *byte = self.line[self.at];
+            self.at = (self.at + 1) % self.line.len();
+        }
+        Ok(buf.len())
+    }
+}
+
+/// Defect: a transcript that never ends (`/dev/zero`, a file written faster than it is read)
+/// was read forever.
+#[test]
+fn an_endless_transcript_is_read_up_to_the_limit() {
+    let zeros = std::io::BufReader::new(std::io::repeat(0));
+    let t = read_transcript_upto(zeros, 1 << 20).unwrap();
+    assert!(t.truncated);
+    assert_eq!((t.lines, t.skipped_lines), (1, 1), "the one cut line");
+
+    let line = format!("{}\n{}\n", CLAUDE[1], CLAUDE[8]).into_bytes();
+    let endless = std::io::BufReader::new(Endless { line, at: 0 });
+    let t = read_transcript_upto(endless, 1 << 20).unwrap();
+    assert!(t.truncated);
+    assert!(t.recognised > 1000, "{} lines read", t.recognised);
+    assert!(t.skipped_lines <= 1, "at most the line cut at the limit");
+    let s = summarize(&t, &info("endless"));
+    assert!(
+        s.body.ends_with("the transcript was read up to its first 4 GiB only.\n"),
+        "{}",
+        s.body
+    );
+
+    // A transcript of exactly the limit is whole.
+    let text = format!("{}\n", CLAUDE[1]);
+    let whole = read_transcript_upto(text.as_bytes(), text.len() as u64).unwrap();
+    assert!(!whole.truncated);
+    assert_eq!(whole.skipped_lines, 0);
+    let cut = read_transcript_upto(text.as_bytes(), text.len() as u64 - 1).unwrap();
+    assert!(cut.truncated);
+    assert!(!read_transcript(text.as_bytes()).unwrap().truncated);
+}

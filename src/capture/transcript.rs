@@ -90,6 +90,8 @@ pub struct Transcript {
     pub skipped_lines: usize,
     /// Of those, the lines skipped for their length.
     pub oversized_lines: usize,
+    /// Whether reading stopped at [`MAX_TRANSCRIPT_BYTES`] with more to read.
+    pub truncated: bool,
     /// Tool calls seen.
     pub tool_calls: usize,
     pub(crate) requests: Kept,
@@ -116,6 +118,7 @@ impl Default for Transcript {
             recognised: 0,
             skipped_lines: 0,
             oversized_lines: 0,
+            truncated: false,
             tool_calls: 0,
             requests: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
             codex_items: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
@@ -132,9 +135,19 @@ impl Default for Transcript {
 /// U+FFFD) and parsed leniently. A line that ends inside a JSON value (a raw line break in a
 /// string split it) is joined with the next one, up to [`MAX_LINE_BYTES`] in all. A line that
 /// still does not parse, or is longer than [`MAX_LINE_BYTES`] (read past, never held whole),
-/// is counted in `skipped_lines`. Memory stays bounded whatever the transcript's size. Only
-/// an I/O error fails.
-pub fn read_transcript(mut reader: impl BufRead) -> std::io::Result<Transcript> {
+/// is counted in `skipped_lines`. Memory stays bounded whatever the transcript's size, and so
+/// does time: reading stops after [`MAX_TRANSCRIPT_BYTES`] (`truncated` when there is more; a
+/// line cut there counts as skipped). Only an I/O error fails.
+pub fn read_transcript(reader: impl BufRead) -> std::io::Result<Transcript> {
+    read_transcript_upto(reader, MAX_TRANSCRIPT_BYTES)
+}
+
+/// [`read_transcript`], reading at most `limit` bytes.
+pub(crate) fn read_transcript_upto(
+    reader: impl BufRead,
+    limit: u64,
+) -> std::io::Result<Transcript> {
+    let mut reader = reader.take(limit);
     let mut t = Transcript::default();
     let mut buf = Vec::with_capacity(64 * 1024);
     // A line cut short, and how many lines it already spans.
@@ -177,6 +190,10 @@ pub fn read_transcript(mut reader: impl BufRead) -> std::io::Result<Transcript> 
         }
     }
     t.skipped_lines += pending.map_or(0, |(_, n)| n);
+    if reader.limit() == 0 {
+        // At the limit: truncated if the transcript goes on.
+        t.truncated = !reader.into_inner().fill_buf()?.is_empty();
+    }
     Ok(t)
 }
 

@@ -76,12 +76,27 @@ impl Engine {
                 format!("cannot read the transcript {}: {e}", path.display()),
             )
         };
-        let file = std::fs::File::open(&path).map_err(cannot_read)?;
-        if file.metadata().map_err(cannot_read)?.is_dir() {
-            return Err(fail(
+        let not_regular = |meta: &std::fs::Metadata| {
+            fail(
                 CaptureFailure::Transcript,
-                format!("cannot read the transcript {}: it is a folder", path.display()),
-            ));
+                format!(
+                    "cannot read the transcript {}: it is not a regular file but {}; \
+                     `transcript_path` must name the session's JSONL file",
+                    path.display(),
+                    file_kind(meta)
+                ),
+            )
+        };
+        // Stat before opening: opening a FIFO waits for a writer, and a device such as
+        // /dev/zero never ends. Then again on the open file, in case the path changed between.
+        let meta = std::fs::metadata(&path).map_err(cannot_read)?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
+        let file = std::fs::File::open(&path).map_err(cannot_read)?;
+        let meta = file.metadata().map_err(cannot_read)?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
         }
         let transcript = read_transcript(std::io::BufReader::with_capacity(64 * 1024, file))
             .map_err(cannot_read)?;
@@ -112,6 +127,7 @@ impl Engine {
             redacted: 0,
             skipped_lines: transcript.skipped_lines,
             oversized_lines: transcript.oversized_lines,
+            truncated: transcript.truncated,
         };
         if transcript.is_empty() && payload.last_assistant_message.is_none() {
             return Ok(captured);
@@ -161,7 +177,8 @@ impl Engine {
         if let Some(project) = project {
             owned.push(("project", Some(yaml_text(project))));
         }
-        self.with_lock(|_| {
+        self.with_lock(|engine| {
+            check_sessions_folder(engine.root())?;
             let old = match std::fs::read(&path) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -201,4 +218,64 @@ impl Engine {
             }
         })
     }
+}
+
+/// Refuses a `sessions` folder that is a symlink leading outside the root (or nowhere): capture
+/// writes only inside the root. A link to a folder inside the root is followed.
+fn check_sessions_folder(root: &Path) -> Result<()> {
+    let folder = root.join(SESSIONS_DIR);
+    match std::fs::symlink_metadata(&folder) {
+        Ok(meta) if meta.file_type().is_symlink() => {}
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(&folder, e)),
+    }
+    let target = std::fs::read_link(&folder).map_err(|e| Error::io(&folder, e))?;
+    let refused = |why: String| {
+        fail(
+            CaptureFailure::SessionFile,
+            format!(
+                "the sessions folder {} is a symbolic link to {}, {why}; mem capture does not \
+                 write through it: replace the link with a folder",
+                folder.display(),
+                target.display()
+            ),
+        )
+    };
+    let resolved = std::fs::canonicalize(&folder)
+        .map_err(|e| refused(format!("which leads nowhere ({e})")))?;
+    let root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
+    if !resolved.starts_with(&root) {
+        return Err(refused(format!(
+            "outside the memory root {} (it leads to {})",
+            root.display(),
+            resolved.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What a path that is not a regular file is, for an error message.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return "a folder";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "another kind of file"
 }
