@@ -11,6 +11,8 @@ use crate::util::{Dir, NOW, ids};
 
 /// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
 const PATIENCE: Duration = Duration::from_secs(60);
+/// The same guard for the answer to a bad line, which needs no model or index work.
+const BAD_LINE_PATIENCE: Duration = Duration::from_secs(20);
 
 /// `mem --dir DIR --now NOW mcp`, spoken to by hand: newline-delimited JSON-RPC on its stdin
 /// and stdout, as the MCP stdio transport specifies.
@@ -49,33 +51,57 @@ impl Server {
     }
 
     fn send(&mut self, message: &Value) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        let mut line = serde_json::to_string(message).unwrap();
+        let line = serde_json::to_string(message).unwrap();
         assert!(!line.contains('\n'), "one message per line");
-        line.push('\n');
-        stdin.write_all(line.as_bytes()).unwrap();
+        self.send_line(line.as_bytes());
+    }
+
+    /// Sends `line` as it is, and a newline: for the lines a JSON serialiser would not write.
+    fn send_line(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
+    }
+
+    /// The next id for a request.
+    fn take_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id - 1
     }
 
     /// Sends a request and returns its response, checking that everything the server printed
     /// on stdout meanwhile is a JSON-RPC message.
     #[track_caller]
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
+        let id = self.take_id();
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        self.answer(&json!(id), method, PATIENCE)
+    }
+
+    /// The next message on stdout; fails (and [`Drop`] kills the server) if none comes within
+    /// `patience`, or if it is not a JSON-RPC message.
+    #[track_caller]
+    fn next_message(&mut self, what: &str, patience: Duration) -> Value {
+        let line = match self.lines.recv_timeout(patience) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => panic!("no answer to {what}{}", self.log()),
+            Err(RecvTimeoutError::Disconnected) => {
+                panic!("the server closed stdout before answering {what}{}", self.log())
+            }
+        };
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}{}", self.log()));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+
+    /// The response whose id is `id`, skipping other messages.
+    #[track_caller]
+    fn answer(&mut self, id: &Value, what: &str, patience: Duration) -> Value {
         loop {
-            let line = match self.lines.recv_timeout(PATIENCE) {
-                Ok(line) => line,
-                Err(RecvTimeoutError::Timeout) => panic!("no answer to {method}{}", self.log()),
-                Err(RecvTimeoutError::Disconnected) => {
-                    panic!("the server closed stdout before answering {method}{}", self.log())
-                }
-            };
-            let message: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("not JSON on stdout ({e}): {line}{}", self.log()));
-            assert_eq!(message["jsonrpc"], "2.0", "{message}");
-            if message["id"] == json!(id) {
+            let message = self.next_message(what, patience);
+            if message["id"] == *id {
                 return message;
             }
         }
@@ -109,6 +135,23 @@ impl Server {
         format!("\nstderr: {}", self.stderr.lock().unwrap())
     }
 
+    /// Completes the initialize handshake.
+    fn initialize(&mut self) {
+        let init = self.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": { "name": "mem-tests", "version": "0.0.0" }
+            }),
+        );
+        let result = &init["result"];
+        assert_eq!(result["serverInfo"]["name"], "mem", "{init}");
+        assert!(result["capabilities"]["tools"].is_object(), "{init}");
+        assert!(result["protocolVersion"].is_string(), "{init}");
+        self.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    }
+
     /// Closes stdin, as a client does, and checks that the server then exits cleanly;
     /// returns everything it wrote on stderr.
     fn finish(mut self) -> String {
@@ -126,6 +169,16 @@ impl Server {
     }
 }
 
+impl Drop for Server {
+    /// A test that failed (a timeout included) leaves no server behind.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// The text of a tool result's one content item.
 #[track_caller]
 fn text(result: &Value) -> &str {
@@ -138,19 +191,7 @@ fn text(result: &Value) -> &str {
 /// Starts a server on `dir` and completes the initialize handshake.
 fn initialized(dir: &Dir) -> Server {
     let mut server = Server::start(dir);
-    let init = server.request(
-        "initialize",
-        json!({
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": { "name": "mem-tests", "version": "0.0.0" }
-        }),
-    );
-    let result = &init["result"];
-    assert_eq!(result["serverInfo"]["name"], "mem", "{init}");
-    assert!(result["capabilities"]["tools"].is_object(), "{init}");
-    assert!(result["protocolVersion"].is_string(), "{init}");
-    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server.initialize();
     server
 }
 
@@ -393,4 +434,83 @@ fn the_server_loads_the_model_once_and_recalls_by_meaning() {
     assert_eq!(bm25, json!([]), "no word in common");
     let log = server.finish();
     assert_eq!(log.matches("embedding model loaded").count(), 1, "{log}");
+}
+
+/// A tools/call line with `arguments`, a JSON text as it is (a serialiser would not write it).
+fn raw_call(id: u64, tool: &str, arguments: &str) -> String {
+    let params = format!(r#"{{"name":"{tool}","arguments":{arguments}}}"#);
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{params}}}"#)
+}
+
+/// A tools/call whose JSON holds lone UTF-16 surrogate escapes, which serde_json (and so rmcp)
+/// rejects: it used to get no answer at all. Now the escapes become U+FFFD and the call its
+/// normal answer; valid pairs and an escaped backslash before `u` are left as they are.
+#[test]
+fn a_tool_call_with_a_lone_surrogate_gets_an_answer() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let id = server.take_id();
+    // JSON text: lone high, lone low, lone high before a pair, a pair, an escaped backslash.
+    let escaped = r#"abc\ud800def \udc00 \ud800\ud83d\ude00 \\ud800 end"#;
+    server.send_line(raw_call(id, "remember", &format!(r#"{{"text":"{escaped}"}}"#)).as_bytes());
+    let response = server.answer(&json!(id), "remember with lone surrogates", BAD_LINE_PATIENCE);
+    assert_eq!(response["result"]["isError"], false, "{response}{}", server.log());
+    let added: Value = serde_json::from_str(text(&response["result"])).unwrap();
+    let memory = server.ok("get", json!({ "id": added["id"] }));
+    let body = memory["body"].as_str().unwrap();
+    assert!(body.contains("abc\u{FFFD}def \u{FFFD} \u{FFFD}\u{1F600} \\ud800 end"), "{body}");
+
+    // A lone surrogate where the text is a query: the same repair, the normal answer.
+    let id = server.take_id();
+    server.send_line(raw_call(id, "recall", r#"{"query":"abc\udfffdef"}"#).as_bytes());
+    let response = server.answer(&json!(id), "recall with a lone surrogate", BAD_LINE_PATIENCE);
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    let log = server.finish();
+    assert!(log.contains("lone surrogate"), "{log}");
+}
+
+/// A line that is not JSON (not JSON at all, truncated, not UTF-8, too long) used to get no
+/// answer; now it gets a JSON-RPC parse error (-32700, id null) and the server goes on, before
+/// the handshake as after it. Blank lines get nothing.
+#[test]
+fn a_malformed_line_gets_a_parse_error_and_the_server_goes_on() {
+    let dir = Dir::new();
+    let mut server = Server::start(&dir);
+    /// Sends `line` and returns the message of the parse error it gets.
+    #[track_caller]
+    fn parse_error(server: &mut Server, line: &[u8]) -> String {
+        server.send_line(line);
+        let what = String::from_utf8_lossy(&line[..line.len().min(60)]).into_owned();
+        let error = server.next_message(&what, BAD_LINE_PATIENCE);
+        assert_eq!(error["id"], Value::Null, "{what}: {error}");
+        assert_eq!(error["error"]["code"], -32700, "{what}: {error}");
+        let message = error["error"]["message"].as_str().unwrap().to_string();
+        assert!(message.starts_with("Parse error: "), "{what}: {message}");
+        message
+    }
+    parse_error(&mut server, b"not json");
+    server.initialize();
+    parse_error(&mut server, br#"{"jsonrpc": "2.0", "id": 7, "method": "#);
+    parse_error(&mut server, b"not json");
+    parse_error(&mut server, b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\",\"x\":\"\xff\"}");
+    // Over the 4 MiB line limit: refused without being parsed.
+    let long = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"{}"}}"#, "x".repeat(5 << 20));
+    let message = parse_error(&mut server, long.as_bytes());
+    assert!(message.contains("over the limit of 4194304 bytes"), "{message}");
+
+    // Blank lines are skipped: the next message is the answer to the next request.
+    server.send_line(b"");
+    server.send_line(b"  \t\r");
+    let id = server.take_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }));
+    let list = server.next_message("tools/list after bad lines", BAD_LINE_PATIENCE);
+    assert_eq!(list["id"], id, "{list}");
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6, "{list}");
+    let kept = server.ok("remember", json!({ "text": "Parse errors do not stop the server" }));
+    assert_eq!(
+        ids(&server.ok("recall", json!({ "query": "parse errors" }))),
+        [kept["id"].as_str().unwrap()]
+    );
+    let log = server.finish();
+    assert!(log.contains("mem: parse error: "), "{log}");
 }

@@ -2,9 +2,12 @@
 //! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
 //! one [`Engine`] for its lifetime, refreshes the index before each tool call (so files changed
 //! by other processes are seen) and reads the clock per call. Only protocol messages go to
-//! stdout; logs go to stderr. See docs/mcp.md.
+//! stdout; logs go to stderr. A line filter stands between stdin and rmcp, so that every line
+//! gets an answer: lone surrogate escapes are repaired, anything else that is not JSON is
+//! answered with a JSON-RPC parse error (rmcp would drop it). See docs/mcp.md.
 
 use std::collections::HashSet;
+use std::io;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
@@ -19,6 +22,8 @@ use rmcp::{ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Stdin};
+use tokio::sync::mpsc::{self, Receiver, Sender};
 
 use super::Context;
 
@@ -26,6 +31,8 @@ use super::Context;
 const MAX_TEXT_BYTES: u64 = 64 * 1024;
 /// The most memories `recall` and `recent` return.
 const MAX_RESULTS: u16 = 100;
+/// The longest line read from the client; a longer one gets a parse error, and is not held.
+const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
@@ -54,14 +61,147 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(async {
-        let service = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .context("the MCP client did not complete the initialize handshake")?;
-        service.waiting().await.context("the MCP server stopped abnormally")?;
-        Ok(())
-    })
+    let result = runtime.block_on(async {
+        // stdin -> filter -> rmcp -> forward -> write_lines -> stdout. The filter's parse errors
+        // go to write_lines too, the one writer of stdout, which writes whole lines.
+        let (rmcp_in, to_rmcp) = tokio::io::duplex(64 * 1024);
+        let (rmcp_out, from_rmcp) = tokio::io::duplex(64 * 1024);
+        let (lines, outgoing) = mpsc::channel(16);
+        let writer = tokio::spawn(write_lines(outgoing));
+        let reader = tokio::spawn(filter(to_rmcp, lines.clone()));
+        tokio::spawn(forward(from_rmcp, lines));
+        let served = match server.serve((rmcp_in, rmcp_out)).await {
+            Ok(service) => service.waiting().await.context("the MCP server stopped abnormally"),
+            Err(e) => Err(e).context("the MCP client did not complete the initialize handshake"),
+        };
+        // At stdin's end the filter is done; if rmcp stopped first, stop it, so the writer ends.
+        reader.abort();
+        let written = writer.await.context("the stdout writer stopped abnormally")?;
+        served?;
+        written.context("cannot write to stdout")
+    });
+    // A read of stdin may still wait on a blocking thread: do not wait for it.
+    runtime.shutdown_background();
+    result
+}
+
+/// Reads the next line of stdin into `line`, without its `\n` (a last line without one
+/// counts), and returns its length; `None` at the end. A line over [`MAX_LINE_BYTES`] is read
+/// to its end but not kept.
+async fn read_line(input: &mut BufReader<Stdin>, line: &mut Vec<u8>) -> io::Result<Option<usize>> {
+    line.clear();
+    let mut length = 0;
+    loop {
+        let available = input.fill_buf().await?;
+        let (end, newline) = (available.is_empty(), available.iter().position(|&b| b == b'\n'));
+        let take = newline.unwrap_or(available.len());
+        length += take;
+        line.extend_from_slice(&available[..take]);
+        line.truncate(if length > MAX_LINE_BYTES { 0 } else { length }); // not kept if too long
+        input.consume(newline.map_or(take, |at| at + 1));
+        if end || newline.is_some() {
+            return Ok((newline.is_some() || length > 0).then_some(length));
+        }
+    }
+}
+
+/// Readies a line from the client (without its `\n`) for rmcp, in place: drops a UTF-8 byte
+/// order mark at its start, as rmcp does, and replaces its lone surrogate escapes if that makes
+/// it JSON. `Ok(false)`: a blank line, to skip; `Err`: not JSON.
+fn repair(line: &mut Vec<u8>) -> serde_json::Result<bool> {
+    let parse = |line: &[u8]| serde_json::from_slice::<serde_json::Value>(line).map(drop);
+    if line.starts_with(b"\xEF\xBB\xBF") {
+        line.drain(..3);
+    }
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(false);
+    }
+    let Err(error) = parse(line) else { return Ok(true) };
+    if !replace_lone_surrogates(line) {
+        return Err(error);
+    }
+    parse(line)?;
+    eprintln!("mem: warning: lone surrogate escapes in a message replaced by \\ufffd");
+    Ok(true)
+}
+
+/// Replaces, in place, each `\uXXXX` escape of a UTF-16 surrogate (D800 to DFFF) that is not
+/// half of a valid pair with `\ufffd` (U+FFFD, as long: columns stay); true if it replaced any.
+/// An escaped backslash is skipped whole, so `\\ud800` (the text `\ud800`) stays; outside
+/// strings a backslash is a syntax error anyway.
+fn replace_lone_surrogates(line: &mut [u8]) -> bool {
+    // (A `+` is read as a sign, but three hex digits make no surrogate.)
+    let escape = |line: &[u8], at: usize| -> Option<u16> {
+        let hex = line.get(at..at + 6)?.strip_prefix(b"\\u")?;
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let (mut at, mut replaced) = (0, false);
+    while let Some(next) = line.get(at..).and_then(|rest| rest.iter().position(|&b| b == b'\\')) {
+        at += next;
+        let pair = matches!(escape(line, at + 6), Some(0xDC00..=0xDFFF));
+        match escape(line, at) {
+            Some(0xD800..=0xDBFF) if pair => at += 12,
+            Some(0xD800..=0xDFFF) => {
+                line[at + 2..at + 6].copy_from_slice(b"fffd");
+                (at, replaced) = (at + 6, true);
+            }
+            Some(_) => at += 6,
+            None => at += 2,
+        }
+    }
+    replaced
+}
+
+/// Reads the client's lines until stdin ends (or rmcp or stdout is gone): rmcp gets those that
+/// are JSON, once repaired, through `to_rmcp`; `out` gets a parse error for the others, with
+/// `"id": null` since no id can be read from them. Blank lines are skipped.
+async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
+    let (mut input, mut line, mut going_on) =
+        (BufReader::new(tokio::io::stdin()), Vec::new(), true);
+    while going_on {
+        let repaired = match read_line(&mut input, &mut line).await {
+            Ok(Some(n)) if n > MAX_LINE_BYTES => {
+                Err(format!("the line is over the limit of {MAX_LINE_BYTES} bytes"))
+            }
+            Ok(Some(_)) => repair(&mut line).map_err(|e| e.to_string()),
+            Ok(None) => return,
+            Err(e) => return eprintln!("mem: error: cannot read stdin: {e}"),
+        };
+        going_on = match repaired {
+            Ok(false) => true,
+            Ok(true) => {
+                line.push(b'\n');
+                to_rmcp.write_all(&line).await.is_ok()
+            }
+            Err(reason) => {
+                eprintln!("mem: parse error: {reason}");
+                // By hand, for the usual order of the keys; `message` is a JSON string.
+                let message = json!(format!("Parse error: {reason}"));
+                let error = format!(r#"{{"code":-32700,"message":{message}}}"#);
+                let response = format!("{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{error}}}\n");
+                out.send(response.into_bytes()).await.is_ok()
+            }
+        };
+    }
+}
+
+/// Passes rmcp's output on to `out`, a whole line at a time, until rmcp closes it.
+async fn forward(from_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
+    let mut from_rmcp = BufReader::new(from_rmcp);
+    let mut line = Vec::new();
+    while from_rmcp.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0)
+        && out.send(std::mem::take(&mut line)).await.is_ok()
+    {}
+}
+
+/// The one writer of stdout: writes and flushes each line, until every sender is gone.
+async fn write_lines(mut lines: Receiver<Vec<u8>>) -> io::Result<()> {
+    let mut stdout = tokio::io::stdout();
+    while let Some(line) = lines.recv().await {
+        stdout.write_all(&line).await?;
+        stdout.flush().await?;
+    }
+    Ok(())
 }
 
 /// The server: one open root, shared by the tool calls.
