@@ -593,3 +593,21 @@ fn a_sessions_symlink_outside_the_root_is_not_written_through() {
     assert_eq!(out.stderr, "");
     assert!(s.root.read(".kept/session-link.md").contains("- write me somewhere\n"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_session_file_linked_out_of_the_root_is_not_written_through() {
+    let s = Setup::new();
+    let outside = crate::util::Dir::new();
+    let t = s.transcript("s.jsonl", &[user("first request").as_bytes()]);
+    s.capture(s.payload("out", &t)).ok();
+    let real = outside.path().join("session-out.md");
+    std::fs::rename(s.root.path().join("sessions/session-out.md"), &real).unwrap();
+    std::os::unix::fs::symlink(&real, s.root.path().join("sessions/session-out.md")).unwrap();
+    let before = std::fs::read_to_string(&real).unwrap();
+    let t = s.transcript("s.jsonl", &[user("first request").as_bytes(), user("second").as_bytes()]);
+    let out = s.capture(s.payload("out", &t));
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("leaves the memory root"), "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&real).unwrap(), before, "the file outside is unchanged");
+}

@@ -179,6 +179,8 @@ impl Engine {
         }
         self.with_lock(|engine| {
             check_sessions_folder(engine.root())?;
+            // The session file itself may be a link out of the root: never written through.
+            store::inside_root(engine.root(), &rel)?;
             let old = match std::fs::read(&path) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
