@@ -241,6 +241,15 @@ fn a_prune_killed_between_its_two_steps_is_finished_by_the_next_one() {
         "archive/old.md",
         text.replace("---\nstale", "archived_at: 2026-11-30T11:00:00Z\n---\nstale"),
     );
+    // Health says so.
+    dir.mem(&["index"]).ok();
+    let health = dir.mem(&["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(
+        health.stdout.contains("old1 is both at old.md and at archive/old.md"),
+        "{}",
+        health.stdout
+    );
     let prune = dir.mem(&["prune"]);
     assert_eq!(prune.code, 0, "{}", prune.stderr);
     assert!(!dir.path().join("old.md").exists(), "the move is finished");
@@ -441,4 +450,22 @@ fn a_reflection_killed_after_its_first_file_then_rerun_writes_the_same_clusters(
     );
     cut.mem(&["reflect"]).ok();
     assert_eq!(reflections(&cut), expected);
+}
+
+/// `add` rounded `created` to the nearest second, up half the time, so that a memory written now
+/// was "in the future" for every other process until the next second.
+#[test]
+fn add_never_dates_a_memory_in_the_future() {
+    let dir = Dir::new();
+    let out = crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .arg("--dir")
+            .arg(dir.path())
+            .args(["add", "--json", "written at 12:00:00.9"])
+            .env("MEM_NOW", "2026-11-30T12:00:00.9Z"),
+    );
+    let path = out.json()["path"].as_str().unwrap().to_string();
+    assert!(dir.read(&path).contains("created: 2026-11-30T12:00:00Z\n"), "{}", dir.read(&path));
+    let list = dir.mem(&["list"]);
+    assert!(!list.stderr.contains("in the future"), "{}", list.stderr);
 }

@@ -74,6 +74,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     for reason in i.bad.iter().chain(&i.unreadable) {
         text.push_str(&format!("    {reason}\n"));
     }
+    for (id, path, archived) in &health.interrupted_moves {
+        text.push_str(&status(
+            false,
+            "moves",
+            &format!(
+                "{id} is both at {path} and at {archived} (a prune or restore was interrupted); \
+                 `mem prune` or `mem restore {id}` finishes the move"
+            ),
+        ));
+    }
     if !health.leftovers.is_empty() {
         text.push_str(&status(
             false,

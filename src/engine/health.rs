@@ -43,6 +43,10 @@ pub struct Health {
     /// Temporary files left by interrupted writes (older than a minute), relative to the
     /// root; the next refresh removes them.
     pub leftovers: Vec<String>,
+    /// Memories both in the root and in `archive/` (a prune or restore killed between its two
+    /// steps), as (id, path in the root, path in the archive); the next prune or restore of
+    /// the memory finishes the move.
+    pub interrupted_moves: Vec<(String, String, String)>,
 }
 
 impl Health {
@@ -54,6 +58,7 @@ impl Health {
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
             && self.leftovers.is_empty()
+            && self.interrupted_moves.is_empty()
             && !matches!(self.embedding, ModelStatus::Broken { .. })
     }
 }
@@ -121,6 +126,7 @@ impl Engine {
             .filter(|(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
             .map(|(rel, _)| rel.clone())
             .collect();
+        let interrupted_moves = self.interrupted_moves();
         let embedding = self.model_status();
         Ok(Health {
             notice: self.pending_notice.clone(),
@@ -130,7 +136,26 @@ impl Engine {
             coverage,
             embedding,
             leftovers,
+            interrupted_moves,
         })
+    }
+
+    /// Memories whose id is both in the index and in a file under `archive/`.
+    fn interrupted_moves(&self) -> Vec<(String, String, String)> {
+        let archive = self.root.join(store::ARCHIVE_DIR);
+        let max = self.config.limits.max_file_bytes;
+        let mut found = Vec::new();
+        for file in store::scan(&archive).files {
+            let Ok(bytes) = store::read_limited(&archive.join(&file.rel), max) else { continue };
+            let Ok(memory) = crate::format::Memory::parse_bytes(&bytes) else { continue };
+            let id = memory.id().as_str();
+            for path in self.index.paths_of(id) {
+                let archived = format!("{}/{}", store::ARCHIVE_DIR, file.rel);
+                found.push((id.to_string(), path, archived));
+            }
+        }
+        found.sort();
+        found
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.
