@@ -62,6 +62,7 @@ fn scoring(c: &mut Criterion) {
             for &(bm25, last, importance) in &memories {
                 let c = Components {
                     relevance: f64::from(bm25),
+                    coverage: 1.0,
                     recency: score::recency(score::age_days(now, last), &ranking),
                     importance: score::importance(importance),
                 };

@@ -26,6 +26,12 @@ importance_weight = 0.3
 # BM25 boost of a match in the title, and in the tags, relative to the body.
 title_boost = 1.0
 tags_boost = 1.5
+# Weight of coverage (the share of the query's content words, weighted by rarity, that a memory
+# holds), 0 ≤ w < 1: keyword relevance is BM25 × (1 − w + w × coverage).
+coverage_weight = 0.5
+# Share of a best match's relevance passed to the episodic memories right before and after it
+# (half as much two steps away), when consecutive ones are at most 30 minutes apart; 0 is off.
+contiguity_weight = 0.5
 
 [query]
 # Words of a query also match their synonyms (a built-in vocabulary of software work, plus the
@@ -79,7 +85,7 @@ mode = "hybrid"
 # w × cosine / max cosine, w = vector_weight) or "rrf" (reciprocal rank fusion,
 # 1 / (rrf_k + rank) summed over both lists). docs/ranking.md compares them.
 fusion = "convex"
-vector_weight = 0.6
+vector_weight = 0.45
 rrf_k = 60.0
 # Candidates each side brings to the fusion.
 candidates = 100
@@ -139,6 +145,10 @@ pub struct Ranking {
     pub title_boost: f32,
     /// BM25 boost for tag matches.
     pub tags_boost: f32,
+    /// Weight of query coverage in keyword relevance, `0 ≤ w < 1`.
+    pub coverage_weight: f64,
+    /// Share of relevance a best match passes to its neighbours in an episode, `0 ≤ w ≤ 1`.
+    pub contiguity_weight: f64,
 }
 
 impl Default for Ranking {
@@ -149,6 +159,8 @@ impl Default for Ranking {
             importance_weight: 0.3,
             title_boost: 1.0,
             tags_boost: 1.5,
+            coverage_weight: 0.5,
+            contiguity_weight: 0.5,
         }
     }
 }
@@ -302,7 +314,7 @@ impl Default for EmbedConfig {
             mode: RecallMode::Hybrid,
             fusion: Fusion::Convex,
             rrf_k: 60.0,
-            vector_weight: 0.6,
+            vector_weight: 0.45,
             candidates: 100,
             min_cosine: 0.3,
             batch_size: 4,
@@ -444,9 +456,11 @@ impl Config {
     /// Checks the ranges the formula needs.
     pub fn validate(&self) -> std::result::Result<(), SettingError> {
         let r = &self.ranking;
-        for (name, w) in
-            [("recency_weight", r.recency_weight), ("importance_weight", r.importance_weight)]
-        {
+        for (name, w) in [
+            ("recency_weight", r.recency_weight),
+            ("importance_weight", r.importance_weight),
+            ("coverage_weight", r.coverage_weight),
+        ] {
             if !(0.0..1.0).contains(&w) {
                 return Err(bad(
                     "ranking",

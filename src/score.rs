@@ -20,11 +20,14 @@ pub type Days = f64;
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 
-/// The three normalised components of a score, each in `0..=1`.
+/// The normalised components of a score, each in `0..=1`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct Components {
-    /// Query match: BM25 divided by the best BM25 among the matches.
+    /// Query match: keyword relevance (BM25 × coverage factor), fused with the cosine in a
+    /// hybrid recall, divided by the best among the matches.
     pub relevance: f64,
+    /// The share of the query's content words (weighted by IDF) the memory holds.
+    pub coverage: f64,
     /// Freshness: `exp(−age / S)`.
     pub recency: f64,
     /// Importance mapped from 1..10 to 0..1.
@@ -33,9 +36,16 @@ pub struct Components {
 
 impl Components {
     /// The components of a memory whose relevance is `relevance`, from its signals, at `now`.
-    pub fn of(relevance: f64, signals: &Signals, now: Epoch, ranking: &Ranking) -> Components {
+    pub fn of(
+        relevance: f64,
+        coverage: f64,
+        signals: &Signals,
+        now: Epoch,
+        ranking: &Ranking,
+    ) -> Components {
         Components {
             relevance,
+            coverage,
             recency: recency(age_days(now, signals.last_access), ranking),
             importance: importance(signals.importance),
         }
@@ -57,10 +67,10 @@ pub struct Signals {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "measure", rename_all = "snake_case")]
 pub enum Relevance {
-    /// BM25 divided by the best BM25 among the matches.
+    /// Keyword relevance (BM25 × coverage factor) divided by the best among the matches.
     Bm25 {
-        /// The best BM25.
-        best: f32,
+        /// The best keyword relevance.
+        best: f64,
     },
     /// Cosine divided by the best cosine among the candidates.
     Vector {
@@ -92,7 +102,10 @@ pub fn explain(
     expansion_weight: f32,
 ) -> String {
     let relevance = match *relevance {
-        Relevance::Bm25 { best } => format!("relevance = bm25 / {best:.3} (best match)"),
+        Relevance::Bm25 { best } => format!(
+            "relevance = bm25 × (1 − {w} + {w} × coverage) / {best:.3} (best match)",
+            w = ranking.coverage_weight
+        ),
         Relevance::Vector { best } => format!("relevance = cosine / {best:.3} (best cosine)"),
         Relevance::Fused { fusion: Fusion::Rrf, rrf_k: k, candidates: c, best, .. } => format!(
             "relevance = fused / {best:.4}; fused = 1/({k} + bm25 rank) + 1/({k} + cosine \
@@ -112,6 +125,15 @@ pub fn explain(
         wi = ranking.importance_weight,
         hl = ranking.recency_half_life_days,
     );
+    if ranking.contiguity_weight > 0.0 {
+        text.push_str(&format!(
+            "contiguity: each of the 10 best matches adds {c} × its relevance to the episodic \
+             memories right before and after it ({h} two steps away; consecutive ones at most \
+             30 min apart), then relevance is rescaled to a best of 1\n",
+            c = ranking.contiguity_weight,
+            h = ranking.contiguity_weight / 2.0
+        ));
+    }
     if !expansions.is_empty() {
         text.push_str(&format!(
             "synonyms searched at weight {expansion_weight}: {}\n",
@@ -144,6 +166,13 @@ pub fn recency(age: Days, ranking: &Ranking) -> f64 {
 /// Importance 1..=10 mapped linearly to 0..=1 (values outside are clamped).
 pub fn importance(value: u8) -> f64 {
     f64::from(value.clamp(1, 10) - 1) / 9.0
+}
+
+/// Keyword relevance before normalisation: BM25 times the coverage factor
+/// `1 − w_cov + w_cov × coverage`, so that a memory holding most of the query is not beaten by
+/// one that holds a single rare word of it.
+pub fn keyword(bm25: f32, coverage: f64, ranking: &Ranking) -> f64 {
+    f64::from(bm25) * factor(ranking.coverage_weight, coverage)
 }
 
 /// A component's multiplier: `1 − w + w × value`, in `[1 − w, 1]`.
@@ -280,7 +309,7 @@ mod tests {
         #[test]
         fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
             let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-            let s = |imp| combine(&Components { relevance: rel, recency: rec, importance: importance(imp) }, &r);
+            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, recency: rec, importance: importance(imp) }, &r);
             prop_assert!(s(hi) >= s(lo));
         }
 
@@ -294,8 +323,8 @@ mod tests {
         /// A memory that does not match never outranks one that does, however new or important.
         #[test]
         fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
-            let matching = combine(&Components { relevance: rel, recency: 0.0, importance: importance(1) }, &r);
-            let unrelated = combine(&Components { relevance: 0.0, recency: rec, importance: importance(imp) }, &r);
+            let matching = combine(&Components { relevance: rel, coverage: 1.0, recency: 0.0, importance: importance(1) }, &r);
+            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, recency: rec, importance: importance(imp) }, &r);
             prop_assert!(matching > unrelated);
         }
     }

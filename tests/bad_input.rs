@@ -177,7 +177,7 @@ fn a_file_broken_after_indexing_leaves_the_index_and_is_reported() {
     assert_eq!(ids(&dir.mem(&["recall", "soon", "--json"]).json()), ["soon"]);
     dir.write("soon.md", "---\nid: soon\ntype: semantic\n---\nredis soon broken\n");
     let out = dir.mem(&["recall", "soon", "--json"]);
-    assert_eq!(ids(&out.json()), Vec::<String>::new());
+    assert_eq!(ids(&out.json_found()), Vec::<String>::new());
     assert!(out.stderr.contains("soon.md: missing required field `created`"), "{}", out.stderr);
 }
 

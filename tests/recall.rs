@@ -41,14 +41,21 @@ fn json_contract() {
 }
 
 #[test]
-fn no_match_prints_nothing_and_exits_zero() {
+fn no_match_says_so_and_exits_one() {
     let dir = Dir::example();
     let out = dir.mem(&["recall", "xylophone quaternion"]);
-    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
+    assert_eq!(
+        (out.code, out.stdout.as_str(), out.stderr.as_str()),
+        (1, "", "mem: nothing matches \"xylophone quaternion\"\n")
+    );
     let out = dir.mem(&["recall", "xylophone quaternion", "--json"]);
-    assert_eq!(out.ok().trim(), "[]");
+    assert_eq!((out.code, out.stdout.trim()), (1, "[]"));
     let out = dir.mem(&["recall", "the and of", "--json"]);
-    assert_eq!(out.ok().trim(), "[]", "a query of stop words only matches nothing");
+    assert_eq!(
+        (out.code, out.stdout.trim()),
+        (1, "[]"),
+        "a query of stop words only matches nothing"
+    );
 }
 
 #[test]

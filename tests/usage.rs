@@ -73,7 +73,7 @@ fn forgotten_facts_leave_recall_but_not_the_past() {
     let later = |extra: &[&str]| {
         let mut args = vec!["recall", "grafana dashboards", "--json", "--no-record"];
         args.extend_from_slice(extra);
-        ids(&at(&dir, "2026-05-01T00:00:00Z", &args).json())
+        ids(&at(&dir, "2026-05-01T00:00:00Z", &args).json_found())
     };
     assert!(later(&[]).is_empty(), "left out by default");
     assert_eq!(later(&["--as-of", "2026-03-01"]), ["idle"], "valid then");
@@ -123,8 +123,9 @@ fn prune_archives_and_restore_returns_the_file_identical() {
         archived.contains("archived_at: 2026-06-01T00:00:00Z\narchived_reason: "),
         "{archived}"
     );
-    let recalled = ids(&at(&dir, june, &["recall", "pizza", "--json"]).json());
-    assert!(recalled.is_empty(), "archived memories are not recalled");
+    let out = at(&dir, june, &["recall", "pizza", "--json"]);
+    assert_eq!((out.code, out.stdout.trim()), (1, "[]"), "archived memories are not recalled");
+    assert!(out.stderr.contains("nothing matches \"pizza\""), "{}", out.stderr);
 
     at(&dir, june, &["restore", "trivia"]).ok();
     assert_eq!(dir.read("notes/trivia.md"), original);

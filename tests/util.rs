@@ -29,6 +29,15 @@ impl Out {
         &self.stdout
     }
 
+    /// Parses stdout as JSON, for a run that may have found nothing (exit status 0 or 1,
+    /// as `mem recall` gives).
+    #[track_caller]
+    pub fn json_found(&self) -> serde_json::Value {
+        assert!(self.code <= 1, "mem failed:\nstdout: {}\nstderr: {}", self.stdout, self.stderr);
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+
     /// Parses stdout as JSON.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {

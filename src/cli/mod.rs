@@ -91,7 +91,7 @@ enum Command {
 }
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
-/// problem).
+/// problem and for `mem recall` finding nothing).
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
@@ -99,7 +99,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),
         Command::Index(args) => index::run(args, &ctx),
-        Command::Recall(args) => recall::run(args, &ctx),
+        Command::Recall(args) => return recall::run(args, &ctx),
         Command::Show(args) => show::run(args, &ctx),
         Command::List(args) => list::run(args, &ctx),
         Command::Stats(args) => stats::run(args, &ctx),

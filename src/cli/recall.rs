@@ -44,7 +44,8 @@ pub struct Args {
     mode: Option<RecallMode>,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+/// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
+pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let mut engine = ctx.engine()?;
     let options = RecallOptions {
         kinds: args.kinds,
@@ -60,11 +61,15 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let recall = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
     super::print_problems(&recall.report);
     let hits = &recall.hits;
+    if hits.is_empty() {
+        eprintln!("mem: nothing matches {:?}", query);
+    }
     if args.json {
-        return super::print_json(hits);
+        super::print_json(hits)?;
+        return Ok(if hits.is_empty() { NOTHING } else { 0 });
     }
     if hits.is_empty() {
-        return Ok(());
+        return Ok(NOTHING);
     }
     let semantic = hits.iter().any(|h| h.semantic.is_some());
     let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
@@ -84,8 +89,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if args.explain {
         text.push_str(&recall.explain(engine.config()));
     }
-    super::print_text(&text)
+    super::print_text(&text)?;
+    Ok(0)
 }
+
+/// The exit status of a recall that found nothing.
+const NOTHING: u8 = 1;
 
 fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
     let r = &hit.record;

@@ -350,10 +350,17 @@ mod tests {
         assert_eq!(recall.mode, crate::config::RecallMode::Bm25);
         assert_eq!(recall.fallback, None);
         assert_eq!(recall.expansions, ["grue"]);
-        let best = recall.hits[0].bm25;
+        // One memory matches: its keyword relevance (BM25 × the coverage factor) is the best.
+        let hit = &recall.hits[0];
+        let best =
+            crate::score::keyword(hit.bm25, hit.components.coverage, &engine.config().ranking);
         assert_eq!(recall.relevance, Some(crate::score::Relevance::Bm25 { best }));
         let explained = recall.explain(engine.config());
-        assert!(explained.contains(&format!("relevance = bm25 / {best:.3}")), "{explained}");
+        assert!(
+            explained
+                .contains(&format!("relevance = bm25 × (1 − 0.5 + 0.5 × coverage) / {best:.3}")),
+            "{explained}"
+        );
         assert!(explained.contains("synonyms searched at weight 0.3: grue"), "{explained}");
 
         let none = engine.recall("zebra", &options, now(), &crate::progress::Silent).unwrap();

@@ -146,25 +146,23 @@ impl Engine {
         Ok(Recall { hits, report, mode, fallback, expansions, relevance })
     }
 
-    /// The measure of relevance of a recall in `mode`, read off one of its hits: relevance is
-    /// the hit's raw value divided by the best one, so the best is raw / relevance.
+    /// The measure of relevance of a recall in `mode`, with the best raw value its hits were
+    /// divided by.
     fn relevance(&self, mode: RecallMode, hit: &Hit) -> Relevance {
-        let best = |raw: f64| {
-            if hit.components.relevance > 0.0 { raw / hit.components.relevance } else { 0.0 }
-        };
+        let best = hit.best_raw;
         match (mode, hit.semantic) {
-            (RecallMode::Vector, Some(s)) => Relevance::Vector { best: best(s.fused) },
-            (_, Some(s)) => {
+            (RecallMode::Vector, Some(_)) => Relevance::Vector { best },
+            (_, Some(_)) => {
                 let e = &self.config.embed;
                 Relevance::Fused {
                     fusion: e.fusion,
                     rrf_k: e.rrf_k,
                     vector_weight: e.vector_weight,
                     candidates: e.candidates,
-                    best: best(s.fused),
+                    best,
                 }
             }
-            (_, None) => Relevance::Bm25 { best: hit.max_bm25 },
+            (_, None) => Relevance::Bm25 { best },
         }
     }
 

@@ -15,6 +15,7 @@ use crate::score::{Epoch, Signals};
 pub(super) struct Columns {
     importance: Arc<dyn ColumnValues<u64>>,
     last_access: Arc<dyn ColumnValues<i64>>,
+    created: Arc<dyn ColumnValues<i64>>,
     tiebreak: Arc<dyn ColumnValues<u64>>,
     id_key: Arc<dyn ColumnValues<u64>>,
 }
@@ -27,6 +28,7 @@ impl Columns {
         Ok(Columns {
             importance: ff.u64("importance")?.first_or_default_col(u64::from(DEFAULT_IMPORTANCE)),
             last_access: ff.i64("last_access")?.first_or_default_col(now),
+            created: ff.i64("created")?.first_or_default_col(now),
             tiebreak: ff.u64("tiebreak")?.first_or_default_col(0),
             id_key: ff.u64("id_key")?.first_or_default_col(0),
         })
@@ -38,6 +40,11 @@ impl Columns {
             importance: self.importance.get_val(doc).min(u64::from(u8::MAX)) as u8,
             last_access: self.last_access.get_val(doc),
         }
+    }
+
+    /// When `doc` was created, seconds since the epoch.
+    pub(super) fn created(&self, doc: DocId) -> i64 {
+        self.created.get_val(doc)
     }
 
     /// The stable hash of `doc`'s path that orders exact score ties.

@@ -8,11 +8,13 @@ use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, TermSetQuery};
 use tantivy::{DocAddress, Term};
 
 use super::columns::Columns;
-use super::search::Picked;
+use super::coverage::{QueryWords, SegmentCoverage};
+use super::search;
+use super::search::content_words;
 use super::{Hit, MemoryIndex, Search, Semantic, check_segments, stats};
 use crate::Result;
 use crate::config::{Fusion, RecallMode};
-use crate::score::{self, Components, FusionInput};
+use crate::score::{self, FusionInput};
 
 /// The vector side of a recall.
 pub struct VectorSide<'a> {
@@ -37,6 +39,9 @@ pub struct VectorSide<'a> {
 #[derive(Clone, Copy, Default)]
 struct Candidate {
     bm25: f32,
+    /// BM25 × the coverage factor (see [`score::keyword`]).
+    keyword: f64,
+    coverage: f64,
     bm25_rank: Option<usize>,
     vector_rank: Option<usize>,
     cosine: Option<f32>,
@@ -103,6 +108,8 @@ impl MemoryIndex {
             .map(|(i, (id, _))| (crate::format::id_key(id), i + 1))
             .collect();
         let now = search.now.as_second();
+        let words = QueryWords::new(&content_words(search.text), self.fields.body, &live)?;
+        let fields = [self.fields.title, self.fields.body, self.fields.tags];
         let mut scored = Vec::with_capacity(candidates.len());
         let mut candidates: Vec<(DocAddress, Candidate)> = candidates.into_iter().collect();
         candidates.sort_by_key(|(address, _)| *address);
@@ -110,12 +117,20 @@ impl MemoryIndex {
         for segment_candidates in candidates.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
             let segment = searcher.segment_reader(segment_candidates[0].0.segment_ord);
             let columns = Columns::open(segment, now)?;
+            let coverage = SegmentCoverage::open(segment, &fields, &words)?;
             for (address, c) in segment_candidates {
                 let doc = address.doc_id;
                 let key = columns.id_key(doc);
+                let cov = coverage.of(doc);
                 let c = Candidate {
                     vector_rank: vector_rank.get(&key).copied(),
                     cosine: (side.cosine_of)(key),
+                    keyword: if c.bm25 > 0.0 {
+                        score::keyword(c.bm25, cov, search.ranking)
+                    } else {
+                        0.0
+                    },
+                    coverage: cov,
                     ..*c
                 };
                 scored.push((*address, c, columns.signals(doc), columns.tiebreak(doc)));
@@ -125,11 +140,19 @@ impl MemoryIndex {
             scored.retain(|(_, c, ..)| c.vector_rank.is_some());
         }
 
+        // The BM25 side ranked by keyword relevance (BM25 × coverage factor).
+        let mut by_keyword: Vec<usize> =
+            (0..scored.len()).filter(|&i| scored[i].1.bm25_rank.is_some()).collect();
+        by_keyword.sort_by(|&a, &b| scored[b].1.keyword.total_cmp(&scored[a].1.keyword));
+        for (rank, &i) in by_keyword.iter().enumerate() {
+            scored[i].1.bm25_rank = Some(rank + 1);
+        }
         let max_bm25 = scored.iter().map(|(_, c, ..)| c.bm25).fold(0.0f32, f32::max);
+        let max_keyword = scored.iter().map(|(_, c, ..)| c.keyword).fold(0.0f64, f64::max);
         let max_cosine = scored.iter().filter_map(|(_, c, ..)| c.cosine).fold(0.0f32, f32::max);
         let input = |c: &Candidate| FusionInput {
-            bm25: c.bm25,
-            max_bm25,
+            bm25: c.keyword as f32,
+            max_bm25: max_keyword as f32,
             bm25_rank: c.bm25_rank,
             cosine: c.cosine,
             max_cosine,
@@ -143,31 +166,37 @@ impl MemoryIndex {
         if max_fused <= 0.0 {
             return Ok(Vec::new());
         }
-        let mut ranked: Vec<(f64, u64, Picked)> = scored
-            .into_iter()
-            .map(|(address, c, signals, tiebreak)| {
-                let fused = fused_of(&c);
-                let components = Components::of(fused / max_fused, &signals, now, search.ranking);
-                let picked = Picked {
-                    address,
-                    components,
-                    last_access: signals.last_access,
-                    bm25: c.bm25,
-                    max_bm25,
-                    semantic: Some(Semantic {
-                        cosine: c.cosine,
-                        bm25_rank: c.bm25_rank,
-                        vector_rank: c.vector_rank,
-                        fused,
-                    }),
-                };
-                (score::combine(&components, search.ranking), tiebreak, picked)
-            })
-            .filter(|(s, ..)| *s > 0.0)
-            .collect();
-        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
-        ranked.truncate(search.limit.max(1));
-        let picked = ranked.into_iter().map(|(_, _, p)| p).collect();
+        let mut semantic: FxHashMap<DocAddress, Semantic> = FxHashMap::default();
+        let mut ranked: Vec<search::Candidate> = Vec::with_capacity(scored.len());
+        for (address, c, ..) in scored {
+            let fused = fused_of(&c);
+            if fused <= 0.0 {
+                continue;
+            }
+            let s = Semantic {
+                cosine: c.cosine,
+                bm25_rank: c.bm25_rank,
+                vector_rank: c.vector_rank,
+                fused,
+            };
+            semantic.insert(address, s);
+            ranked.push(search::Candidate {
+                address,
+                relevance: fused / max_fused,
+                bm25: c.bm25,
+                coverage: c.coverage,
+            });
+        }
+        self.spread_to_neighbours(&searcher, search, &mut ranked)?;
+        let picked = self.rank(&searcher, search, ranked, max_bm25, max_fused, |address| {
+            // A neighbour that contiguity brought in has no rank on either side.
+            Some(semantic.get(&address).copied().unwrap_or(Semantic {
+                cosine: None,
+                bm25_rank: None,
+                vector_rank: None,
+                fused: 0.0,
+            }))
+        })?;
         self.hits(&searcher, text_query.as_deref(), picked, search)
     }
 }

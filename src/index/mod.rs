@@ -5,6 +5,8 @@
 //! nothing; the next refresh rebuilds it.
 
 mod columns;
+mod contiguity;
+mod coverage;
 mod hybrid;
 mod manifest;
 mod records;

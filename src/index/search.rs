@@ -12,6 +12,7 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 
 use super::columns::Columns;
+use super::coverage::{QueryWords, SegmentCoverage};
 use super::synonyms::Thesaurus;
 use super::*;
 use crate::Result;
@@ -36,8 +37,12 @@ pub struct Hit {
     pub components: Components,
     /// Raw BM25 score of this memory.
     pub bm25: f32,
-    /// Highest BM25 score among all matches (relevance = bm25 / max).
+    /// Highest BM25 score among all matches.
     pub max_bm25: f32,
+    /// The raw relevance of the best match, which relevance is divided by: keyword relevance
+    /// (BM25 × coverage factor), or the fused value of a hybrid recall.
+    #[serde(skip)]
+    pub best_raw: f64,
     /// The cosine side of a vector or hybrid recall, and how the two were fused.
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub semantic: Option<Semantic>,
@@ -70,23 +75,37 @@ pub(super) struct Picked {
     pub(super) last_access: score::Epoch,
     pub(super) bm25: f32,
     pub(super) max_bm25: f32,
+    /// The raw relevance of the best match (keyword relevance, or fused value).
+    pub(super) best_raw: f64,
     pub(super) semantic: Option<Semantic>,
 }
 
-/// What the BM25 collector ranks a document by: its score, then the tiebreak; the raw BM25 and
-/// the signals ride along so that nothing is read twice.
+/// Candidates taken by keyword relevance before contiguity and the final ranking.
+const KEYWORD_CANDIDATES: usize = 100;
+
+/// What the BM25 collector keeps of a match: its keyword relevance (the order), its raw BM25
+/// and its coverage.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Ranked {
-    score: f64,
-    tiebreak: u64,
+struct Keyword {
+    keyword: f64,
     bm25: f32,
-    signals: score::Signals,
+    cov: f64,
 }
 
-impl PartialOrd for Ranked {
-    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
-        Some(self.score.total_cmp(&other.score).then(self.tiebreak.cmp(&other.tiebreak)))
+impl PartialOrd for Keyword {
+    fn partial_cmp(&self, other: &Keyword) -> Option<std::cmp::Ordering> {
+        Some(self.keyword.total_cmp(&other.keyword))
     }
+}
+
+/// A memory on its way to the result list: its normalised relevance so far.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Candidate {
+    pub(super) address: DocAddress,
+    /// Relevance in `0..=1` (keyword relevance over the best; contiguity may add to it).
+    pub(super) relevance: f64,
+    pub(super) bm25: f32,
+    pub(super) coverage: f64,
 }
 
 /// A recall request.
@@ -127,20 +146,25 @@ impl MemoryIndex {
     /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
     /// their synonyms, searched in title, body and tags.
     pub(super) fn text_query(&self, search: &Search) -> Option<Box<dyn Query>> {
-        let query_tokens = tokenizer::tokens(search.text);
-        if query_tokens.is_empty() {
+        let weighted_tokens = tokenizer::query_tokens(search.text);
+        if weighted_tokens.is_empty() {
             return None;
         }
+        let mut words: std::collections::BTreeMap<&String, f32> = Default::default();
+        for (word, weight) in &weighted_tokens {
+            let w = words.entry(word).or_insert(0.0);
+            *w = w.max(*weight);
+        }
+        // In query order: the thesaurus matches phrases of adjacent words.
+        let content: Vec<String> =
+            weighted_tokens.iter().filter(|(_, w)| *w >= 1.0).map(|(t, _)| t.clone()).collect();
         let expansions = if search.expansion_weight > 0.0 {
-            search.thesaurus.expand(&query_tokens)
+            search.thesaurus.expand(&content)
         } else {
             BTreeSet::new()
         };
-        let words: BTreeSet<&String> = query_tokens.iter().collect();
-        let weighted = words
-            .into_iter()
-            .map(|w| (w, 1.0))
-            .chain(expansions.iter().map(|w| (w, search.expansion_weight)));
+        let weighted =
+            words.into_iter().chain(expansions.iter().map(|w| (w, search.expansion_weight)));
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         for (word, weight) in weighted {
             for (field, boost) in [
@@ -218,42 +242,49 @@ impl MemoryIndex {
         };
         let searcher = self.reader.searcher();
         check_segments(&searcher)?;
-        let now = search.now.as_second();
-        let ranking = search.ranking.clone();
-        let ranked =
-            TopDocs::with_limit(search.limit.max(1)).tweak_score(move |segment: &SegmentReader| {
-                let columns = Columns::open(segment, now).expect("checked by check_segments");
+        let live = stats::LiveStats::new(&searcher);
+        let words = std::sync::Arc::new(QueryWords::new(
+            &content_words(search.text),
+            self.fields.body,
+            &live,
+        )?);
+        let fields = [self.fields.title, self.fields.body, self.fields.tags];
+        // The best matches by keyword relevance (BM25 × coverage factor), with their coverage;
+        // the ranking columns are read after, for these only.
+        let keyword = {
+            let ranking = search.ranking.clone();
+            let words = words.clone();
+            move |segment: &SegmentReader| {
+                let coverage = SegmentCoverage::open(segment, &fields, &words)
+                    .expect("the postings of an opened segment are readable");
                 let ranking = ranking.clone();
                 move |doc: tantivy::DocId, bm25: tantivy::Score| {
-                    let signals = columns.signals(doc);
-                    // The best BM25 is not known yet; dividing by it would not change the order.
-                    let c = Components::of(f64::from(bm25), &signals, now, &ranking);
-                    let score = score::combine(&c, &ranking);
-                    Ranked { score, tiebreak: columns.tiebreak(doc), bm25, signals }
+                    let cov = coverage.of(doc);
+                    Keyword { keyword: score::keyword(bm25, cov, &ranking), bm25, cov }
                 }
-            });
-        let best = TopDocs::with_limit(1).order_by_score();
-        let live = stats::LiveStats::new(&searcher);
-        let (ranked, best) =
-            searcher.search_with_statistics_provider(&query, &(ranked, best), &live)?;
-        let max_bm25 = best.first().map(|(s, _)| *s).unwrap_or(0.0);
-        if ranked.is_empty() || max_bm25 <= 0.0 {
+            }
+        };
+        let wanted = search.limit.max(1).max(KEYWORD_CANDIDATES);
+        let top = TopDocs::with_limit(wanted).tweak_score(keyword);
+        let best_bm25 = TopDocs::with_limit(1).order_by_score();
+        let (found, best_bm25) =
+            searcher.search_with_statistics_provider(&query, &(top, best_bm25), &live)?;
+        let max_bm25 = best_bm25.first().map(|(s, _)| *s).unwrap_or(0.0);
+        let max_keyword = found.first().map(|(k, _)| k.keyword).unwrap_or(0.0);
+        if found.is_empty() || max_keyword <= 0.0 {
             return Ok(Vec::new());
         }
-        let picked = ranked
+        let mut candidates: Vec<Candidate> = found
             .into_iter()
-            .map(|(r, address)| {
-                let relevance = f64::from(r.bm25) / f64::from(max_bm25);
-                Picked {
-                    address,
-                    components: Components::of(relevance, &r.signals, now, search.ranking),
-                    last_access: r.signals.last_access,
-                    bm25: r.bm25,
-                    max_bm25,
-                    semantic: None,
-                }
+            .map(|(k, address)| Candidate {
+                address,
+                relevance: k.keyword / max_keyword,
+                bm25: k.bm25,
+                coverage: k.cov,
             })
             .collect();
+        self.spread_to_neighbours(&searcher, search, &mut candidates)?;
+        let picked = self.rank(&searcher, search, candidates, max_bm25, max_keyword, |_| None)?;
         self.hits(&searcher, Some(&*query), picked, search)
     }
 
@@ -294,6 +325,7 @@ impl MemoryIndex {
                     components: p.components,
                     bm25: p.bm25,
                     max_bm25: p.max_bm25,
+                    best_raw: p.best_raw,
                     semantic: p.semantic,
                     age_days,
                     snippet,
@@ -304,5 +336,63 @@ impl MemoryIndex {
             hit.rank = rank + 1;
         }
         Ok(hits)
+    }
+}
+
+/// The distinct content words of a query (fillers left out), in query order.
+pub(super) fn content_words(text: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for (word, weight) in tokenizer::query_tokens(text) {
+        if weight >= 1.0 && !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    words
+}
+
+impl MemoryIndex {
+    /// Scores `candidates` (relevance × recency × importance, from their ranking columns) and
+    /// keeps the best `search.limit`, ties broken by the stable path hash.
+    pub(super) fn rank(
+        &self,
+        searcher: &Searcher,
+        search: &Search,
+        mut candidates: Vec<Candidate>,
+        max_bm25: f32,
+        best_raw: f64,
+        semantic_of: impl Fn(DocAddress) -> Option<Semantic>,
+    ) -> Result<Vec<Picked>> {
+        let now = search.now.as_second();
+        candidates.sort_by_key(|c| c.address);
+        let mut ranked: Vec<(f64, u64, Picked)> = Vec::with_capacity(candidates.len());
+        for segment_candidates in
+            candidates.chunk_by(|a, b| a.address.segment_ord == b.address.segment_ord)
+        {
+            let segment = searcher.segment_reader(segment_candidates[0].address.segment_ord);
+            let columns = Columns::open(segment, now)?;
+            for c in segment_candidates {
+                let doc = c.address.doc_id;
+                let signals = columns.signals(doc);
+                let components =
+                    Components::of(c.relevance, c.coverage, &signals, now, search.ranking);
+                let picked = Picked {
+                    address: c.address,
+                    components,
+                    last_access: signals.last_access,
+                    bm25: c.bm25,
+                    max_bm25,
+                    best_raw,
+                    semantic: semantic_of(c.address),
+                };
+                ranked.push((
+                    score::combine(&components, search.ranking),
+                    columns.tiebreak(doc),
+                    picked,
+                ));
+            }
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        ranked.truncate(search.limit.max(1));
+        Ok(ranked.into_iter().map(|(_, _, p)| p).collect())
     }
 }

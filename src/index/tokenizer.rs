@@ -45,6 +45,41 @@ pub fn tokens(text: &str) -> Vec<String> {
     with_analyzer(|a| super::synonyms::tokens(a, text))
 }
 
+/// Weight of a filler word in a query that has other words (see [`QUERY_FILLERS`]).
+pub const FILLER_WEIGHT: f32 = 0.5;
+
+/// Words that shape a question or a request without saying what it is about: question words,
+/// auxiliaries, pronouns, and the words agents wrap tasks in. They weigh [`FILLER_WEIGHT`] in a
+/// query (memories are indexed as they are), and do not count for coverage; see
+/// docs/ranking.md.
+const QUERY_FILLERS: &[&str] = &[
+    "what", "when", "where", "which", "who", "whom", "whose", "why", "how", "do", "does", "did",
+    "done", "doing", "is", "are", "was", "were", "be", "been", "being", "am", "has", "have", "had",
+    "having", "can", "could", "will", "would", "shall", "should", "may", "might", "must", "i",
+    "me", "my", "mine", "myself", "you", "your", "yours", "yourself", "he", "him", "his",
+    "himself", "she", "her", "hers", "herself", "it", "its", "itself", "we", "us", "our", "ours",
+    "they", "them", "their", "theirs", "this", "that", "these", "those", "a", "an", "the", "of",
+    "to", "in", "on", "at", "by", "for", "with", "about", "from", "into", "and", "or", "but", "if",
+    "so", "as", "than", "then", "there", "here", "any", "some", "please", "task", "recall",
+];
+
+/// The analysed tokens of a query, each with its weight: 1 for a word that carries content,
+/// [`FILLER_WEIGHT`] for one of the [`QUERY_FILLERS`] (1 when the query has nothing else).
+pub fn query_tokens(text: &str) -> Vec<(String, f32)> {
+    static FILLERS: std::sync::LazyLock<std::collections::HashSet<String>> =
+        std::sync::LazyLock::new(|| QUERY_FILLERS.iter().flat_map(|w| tokens(w)).collect());
+    let all = tokens(text);
+    if all.iter().all(|t| FILLERS.contains(t)) {
+        return all.into_iter().map(|t| (t, 1.0)).collect();
+    }
+    all.into_iter()
+        .map(|t| {
+            let weight = if FILLERS.contains(&t) { FILLER_WEIGHT } else { 1.0 };
+            (t, weight)
+        })
+        .collect()
+}
+
 /// The analyzer for the exact tag field: the whole tag, lower-cased.
 pub fn tag_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default()).filter(LowerCaser).build()
