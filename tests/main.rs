@@ -24,6 +24,8 @@ mod index;
 mod layout;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
+/// The ranking signals on hand-made roots: fillers, coverage, contiguity.
+mod ranking;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.
 mod recall;
 /// `mem reflect` and admission control on `mem add`.

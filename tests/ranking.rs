@@ -1,0 +1,102 @@
+//! The ranking signals, each pinned on a small hand-made root: query fillers, coverage, and
+//! temporal contiguity (with its no-harm case).
+
+use crate::util::{Dir, ids, memory};
+
+/// Recalls `query` as JSON ids (an empty list when nothing matches).
+fn recall(dir: &Dir, query: &str) -> Vec<String> {
+    ids(&dir.mem(&["recall", "--json", "--no-record", "-k", "3", query]).json_found())
+}
+
+/// Words like did/when/you decided the ranking: a short turn that matched only them beat the
+/// memory about the question's subject.
+#[test]
+fn question_words_do_not_decide_the_ranking() {
+    let dir = Dir::new();
+    dir.write(
+        "a.md",
+        memory(
+            "chat",
+            "episodic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "Wow, did you make that? When did you start?\n",
+        ),
+    );
+    dir.write("b.md", memory("sunrise", "episodic", 5, "2026-02-01T00:00:00Z", "Melanie painted a sunrise over the lake, a big canvas for the hallway and the stairs.\n"));
+    assert_eq!(recall(&dir, "When did you paint a sunrise?")[0], "sunrise");
+    // A query of fillers only still matches on them.
+    assert_eq!(recall(&dir, "when did you")[0], "chat");
+}
+
+/// One rare word outweighed a memory that holds most of the query: plain BM25 puts the short
+/// note with "exhausted" first, coverage the long one with four of the five words.
+#[test]
+fn a_memory_holding_most_of_the_query_beats_one_rare_word() {
+    let dir = Dir::new();
+    for i in 0..8 {
+        let text = format!("postgres connection notes, part {i}, about the database\n");
+        dir.write(
+            &format!("n{i}.md"),
+            memory(&format!("n{i}"), "semantic", 5, "2026-01-01T00:00:00Z", &text),
+        );
+    }
+    dir.write(
+        "rare.md",
+        memory("rare", "semantic", 5, "2026-01-01T00:00:00Z", "The queue is exhausted.\n"),
+    );
+    let most = "The postgres connection pool had no free slot left under load during the Monday \
+        release; we raised the pool size, added a queue in front of the workers, moved the \
+        nightly reports to the replica and wrote a runbook for the on-call engineer. The \
+        dashboards now show waiting clients, the alert fires at eighty percent, and the team \
+        reviews the limits every quarter with the platform group. Next time, check the graphs \
+        of the last deploy first and page the database owner before restarting anything in \
+        production.\n";
+    dir.write("most.md", memory("most", "semantic", 5, "2026-01-01T00:00:00Z", most));
+    let query = "postgres connection pool size exhausted";
+    assert_eq!(recall(&dir, query)[0], "most");
+    dir.write("mem.toml", "[ranking]\ncoverage_weight = 0.0\n");
+    assert_eq!(recall(&dir, query)[0], "rare", "plain BM25");
+}
+
+/// Three turns of one conversation, `gap` seconds apart.
+fn conversation(dir: &Dir, gap: i64) {
+    let at = |i: i64| jiff::Timestamp::from_second(1_767_225_600 + i * gap).unwrap().to_string();
+    dir.write(
+        "t1.md",
+        memory("t1", "episodic", 5, &at(0), "Melanie: here is my sunrise picture from the trip.\n"),
+    );
+    dir.write(
+        "t2.md",
+        memory("t2", "episodic", 5, &at(1), "Caroline: it is beautiful! Where was it?\n"),
+    );
+    dir.write(
+        "t3.md",
+        memory("t3", "episodic", 5, &at(2), "Melanie: at the lake, last summer, with the kids.\n"),
+    );
+    dir.write(
+        "other.md",
+        memory("other", "episodic", 5, "2025-06-01T00:00:00Z", "A note about the car.\n"),
+    );
+}
+
+/// The answer refers back to the question's subject without its words: it is recalled with
+/// the turn it answers, when the turns are minutes apart.
+#[test]
+fn the_turns_around_a_match_are_recalled_with_it() {
+    let dir = Dir::new();
+    conversation(&dir, 60);
+    let found = recall(&dir, "sunrise picture");
+    assert_eq!(found[0], "t1");
+    assert!(found.contains(&"t2".to_string()) && found.contains(&"t3".to_string()), "{found:?}");
+    dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0.0\n");
+    assert_eq!(recall(&dir, "sunrise picture"), ["t1"], "without contiguity");
+}
+
+/// Memories far apart in time are unrelated: nothing is passed on.
+#[test]
+fn memories_far_apart_in_time_pass_nothing_on() {
+    let dir = Dir::new();
+    conversation(&dir, 86_400);
+    assert_eq!(recall(&dir, "sunrise picture"), ["t1"]);
+}
