@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::*;
+use super::RAW_ITEM_CHARS;
 
 /// Parses one JSON text, repairing what agents' hooks and transcripts are known to contain:
 /// raw control characters inside strings (escaped), NUL bytes (dropped), backslashes that do

@@ -14,7 +14,7 @@ use crate::format::clip;
 use crate::store::STATE_DIR;
 use crate::{Error, Result};
 
-use super::*;
+use super::parse_json_lenient;
 
 /// The capture log, under `.mem/`: one JSON line per capture attempt.
 pub const LOG_FILE: &str = "capture.log";

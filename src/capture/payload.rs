@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::Result;
 use crate::format::MemoryId;
 
-use super::*;
+use super::{CaptureFailure, PAYLOAD_HELP, fail, parse_json_lenient};
 
 /// What a hook passes on stdin (the fields `mem capture` uses).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -2,7 +2,7 @@
 
 use crate::format::clip;
 
-use super::*;
+use super::{Format, Kept, MAX_BODY_BYTES, MAX_TRANSCRIPT_BYTES, Transcript, item, redact};
 
 /// A session memory's title and body, redacted and at most [`MAX_BODY_BYTES`] long.
 #[derive(Clone, Debug, PartialEq, Eq)]

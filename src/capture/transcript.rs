@@ -9,7 +9,10 @@ use serde_json::Value;
 
 use crate::format::parse_time;
 
-use super::*;
+use super::{
+    COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, MAX_LINE_BYTES, MAX_TRANSCRIPT_BYTES,
+    RAW_ITEM_CHARS, REQUESTS_HEAD, REQUESTS_TAIL, item, item_of, parse_json_lenient, prefix,
+};
 
 /// Which agent wrote a transcript.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use serde_norway::Value;
 
-use super::*;
+use super::{FormatError, Memory, MemoryId, split_front_matter};
 
 /// Sets (`Some`) or removes (`None`) top-level keys of a memory file's front-matter by editing
 /// its text: every other line, comment and byte of the body stays as it was. A key's old value

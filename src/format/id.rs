@@ -7,7 +7,7 @@ use std::str::FromStr;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::*;
+use super::MAX_ID_LEN;
 
 /// A memory's identifier: a ULID for new memories, any `[A-Za-z0-9._-]+` otherwise.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

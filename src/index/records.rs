@@ -7,7 +7,7 @@ use tantivy::query::{AllQuery, BooleanQuery, Query, TermSetQuery};
 use tantivy::schema::Value;
 use tantivy::{DocAddress, TantivyDocument, Term};
 
-use super::*;
+use super::{MemoryIndex, VALID_FOREVER, text_of};
 use crate::format::MemoryType;
 use crate::{Error, Result};
 

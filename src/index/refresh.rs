@@ -6,7 +6,10 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use tantivy::{TantivyDocument, Term};
 
-use super::*;
+use super::{
+    Entry, Fields, Manifest, MemoryIndex, VERIFIED_STAMP, content_hash, file_mtime_ns, manifest,
+    payload, remove_manifests,
+};
 use crate::format::Memory;
 use crate::store::{FileStat, ReadError, Scan, ScanIssue, read_limited};
 use crate::{Error, Result};

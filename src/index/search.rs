@@ -14,7 +14,7 @@ use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::synonyms::Thesaurus;
-use super::*;
+use super::{MemoryIndex, Record, check_segments, squash, stats, text_of, tokenizer};
 use crate::Result;
 use crate::config::Ranking;
 use crate::format::MemoryType;
