@@ -168,6 +168,14 @@ pub fn importance(value: u8) -> f64 {
     f64::from(value.clamp(1, 10) - 1) / 9.0
 }
 
+/// How strongly a memory matches the query by itself, whatever the other matches: the share of
+/// the query's content words it holds (coverage), or its embedding cosine with the query when
+/// that is higher. Unlike relevance (divided by the best match, so the top hit always has 1),
+/// it tells a weak match from a good one; see docs/ranking.md.
+pub fn strength(coverage: f64, cosine: Option<f32>) -> f64 {
+    coverage.max(cosine.map_or(0.0, f64::from)).max(0.0)
+}
+
 /// Keyword relevance before normalisation: BM25 times the coverage factor
 /// `1 − w_cov + w_cov × coverage`, so that a memory holding most of the query is not beaten by
 /// one that holds a single rare word of it.

@@ -100,3 +100,60 @@ fn memories_far_apart_in_time_pass_nothing_on() {
     conversation(&dir, 86_400);
     assert_eq!(recall(&dir, "sunrise picture"), ["t1"]);
 }
+
+/// Relevance is divided by the best match, so the top hit always has 1; strength tells a weak
+/// match from a good one, and `--min-strength` (the default of `mem context`) leaves weak ones
+/// out.
+#[test]
+fn strength_tells_nothing_relevant_from_a_weak_match() {
+    let dir = Dir::new();
+    dir.write(
+        "good.md",
+        memory(
+            "good",
+            "semantic",
+            5,
+            "2026-01-01T00:00:00Z",
+            "The kafka cluster needs three zookeeper nodes.\n",
+        ),
+    );
+    dir.write(
+        "weak.md",
+        memory(
+            "weak",
+            "semantic",
+            9,
+            "2026-01-01T00:00:00Z",
+            "A note that mentions a cluster of servers.\n",
+        ),
+    );
+    let hits = dir.mem(&["recall", "--json", "--no-record", "kafka zookeeper nodes"]).json();
+    assert_eq!(hits[0]["id"], "good");
+    assert_eq!(hits[0]["strength"], 1.0);
+    let weak =
+        dir.mem(&["recall", "--json", "--no-record", "kafka zookeeper cluster rebalance"]).json();
+    let strength_of = |id: &str| {
+        weak.as_array().unwrap().iter().find(|h| h["id"] == id).unwrap()["strength"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(strength_of("weak") < 0.1 && strength_of("good") > 0.4, "{weak}");
+    let cut = dir.mem(&[
+        "recall",
+        "--json",
+        "--no-record",
+        "--min-strength",
+        "0.3",
+        "kafka zookeeper cluster rebalance",
+    ]);
+    assert_eq!(ids(&cut.json()), ["good"]);
+    let none = dir.mem(&["recall", "--min-strength", "0.3", "cluster of tulips"]);
+    assert_eq!(none.code, 1, "{}", none.stdout);
+    let context =
+        dir.mem(&["context", "--task", "kafka zookeeper cluster rebalance", "--key", "0"]);
+    assert!(
+        context.ok().contains("`good`") && !context.stdout.contains("`weak`"),
+        "{}",
+        context.stdout
+    );
+}

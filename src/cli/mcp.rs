@@ -363,9 +363,10 @@ impl MemServer {
     #[tool(
         description = "Recall long-term memories relevant to a task: the top k memories matching \
         the query, ranked by relevance × recency × importance. Each hit has id, path, title, \
-        type, importance, created, tags, rank, score, components (relevance, recency, \
-        importance), bm25 and a snippet. Invalidated memories are left out. Call it before \
-        starting work; call `used` with the ids that helped.",
+        type, importance, created, tags, rank, score, components (relevance, coverage, recency, \
+        importance), strength, bm25 and a snippet. Invalidated memories, and those whose \
+        strength is below 0.3 (a weak match), are left out: an empty list means nothing \
+        relevant. Call it before starting work; call `used` with the ids that helped.",
         annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
@@ -377,6 +378,7 @@ impl MemServer {
                 limit,
                 record: engine.config().usage.record_retrievals,
                 mode: args.mode.map(RecallMode::from),
+                min_strength: mem::engine::DEFAULT_MIN_STRENGTH,
                 ..Default::default()
             };
             let mem::Recall { hits, report, .. } =

@@ -275,6 +275,14 @@ fn model_overrides() -> Result<mem::embed::ModelOverrides> {
     })
 }
 
+/// Parses a share between 0 and 1 (`--min-strength`).
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("expected a number from 0 to 1, got {s:?}")),
+    }
+}
+
 /// Parses `--mode`: one of the library's recall modes, each listed in the help.
 fn recall_mode_parser() -> impl clap::builder::TypedValueParser<Value = mem::config::RecallMode> {
     use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};

@@ -42,6 +42,10 @@ pub struct Args {
     /// when a model is configured, else bm25.
     #[arg(long, value_parser = super::recall_mode_parser())]
     mode: Option<RecallMode>,
+    /// Leave out memories that match the query weakly: strength (the share of the query's
+    /// content words a memory holds, or its embedding cosine) below this, 0 to 1.
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = super::parse_share)]
+    min_strength: f64,
 }
 
 /// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
@@ -56,6 +60,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         // Looking into the past is not a use of the memories now.
         record: !args.no_record && args.as_of.is_none() && engine.config().usage.record_retrievals,
         mode: args.mode,
+        min_strength: args.min_strength,
     };
     let query = args.query.join(" ");
     let recall = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;

@@ -17,6 +17,8 @@ pub struct ContextOptions {
     pub budget: usize,
     /// How many key memories (procedural and semantic, most important first) to consider.
     pub key: usize,
+    /// The task's memories weaker than this are left out (see [`crate::score::strength`]).
+    pub min_strength: f64,
 }
 
 /// The block and what the task's recall reported.
@@ -67,6 +69,7 @@ impl Engine {
             let recall_options = RecallOptions {
                 limit: 10,
                 record: self.config.usage.record_retrievals,
+                min_strength: options.min_strength,
                 ..Default::default()
             };
             let Recall { hits, report: refreshed, .. } =

@@ -30,7 +30,7 @@ pub use self::admit::{Added, Admission, OnSimilar, Remembered};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{Health, Stats, UsageCheck};
-pub use self::recall::{Recall, RecallOptions};
+pub use self::recall::{DEFAULT_MIN_STRENGTH, Recall, RecallOptions};
 pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
     Written,

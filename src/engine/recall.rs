@@ -27,7 +27,15 @@ pub struct RecallOptions {
     pub record: bool,
     /// BM25, vector or hybrid; `None` takes the root's default (see [`Engine::recall_mode`]).
     pub mode: Option<RecallMode>,
+    /// Leave out hits whose strength (see [`crate::score::strength`]) is below this; 0 keeps
+    /// the top k whatever their strength.
+    pub min_strength: f64,
 }
+
+/// The strength below which `mem context` and the MCP `recall` tool leave a memory out: 30 %
+/// of the query's content (by IDF), or an embedding cosine of 0.3 (measured in
+/// docs/ranking.md).
+pub const DEFAULT_MIN_STRENGTH: f64 = 0.3;
 
 /// What a recall found, and how: the hits with the mode actually used (a hybrid recall without
 /// a usable model is a BM25 recall), the synonyms searched, and the measure of relevance.
@@ -133,6 +141,13 @@ impl Engine {
             }
             result => result?,
         };
+        let mut hits = hits;
+        if options.min_strength > 0.0 {
+            hits.retain(|h| h.strength >= options.min_strength);
+            for (i, hit) in hits.iter_mut().enumerate() {
+                hit.rank = i + 1;
+            }
+        }
         if options.record && !hits.is_empty() {
             let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
             let hash = usage::query_hash(query);

@@ -48,6 +48,8 @@ pub struct Hit {
     pub semantic: Option<Semantic>,
     /// Age in days used for recency (since last access, else creation).
     pub age_days: f64,
+    /// How strongly it matches the query by itself (see [`score::strength`]), `0..=1`.
+    pub strength: f64,
     /// A short extract of the body around the matched words.
     pub snippet: String,
 }
@@ -328,6 +330,10 @@ impl MemoryIndex {
                     best_raw: p.best_raw,
                     semantic: p.semantic,
                     age_days,
+                    strength: score::strength(
+                        p.components.coverage,
+                        p.semantic.and_then(|s| s.cosine),
+                    ),
                     snippet,
                 })
             })
