@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Read};
 
 use anyhow::{Context as _, Result, bail};
-use mem::engine::{OnSimilar, Remembered};
+use mem::engine::{OnSimilar, Remembered, Similar};
 use mem::{MemoryType, NewMemory};
 
 use super::Context;
@@ -84,7 +84,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
                 super::print_text(&format!("{id}\t{}\n", engine.root().join(&path).display()))
             }
         }
-        Remembered::Similar { id, path, similarity, measure } => bail!(
+        Remembered::Similar(Similar { id, path, similarity, measure }) => bail!(
             "a very similar memory exists: {id} ({path}), {measure} similarity {similarity:.2}; \
              add --force to keep both, or --supersede to replace it"
         ),

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
 use mem::config::RecallMode;
-use mem::engine::{OnSimilar, Remembered};
+use mem::engine::{OnSimilar, Remembered, Similar};
 use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -431,7 +431,7 @@ impl MemServer {
                 Remembered::Duplicate { id, path, .. } => {
                     to_json(&json!({ "id": id, "path": path, "duplicate": true }))
                 }
-                Remembered::Similar { id, path, similarity, measure } => bail!(
+                Remembered::Similar(Similar { id, path, similarity, measure }) => bail!(
                     "a very similar memory exists: {id} ({path}), {measure} similarity \
                      {similarity:.2}; not written. Call remember again with force: true to keep \
                      both, or forget {id} first if the new text replaces it"

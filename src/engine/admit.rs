@@ -32,16 +32,20 @@ pub enum Admission {
         path: String,
     },
     /// A very similar text exists.
-    Similar {
-        /// The existing memory.
-        id: String,
-        /// Its path.
-        path: String,
-        /// Cosine similarity, by `measure`.
-        similarity: f32,
-        /// "embedding" (the model's cosine) or "tf-idf" (word weights).
-        measure: &'static str,
-    },
+    Similar(Similar),
+}
+
+/// A very similar memory that exists already.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Similar {
+    /// The existing memory.
+    pub id: String,
+    /// Its path.
+    pub path: String,
+    /// Cosine similarity, by `measure`.
+    pub similarity: f32,
+    /// "embedding" (the model's cosine) or "tf-idf" (word weights).
+    pub measure: &'static str,
 }
 
 impl Engine {
@@ -94,12 +98,12 @@ impl Engine {
                 Ok((nearest, pending)) => match nearest.into_iter().next() {
                     Some((id, similarity)) => {
                         let path = self.path_of(&id)?;
-                        return Ok(Admission::Similar {
+                        return Ok(Admission::Similar(Similar {
                             id,
                             path,
                             similarity,
                             measure: "embedding",
-                        });
+                        }));
                     }
                     // Every memory has a vector and none is close: fresh. With memories left
                     // without a vector (more than the recall limit), TF-IDF checks those too.
@@ -125,7 +129,7 @@ impl Engine {
             .max_by(|a, b| a.2.total_cmp(&b.2));
         Ok(match best {
             Some((id, path, similarity)) if similarity >= threshold => {
-                Admission::Similar { id, path, similarity, measure: "tf-idf" }
+                Admission::Similar(Similar { id, path, similarity, measure: "tf-idf" })
             }
             _ => Admission::Fresh,
         })
@@ -165,16 +169,7 @@ pub enum Remembered {
         unsynced: Vec<String>,
     },
     /// A very similar memory exists and [`OnSimilar::Refuse`] was asked: nothing written.
-    Similar {
-        /// The existing memory.
-        id: String,
-        /// Its path.
-        path: String,
-        /// Cosine similarity, by `measure`.
-        similarity: f32,
-        /// "embedding" or "tf-idf".
-        measure: &'static str,
-    },
+    Similar(Similar),
 }
 
 impl Engine {
@@ -196,12 +191,12 @@ impl Engine {
                 let (_, synced) = self.used(std::slice::from_ref(&id), now, true)?;
                 return Ok(Remembered::Duplicate { id, path, unsynced: synced.failed });
             }
-            Admission::Similar { id, path, similarity, measure } => match on_similar {
+            Admission::Similar(similar) => match on_similar {
                 OnSimilar::Refuse => {
-                    return Ok(Remembered::Similar { id, path, similarity, measure });
+                    return Ok(Remembered::Similar(similar));
                 }
                 OnSimilar::Keep => {}
-                OnSimilar::Supersede => replaces = Some(id),
+                OnSimilar::Supersede => replaces = Some(similar.id),
             },
         }
         let size = Memory::create(new.clone(), now)?.render().len() as u64;

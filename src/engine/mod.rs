@@ -26,7 +26,7 @@ mod reflect;
 mod semantic;
 mod sync;
 
-pub use self::admit::{Added, Admission, OnSimilar, Remembered};
+pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{Health, Stats, UsageCheck};
