@@ -119,13 +119,7 @@ impl Engine {
                 Some(health::coverage(found, &captured))
             }
         };
-        let cutoff = now.as_nanosecond().saturating_sub(super::LEFTOVER_AGE_NS);
-        let leftovers = scan
-            .leftovers
-            .iter()
-            .filter(|(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
-            .map(|(rel, _)| rel.clone())
-            .collect();
+        let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
         let interrupted_moves = self.interrupted_moves();
         let embedding = self.model_status();
         Ok(Health {

@@ -42,6 +42,16 @@ pub use self::sync::SyncReport;
 /// interrupted write, in ns.
 const LEFTOVER_AGE_NS: i128 = 60_000_000_000;
 
+/// The temporary files of `leftovers` (path, mtime in ns) old enough to have been left by an
+/// interrupted write: older than [`LEFTOVER_AGE_NS`] at `now`.
+fn stale_leftovers(leftovers: &[(String, i64)], now: Timestamp) -> impl Iterator<Item = &str> {
+    let cutoff = now.as_nanosecond().saturating_sub(LEFTOVER_AGE_NS);
+    leftovers
+        .iter()
+        .filter(move |(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
+        .map(|(rel, _)| rel.as_str())
+}
+
 /// An open memory root.
 pub struct Engine {
     root: PathBuf,
@@ -213,11 +223,8 @@ impl Engine {
     /// Removes the temporary files of interrupted writes that are older than a minute (a
     /// write in progress takes far less); returns how many. Called under the lock.
     fn remove_leftovers(&self, leftovers: &[(String, i64)], now: Timestamp) -> usize {
-        let cutoff = now.as_nanosecond().saturating_sub(LEFTOVER_AGE_NS);
-        leftovers
-            .iter()
-            .filter(|(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
-            .filter(|(rel, _)| std::fs::remove_file(self.root.join(rel)).is_ok())
+        stale_leftovers(leftovers, now)
+            .filter(|rel| std::fs::remove_file(self.root.join(rel)).is_ok())
             .count()
     }
 

@@ -271,11 +271,9 @@ impl Engine {
 
     /// The synonyms a query is expanded with (empty when expansion is off).
     pub fn expansions(&self, query: &str) -> Vec<String> {
-        if self.config.query.expansion_weight <= 0.0 {
-            return Vec::new();
-        }
-        let tokens = tokenizer::tokens(query);
-        self.thesaurus.expand(&tokens).into_iter().collect()
+        let tokens = tokenizer::query_tokens(query);
+        let weight = self.config.query.expansion_weight;
+        crate::index::expansions(&self.thesaurus, &tokens, weight).into_iter().collect()
     }
 }
 

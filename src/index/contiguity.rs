@@ -36,24 +36,34 @@ impl MemoryIndex {
         if share <= 0.0 || candidates.is_empty() {
             return Ok(());
         }
+        if !search.kinds.is_empty() && !search.kinds.contains(&MemoryType::Episodic) {
+            return Ok(());
+        }
         let now = search.now.as_second();
         let mut seeds: Vec<usize> = (0..candidates.len()).collect();
         seeds.sort_by(|&a, &b| candidates[b].relevance.total_cmp(&candidates[a].relevance));
         seeds.truncate(SEEDS);
-        let created_of = |address: DocAddress| -> tantivy::Result<i64> {
-            Ok(Columns::open(searcher.segment_reader(address.segment_ord), now)?
-                .created(address.doc_id))
+        // Each segment's columns are opened once, whatever the number of seeds and neighbours.
+        let mut columns: HashMap<u32, Columns> = HashMap::new();
+        let mut created_of = |address: DocAddress| -> tantivy::Result<i64> {
+            let segment = match columns.entry(address.segment_ord) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(Columns::open(searcher.segment_reader(address.segment_ord), now)?)
+                }
+            };
+            Ok(segment.created(address.doc_id))
         };
+        // The episodic memories under the search's filters; each seed adds its time window.
+        let mut filters = self.filters(&[MemoryType::Episodic], search.tags);
+        filters.extend(self.validity(search.validity));
         let mut bonus: HashMap<DocAddress, f64> = HashMap::new();
         for &s in &seeds {
             let seed = candidates[s];
             let at = created_of(seed.address)?;
-            // The episodic memories that could be two steps away, under the same filters.
-            let mut clauses = self.filters(&[MemoryType::Episodic], search.tags);
-            if !search.kinds.is_empty() && !search.kinds.contains(&MemoryType::Episodic) {
-                continue;
-            }
-            clauses.extend(self.validity(search.validity));
+            // Those that could be two steps away.
+            let mut clauses: Vec<(Occur, Box<dyn Query>)> =
+                filters.iter().map(|(o, q)| (*o, q.box_clone())).collect();
             let (lo, hi) = (at - 2 * EPISODE_GAP_SECS, at + 2 * EPISODE_GAP_SECS);
             let range: Box<dyn Query> = Box::new(RangeQuery::new(
                 std::ops::Bound::Included(Term::from_field_i64(self.fields.created, lo)),

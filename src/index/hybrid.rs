@@ -11,6 +11,7 @@ use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::search;
 use super::search::content_words;
+use super::tokenizer;
 use super::{Hit, MemoryIndex, Search, Semantic, check_segments, stats};
 use crate::Result;
 use crate::config::{Fusion, RecallMode};
@@ -56,8 +57,12 @@ impl MemoryIndex {
         let live = stats::LiveStats::new(&searcher);
         let mut filters = self.filters(search.kinds, search.tags);
         filters.extend(self.validity(search.validity));
-        let text_query =
-            if side.mode == RecallMode::Hybrid { self.text_query(search) } else { None };
+        let weighted_tokens = tokenizer::query_tokens(search.text);
+        let text_query = if side.mode == RecallMode::Hybrid {
+            self.text_query(search, &weighted_tokens)
+        } else {
+            None
+        };
         let with = |clauses: &[(Occur, Box<dyn Query>)], main: Box<dyn Query>| -> Box<dyn Query> {
             let mut all: Vec<(Occur, Box<dyn Query>)> =
                 clauses.iter().map(|(o, q)| (*o, q.box_clone())).collect();
@@ -108,7 +113,7 @@ impl MemoryIndex {
             .map(|(i, (id, _))| (crate::format::id_key(id), i + 1))
             .collect();
         let now = search.now.as_second();
-        let words = QueryWords::new(&content_words(search.text), self.fields.body, &live)?;
+        let words = QueryWords::new(&content_words(&weighted_tokens), self.fields.body, &live)?;
         let fields = [self.fields.title, self.fields.body, self.fields.tags];
         let mut scored = Vec::with_capacity(candidates.len());
         let mut candidates: Vec<(DocAddress, Candidate)> = candidates.into_iter().collect();
@@ -125,11 +130,7 @@ impl MemoryIndex {
                 let c = Candidate {
                     vector_rank: vector_rank.get(&key).copied(),
                     cosine: (side.cosine_of)(key),
-                    keyword: if c.bm25 > 0.0 {
-                        score::keyword(c.bm25, cov, search.ranking)
-                    } else {
-                        0.0
-                    },
+                    keyword: score::keyword(c.bm25, cov, search.ranking),
                     coverage: cov,
                     ..*c
                 };

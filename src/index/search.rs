@@ -147,24 +147,20 @@ pub enum Validity {
 impl MemoryIndex {
     /// The text query: each analysed word of the query, and (at `expansion_weight`) each of
     /// their synonyms, searched in title, body and tags.
-    pub(super) fn text_query(&self, search: &Search) -> Option<Box<dyn Query>> {
-        let weighted_tokens = tokenizer::query_tokens(search.text);
+    pub(super) fn text_query(
+        &self,
+        search: &Search,
+        weighted_tokens: &[(String, f32)],
+    ) -> Option<Box<dyn Query>> {
         if weighted_tokens.is_empty() {
             return None;
         }
         let mut words: std::collections::BTreeMap<&String, f32> = Default::default();
-        for (word, weight) in &weighted_tokens {
+        for (word, weight) in weighted_tokens {
             let w = words.entry(word).or_insert(0.0);
             *w = w.max(*weight);
         }
-        // In query order: the thesaurus matches phrases of adjacent words.
-        let content: Vec<String> =
-            weighted_tokens.iter().filter(|(_, w)| *w >= 1.0).map(|(t, _)| t.clone()).collect();
-        let expansions = if search.expansion_weight > 0.0 {
-            search.thesaurus.expand(&content)
-        } else {
-            BTreeSet::new()
-        };
+        let expansions = expansions(search.thesaurus, weighted_tokens, search.expansion_weight);
         let weighted =
             words.into_iter().chain(expansions.iter().map(|w| (w, search.expansion_weight)));
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
@@ -231,7 +227,8 @@ impl MemoryIndex {
     /// Ranks every memory matching `search.text` by relevance × recency × importance and
     /// returns the best `search.limit`. No match gives an empty list.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
-        let Some(text_query) = self.text_query(search) else {
+        let weighted_tokens = tokenizer::query_tokens(search.text);
+        let Some(text_query) = self.text_query(search, &weighted_tokens) else {
             return Ok(Vec::new());
         };
         let mut clauses = self.filters(search.kinds, search.tags);
@@ -246,7 +243,7 @@ impl MemoryIndex {
         check_segments(&searcher)?;
         let live = stats::LiveStats::new(&searcher);
         let words = std::sync::Arc::new(QueryWords::new(
-            &content_words(search.text),
+            &content_words(&weighted_tokens),
             self.fields.body,
             &live,
         )?);
@@ -345,15 +342,36 @@ impl MemoryIndex {
     }
 }
 
-/// The distinct content words of a query (fillers left out), in query order.
-pub(super) fn content_words(text: &str) -> Vec<String> {
+/// The content words of a query's weighted tokens ([`tokenizer::query_tokens`]), fillers
+/// left out, in query order.
+fn content_tokens(weighted_tokens: &[(String, f32)]) -> impl Iterator<Item = &String> {
+    weighted_tokens.iter().filter(|(_, w)| *w >= 1.0).map(|(t, _)| t)
+}
+
+/// The distinct content words of a query's weighted tokens, in query order (what coverage
+/// weighs).
+pub(super) fn content_words(weighted_tokens: &[(String, f32)]) -> Vec<String> {
     let mut words: Vec<String> = Vec::new();
-    for (word, weight) in tokenizer::query_tokens(text) {
-        if weight >= 1.0 && !words.contains(&word) {
-            words.push(word);
+    for word in content_tokens(weighted_tokens) {
+        if !words.contains(word) {
+            words.push(word.clone());
         }
     }
     words
+}
+
+/// The synonyms a query is searched with: those of its content words, in query order (the
+/// thesaurus matches phrases of adjacent words); none when `weight` is 0.
+pub fn expansions(
+    thesaurus: &Thesaurus,
+    weighted_tokens: &[(String, f32)],
+    weight: f32,
+) -> BTreeSet<String> {
+    if weight <= 0.0 {
+        return BTreeSet::new();
+    }
+    let content: Vec<String> = content_tokens(weighted_tokens).cloned().collect();
+    thesaurus.expand(&content)
 }
 
 impl MemoryIndex {
