@@ -14,20 +14,24 @@ use crate::{Error, Result};
 pub const STATE_DIR: &str = ".mem";
 /// Folder under the root whose memories are archived, not live.
 pub const ARCHIVE_DIR: &str = "archive";
+/// The folder of a repository that holds its project memory root (`mem init --project`).
+pub const PROJECT_DIR: &str = ".memory";
 
 /// How the memory root was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RootSource {
     /// `--dir` or `$MEM_DIR`.
     Explicit,
-    /// The nearest ancestor of the working directory with a `mem.toml`.
+    /// The nearest ancestor of the working directory with a `mem.toml`, or with a project
+    /// folder ([`PROJECT_DIR`]) holding one.
     Ancestor,
     /// The per-user default root.
     Default,
 }
 
 /// Picks the memory root: `explicit` if given (it must exist), else the nearest ancestor of
-/// `cwd` holding a `mem.toml`, else `default` (created on first use).
+/// `cwd` that is a root (holds a `mem.toml`) or holds a project root (`.memory/mem.toml`, which
+/// wins over a `mem.toml` beside it), else `default` (created on first use).
 pub fn find_root(
     explicit: Option<&Path>,
     cwd: &Path,
@@ -43,11 +47,29 @@ pub fn find_root(
         }
         return Ok((dir, RootSource::Explicit));
     }
-    if let Some(found) = cwd.ancestors().find(|d| d.join(CONFIG_FILE).is_file()) {
-        return Ok((found.to_path_buf(), RootSource::Ancestor));
+    for dir in cwd.ancestors() {
+        let project = dir.join(PROJECT_DIR);
+        if project.join(CONFIG_FILE).is_file() {
+            return Ok((project, RootSource::Ancestor));
+        }
+        if dir.join(CONFIG_FILE).is_file() {
+            return Ok((dir.to_path_buf(), RootSource::Ancestor));
+        }
     }
     let default = default.ok_or(Error::NoRootFound)?;
     Ok((default, RootSource::Default))
+}
+
+/// The top of the project `cwd` belongs to: the nearest ancestor holding `.git` (a folder, or
+/// the file of a worktree), else `cwd` itself.
+pub fn project_top(cwd: &Path) -> PathBuf {
+    cwd.ancestors().find(|d| d.join(".git").exists()).unwrap_or(cwd).to_path_buf()
+}
+
+/// Whether `dir` is the top of a git repository (its memory root would take in the
+/// repository's own Markdown).
+pub fn is_repository_top(dir: &Path) -> bool {
+    dir.join(".git").exists()
 }
 
 /// What `init` did.
@@ -404,6 +426,25 @@ pub enum ReadError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_project_folder_is_found_from_any_subfolder_and_wins_over_a_root_beside_it() {
+        let repo = tempfile::tempdir().unwrap();
+        let deep = repo.path().join("src/a/b");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        assert_eq!(project_top(&deep), repo.path());
+        assert!(matches!(find_root(None, &deep, None), Err(Error::NoRootFound)));
+        std::fs::write(repo.path().join(CONFIG_FILE), "").unwrap();
+        assert_eq!(find_root(None, &deep, None).unwrap().0, repo.path());
+        init(&repo.path().join(PROJECT_DIR)).unwrap();
+        let (root, source) = find_root(None, &deep, None).unwrap();
+        assert_eq!((root, source), (repo.path().join(PROJECT_DIR), RootSource::Ancestor));
+        // Inside the project folder, it is the nearest root too.
+        let inside = repo.path().join(PROJECT_DIR).join("notes");
+        std::fs::create_dir(&inside).unwrap();
+        assert_eq!(find_root(None, &inside, None).unwrap().0, repo.path().join(PROJECT_DIR));
+    }
 
     #[test]
     fn memory_paths_skip_state_archive_and_hidden_folders() {

@@ -24,6 +24,9 @@ mod index;
 mod layout;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
+/// A project's memory root inside a git repository, and the agents' hooks run as the agents
+/// run them.
+mod project;
 /// The ranking signals on hand-made roots: fillers, coverage, contiguity.
 mod ranking;
 /// `mem recall`, `show`, `list`, `stats` and their output contracts.

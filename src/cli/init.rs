@@ -1,8 +1,9 @@
-//! `mem init [DIR]`.
+//! `mem init [DIR]` and `mem init --project`.
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
+use mem::store;
 
 use super::Context;
 
@@ -10,15 +11,38 @@ use super::Context;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Folder to make a memory root (created if missing).
-    #[arg(default_value = ".")]
-    dir: PathBuf,
+    #[arg(conflicts_with = "project")]
+    dir: Option<PathBuf>,
+    /// Make the project memory root: `.memory/` at the top of the git repository the working
+    /// directory is in (else in the working directory). Commands run anywhere in the project
+    /// find it; the repository's own Markdown never becomes memories.
+    #[arg(long)]
+    project: bool,
 }
 
 pub fn run(args: Args, _ctx: &Context) -> Result<()> {
-    let report = mem::store::init(&args.dir)?;
-    let shown = args.dir.display();
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let dir = match (&args.dir, args.project) {
+        (_, true) => store::project_top(&cwd).join(store::PROJECT_DIR),
+        (Some(dir), false) => dir.clone(),
+        (None, false) => {
+            if store::is_repository_top(&cwd) {
+                eprintln!(
+                    "mem: warning: {} is the top of a git repository: every Markdown file below it \
+                     (README, docs, dependencies) would be read as a memory; `mem init --project` \
+                     keeps the project's memories in {}/ instead",
+                    cwd.display(),
+                    store::PROJECT_DIR
+                );
+            }
+            PathBuf::from(".")
+        }
+    };
+    let report = store::init(&dir)?;
+    let shown = dir.display();
+    let kind = if args.project { "project memory root" } else { "memory root" };
     if report.wrote_config {
-        super::print_text(&format!("initialised memory root {shown} (mem.toml, .gitignore)\n"))
+        super::print_text(&format!("initialised {kind} {shown} (mem.toml, .gitignore)\n"))
     } else {
         super::print_text(&format!("{shown} is already a memory root; nothing overwritten\n"))
     }

@@ -46,7 +46,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Make a folder a memory root: a commented mem.toml and .mem/ in .gitignore.
+    /// Make a folder a memory root (a commented mem.toml, .mem/ in .gitignore); --project makes
+    /// the repository's .memory/ folder its project root.
     Init(init::Args),
     /// Write a new memory (text as argument or on stdin).
     Add(add::Args),
