@@ -40,8 +40,8 @@ const FILES_KEPT: usize = 40;
 /// Distinct paths remembered for de-duplication; past this, paths are only counted.
 const FILES_SEEN: usize = 10_000;
 
-const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex hook \
-passes on stdin, with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
+pub(crate) const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex \
+hook passes on stdin (Codex's notify: as the last argument), with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
 
 /// A capture error of `kind`.
 pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {

@@ -15,8 +15,10 @@ use super::{CaptureFailure, PAYLOAD_HELP, fail, parse_json_lenient};
 pub struct Payload {
     /// The session's id: names the memory (`session-<id>`).
     pub session_id: String,
-    /// The transcript file, as given.
-    pub transcript_path: String,
+    /// The transcript file, as given; `None` when the payload names none (a Codex hook may
+    /// send `null`, and Codex's `notify` sends no path): the session's Codex rollout is then
+    /// looked up by session id.
+    pub transcript_path: Option<String>,
     /// The agent's working directory: the project.
     pub cwd: Option<String>,
     /// `hook_event_name`: `Stop`, `SessionEnd`, `PreCompact`...
@@ -47,25 +49,28 @@ pub fn parse_payload(bytes: &[u8]) -> Result<Payload> {
     let field = |key: &str| {
         map.get(key).and_then(Value::as_str).map(str::to_string).filter(|s| !s.trim().is_empty())
     };
-    let session_id = field("session_id").ok_or_else(|| {
+    // Codex's `notify` program gets `thread-id` (the session id), `type` and
+    // `last-assistant-message` instead.
+    let session_id = field("session_id").or_else(|| field("thread-id")).ok_or_else(|| {
         fail(
             CaptureFailure::Payload,
             format!("the hook payload has no `session_id` text; {PAYLOAD_HELP}"),
         )
     })?;
     check_session_id(&session_id)?;
-    let transcript_path = field("transcript_path").ok_or_else(|| {
-        fail(
+    if let Some(other) = map.get("transcript_path").filter(|v| !v.is_null() && !v.is_string()) {
+        return Err(fail(
             CaptureFailure::Payload,
-            format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
-        )
-    })?;
+            format!("the hook payload's `transcript_path` is {other}, not text; {PAYLOAD_HELP}"),
+        ));
+    }
     Ok(Payload {
         session_id,
-        transcript_path,
+        transcript_path: field("transcript_path"),
         cwd: field("cwd"),
-        hook_event: field("hook_event_name"),
-        last_assistant_message: field("last_assistant_message"),
+        hook_event: field("hook_event_name").or_else(|| field("type")),
+        last_assistant_message: field("last_assistant_message")
+            .or_else(|| field("last-assistant-message")),
     })
 }
 
@@ -119,6 +124,30 @@ pub fn session_id_of_transcript(path: &Path) -> Option<String> {
         return (separated && is_uuid(uuid)).then(|| uuid.to_string());
     }
     check_session_id(stem).ok().map(|_| stem.to_string())
+}
+
+/// The Codex rollout of session `session_id` under `sessions` (Codex's `sessions` folder,
+/// `YYYY/MM/DD/rollout-<timestamp>-<session_id>.jsonl`), newest folders first; `None` when
+/// there is none.
+pub fn find_rollout(sessions: &Path, session_id: &str) -> Option<std::path::PathBuf> {
+    let mut entries: Vec<std::fs::DirEntry> =
+        std::fs::read_dir(sessions).ok()?.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+    for entry in entries {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            if let Some(found) = find_rollout(&path, session_id) {
+                return Some(found);
+            }
+        } else if kind.is_file()
+            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+            && session_id_of_transcript(&path).as_deref() == Some(session_id)
+        {
+            return Some(path);
+        }
+    }
+    None
 }
 
 /// Whether `s` is a UUID in its 8-4-4-4-12 hex form.

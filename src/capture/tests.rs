@@ -128,7 +128,7 @@ fn a_url_with_a_key_as_password_counts_once() {
 }
 
 #[test]
-fn the_payload_needs_a_safe_session_id_and_a_transcript() {
+fn the_payload_needs_a_safe_session_id() {
     let p = parse_payload(
         br#"{"session_id":"abc-1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"Stop"}"#,
     )
@@ -140,8 +140,20 @@ fn the_payload_needs_a_safe_session_id_and_a_transcript() {
     assert!(err(br#"{"session_id": "abc", "transcr"#).contains("cut short"));
     assert!(err(b"\x00\x01garbage").contains("not valid JSON"));
     assert!(err(b"[1]").contains("not an object"));
+    // A Codex hook may send a null transcript path; Codex's notify names the thread instead.
+    let codex = parse_payload(br#"{"session_id":"s-2","transcript_path":null}"#).unwrap();
+    assert_eq!(codex.transcript_path, None);
+    let notify = parse_payload(
+        br#"{"type":"agent-turn-complete","thread-id":"t-9","last-assistant-message":"done"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (notify.session_id.as_str(), notify.hook_event.as_deref()),
+        ("t-9", Some("agent-turn-complete"))
+    );
+    assert_eq!(notify.last_assistant_message.as_deref(), Some("done"));
     assert!(err(br#"{"transcript_path":"/t"}"#).contains("no `session_id`"));
-    assert!(err(br#"{"session_id":"a"}"#).contains("no `transcript_path`"));
+    assert!(err(br#"{"session_id":"a","transcript_path":3}"#).contains("is 3, not text"));
     assert!(err(br#"{"session_id":"../etc/x","transcript_path":"/t"}"#).contains("cannot name"));
     assert!(err(br#"{"session_id":"a..b","transcript_path":"/t"}"#).contains("`..`"));
     assert!(err(br#"{"session_id":"a b","transcript_path":"/t"}"#).contains("only letters"));
@@ -497,4 +509,22 @@ fn an_endless_transcript_is_read_up_to_the_limit() {
     let cut = read_transcript_upto(text.as_bytes(), text.len() as u64 - 1).unwrap();
     assert!(cut.truncated);
     assert!(!read_transcript(text.as_bytes()).unwrap().truncated);
+}
+
+#[test]
+fn a_codex_rollout_is_found_by_session_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b";
+    let day = dir.path().join("2026/11/30");
+    std::fs::create_dir_all(&day).unwrap();
+    std::fs::write(
+        day.join("rollout-2026-11-30T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c.jsonl"),
+        "",
+    )
+    .unwrap();
+    assert_eq!(find_rollout(dir.path(), id), None);
+    let path = day.join(format!("rollout-2026-11-30T11-00-00-{id}.jsonl"));
+    std::fs::write(&path, "").unwrap();
+    assert_eq!(find_rollout(dir.path(), id), Some(path));
+    assert_eq!(find_rollout(&dir.path().join("missing"), id), None);
 }

@@ -1,31 +1,52 @@
 //! `mem capture`: read a hook payload on stdin and capture the session it names (see
 //! `docs/capture.md`). Every attempt is logged in `.mem/capture.log`, failures included.
 
-use std::io::{IsTerminal, Read};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
-
 use anyhow::{Result, anyhow};
 use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
 
 use super::Context;
-
-/// How long stdin may stay silent before the payload is given up on. Some hook runners do not
-/// close stdin, so reading stops as soon as a whole payload has arrived.
-const STDIN_IDLE: Duration = Duration::from_secs(10);
+use super::hook::Agent;
 
 /// Arguments of `mem capture`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print what was captured as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hook")]
     json: bool,
+    /// The hook payload as an argument instead of on stdin (Codex's `notify` program gets it
+    /// as its last argument).
+    #[arg(value_name = "PAYLOAD")]
+    payload: Option<String>,
+    /// Run as this agent's hook: print nothing on stdout (what both agents accept) and exit 0
+    /// even when the capture fails; the failure is on stderr and in .mem/capture.log, and
+    /// `mem health` reports it.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    hook: Option<Agent>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
-    let root = ctx.root().map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
-    let payload = read_payload();
+    let hook = args.hook.is_some();
+    match capture(args, ctx) {
+        Err(e) if hook => {
+            eprintln!("mem: capture hook: {}", super::describe(&e));
+            Ok(())
+        }
+        done => done,
+    }
+}
+
+fn capture(args: Args, ctx: &Context) -> Result<()> {
+    let payload = match &args.payload {
+        Some(text) => Ok(text.clone().into_bytes()),
+        None => super::hook::read_payload(),
+    };
+    let bytes = match &payload {
+        Ok(bytes) | Err((bytes, _)) => bytes,
+    };
+    let cwd = super::hook::Event::parse(bytes).cwd;
+    let root =
+        ctx.root_near(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
     let logged_failure = |payload: &[u8], message: String| {
         let entry = LogEntry::failure(payload, &message, ctx.now);
         match capture::append_log(&root, &entry) {
@@ -45,7 +66,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             return Err(logged_failure(&payload, message));
         }
     };
-    let captured = engine.capture(&payload, ctx.now)?;
+    let rollouts = super::hook::codex_sessions();
+    let captured = engine.capture(&payload, rollouts.as_deref(), ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
     super::print_problems(&report);
@@ -62,6 +84,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     }
     if args.json {
         return super::print_json(&captured);
+    }
+    if args.hook.is_some() {
+        return Ok(());
     }
     match &captured.path {
         None => {
@@ -84,72 +109,6 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             };
             let path = engine.root().join(path);
             super::print_text(&format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display()))
-        }
-    }
-}
-
-/// The payload on stdin, up to [`capture::MAX_PAYLOAD_BYTES`]; on failure, what was read and
-/// why. Reading stops at the end of stdin or as soon as a whole JSON payload has arrived, and
-/// fails after [`STDIN_IDLE`] without either.
-fn read_payload() -> std::result::Result<Vec<u8>, (Vec<u8>, String)> {
-    if std::io::stdin().is_terminal() {
-        return Err((
-            Vec::new(),
-            "mem capture reads a hook payload (JSON) on stdin, and stdin is a terminal".into(),
-        ));
-    }
-    let (tx, rx) = mpsc::channel();
-    // The reader thread may stay blocked on a stdin that is never closed; the process does
-    // not wait for it.
-    std::thread::spawn(move || {
-        let mut stdin = std::io::stdin().lock();
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            let read = match stdin.read(&mut buf) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Ok(n) => Ok(buf[..n].to_vec()),
-                Err(e) => Err(e),
-            };
-            let last = !matches!(&read, Ok(chunk) if !chunk.is_empty());
-            if tx.send(read).is_err() || last {
-                return;
-            }
-        }
-    });
-    let mut data = Vec::new();
-    loop {
-        match rx.recv_timeout(STDIN_IDLE) {
-            Ok(Ok(chunk)) if chunk.is_empty() => return Ok(data),
-            Ok(Ok(chunk)) => {
-                data.extend_from_slice(&chunk);
-                if data.len() > capture::MAX_PAYLOAD_BYTES {
-                    let message = format!(
-                        "the hook payload on stdin is over {} MiB",
-                        capture::MAX_PAYLOAD_BYTES >> 20
-                    );
-                    return Err((data, message));
-                }
-                if capture::payload_complete(&data) {
-                    return Ok(data);
-                }
-            }
-            Ok(Err(e)) => {
-                return Err((data, format!("cannot read the hook payload on stdin: {e}")));
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                let message = if data.is_empty() {
-                    format!("no hook payload on stdin after {} s", STDIN_IDLE.as_secs())
-                } else {
-                    format!(
-                        "the hook payload on stdin stopped after {} bytes, incomplete, and stdin \
-                         stayed open for {} s",
-                        data.len(),
-                        STDIN_IDLE.as_secs()
-                    )
-                };
-                return Err((data, message));
-            }
-            Err(RecvTimeoutError::Disconnected) => return Ok(data),
         }
     }
 }

@@ -1,10 +1,12 @@
 //! `mem context`: a compact Markdown block for the start of an agent session, within a
-//! character budget.
+//! character budget; with `--hook`, the answer to an agent's SessionStart or UserPromptSubmit
+//! hook.
 
 use anyhow::Result;
 use mem::engine::ContextOptions;
 
 use super::Context;
+use super::hook::{self, Agent};
 
 /// Arguments of `mem context`.
 #[derive(Debug, clap::Args)]
@@ -18,23 +20,87 @@ pub struct Args {
     /// How many key memories (procedural and semantic, most important first) to consider.
     #[arg(long, default_value_t = 12)]
     key: usize,
+    /// How many of the most recent captured sessions to list (0: none).
+    #[arg(long, default_value_t = 3)]
+    sessions: usize,
     /// Leave out the task's memories that match it weakly (strength below this, 0 to 1; see
     /// `mem recall --min-strength`).
     #[arg(long, default_value_t = mem::engine::DEFAULT_MIN_STRENGTH, value_name = "S", value_parser = super::parse_share)]
     min_strength: f64,
+    /// Answer this agent's hook: read its payload on stdin; for a UserPromptSubmit, only the
+    /// memories relevant to the prompt, else the block; print it as the JSON the agent reads
+    /// (nothing when nothing is relevant) and exit 0 even on failure, which is logged in
+    /// .mem/capture.log. See docs/agents.md.
+    #[arg(long, value_enum, value_name = "AGENT")]
+    hook: Option<Agent>,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    if let Some(agent) = args.hook {
+        return hook_answer(&args, agent, ctx);
+    }
     let (mut engine, _) = ctx.refreshed_engine()?;
     let options = ContextOptions {
         task: args.task,
         budget: args.budget as usize,
         key: args.key,
         min_strength: args.min_strength,
+        sessions: args.sessions,
     };
     let context = engine.context(&options, ctx.now)?;
     if let Some(report) = &context.report {
         super::print_problems(report);
     }
     super::print_text(&context.text)
+}
+
+/// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
+fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
+    let mut payload = Vec::new();
+    let answer = hook::read_payload()
+        .map_err(|(partial, message)| {
+            payload = partial;
+            anyhow::anyhow!(message)
+        })
+        .and_then(|read| {
+            payload = read;
+            answer(args, agent, ctx, &hook::Event::parse(&payload))
+        });
+    match answer {
+        Ok(Some(text)) => super::print_text(&format!("{text}\n")),
+        Ok(None) => Ok(()),
+        Err(e) => {
+            hook::report_failure(ctx, &payload, "context", &e);
+            Ok(())
+        }
+    }
+}
+
+/// The hook's answer, or `None` when there is nothing to add.
+fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Result<Option<String>> {
+    let root = ctx.root_near(event.cwd.as_deref())?;
+    let mut engine = ctx.engine_at(&root)?;
+    engine.refresh(ctx.now, &mem::progress::Silent)?;
+    let options = match (event.name.as_deref(), &event.prompt) {
+        (Some(hook::USER_PROMPT_SUBMIT), Some(prompt)) => ContextOptions {
+            task: Some(prompt.clone()),
+            budget: args.budget as usize,
+            key: 0,
+            min_strength: args.min_strength,
+            sessions: 0,
+        },
+        _ => ContextOptions {
+            task: args.task.clone(),
+            budget: args.budget as usize,
+            key: args.key,
+            min_strength: args.min_strength,
+            sessions: args.sessions,
+        },
+    };
+    let context = engine.context(&options, ctx.now)?;
+    if context.memories == 0 {
+        return Ok(None);
+    }
+    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    Ok(hook::additional_context(agent, name, &context.text))
 }

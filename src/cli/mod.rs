@@ -7,6 +7,7 @@ mod context;
 mod eval;
 mod forget;
 mod health;
+mod hook;
 mod index;
 mod init;
 mod list;
@@ -21,7 +22,7 @@ mod used;
 mod user;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
@@ -166,7 +167,17 @@ struct Context {
 impl Context {
     /// Finds the memory root, creating the per-user default on first use.
     fn root(&self) -> Result<PathBuf> {
-        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        self.root_near(None)
+    }
+
+    /// Like [`Context::root`], looking up from `cwd` (an agent's working directory, from a
+    /// hook payload) instead of the process's when given.
+    fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
+        let cwd = match cwd {
+            // A relative `--dir` is the user's, relative to where they ran the command.
+            Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
+            _ => std::env::current_dir().context("cannot read the working directory")?,
+        };
         let default = dirs::data_dir().map(|d| d.join("mem"));
         let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
         if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
@@ -178,8 +189,12 @@ impl Context {
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.
     fn engine(&self) -> Result<Engine> {
-        let root = self.root()?;
-        let engine = Engine::open_with(&root, &model_overrides()?)
+        self.engine_at(&self.root()?)
+    }
+
+    /// Opens the memory root `root`, printing its configuration warnings on stderr.
+    fn engine_at(&self, root: &Path) -> Result<Engine> {
+        let engine = Engine::open_with(root, &model_overrides()?)
             .with_context(|| format!("cannot open memory root {}", root.display()))?;
         for warning in engine.warnings() {
             eprintln!("mem: warning: {warning}");

@@ -16,10 +16,17 @@ use super::Engine;
 impl Engine {
     /// Captures a session from a hook payload: reads its transcript, writes or updates
     /// `sessions/session-<session_id>.md`, and appends the outcome, success or failure, to
-    /// `.mem/capture.log`. An error that could not be logged says so too.
-    pub fn capture(&mut self, payload: &[u8], now: Timestamp) -> Result<Captured> {
+    /// `.mem/capture.log`. An error that could not be logged says so too. A payload that
+    /// names no transcript is looked up as a Codex rollout under `rollouts` (Codex's
+    /// `sessions` folder), when given.
+    pub fn capture(
+        &mut self,
+        payload: &[u8],
+        rollouts: Option<&Path>,
+        now: Timestamp,
+    ) -> Result<Captured> {
         let mut entry = LogEntry::new(now);
-        let result = self.capture_into(payload, now, &mut entry);
+        let result = self.capture_into(payload, rollouts, now, &mut entry);
         match &result {
             Ok(captured) => {
                 entry.path = captured.path.clone();
@@ -49,6 +56,7 @@ impl Engine {
     fn capture_into(
         &mut self,
         payload: &[u8],
+        rollouts: Option<&Path>,
         now: Timestamp,
         entry: &mut LogEntry,
     ) -> Result<Captured> {
@@ -61,10 +69,28 @@ impl Engine {
         };
         entry.session_id = Some(payload.session_id.clone());
         entry.hook_event.clone_from(&payload.hook_event);
-        entry.transcript = Some(payload.transcript_path.clone());
         let id = check_session_id(&payload.session_id)?;
-
-        let mut path = PathBuf::from(&payload.transcript_path);
+        let mut path = match (&payload.transcript_path, rollouts) {
+            (Some(given), _) => PathBuf::from(given),
+            (None, Some(folder)) => find_rollout(folder, &payload.session_id).ok_or_else(|| {
+                fail(
+                    CaptureFailure::Transcript,
+                    format!(
+                        "the hook payload names no transcript, and no Codex rollout of session \
+                         {} is under {}",
+                        payload.session_id,
+                        folder.display()
+                    ),
+                )
+            })?,
+            (None, None) => {
+                return Err(fail(
+                    CaptureFailure::Payload,
+                    format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
+                ));
+            }
+        };
+        entry.transcript = Some(path.display().to_string());
         if path.is_relative()
             && let Some(cwd) = &payload.cwd
         {
@@ -120,7 +146,7 @@ impl Engine {
             written: Written::Nothing,
             session_id: payload.session_id.clone(),
             hook_event: payload.hook_event.clone(),
-            transcript: payload.transcript_path.clone(),
+            transcript: path.display().to_string(),
             format: transcript.format,
             requests: transcript.request_count(),
             tool_calls: transcript.tool_calls,

@@ -1,5 +1,5 @@
 //! `mem context`: the compact Markdown block an agent session starts with (the task's
-//! memories, then the key ones), within a character budget.
+//! memories, then the key ones, then the last captured sessions), within a character budget.
 
 use jiff::Timestamp;
 
@@ -19,6 +19,8 @@ pub struct ContextOptions {
     pub key: usize,
     /// The task's memories weaker than this are left out (see [`crate::score::strength`]).
     pub min_strength: f64,
+    /// How many of the most recent captured sessions (`source: session/...`) to list.
+    pub sessions: usize,
 }
 
 /// The block and what the task's recall reported.
@@ -28,6 +30,8 @@ pub struct SessionContext {
     pub text: String,
     /// The refresh report of the task's recall, when there was a task.
     pub report: Option<RefreshReport>,
+    /// How many memories the block could show (0: there is nothing to say).
+    pub memories: usize,
 }
 
 /// One memory, as a Markdown list item.
@@ -40,6 +44,22 @@ fn entry(r: &Record, body: &str) -> String {
         .join(" ");
     let text = crate::format::clip(&text, 280);
     format!("- **{}** ({}, importance {}, `{}`): {text}\n", r.title, r.kind, r.importance, r.id)
+}
+
+/// Prefix of the `source` of a memory that `mem capture` wrote from a session.
+const SESSION_SOURCE: &str = "session/";
+
+/// One captured session, as a Markdown list item: its day, title and a short digest.
+fn session_entry(r: &Record, body: &str) -> String {
+    let text = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = crate::format::clip(&text, 200);
+    let day = r.created.strftime("%Y-%m-%d");
+    format!("- {day} **{}** (`{}`): {text}\n", r.title, r.id)
 }
 
 impl Engine {
@@ -92,7 +112,26 @@ impl Engine {
             items.push(entry(r, memory.body()));
         }
         sections.push(("## Key memories\n".to_string(), items));
-        Ok(SessionContext { text: assemble(&sections, options.budget), report })
+
+        if options.sessions > 0 {
+            let mut sessions: Vec<Record> = self
+                .list(&[MemoryType::Episodic], &[])?
+                .into_iter()
+                .filter(|r| r.source.as_deref().is_some_and(|s| s.starts_with(SESSION_SOURCE)))
+                .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.created <= now)
+                .filter(|r| !shown.contains(&r.id))
+                .collect();
+            sessions.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
+            sessions.truncate(options.sessions);
+            let mut items = Vec::new();
+            for r in &sessions {
+                let (_, memory) = self.get(&r.id)?;
+                items.push(session_entry(r, memory.body()));
+            }
+            sections.push(("## Recent sessions\n".to_string(), items));
+        }
+        let memories = sections.iter().map(|(_, items)| items.len()).sum();
+        Ok(SessionContext { text: assemble(&sections, options.budget), report, memories })
     }
 }
 

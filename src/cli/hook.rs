@@ -1,0 +1,168 @@
+//! Hook mode (`--hook claude|codex`) of the commands an agent's hooks run: the payload read
+//! from stdin, the answer in the shape that agent accepts, and exit status 0 whatever happens,
+//! so that no agent is ever blocked or looped by its memory. Failures go to stderr and to
+//! `.mem/capture.log` (reported by `mem health`).
+
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use mem::capture;
+
+use super::Context;
+
+/// How long stdin may stay silent before the payload is given up on. Some hook runners do not
+/// close stdin, so reading stops as soon as a whole payload has arrived.
+const STDIN_IDLE: Duration = Duration::from_secs(10);
+
+/// The agent whose hook runs the command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Codex.
+    Codex,
+}
+
+/// `hook_event_name` of the hook run when a session starts.
+pub const SESSION_START: &str = "SessionStart";
+/// `hook_event_name` of the hook run on each prompt, before the model sees it.
+pub const USER_PROMPT_SUBMIT: &str = "UserPromptSubmit";
+
+/// What a hook payload says about the moment (the fields the answers need).
+#[derive(Debug, Default)]
+pub struct Event {
+    /// `hook_event_name`.
+    pub name: Option<String>,
+    /// `prompt`, on a UserPromptSubmit.
+    pub prompt: Option<String>,
+    /// `cwd`: the agent's working directory.
+    pub cwd: Option<String>,
+}
+
+impl Event {
+    /// The fields of a payload; those missing or not text are `None` (a payload that does not
+    /// parse gives an event with no field).
+    pub fn parse(payload: &[u8]) -> Event {
+        let value = capture::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
+        let field = |key: &str| {
+            value
+                .as_ref()
+                .and_then(|v| v.get(key))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+                .filter(|s| !s.trim().is_empty())
+        };
+        Event { name: field("hook_event_name"), prompt: field("prompt"), cwd: field("cwd") }
+    }
+}
+
+/// The answer of a hook that adds context to the session (`SessionStart`, `UserPromptSubmit`):
+/// the JSON that both agents read, naming the event; nothing when there is nothing to add.
+pub fn additional_context(agent: Agent, event: &str, text: &str) -> Option<String> {
+    if text.trim().is_empty() {
+        return None;
+    }
+    let answer = match agent {
+        Agent::Claude | Agent::Codex => serde_json::json!({
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
+        }),
+    };
+    Some(answer.to_string())
+}
+
+/// A hook that failed: the reason on stderr and, when the memory root can be found, in
+/// `.mem/capture.log`, where `mem health` reports it. The agent sees exit status 0.
+pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyhow::Error) {
+    let message = format!("{command} hook: {}", super::describe(error));
+    let event = Event::parse(payload);
+    let Ok(root) = ctx.root_near(event.cwd.as_deref()) else {
+        eprintln!("mem: {message} (not logged: no memory root)");
+        return;
+    };
+    let entry = capture::LogEntry::failure(payload, &message, ctx.now);
+    match capture::append_log(&root, &entry) {
+        Ok(()) => eprintln!("mem: {message}"),
+        Err(e) => eprintln!("mem: {message} (and could not log it: {e})"),
+    }
+}
+
+/// The payload on stdin, up to [`capture::MAX_PAYLOAD_BYTES`]; on failure, what was read and
+/// why. Reading stops at the end of stdin or as soon as a whole JSON payload has arrived, and
+/// fails after [`STDIN_IDLE`] without either.
+pub fn read_payload() -> std::result::Result<Vec<u8>, (Vec<u8>, String)> {
+    if std::io::stdin().is_terminal() {
+        return Err((
+            Vec::new(),
+            "a hook payload (JSON) is read on stdin, and stdin is a terminal".into(),
+        ));
+    }
+    let (tx, rx) = mpsc::channel();
+    // The reader thread may stay blocked on a stdin that is never closed; the process does
+    // not wait for it.
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let read = match stdin.read(&mut buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Ok(n) => Ok(buf[..n].to_vec()),
+                Err(e) => Err(e),
+            };
+            let last = !matches!(&read, Ok(chunk) if !chunk.is_empty());
+            if tx.send(read).is_err() || last {
+                return;
+            }
+        }
+    });
+    let mut data = Vec::new();
+    loop {
+        match rx.recv_timeout(STDIN_IDLE) {
+            Ok(Ok(chunk)) if chunk.is_empty() => return Ok(data),
+            Ok(Ok(chunk)) => {
+                data.extend_from_slice(&chunk);
+                if data.len() > capture::MAX_PAYLOAD_BYTES {
+                    let message = format!(
+                        "the hook payload on stdin is over {} MiB",
+                        capture::MAX_PAYLOAD_BYTES >> 20
+                    );
+                    return Err((data, message));
+                }
+                if capture::payload_complete(&data) {
+                    return Ok(data);
+                }
+            }
+            Ok(Err(e)) => {
+                return Err((data, format!("cannot read the hook payload on stdin: {e}")));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                let message = if data.is_empty() {
+                    format!("no hook payload on stdin after {} s", STDIN_IDLE.as_secs())
+                } else {
+                    format!(
+                        "the hook payload on stdin stopped after {} bytes, incomplete, and stdin \
+                         stayed open for {} s",
+                        data.len(),
+                        STDIN_IDLE.as_secs()
+                    )
+                };
+                return Err((data, message));
+            }
+            Err(RecvTimeoutError::Disconnected) => return Ok(data),
+        }
+    }
+}
+
+/// Codex's home folder: `$CODEX_HOME`, else `~/.codex`.
+pub fn codex_home() -> Option<PathBuf> {
+    std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".codex")))
+}
+
+/// The folder Codex writes its session rollouts to (`<codex home>/sessions`).
+pub fn codex_sessions() -> Option<PathBuf> {
+    codex_home().map(|h| h.join("sessions"))
+}
