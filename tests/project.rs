@@ -194,3 +194,174 @@ fn a_failing_hook_exits_0_and_is_logged_for_health() {
     assert_eq!(health.code, 1, "{health:?}");
     assert!(health.stdout.contains("✗ capture"), "{}", health.stdout);
 }
+
+/// The commands of `event` in a settings or hooks.json file.
+fn hook_commands(settings: &serde_json::Value, event: &str) -> Vec<String> {
+    settings["hooks"][event]
+        .as_array()
+        .map(|groups| {
+            groups
+                .iter()
+                .flat_map(|g| g["hooks"].as_array().unwrap().iter())
+                .map(|h| h["command"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Runs a hook command the way both agents do: `sh -c`, in `cwd`, the payload on stdin.
+fn run_hook(repo: &Dir, command: &str, cwd: &std::path::Path, payload: &str) -> crate::util::Out {
+    use std::io::Write;
+    let mut cmd = std::process::Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(cwd).env("HOME", repo.home());
+    crate::util::clean_env(&mut cmd);
+    let mut child = cmd
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    crate::util::Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn setup_wires_both_agents_into_a_repository_and_is_undone_by_remove() {
+    let repo = repository();
+    let users_settings = r#"{
+  "permissions": { "allow": ["Bash(cargo test)"] },
+  "hooks": { "Stop": [ { "hooks": [ { "type": "command", "command": "notify-send done" } ] } ] }
+}
+"#;
+    repo.write(".claude/settings.json", users_settings);
+    let users_mcp =
+        "{\n  \"mcpServers\": {\n    \"db\": {\n      \"command\": \"pg-mcp\"\n    }\n  }\n}\n";
+    repo.write(".mcp.json", users_mcp);
+    let users_codex = "# mine\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n";
+    repo.write(".codex/config.toml", users_codex);
+
+    // A dry run shows the change and writes nothing.
+    let dry = repo.mem_in("src", &["setup", "claude", "--scope", "project", "--dry-run"], "");
+    assert!(dry.ok().contains("+      \"command\": \""), "{}", dry.stdout);
+    assert!(dry.stdout.contains("dry run: nothing written"), "{}", dry.stdout);
+    assert_eq!(repo.read(".claude/settings.json"), users_settings);
+    assert!(!repo.path().join(".memory").exists());
+
+    let claude = repo.mem_in("src", &["setup", "claude", "--scope", "project"], "");
+    assert!(claude.ok().contains("set up mem in Claude Code"), "{}", claude.stdout);
+    let codex = repo.mem_in("src", &["setup", "codex"], "");
+    assert!(codex.ok().contains("/hooks"), "{}", codex.stdout);
+    assert!(repo.path().join(".memory/mem.toml").is_file());
+    // Twice: nothing to change.
+    let again = repo.mem_in(".", &["setup", "claude", "--scope", "project"], "");
+    assert!(again.ok().contains("already set up; nothing to change"), "{}", again.stdout);
+    let again = repo.mem_in(".", &["setup", "codex"], "");
+    assert!(again.ok().contains("already set up; nothing to change"), "{}", again.stdout);
+
+    let settings: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    assert_eq!(settings["permissions"]["allow"][0], "Bash(cargo test)");
+    assert_eq!(hook_commands(&settings, "Stop")[0], "notify-send done");
+    let mcp: serde_json::Value = serde_json::from_str(&repo.read(".mcp.json")).unwrap();
+    assert_eq!(mcp["mcpServers"]["db"]["command"], "pg-mcp");
+    assert_eq!(mcp["mcpServers"]["mem"]["args"][0], "mcp");
+    let config = repo.read(".codex/config.toml");
+    assert!(config.contains("[mcp_servers.mem]") && config.contains("env_vars = ["), "{config}");
+    assert!(config.contains("[mcp_servers.db]\ncommand = \"pg-mcp\"\n"), "{config}");
+
+    // Claude Code's hooks, run as Claude Code runs them.
+    repo.mem_in(
+        ".",
+        &["add", "--type", "semantic", "The orders service stores orders in Postgres 16"],
+        "",
+    )
+    .ok();
+    let cwd = repo.path().join("src");
+    let transcript = claude_transcript(&repo, "cl-1");
+    let with_transcript = format!(
+        r#","transcript_path":{}"#,
+        serde_json::to_string(transcript.to_str().unwrap()).unwrap()
+    );
+    let start = &hook_commands(&settings, "SessionStart")[0];
+    let out = run_hook(
+        &repo,
+        start,
+        &cwd,
+        &payload(
+            "SessionStart",
+            "cl-1",
+            &cwd,
+            &format!("{with_transcript},\"source\":\"startup\""),
+        ),
+    );
+    assert!(additional_context(&out.stdout, "SessionStart").contains("Postgres 16"), "{out:?}");
+    let prompt = &hook_commands(&settings, "UserPromptSubmit")[0];
+    let extra =
+        format!(r#"{with_transcript},"prompt":"which Postgres version stores the orders?""#);
+    let out = run_hook(&repo, prompt, &cwd, &payload("UserPromptSubmit", "cl-1", &cwd, &extra));
+    assert!(additional_context(&out.stdout, "UserPromptSubmit").contains("Postgres 16"), "{out:?}");
+    for event in ["Stop", "SessionEnd"] {
+        let commands = hook_commands(&settings, event);
+        let ours = commands.iter().find(|c| c.contains("--hook claude")).unwrap();
+        let extra = format!(r#"{with_transcript},"stop_hook_active":false,"reason":"exit""#);
+        let out = run_hook(&repo, ours, &cwd, &payload(event, "cl-1", &cwd, &extra));
+        assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{event}: {out:?}");
+    }
+    assert!(repo.path().join(".memory/sessions/session-cl-1.md").is_file());
+
+    // Codex's hooks, with and without a transcript path.
+    let hooks: serde_json::Value = serde_json::from_str(&repo.read(".codex/hooks.json")).unwrap();
+    assert!(hook_commands(&hooks, "SessionEnd").is_empty(), "Codex has no SessionEnd hook");
+    let out = run_hook(
+        &repo,
+        &hook_commands(&hooks, "SessionStart")[0],
+        &cwd,
+        &payload(
+            "SessionStart",
+            "cx-1",
+            &cwd,
+            r#","transcript_path":null,"source":"startup","model":"gpt-5""#,
+        ),
+    );
+    assert!(
+        additional_context(&out.stdout, "SessionStart").contains("## Recent sessions"),
+        "{out:?}"
+    );
+    let stop = &hook_commands(&hooks, "Stop")[0];
+    let codex_transcript = claude_transcript(&repo, "cx-2");
+    let extra = format!(
+        r#","transcript_path":{},"turn_id":"1","stop_hook_active":false,"last_assistant_message":"done""#,
+        serde_json::to_string(codex_transcript.to_str().unwrap()).unwrap()
+    );
+    let out = run_hook(&repo, stop, &cwd, &payload("Stop", "cx-2", &cwd, &extra));
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    let health = repo.mem_in(".", &["health"], "");
+    assert_eq!(health.code, 0, "{health:?}");
+    // A null transcript path and no rollout: a logged failure, still exit 0 and no stdout.
+    let out =
+        run_hook(&repo, stop, &cwd, &payload("Stop", "cx-3", &cwd, r#","transcript_path":null"#));
+    assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    assert!(out.stderr.contains("no Codex rollout of session cx-3"), "{}", out.stderr);
+
+    // The repository's Markdown is untouched and not indexed.
+    let listed = repo.mem_in(".", &["list", "--json"], "").json();
+    assert!(
+        listed.as_array().unwrap().iter().all(|m| !m["path"].as_str().unwrap().contains("README"))
+    );
+    assert_eq!(repo.read("README.md"), "# Shop\n\nNo front-matter here.\n");
+
+    // Removed: the user's own configuration as it was.
+    repo.mem_in(".", &["setup", "claude", "--scope", "project", "--remove"], "").ok();
+    repo.mem_in(".", &["setup", "codex", "--remove"], "").ok();
+    let restored: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    assert_eq!(restored, serde_json::from_str::<serde_json::Value>(users_settings).unwrap());
+    assert_eq!(repo.read(".mcp.json"), users_mcp);
+    assert_eq!(repo.read(".codex/config.toml"), users_codex);
+    assert!(!repo.path().join(".codex/hooks.json").exists());
+}

@@ -15,6 +15,7 @@ mod mcp;
 mod prune;
 mod recall;
 mod reflect;
+mod setup;
 mod show;
 mod stats;
 mod sync;
@@ -90,6 +91,8 @@ enum Command {
     Mcp(mcp::Args),
     /// Capture an agent session (hook payload on stdin) as one episodic memory.
     Capture(capture::Args),
+    /// Wire mem into Claude Code or Codex: hooks and MCP server in the agent's own config files.
+    Setup(setup::Args),
 }
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
@@ -116,6 +119,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Capture(args) => capture::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
         Command::Mcp(args) => mcp::run(args, &ctx),
+        Command::Setup(args) => setup::run(args, &ctx),
     };
     done.map(|()| 0)
 }

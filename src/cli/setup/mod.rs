@@ -1,0 +1,260 @@
+//! `mem setup claude|codex`: writes the hooks and the MCP registration into the agent's own
+//! configuration files, merged with what is there (parsed and edited structurally, never
+//! dropping a user's other hooks or servers), shows each change as a diff before making it,
+//! and undoes exactly its own entries with `--remove`. Running it twice changes nothing.
+
+mod claude;
+mod codex;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result, bail};
+use mem::store;
+
+use super::Context;
+
+/// Arguments of `mem setup`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent to wire `mem` into.
+    #[arg(value_enum)]
+    agent: Agent,
+    /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
+    /// `user` (every project of this user; each uses its `.memory/` root when it has one,
+    /// else the per-user root).
+    #[arg(long, value_enum, default_value = "project")]
+    scope: Scope,
+    /// Show the changes without making them.
+    #[arg(long)]
+    dry_run: bool,
+    /// Take out what `mem setup` added (hooks and the `mem` MCP server), nothing else.
+    #[arg(long)]
+    remove: bool,
+}
+
+/// The agents `mem setup` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code: `.claude/settings.json` and `.mcp.json` (project), or
+    /// `~/.claude/settings.json` and `~/.claude.json` (user).
+    Claude,
+    /// Codex: `.codex/config.toml` and `.codex/hooks.json` (project), or the same files in
+    /// `$CODEX_HOME` (user).
+    Codex,
+}
+
+/// Where the configuration goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// This repository only (files inside it, shared with the team if committed).
+    Project,
+    /// Every project of the current user.
+    User,
+}
+
+/// What a setup needs to know to write its entries.
+pub struct Target {
+    /// `project` or `user`.
+    pub scope: Scope,
+    /// The top of the project (the git repository's top, else the working directory).
+    pub project: PathBuf,
+    /// The user's home folder.
+    pub home: PathBuf,
+    /// The `mem` executable, absolute, as hook commands and MCP registrations name it.
+    pub exe: PathBuf,
+    /// Undo instead of add.
+    pub remove: bool,
+}
+
+/// One file a setup changes.
+#[derive(Debug)]
+pub struct Change {
+    /// The file.
+    pub path: PathBuf,
+    /// Its text now (`None`: it does not exist).
+    pub before: Option<String>,
+    /// Its text after the setup (`None`: delete it).
+    pub after: Option<String>,
+}
+
+impl Change {
+    /// Whether the setup changes this file at all.
+    fn changes(&self) -> bool {
+        self.before != self.after
+    }
+}
+
+pub fn run(args: Args, _ctx: &Context) -> Result<()> {
+    let cwd = std::env::current_dir().context("cannot read the working directory")?;
+    let home = dirs::home_dir().context("cannot tell the home folder")?;
+    let exe = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .context("cannot tell where the mem executable is")?;
+    let target = Target {
+        scope: args.scope,
+        project: store::project_top(&cwd),
+        home,
+        exe,
+        remove: args.remove,
+    };
+    let changes = match args.agent {
+        Agent::Claude => claude::changes(&target)?,
+        Agent::Codex => codex::changes(&target, &super::hook::codex_home())?,
+    };
+    let root = target.project.join(store::PROJECT_DIR);
+    let create_root = target.scope == Scope::Project
+        && !target.remove
+        && !root.join(mem::config::CONFIG_FILE).exists();
+
+    let mut out = String::new();
+    let changed: Vec<&Change> = changes.iter().filter(|c| c.changes()).collect();
+    for change in &changed {
+        out.push_str(&diff(change));
+    }
+    if create_root {
+        out.push_str(&format!("+ the project memory root {}\n", root.display()));
+    }
+    let agent = match args.agent {
+        Agent::Claude => "Claude Code",
+        Agent::Codex => "Codex",
+    };
+    if changed.is_empty() && !create_root {
+        let state = if args.remove { "has no mem entries" } else { "is already set up" };
+        out.push_str(&format!("{agent} {state}; nothing to change\n"));
+        return super::print_text(&out);
+    }
+    if args.dry_run {
+        out.push_str("dry run: nothing written\n");
+        return super::print_text(&out);
+    }
+    super::print_text(&out)?;
+    if create_root {
+        store::init(&root)?;
+    }
+    for change in changed {
+        apply(change)?;
+    }
+    let done = if args.remove { "removed mem from" } else { "set up mem in" };
+    let scope = match args.scope {
+        Scope::Project => format!("project {}", target.project.display()),
+        Scope::User => "user configuration".to_string(),
+    };
+    let mut text = format!("{done} {agent} ({scope})\n");
+    if !args.remove {
+        for note in notes(args.agent, args.scope) {
+            text.push_str(&format!("note: {note}\n"));
+        }
+    }
+    super::print_text(&text)
+}
+
+/// What the user still has to do in the agent itself.
+fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
+    match (agent, scope) {
+        (Agent::Claude, Scope::Project) => {
+            vec!["Claude Code asks once before it starts a server of .mcp.json: answer yes for mem"]
+        }
+        (Agent::Claude, Scope::User) => vec![],
+        (Agent::Codex, scope) => {
+            let mut notes = vec![
+                "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the \
+                 mem hooks (until then, notify still captures each turn)",
+            ];
+            if scope == Scope::Project {
+                notes.push(
+                    "Codex reads a project's .codex/ folder only when the project is trusted \
+                     (Codex asks on first start)",
+                );
+            }
+            notes
+        }
+    }
+}
+
+/// The change as a unified diff, headed by the file's path.
+fn diff(change: &Change) -> String {
+    let before = change.before.as_deref().unwrap_or("");
+    let after = change.after.as_deref().unwrap_or("");
+    let name = change.path.display().to_string();
+    let old = if change.before.is_some() { name.clone() } else { "/dev/null".to_string() };
+    let new = if change.after.is_some() { name } else { "/dev/null".to_string() };
+    similar::TextDiff::from_lines(before, after).unified_diff().header(&old, &new).to_string()
+}
+
+/// Writes (atomically, creating its folder) or deletes the file.
+fn apply(change: &Change) -> Result<()> {
+    let path = &change.path;
+    match &change.after {
+        Some(text) => {
+            if let Some(folder) = path.parent() {
+                std::fs::create_dir_all(folder)
+                    .with_context(|| format!("cannot create {}", folder.display()))?;
+            }
+            store::write_atomic(path, text.as_bytes(), store::Overwrite::Yes)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        None => {
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The file's text, `None` when it does not exist.
+fn read(path: &Path) -> Result<Option<String>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// A path as a shell word: quoted when it holds anything a shell would split or expand.
+pub fn shell_word(path: &Path) -> Result<String> {
+    let Some(text) = path.to_str() else {
+        bail!("{} is not valid UTF-8, which a hook command cannot hold", path.display());
+    };
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
+    if !text.is_empty() && text.chars().all(plain) {
+        return Ok(text.to_string());
+    }
+    Ok(format!("'{}'", text.replace('\'', r"'\''")))
+}
+
+/// Whether a hook command is one `mem setup` wrote: it runs an executable named `mem` with
+/// `--hook`.
+pub fn is_mem_hook(command: &str) -> bool {
+    let command = command.trim_start();
+    let first = match command.strip_prefix('\'') {
+        Some(rest) => rest.split('\'').next().unwrap_or(""),
+        None => command.split_whitespace().next().unwrap_or(""),
+    };
+    is_mem_exe(first) && command.split_whitespace().any(|w| w == "--hook")
+}
+
+/// Whether a program path names an executable called `mem`.
+pub fn is_mem_exe(program: &str) -> bool {
+    Path::new(program).file_name().is_some_and(|n| n == "mem")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_quote_what_a_shell_would_split() {
+        assert_eq!(shell_word(Path::new("/usr/bin/mem")).unwrap(), "/usr/bin/mem");
+        assert_eq!(shell_word(Path::new("/home/a b/mem")).unwrap(), "'/home/a b/mem'");
+        assert_eq!(shell_word(Path::new("/it's/mem")).unwrap(), r"'/it'\''s/mem'");
+    }
+
+    #[test]
+    fn only_mem_hooks_are_recognised() {
+        assert!(is_mem_hook("/usr/bin/mem context --hook claude"));
+        assert!(is_mem_hook("'/home/a b/mem' capture --hook codex"));
+        assert!(!is_mem_hook("/usr/bin/mem capture"));
+        assert!(!is_mem_hook("memo --hook x"));
+        assert!(!is_mem_hook("./notify.sh --hook mem"));
+    }
+}
