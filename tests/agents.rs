@@ -141,6 +141,7 @@ fn the_documented_claude_code_hooks_work() {
             "transcript_path": transcript,
             "cwd": project.path(),
             "hook_event_name": event,
+            "prompt": "why does the login test fail?",
         })
         .to_string()
     };
@@ -165,12 +166,21 @@ fn the_documented_claude_code_hooks_work() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
 
-    let context = run("SessionStart");
+    let additional_context = |event: &str| {
+        let out = run(event);
+        let answer: serde_json::Value = serde_json::from_str(&out).expect("JSON on stdout");
+        assert_eq!(answer["hookSpecificOutput"]["hookEventName"], event, "{answer}");
+        answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+    };
+    let context = additional_context("SessionStart");
     assert!(
         context.starts_with("# Memory (from mem)") && context.chars().count() <= 4000,
         "{context}"
     );
-    run("Stop");
+    let prompt = additional_context("UserPromptSubmit");
+    assert!(prompt.contains("Post-mortem: why the login test fails"), "{prompt}");
+    assert!(prompt.chars().count() <= 2000, "{prompt}");
+    assert_eq!(run("Stop"), "", "nothing on stdout at Stop");
     run("SessionEnd");
     let memory = project.read("sessions/session-9d2f6c1e-1111-4222-8333-444455556666.md");
     assert!(memory.contains("Fix the flaky login test"), "{memory}");

@@ -84,7 +84,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         server["args"] = value(toml_edit::Array::from_iter(["mcp"]));
         server["env_vars"] = value(toml_edit::Array::from_iter(FORWARDED));
         // Loading the embedding model can take a few seconds on a busy machine.
-        server["startup_timeout_sec"] = value(30);
+        server["startup_timeout_sec"] = value(30.0);
         if target.scope == Scope::Project {
             // Where the server looks for the project's `.memory/` root.
             server["cwd"] = value(target.project.to_string_lossy().as_ref());
