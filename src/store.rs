@@ -17,6 +17,39 @@ pub const ARCHIVE_DIR: &str = "archive";
 /// The folder of a repository that holds its project memory root (`mem init --project`).
 pub const PROJECT_DIR: &str = ".memory";
 
+/// Which of the two roots searched together a memory lives in (see
+/// [`crate::engine::Layers`]): the project's, or the user's, which holds what spans projects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// The project's root (`.memory/`, or the root the command found or was given).
+    Project,
+    /// The per-user root named in the user configuration file (`[layers] user`).
+    User,
+}
+
+impl Layer {
+    /// The layer's name, as `--layer` takes it and JSON shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Project => "project",
+            Layer::User => "user",
+        }
+    }
+}
+
+impl std::str::FromStr for Layer {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Layer, String> {
+        match s {
+            "project" => Ok(Layer::Project),
+            "user" => Ok(Layer::User),
+            other => Err(format!("unknown layer {other:?}: project or user")),
+        }
+    }
+}
+
 /// How the memory root was chosen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RootSource {

@@ -365,3 +365,69 @@ fn setup_wires_both_agents_into_a_repository_and_is_undone_by_remove() {
     assert_eq!(repo.read(".codex/config.toml"), users_codex);
     assert!(!repo.path().join(".codex/hooks.json").exists());
 }
+
+#[test]
+fn the_user_layer_is_searched_beside_the_project_and_labelled() {
+    let repo = repository();
+    let user_root = repo.home().join("user-memory");
+    repo.write_user_config(&format!("[layers]\nuser = {:?}\n", user_root.to_str().unwrap()));
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    repo.mem_in("src", &["add", "The orders service stores orders in Postgres 16"], "").ok();
+    let added = repo.mem_in(
+        "src",
+        &[
+            "add",
+            "--layer",
+            "user",
+            "--json",
+            "I want terse commit messages in the imperative mood",
+        ],
+        "",
+    );
+    let path = added.json()["path"].as_str().unwrap().to_string();
+    assert!(user_root.join(&path).is_file(), "written to the user root: {path}");
+    assert!(user_root.join("mem.toml").is_file(), "the user root was created");
+
+    let hits = repo.mem_in("src", &["recall", "--json", "terse commit messages"], "").json();
+    assert_eq!(hits[0]["layer"], "user", "{hits}");
+    let hits = repo.mem_in("src", &["recall", "--json", "orders Postgres"], "").json();
+    assert_eq!(hits[0]["layer"], "project", "{hits}");
+
+    // The same memory text in both layers: the project's comes first.
+    repo.mem_in(".", &["add", "Run cargo fmt before every commit"], "").ok();
+    repo.mem_in(".", &["add", "--layer", "user", "Run cargo fmt before every commit"], "").ok();
+    let hits = repo.mem_in(".", &["recall", "--json", "cargo fmt before a commit"], "").json();
+    let layers: Vec<&str> =
+        hits.as_array().unwrap().iter().map(|h| h["layer"].as_str().unwrap()).collect();
+    assert_eq!(&layers[..2], ["project", "user"], "{hits}");
+    let table = repo.mem_in(".", &["recall", "cargo fmt before a commit"], "");
+    assert!(table.ok().contains("layer"), "{}", table.stdout);
+
+    // Session start: the user's key memories too, labelled.
+    let cwd = repo.path().join("src");
+    let start = repo.mem_in(
+        "src",
+        &["context", "--hook", "claude"],
+        payload("SessionStart", "u1", &cwd, ""),
+    );
+    let text = additional_context(&start.stdout, "SessionStart");
+    assert!(text.contains("Postgres 16"), "{text}");
+    assert!(text.contains("terse commit messages") && text.contains("user, `"), "{text}");
+
+    // A root given with --dir is searched alone.
+    let alone = repo.mem(&["recall", "--json", "terse commit messages"]);
+    assert_eq!(alone.code, 1, "{alone:?}");
+}
+
+#[test]
+fn without_a_user_layer_add_to_it_says_how_to_name_one() {
+    let repo = repository();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    let out = repo.mem_in(".", &["add", "--layer", "user", "terse commits"], "");
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("[layers] user"), "{}", out.stderr);
+    let hits = repo.mem_in(".", &["add", "Orders live in Postgres"], "");
+    hits.ok();
+    let json = repo.mem_in(".", &["recall", "--json", "orders"], "").json();
+    assert!(json[0].get("layer").is_none(), "one root: no layer label: {json}");
+}

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Read};
 
 use anyhow::{Context as _, Result, bail};
 use mem::engine::{OnSimilar, Remembered, Similar};
+use mem::store::Layer;
 use mem::{MemoryType, NewMemory};
 
 use super::Context;
@@ -37,6 +38,11 @@ pub struct Args {
     /// Write it and mark the very similar existing memory as superseded by it.
     #[arg(long)]
     supersede: bool,
+    /// Which root gets it: `project` (default: the root found from here) or `user` (the user
+    /// layer of the user configuration, `[layers] user`: preferences, cross-project
+    /// procedures).
+    #[arg(long, value_parser = super::layer_parser(), default_value = "project")]
+    layer: Layer,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -52,7 +58,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             text
         }
     };
-    let (mut engine, _) = ctx.refreshed_engine()?;
+    let mut layers = ctx.layers_near(None)?;
+    let Some(engine) = layers.engine(args.layer) else {
+        bail!(
+            "no user layer: name one with `[layers] user = \"~/.local/share/mem\"` in {} (a root \
+             given with --dir or MEM_DIR is searched alone)",
+            super::user::path()
+                .map_or("the user configuration file".into(), |p| p.display().to_string())
+        );
+    };
+    super::print_problems(&engine.refresh(ctx.now, &super::progress_bar())?);
     let new = NewMemory {
         text,
         kind: args.kind,

@@ -39,7 +39,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if let Some(agent) = args.hook {
         return hook_answer(&args, agent, ctx);
     }
-    let (mut engine, _) = ctx.refreshed_engine()?;
+    let mut layers = ctx.layers_near(None)?;
+    for (_, report) in layers.refresh(ctx.now, &super::progress_bar())? {
+        super::print_problems(&report);
+    }
     let options = ContextOptions {
         task: args.task,
         budget: args.budget as usize,
@@ -47,7 +50,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         min_strength: args.min_strength,
         sessions: args.sessions,
     };
-    let context = engine.context(&options, ctx.now)?;
+    let context = layers.context(&options, ctx.now)?;
     if let Some(report) = &context.report {
         super::print_problems(report);
     }
@@ -78,9 +81,8 @@ fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
 
 /// The hook's answer, or `None` when there is nothing to add.
 fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Result<Option<String>> {
-    let root = ctx.root_near(event.cwd.as_deref())?;
-    let mut engine = ctx.engine_at(&root)?;
-    engine.refresh(ctx.now, &mem::progress::Silent)?;
+    let mut layers = ctx.layers_near(event.cwd.as_deref())?;
+    layers.refresh(ctx.now, &mem::progress::Silent)?;
     let options = match (event.name.as_deref(), &event.prompt) {
         (Some(hook::USER_PROMPT_SUBMIT), Some(prompt)) => ContextOptions {
             task: Some(prompt.clone()),
@@ -97,7 +99,7 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
             sessions: args.sessions,
         },
     };
-    let context = engine.context(&options, ctx.now)?;
+    let context = layers.context(&options, ctx.now)?;
     if context.memories == 0 {
         return Ok(None);
     }

@@ -177,6 +177,11 @@ impl Context {
     /// Like [`Context::root`], looking up from `cwd` (an agent's working directory, from a
     /// hook payload) instead of the process's when given.
     fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
+        Ok(self.find_root(cwd)?.0)
+    }
+
+    /// The memory root and how it was found (see [`Context::root_near`]).
+    fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let cwd = match cwd {
             // A relative `--dir` is the user's, relative to where they ran the command.
             Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
@@ -188,7 +193,27 @@ impl Context {
             store::init(&root)?;
             eprintln!("mem: created the default memory root {}", root.display());
         }
-        Ok(root)
+        Ok((root, source))
+    }
+
+    /// The root found from `cwd` (see [`Context::root_near`]) as the project layer, and the
+    /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
+    /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
+    fn layers_near(&self, cwd: Option<&str>) -> Result<mem::engine::Layers> {
+        let (root, source) = self.find_root(cwd)?;
+        let project = self.engine_at(&root)?;
+        let user = match (source, user::load()?.layers.user) {
+            (RootSource::Explicit, _) | (_, None) => None,
+            (_, Some(dir)) if same_folder(&dir, &root) => None,
+            (_, Some(dir)) => {
+                if !dir.join(mem::config::CONFIG_FILE).exists() {
+                    store::init(&dir)?;
+                    eprintln!("mem: created the user memory root {}", dir.display());
+                }
+                Some(self.engine_at(&dir)?)
+            }
+        };
+        Ok(mem::engine::Layers::new(project, user))
     }
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.
@@ -212,6 +237,14 @@ impl Context {
         let report = engine.refresh(self.now, &progress_bar())?;
         print_problems(&report);
         Ok((engine, report))
+    }
+}
+
+/// Whether two paths name the same folder (both canonicalized when they exist).
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
     }
 }
 
@@ -293,6 +326,13 @@ fn model_overrides() -> Result<mem::embed::ModelOverrides> {
         model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
         runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
     })
+}
+
+/// The values of `--layer`.
+fn layer_parser() -> impl clap::builder::TypedValueParser<Value = mem::store::Layer> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(["project", "user"])
+        .map(|s| s.parse().expect("clap checked it is a possible value"))
 }
 
 /// Parses a share between 0 and 1 (`--min-strength`).

@@ -3,6 +3,7 @@
 use anyhow::Result;
 use comfy_table::Cell;
 use mem::config::RecallMode;
+use mem::engine::LayeredRecall;
 use mem::{Hit, MemoryType, RecallOptions};
 
 use super::Context;
@@ -50,7 +51,8 @@ pub struct Args {
 
 /// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
-    let mut engine = ctx.engine()?;
+    let mut layers = ctx.layers_near(None)?;
+    let record_retrievals = layers.project().config().usage.record_retrievals;
     let options = RecallOptions {
         kinds: args.kinds,
         tags: args.tags,
@@ -58,13 +60,17 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         include_invalid: args.include_invalid,
         as_of: args.as_of,
         // Looking into the past is not a use of the memories now.
-        record: !args.no_record && args.as_of.is_none() && engine.config().usage.record_retrievals,
+        record: !args.no_record && args.as_of.is_none() && record_retrievals,
         mode: args.mode,
         min_strength: args.min_strength,
     };
     let query = args.query.join(" ");
-    let recall = engine.recall(&query, &options, ctx.now, &super::progress_bar())?;
+    let LayeredRecall { recall, user_report } =
+        layers.recall(&query, &options, ctx.now, &super::progress_bar())?;
     super::print_problems(&recall.report);
+    if let Some(report) = &user_report {
+        super::print_problems(report);
+    }
     let hits = &recall.hits;
     if hits.is_empty() {
         eprintln!("mem: nothing matches {:?}", query);
@@ -77,7 +83,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         return Ok(NOTHING);
     }
     let semantic = hits.iter().any(|h| h.semantic.is_some());
+    let layered = layers.layered();
     let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
+    if layered {
+        header.push("layer");
+    }
     if args.explain {
         let mut columns = vec!["relevance", "bm25"];
         if semantic {
@@ -88,11 +98,21 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     let mut table = super::table(&header);
     for hit in hits {
-        table.add_row(row(hit, args.explain, semantic));
+        let mut cells = row(hit, args.explain, semantic);
+        if layered {
+            cells.push(Cell::new(hit.layer.map_or("", |l| l.as_str())));
+        }
+        table.add_row(cells);
     }
     let mut text = super::render(&table);
     if args.explain {
-        text.push_str(&recall.explain(engine.config()));
+        text.push_str(&recall.explain(layers.project().config()));
+        if layered {
+            text.push_str(
+                "two layers searched: each layer's scores are multiplied by its best strength \
+                 over the best of both, project first on equal scores\n",
+            );
+        }
     }
     super::print_text(&text)?;
     Ok(0)

@@ -1,7 +1,8 @@
 //! The per-user configuration file, `$XDG_CONFIG_HOME/mem/config.toml` (else
 //! `~/.config/mem/config.toml`): what only the user may decide because it runs code, the
-//! embedding model folder, the ONNX Runtime library and the summariser command. A memory
-//! root's `mem.toml` travels with the memories (a cloned repository) and may not name them.
+//! embedding model folder, the ONNX Runtime library and the summariser command (which a memory
+//! root's `mem.toml`, travelling with the memories in a cloned repository, may not name), and
+//! the user's own memory layer.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +20,17 @@ pub struct UserConfig {
     pub embed: Embed,
     /// `[reflect]`.
     pub reflect: Reflect,
+    /// `[layers]`.
+    pub layers: Layers,
+}
+
+/// `[layers]` of the user configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Layers {
+    /// The user's memory root, searched beside every project's (relative paths start at the
+    /// configuration file's folder; `~/` is the home folder).
+    pub user: Option<PathBuf>,
 }
 
 /// `[embed]` of the user configuration.
@@ -65,7 +77,12 @@ fn load_from(path: &Path) -> Result<UserConfig> {
     let mut config: UserConfig =
         toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
     let folder = path.parent().unwrap_or(Path::new("."));
-    for p in [&mut config.embed.model_dir, &mut config.embed.ort_library].into_iter().flatten() {
+    let paths =
+        [&mut config.embed.model_dir, &mut config.embed.ort_library, &mut config.layers.user];
+    for p in paths.into_iter().flatten() {
+        if let (Ok(rest), Some(home)) = (p.strip_prefix("~"), dirs::home_dir()) {
+            *p = home.join(rest);
+        }
         if p.is_relative() {
             *p = folder.join(&*p);
         }
@@ -82,10 +99,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(FILE);
         assert!(load_from(&file).unwrap().embed.model_dir.is_none());
-        std::fs::write(&file, "[embed]\nmodel_dir = \"model\"\n[reflect]\nsummarizer = \"cat\"\n")
-            .unwrap();
+        let text = "[embed]\nmodel_dir = \"model\"\n[reflect]\nsummarizer = \"cat\"\n[layers]\nuser = \"~/mem\"\n";
+        std::fs::write(&file, text).unwrap();
         let config = load_from(&file).unwrap();
         assert_eq!(config.embed.model_dir, Some(dir.path().join("model")));
+        assert_eq!(config.layers.user, dirs::home_dir().map(|h| h.join("mem")));
         assert_eq!(config.reflect.summarizer.as_deref(), Some("cat"));
         std::fs::write(&file, "[embed]\nmodel = \"x\"\n").unwrap();
         let e = format!("{:#}", load_from(&file).unwrap_err());

@@ -3,10 +3,11 @@
 
 use jiff::Timestamp;
 
-use super::{Engine, Recall, RecallOptions};
+use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
 use crate::format::MemoryType;
 use crate::index::{Record, RefreshReport};
+use crate::store::Layer;
 
 /// What [`Engine::context`] puts in the block.
 #[derive(Clone, Debug)]
@@ -34,8 +35,8 @@ pub struct SessionContext {
     pub memories: usize,
 }
 
-/// One memory, as a Markdown list item.
-fn entry(r: &Record, body: &str) -> String {
+/// One memory, as a Markdown list item; `label` names its layer when two are searched.
+fn entry(r: &Record, body: &str, label: &str) -> String {
     let text = body
         .lines()
         .map(str::trim)
@@ -43,7 +44,10 @@ fn entry(r: &Record, body: &str) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     let text = crate::format::clip(&text, 280);
-    format!("- **{}** ({}, importance {}, `{}`): {text}\n", r.title, r.kind, r.importance, r.id)
+    format!(
+        "- **{}** ({}, importance {}{label}, `{}`): {text}\n",
+        r.title, r.kind, r.importance, r.id
+    )
 }
 
 /// Prefix of the `source` of a memory that `mem capture` wrote from a session.
@@ -63,10 +67,8 @@ fn session_entry(r: &Record, body: &str) -> String {
 }
 
 impl Engine {
-    /// The block for a session start: the task's memories (a recall that records its
-    /// retrievals as `[usage] record_retrievals` says), then the key memories not shown yet,
-    /// within the budget. Call [`Engine::refresh`] first.
-    pub fn context(&mut self, options: &ContextOptions, now: Timestamp) -> Result<SessionContext> {
+    /// The valid key memories (procedural and semantic), most important first, at most `n`.
+    fn key_memories(&self, n: usize, now: Timestamp) -> Result<Vec<Record>> {
         let mut key: Vec<Record> = self
             .list(&[MemoryType::Procedural, MemoryType::Semantic], &[])?
             .into_iter()
@@ -78,8 +80,36 @@ impl Engine {
                 .then(b.last_access.cmp(&a.last_access))
                 .then(a.id.cmp(&b.id))
         });
-        key.truncate(options.key);
+        key.truncate(n);
+        Ok(key)
+    }
 
+    /// The `n` most recent captured sessions not in `shown`.
+    fn recent_sessions(&self, n: usize, shown: &[String], now: Timestamp) -> Result<Vec<Record>> {
+        let mut sessions: Vec<Record> = self
+            .list(&[MemoryType::Episodic], &[])?
+            .into_iter()
+            .filter(|r| r.source.as_deref().is_some_and(|s| s.starts_with(SESSION_SOURCE)))
+            .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.created <= now)
+            .filter(|r| !shown.contains(&r.id))
+            .collect();
+        sessions.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
+        sessions.truncate(n);
+        Ok(sessions)
+    }
+}
+
+impl Layers {
+    /// The block for a session start: the task's memories from both layers (a recall that
+    /// records its retrievals as the project's `[usage] record_retrievals` says), then the
+    /// key memories not shown yet (the project's, then the user's), then the project's last
+    /// captured sessions, within the budget. Call [`Layers::refresh`] first.
+    pub fn context(&mut self, options: &ContextOptions, now: Timestamp) -> Result<SessionContext> {
+        let layered = self.layered();
+        let label = |layer: Option<Layer>| match layer {
+            Some(Layer::User) if layered => ", user",
+            _ => "",
+        };
         // The task's memories come first: they are the most specific, and the budget may not
         // reach the end.
         let mut sections: Vec<(String, Vec<String>)> = Vec::new();
@@ -88,17 +118,19 @@ impl Engine {
         if let Some(task) = options.task.as_deref().filter(|t| !t.trim().is_empty()) {
             let recall_options = RecallOptions {
                 limit: 10,
-                record: self.config.usage.record_retrievals,
+                record: self.project().config.usage.record_retrievals,
                 min_strength: options.min_strength,
                 ..Default::default()
             };
-            let Recall { hits, report: refreshed, .. } =
+            let LayeredRecall { recall: Recall { hits, report: refreshed, .. }, .. } =
                 self.recall(task, &recall_options, now, &crate::progress::Silent)?;
             report = Some(refreshed);
             let mut items = Vec::new();
             for hit in &hits {
-                let (_, memory) = self.get(&hit.record.id)?;
-                items.push(entry(&hit.record, memory.body()));
+                let layer = hit.layer.unwrap_or(Layer::Project);
+                let Some(engine) = self.engine(layer) else { continue };
+                let (_, memory) = engine.get(&hit.record.id)?;
+                items.push(entry(&hit.record, memory.body(), label(hit.layer)));
                 shown.push(hit.record.id.clone());
             }
             sections.push((
@@ -107,25 +139,26 @@ impl Engine {
             ));
         }
         let mut items = Vec::new();
-        for r in key.iter().filter(|r| !shown.contains(&r.id)) {
-            let (_, memory) = self.get(&r.id)?;
-            items.push(entry(r, memory.body()));
+        // A user memory with the title of a project one already listed adds nothing: the
+        // project's wins.
+        let mut titles: Vec<String> = Vec::new();
+        for layer in [Layer::Project, Layer::User] {
+            let Some(engine) = self.engine(layer) else { continue };
+            for r in engine.key_memories(options.key, now)? {
+                if shown.contains(&r.id) || (layer == Layer::User && titles.contains(&r.title)) {
+                    continue;
+                }
+                let (_, memory) = engine.get(&r.id)?;
+                items.push(entry(&r, memory.body(), label(Some(layer))));
+                titles.push(r.title.clone());
+            }
         }
         sections.push(("## Key memories\n".to_string(), items));
-
         if options.sessions > 0 {
-            let mut sessions: Vec<Record> = self
-                .list(&[MemoryType::Episodic], &[])?
-                .into_iter()
-                .filter(|r| r.source.as_deref().is_some_and(|s| s.starts_with(SESSION_SOURCE)))
-                .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.created <= now)
-                .filter(|r| !shown.contains(&r.id))
-                .collect();
-            sessions.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
-            sessions.truncate(options.sessions);
+            let engine = self.project();
             let mut items = Vec::new();
-            for r in &sessions {
-                let (_, memory) = self.get(&r.id)?;
+            for r in &engine.recent_sessions(options.sessions, &shown, now)? {
+                let (_, memory) = engine.get(&r.id)?;
                 items.push(session_entry(r, memory.body()));
             }
             sections.push(("## Recent sessions\n".to_string(), items));

@@ -21,6 +21,7 @@ mod capture;
 mod context;
 mod edit;
 mod health;
+mod layers;
 mod recall;
 mod reflect;
 mod semantic;
@@ -30,6 +31,7 @@ pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{Health, Stats, UsageCheck};
+pub use self::layers::{LayeredRecall, Layers, merge};
 pub use self::recall::{DEFAULT_MIN_STRENGTH, Recall, RecallOptions};
 pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,

@@ -148,17 +148,29 @@ impl Engine {
                 hit.rank = i + 1;
             }
         }
-        if options.record && !hits.is_empty() {
-            let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
-            let hash = usage::query_hash(query);
-            // Recall still answers when the log cannot be written; the notice says so.
-            if let Err(e) = self.usage().and_then(|log| log.record_retrieved(&ids, &hash, now)) {
-                report.notices.push(format!("usage not recorded: {e}"));
-            }
+        if options.record {
+            report.notices.extend(self.record_retrievals(query, &hits, now));
         }
         let relevance = hits.first().map(|best| self.relevance(mode, best));
         let expansions = self.expansions(query);
         Ok(Recall { hits, report, mode, fallback, expansions, relevance })
+    }
+
+    /// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot
+    /// be written is a notice (returned), not an error: recall still answers.
+    pub fn record_retrievals(
+        &mut self,
+        query: &str,
+        hits: &[Hit],
+        now: Timestamp,
+    ) -> Option<String> {
+        if hits.is_empty() {
+            return None;
+        }
+        let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+        let hash = usage::query_hash(query);
+        let recorded = self.usage().and_then(|log| log.record_retrieved(&ids, &hash, now));
+        recorded.err().map(|e| format!("usage not recorded: {e}"))
     }
 
     /// The measure of relevance of a recall in `mode`, with the best raw value its hits were

@@ -335,6 +335,27 @@ impl Engine {
         self.semantic.model = Slot::Ready(embedder);
     }
 
+    /// Moves this engine's loaded model into `to` when both are configured with the same
+    /// model and `to` has not loaded it: two roots searched together load it once. Whether
+    /// it moved.
+    pub(super) fn lend_model(&mut self, to: &mut Engine) -> bool {
+        if self.semantic.source != to.semantic.source
+            || !matches!(to.semantic.model, Slot::Unloaded)
+        {
+            return false;
+        }
+        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
+            Slot::Ready(embedder) => {
+                to.semantic.model = Slot::Ready(embedder);
+                true
+            }
+            other => {
+                self.semantic.model = other;
+                false
+            }
+        }
+    }
+
     /// The `k` memories nearest to `query_vector`, best first, with cosine at least
     /// `min_cosine`, among the vectors [`Engine::sync_vectors`] left.
     pub(super) fn nearest(

@@ -43,6 +43,9 @@ pub struct Hit {
     /// (BM25 × coverage factor), or the fused value of a hybrid recall.
     #[serde(skip)]
     pub best_raw: f64,
+    /// The layer the memory lives in, when two roots were searched together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer: Option<crate::store::Layer>,
     /// The cosine side of a vector or hybrid recall, and how the two were fused.
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub semantic: Option<Semantic>,
@@ -325,6 +328,7 @@ impl MemoryIndex {
                     bm25: p.bm25,
                     max_bm25: p.max_bm25,
                     best_raw: p.best_raw,
+                    layer: None,
                     semantic: p.semantic,
                     age_days,
                     strength: score::strength(

@@ -7,13 +7,13 @@
 //! answered with a JSON-RPC parse error (rmcp would drop it). See docs/mcp.md.
 
 use std::collections::HashSet;
-use std::io;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
 use mem::config::RecallMode;
-use mem::engine::{OnSimilar, Remembered, Similar};
+use mem::engine::{LayeredRecall, Layers, OnSimilar, Remembered, Similar};
+use mem::store::Layer;
 use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -22,17 +22,17 @@ use rmcp::{ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Stdin};
-use tokio::sync::mpsc::{self, Receiver, Sender};
+use tokio::sync::mpsc;
 
+use self::stdio::{filter, forward, write_lines};
 use super::Context;
+
+mod stdio;
 
 /// The largest memory text `remember` accepts, whatever `[limits] max_file_bytes` allows.
 const MAX_TEXT_BYTES: u64 = 64 * 1024;
 /// The most memories `recall` and `recent` return.
 const MAX_RESULTS: u16 = 100;
-/// The longest line read from the client; a longer one gets a parse error, and is not held.
-const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
@@ -40,9 +40,13 @@ pub struct Args {}
 
 /// Serves the root on stdio until the client closes stdin.
 pub fn run(_args: Args, ctx: &Context) -> Result<()> {
-    let mut engine = ctx.engine()?;
+    let mut layers = ctx.layers_near(None)?;
+    if let Some(user) = layers.engine(Layer::User) {
+        eprintln!("mem: user layer {}", user.root().display());
+    }
+    let engine = layers.project();
     eprintln!("mem: MCP server for {} on stdio", engine.root().display());
-    // The model is loaded once, here, and kept for every call.
+    // The model is loaded once, here, and kept for every call (lent to the user layer).
     if engine.model_source().is_some() {
         match engine.embedder() {
             Ok(embedder) => {
@@ -52,7 +56,7 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
         }
     }
     let server = MemServer {
-        engine: Mutex::new(engine),
+        layers: Mutex::new(layers),
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
         tool_router: MemServer::tool_router(),
@@ -85,128 +89,9 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
     result
 }
 
-/// Reads the next line of stdin into `line`, without its `\n` (a last line without one
-/// counts), and returns its length; `None` at the end. A line over [`MAX_LINE_BYTES`] is read
-/// to its end but not kept.
-async fn read_line(input: &mut BufReader<Stdin>, line: &mut Vec<u8>) -> io::Result<Option<usize>> {
-    line.clear();
-    let mut length = 0;
-    loop {
-        let available = input.fill_buf().await?;
-        let (end, newline) = (available.is_empty(), available.iter().position(|&b| b == b'\n'));
-        let take = newline.unwrap_or(available.len());
-        length += take;
-        line.extend_from_slice(&available[..take]);
-        line.truncate(if length > MAX_LINE_BYTES { 0 } else { length }); // not kept if too long
-        input.consume(newline.map_or(take, |at| at + 1));
-        if end || newline.is_some() {
-            return Ok((newline.is_some() || length > 0).then_some(length));
-        }
-    }
-}
-
-/// Readies a line from the client (without its `\n`) for rmcp, in place: drops a UTF-8 byte
-/// order mark at its start, as rmcp does, and replaces its lone surrogate escapes if that makes
-/// it JSON. `Ok(false)`: a blank line, to skip; `Err`: not JSON.
-fn repair(line: &mut Vec<u8>) -> serde_json::Result<bool> {
-    let parse = |line: &[u8]| serde_json::from_slice::<serde_json::Value>(line).map(drop);
-    if line.starts_with(b"\xEF\xBB\xBF") {
-        line.drain(..3);
-    }
-    if line.iter().all(u8::is_ascii_whitespace) {
-        return Ok(false);
-    }
-    let Err(error) = parse(line) else { return Ok(true) };
-    if !replace_lone_surrogates(line) {
-        return Err(error);
-    }
-    parse(line)?;
-    eprintln!("mem: warning: lone surrogate escapes in a message replaced by \\ufffd");
-    Ok(true)
-}
-
-/// Replaces, in place, each `\uXXXX` escape of a UTF-16 surrogate (D800 to DFFF) that is not
-/// half of a valid pair with `\ufffd` (U+FFFD, as long: columns stay); true if it replaced any.
-/// An escaped backslash is skipped whole, so `\\ud800` (the text `\ud800`) stays; outside
-/// strings a backslash is a syntax error anyway.
-fn replace_lone_surrogates(line: &mut [u8]) -> bool {
-    // (A `+` is read as a sign, but three hex digits make no surrogate.)
-    let escape = |line: &[u8], at: usize| -> Option<u16> {
-        let hex = line.get(at..at + 6)?.strip_prefix(b"\\u")?;
-        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
-    };
-    let (mut at, mut replaced) = (0, false);
-    while let Some(next) = line.get(at..).and_then(|rest| rest.iter().position(|&b| b == b'\\')) {
-        at += next;
-        let pair = matches!(escape(line, at + 6), Some(0xDC00..=0xDFFF));
-        match escape(line, at) {
-            Some(0xD800..=0xDBFF) if pair => at += 12,
-            Some(0xD800..=0xDFFF) => {
-                line[at + 2..at + 6].copy_from_slice(b"fffd");
-                (at, replaced) = (at + 6, true);
-            }
-            Some(_) => at += 6,
-            None => at += 2,
-        }
-    }
-    replaced
-}
-
-/// Reads the client's lines until stdin ends (or rmcp or stdout is gone): rmcp gets those that
-/// are JSON, once repaired, through `to_rmcp`; `out` gets a parse error for the others, with
-/// `"id": null` since no id can be read from them. Blank lines are skipped.
-async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
-    let (mut input, mut line, mut going_on) =
-        (BufReader::new(tokio::io::stdin()), Vec::new(), true);
-    while going_on {
-        let repaired = match read_line(&mut input, &mut line).await {
-            Ok(Some(n)) if n > MAX_LINE_BYTES => {
-                Err(format!("the line is over the limit of {MAX_LINE_BYTES} bytes"))
-            }
-            Ok(Some(_)) => repair(&mut line).map_err(|e| e.to_string()),
-            Ok(None) => return,
-            Err(e) => return eprintln!("mem: error: cannot read stdin: {e}"),
-        };
-        going_on = match repaired {
-            Ok(false) => true,
-            Ok(true) => {
-                line.push(b'\n');
-                to_rmcp.write_all(&line).await.is_ok()
-            }
-            Err(reason) => {
-                eprintln!("mem: parse error: {reason}");
-                // By hand, for the usual order of the keys; `message` is a JSON string.
-                let message = json!(format!("Parse error: {reason}"));
-                let error = format!(r#"{{"code":-32700,"message":{message}}}"#);
-                let response = format!("{{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{error}}}\n");
-                out.send(response.into_bytes()).await.is_ok()
-            }
-        };
-    }
-}
-
-/// Passes rmcp's output on to `out`, a whole line at a time, until rmcp closes it.
-async fn forward(from_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
-    let mut from_rmcp = BufReader::new(from_rmcp);
-    let mut line = Vec::new();
-    while from_rmcp.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0)
-        && out.send(std::mem::take(&mut line)).await.is_ok()
-    {}
-}
-
-/// The one writer of stdout: writes and flushes each line, until every sender is gone.
-async fn write_lines(mut lines: Receiver<Vec<u8>>) -> io::Result<()> {
-    let mut stdout = tokio::io::stdout();
-    while let Some(line) = lines.recv().await {
-        stdout.write_all(&line).await?;
-        stdout.flush().await?;
-    }
-    Ok(())
-}
-
 /// The server: one open root, shared by the tool calls.
 struct MemServer {
-    engine: Mutex<Engine>,
+    layers: Mutex<Layers>,
     /// `--now`/`MEM_NOW`; without it, each call reads the clock.
     fixed_now: Option<Timestamp>,
     /// Refresh problems already written to stderr, so that a long session does not repeat them.
@@ -309,6 +194,11 @@ struct RememberArgs {
     #[schemars(description = "Write it even if a very similar memory exists. Exact duplicates \
         are never written again.")]
     force: bool,
+    #[serde(default)]
+    #[schemars(description = "Where to keep it: \"project\" (default: this project's facts, \
+        decisions, procedures) or \"user\" (the user's own preferences and procedures that span \
+        projects; needs a user layer).")]
+    layer: Option<String>,
 }
 
 fn default_kind() -> Kind {
@@ -370,21 +260,24 @@ impl MemServer {
         annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
-        self.call(false, |engine, now| {
+        self.call(false, |layers, now| {
             let limit = check_count("k", args.k)?;
             let options = RecallOptions {
                 kinds: args.kind.map(MemoryType::from).into_iter().collect(),
                 tags: args.tags,
                 limit,
-                record: engine.config().usage.record_retrievals,
+                record: layers.project().config().usage.record_retrievals,
                 mode: args.mode.map(RecallMode::from),
                 min_strength: mem::engine::DEFAULT_MIN_STRENGTH,
                 ..Default::default()
             };
-            let mem::Recall { hits, report, .. } =
-                engine.recall(&args.query, &options, now, &mem::progress::Silent)?;
-            self.log_problems(&report);
-            to_json(&hits)
+            let LayeredRecall { recall, user_report } =
+                layers.recall(&args.query, &options, now, &mem::progress::Silent)?;
+            self.log_problems(&recall.report);
+            if let Some(report) = &user_report {
+                self.log_problems(report);
+            }
+            to_json(&recall.hits)
         })
     }
 
@@ -404,7 +297,14 @@ impl MemServer {
         )
     )]
     fn remember(&self, Parameters(args): Parameters<RememberArgs>) -> CallToolResult {
-        self.call(true, |engine, now| {
+        self.call(true, |layers, now| {
+            let layer = match args.layer.as_deref() {
+                None => Layer::Project,
+                Some(name) => name.parse().map_err(|e: String| anyhow!(e))?,
+            };
+            let Some(engine) = layers.engine(layer) else {
+                bail!("there is no user layer: the user configuration names none ([layers] user)");
+            };
             let limit = engine.config().limits.max_file_bytes.min(MAX_TEXT_BYTES);
             let size = args.text.len() as u64;
             if size > limit {
@@ -447,9 +347,9 @@ impl MemServer {
         annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
     )]
     fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        self.call(true, |engine, _| {
+        self.call(true, |layers, _| {
             let id = MemoryId::new(&args.id)?;
-            let (path, memory) = engine.get(id.as_str())?;
+            let (path, memory) = engine_of(layers, id.as_str())?.get(id.as_str())?;
             to_json(&super::memory_json(&path, &memory))
         })
     }
@@ -462,12 +362,25 @@ impl MemServer {
         annotations(title = "Recent memories", read_only_hint = true, open_world_hint = false)
     )]
     fn recent(&self, Parameters(args): Parameters<RecentArgs>) -> CallToolResult {
-        self.call(true, |engine, _| {
+        self.call(true, |layers, _| {
             let n = check_count("n", args.n)?;
             let kinds: Vec<MemoryType> = args.kind.map(MemoryType::from).into_iter().collect();
-            let mut records = engine.list(&kinds, &[])?;
+            let layered = layers.layered();
+            let mut records = Vec::new();
+            for layer in [Layer::Project, Layer::User] {
+                let Some(engine) = layers.engine(layer) else { continue };
+                for record in engine.list(&kinds, &[])? {
+                    let mut value = serde_json::to_value(&record)?;
+                    if layered {
+                        value["layer"] = json!(layer.as_str());
+                    }
+                    records.push((record.created, value));
+                }
+            }
+            // Newest first; the project's first on equal times (a stable sort).
+            records.sort_by_key(|r| std::cmp::Reverse(r.0));
             records.truncate(n);
-            to_json(&records)
+            to_json(&records.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
         })
     }
 
@@ -484,9 +397,13 @@ impl MemServer {
         )
     )]
     fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
-        self.call(true, |engine, now| {
+        self.call(true, |layers, now| {
             let id = MemoryId::new(&args.id)?;
-            to_json(&engine.forget(id.as_str(), Some(&args.reason), now)?)
+            to_json(&engine_of(layers, id.as_str())?.forget(
+                id.as_str(),
+                Some(&args.reason),
+                now,
+            )?)
         })
     }
 
@@ -503,23 +420,33 @@ impl MemServer {
         )
     )]
     fn used(&self, Parameters(args): Parameters<UsedArgs>) -> CallToolResult {
-        self.call(true, |engine, now| {
+        self.call(true, |layers, now| {
             if args.ids.is_empty() {
                 bail!("give at least one id");
             }
             for id in &args.ids {
                 MemoryId::new(id)?;
             }
-            let (paths, report) = engine.used(&args.ids, now, true)?;
-            for failure in &report.failed {
-                eprintln!("mem: warning: recorded, but not written to the file yet: {failure}");
+            // Each id goes to the layer that holds it (an unknown id is the project's error).
+            let mut by_layer: Vec<(Layer, Vec<String>)> = Vec::new();
+            for id in &args.ids {
+                let layer = layers.locate(id).unwrap_or(Layer::Project);
+                match by_layer.iter_mut().find(|(l, _)| *l == layer) {
+                    Some((_, ids)) => ids.push(id.clone()),
+                    None => by_layer.push((layer, vec![id.clone()])),
+                }
             }
-            let used: Vec<_> = args
-                .ids
-                .iter()
-                .zip(paths)
-                .map(|(id, path)| json!({ "id": id, "path": path }))
-                .collect();
+            let mut used = Vec::new();
+            for (layer, ids) in by_layer {
+                let engine = layers.engine(layer).expect("located in it");
+                let (paths, report) = engine.used(&ids, now, true)?;
+                for failure in &report.failed {
+                    eprintln!("mem: warning: recorded, but not written to the file yet: {failure}");
+                }
+                used.extend(
+                    ids.iter().zip(paths).map(|(id, path)| json!({ "id": id, "path": path })),
+                );
+            }
             to_json(&json!({ "used": used }))
         })
     }
@@ -542,16 +469,17 @@ impl MemServer {
     fn call(
         &self,
         refresh: bool,
-        f: impl FnOnce(&mut Engine, Timestamp) -> Result<String>,
+        f: impl FnOnce(&mut Layers, Timestamp) -> Result<String>,
     ) -> CallToolResult {
         let now = super::now(self.fixed_now);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut engine = lock(&self.engine);
+            let mut layers = lock(&self.layers);
             if refresh {
-                let report = engine.refresh(now, &mem::progress::Silent)?;
-                self.log_problems(&report);
+                for (_, report) in layers.refresh(now, &mem::progress::Silent)? {
+                    self.log_problems(&report);
+                }
             }
-            f(&mut engine, now)
+            f(&mut layers, now)
         }))
         .unwrap_or_else(|panic| {
             let message = mem::error::panic_message(&*panic, "unknown panic");
@@ -576,6 +504,13 @@ impl MemServer {
             }
         }
     }
+}
+
+/// The engine of the layer holding memory `id` (the project's when none does, whose error
+/// then names the id).
+fn engine_of<'a>(layers: &'a mut Layers, id: &str) -> Result<&'a mut Engine> {
+    let layer = layers.locate(id).unwrap_or(Layer::Project);
+    Ok(layers.engine(layer).expect("located in it"))
 }
 
 /// Locks `mutex`, even if a panicking call poisoned it: the engine's state lives on disk, and

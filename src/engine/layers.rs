@@ -1,0 +1,147 @@
+//! Two memory roots searched as one: the project's and the user's (what spans projects:
+//! preferences, cross-project procedures). Each root keeps its own index and usage log; a
+//! recall searches both and merges the hits, project first on ties, every hit labelled with
+//! its layer.
+
+use jiff::Timestamp;
+
+use super::{Engine, Recall, RecallOptions};
+use crate::Result;
+use crate::index::{Hit, RefreshReport};
+use crate::store::Layer;
+
+/// The project's engine and, when one is configured, the user's.
+pub struct Layers {
+    project: Engine,
+    user: Option<Engine>,
+}
+
+/// A recall over both layers: the merged hits in `recall`, with the project's report, mode
+/// and relevance measure, and the user layer's own report.
+#[derive(Debug)]
+pub struct LayeredRecall {
+    /// The merged recall (its report is the project layer's).
+    pub recall: Recall,
+    /// What the user layer's refresh found, when there is a user layer.
+    pub user_report: Option<RefreshReport>,
+}
+
+impl Layers {
+    /// The project's root, and the user's when given (a user root that is the project's root
+    /// is not searched twice: give `None`).
+    pub fn new(project: Engine, user: Option<Engine>) -> Layers {
+        Layers { project, user }
+    }
+
+    /// Whether a user layer is searched beside the project.
+    pub fn layered(&self) -> bool {
+        self.user.is_some()
+    }
+
+    /// The engine of `layer`, if there is one.
+    pub fn engine(&mut self, layer: Layer) -> Option<&mut Engine> {
+        match layer {
+            Layer::Project => Some(&mut self.project),
+            Layer::User => self.user.as_mut(),
+        }
+    }
+
+    /// The project's engine.
+    pub fn project(&mut self) -> &mut Engine {
+        &mut self.project
+    }
+
+    /// The layer holding memory `id`: the project's when both do.
+    pub fn locate(&mut self, id: &str) -> Option<Layer> {
+        if self.project.get(id).is_ok() {
+            return Some(Layer::Project);
+        }
+        let user = self.user.as_mut()?;
+        user.get(id).is_ok().then_some(Layer::User)
+    }
+
+    /// Brings both indexes up to date; the reports, project first.
+    pub fn refresh(
+        &mut self,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Vec<(Layer, RefreshReport)>> {
+        let mut reports = vec![(Layer::Project, self.project.refresh(now, progress)?)];
+        if let Some(user) = &mut self.user {
+            reports.push((Layer::User, user.refresh(now, progress)?));
+        }
+        Ok(reports)
+    }
+
+    /// Recalls from both layers and merges the hits (see [`merge`]); each layer records the
+    /// retrievals of its hits that made the merged list, when `options.record` says so.
+    pub fn recall(
+        &mut self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<LayeredRecall> {
+        let Some(user) = &mut self.user else {
+            let recall = self.project.recall(query, options, now, progress)?;
+            return Ok(LayeredRecall { recall, user_report: None });
+        };
+        let quiet = RecallOptions { record: false, ..options.clone() };
+        let mut recall = self.project.recall(query, &quiet, now, progress)?;
+        let lent = self.project.lend_model(user);
+        let theirs = user.recall(query, &quiet, now, progress);
+        if lent {
+            user.lend_model(&mut self.project);
+        }
+        let theirs = theirs?;
+        recall.hits = merge(std::mem::take(&mut recall.hits), theirs.hits, options.limit);
+        if recall.relevance.is_none() {
+            recall.relevance = theirs.relevance;
+        }
+        let mut user_report = theirs.report;
+        if options.record {
+            let of = |layer| -> Vec<Hit> {
+                recall.hits.iter().filter(|h| h.layer == Some(layer)).cloned().collect()
+            };
+            let (mine, theirs) = (of(Layer::Project), of(Layer::User));
+            recall.report.notices.extend(self.project.record_retrievals(query, &mine, now));
+            user_report.notices.extend(user.record_retrievals(query, &theirs, now));
+        }
+        Ok(LayeredRecall { recall, user_report: Some(user_report) })
+    }
+}
+
+/// The hits of both layers as one ranking, at most `limit`. Each root divides relevance by
+/// its own best match, so a root whose best match is weak would still have a hit of relevance
+/// 1; scores are therefore put on one scale by the best match's strength (an absolute
+/// measure: coverage of the query, or cosine): each layer's scores are multiplied by its best
+/// strength over the best of both. Project hits come first on equal scores, and a memory id
+/// found in both layers is the project's.
+pub fn merge(project: Vec<Hit>, user: Vec<Hit>, limit: usize) -> Vec<Hit> {
+    let best = |hits: &[Hit]| hits.iter().map(|h| h.strength).fold(0.0f64, f64::max);
+    let (best_project, best_user) = (best(&project), best(&user));
+    let top = best_project.max(best_user);
+    let scale = |b: f64| if top > 0.0 { b / top } else { 1.0 };
+    let (scale_project, scale_user) = (scale(best_project), scale(best_user));
+    let mut merged: Vec<Hit> = Vec::with_capacity(project.len() + user.len());
+    for mut hit in project {
+        hit.layer = Some(Layer::Project);
+        hit.score *= scale_project;
+        merged.push(hit);
+    }
+    for mut hit in user {
+        if merged.iter().any(|h| h.record.id == hit.record.id) {
+            continue;
+        }
+        hit.layer = Some(Layer::User);
+        hit.score *= scale_user;
+        merged.push(hit);
+    }
+    // Stable: on equal scores the project's hits, listed first, stay first.
+    merged.sort_by(|a, b| b.score.total_cmp(&a.score));
+    merged.truncate(limit);
+    for (i, hit) in merged.iter_mut().enumerate() {
+        hit.rank = i + 1;
+    }
+    merged
+}
