@@ -3,7 +3,7 @@
 //! checks over what it is given; it changes nothing.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use rayon::prelude::*;
@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::format::Memory;
 use crate::index::{Manifest, content_hash};
 use crate::store::{Scan, read_limited};
+use crate::{Error, Result};
 
 /// How the index compares with the files.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -47,7 +48,7 @@ impl IndexCheck {
 
 /// Compares every file's content (by hash, not by mtime) with the manifest, in parallel.
 pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64) -> IndexCheck {
-    type Read = Result<([u8; 16], Option<String>), String>;
+    type Read = std::result::Result<([u8; 16], Option<String>), String>;
     let results: Vec<(String, Read)> = scan
         .files
         .par_iter()
@@ -161,43 +162,189 @@ pub fn capture_summary(path: &Path, now: Timestamp, hours: i64) -> std::io::Resu
     Ok(summary)
 }
 
+/// The project a memory root belongs to: the folder holding the root when the root is a
+/// project's `.memory` folder, else the root itself. Lexical: nothing is read from disk.
+pub fn project_dir(root: &Path) -> PathBuf {
+    let root: PathBuf = root.components().collect();
+    match root.parent() {
+        Some(parent) if root.file_name() == Some(crate::store::PROJECT_DIR.as_ref()) => {
+            if parent.as_os_str().is_empty() { PathBuf::from(".") } else { parent.into() }
+        }
+        _ => root,
+    }
+}
+
+/// The coding agent that wrote a transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Agent {
+    /// Claude Code: `<project>/<session_id>.jsonl`.
+    Claude,
+    /// Codex CLI: `rollout-<timestamp>-<uuid>.jsonl`.
+    Codex,
+}
+
+impl Agent {
+    /// The agent's name as the command line spells it: `claude` or `codex`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// One session's transcript on disk.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SessionFile {
+    /// The session id, from the file's name.
+    pub session_id: String,
+    /// The agent that wrote it.
+    pub agent: Agent,
+    /// The transcript's path.
+    pub path: String,
+}
+
+/// The main sessions of one project under a transcripts folder, and what was left out.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Transcripts {
+    /// The project's main sessions, by session id.
+    pub sessions: BTreeMap<String, SessionFile>,
+    /// Subagent transcripts left out: Claude Code's `subagents/agent-<id>.jsonl` (and any
+    /// transcript under a `subagents` folder, or named `agent-*.jsonl`), Codex rollouts whose
+    /// `session_meta` names a subagent source.
+    pub subagents: usize,
+    /// Codex rollouts left out because their `cwd` is outside the project (or unreadable).
+    pub other_projects: usize,
+}
+
 /// Sessions found on disk against sessions captured.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Coverage {
-    /// Transcripts found.
+    /// The project's main sessions found.
     pub found: usize,
     /// Of those, captured (a memory has `source: session/<id>`).
     pub captured: usize,
-    /// The others: session id and transcript path.
-    pub gaps: Vec<(String, String)>,
+    /// The others: session id, agent and transcript path.
+    pub gaps: Vec<SessionFile>,
+    /// Subagent transcripts left out (not sessions).
+    pub subagents: usize,
+    /// Codex rollouts of other projects left out.
+    pub other_projects: usize,
 }
 
-/// Every transcript under `dir` (recursively), by session id.
-pub fn transcripts(dir: &Path) -> std::io::Result<BTreeMap<String, String>> {
-    let mut found = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder)? {
-            let entry = entry?;
+/// Folder name under which Claude Code keeps a session's subagent transcripts.
+const SUBAGENTS_DIR: &str = "subagents";
+/// Lines read at most from the top of a Codex rollout to find its working directory.
+const CODEX_HEAD_LINES: usize = 4;
+
+/// The main sessions under `dir` (recursively) that belong to `project`: Claude Code
+/// transcripts except subagents, and Codex rollouts whose `session_meta` `cwd` is inside
+/// `project` (see [`project_dir`]).
+pub fn transcripts(dir: &Path, project: &Path) -> Result<Transcripts> {
+    let mut found = Transcripts::default();
+    let top_is_subagents = dir.file_name() == Some(SUBAGENTS_DIR.as_ref());
+    let mut stack = vec![(dir.to_path_buf(), top_is_subagents)];
+    while let Some((folder, in_subagents)) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))? {
+            let entry = entry.map_err(|e| Error::io(&folder, e))?;
             let path = entry.path();
-            if entry.file_type()?.is_dir() {
-                stack.push(path);
-            } else if let Some(id) = crate::capture::session_id_of_transcript(&path) {
-                found.insert(id, path.display().to_string());
+            if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
+                let subagents = in_subagents || entry.file_name() == SUBAGENTS_DIR;
+                stack.push((path, subagents));
+                continue;
             }
+            let Some(session_id) = crate::capture::session_id_of_transcript(&path) else {
+                continue;
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let agent = if name.starts_with("rollout-") { Agent::Codex } else { Agent::Claude };
+            if in_subagents || (agent == Agent::Claude && name.starts_with("agent-")) {
+                found.subagents += 1;
+                continue;
+            }
+            if agent == Agent::Codex {
+                let head = codex_head(&path).map_err(|e| Error::io(&path, e))?;
+                if head.subagent {
+                    found.subagents += 1;
+                    continue;
+                }
+                if !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project)) {
+                    found.other_projects += 1;
+                    continue;
+                }
+            }
+            let file = SessionFile { session_id, agent, path: path.display().to_string() };
+            found.sessions.insert(file.session_id.clone(), file);
         }
     }
     Ok(found)
 }
 
-/// Compares the `transcripts` (session id → path) with the `captured` session ids.
-pub fn coverage(transcripts: BTreeMap<String, String>, captured: &[String]) -> Coverage {
-    let mut cov = Coverage { found: transcripts.len(), ..Default::default() };
-    for (id, path) in transcripts {
+/// What the top of a Codex rollout says about its session.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CodexHead {
+    /// The working directory (`session_meta`, else `turn_context`).
+    cwd: Option<String>,
+    /// Whether `session_meta.payload.source` names a subagent.
+    subagent: bool,
+}
+
+/// Reads the first lines of a Codex rollout (its `session_meta` first) with the capture's
+/// transcript reader, until its working directory is known.
+fn codex_head(path: &Path) -> std::io::Result<CodexHead> {
+    use crate::capture::{MAX_LINE_BYTES, Transcript, parse_json_lenient, read_line_capped};
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut buf = Vec::new();
+    let mut transcript = Transcript::default();
+    let mut head = CodexHead::default();
+    let mut lines = 0;
+    while lines < CODEX_HEAD_LINES
+        && transcript.cwd.is_none()
+        && let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)?
+    {
+        let text = String::from_utf8_lossy(&buf);
+        if kept && text.trim().is_empty() {
+            continue;
+        }
+        lines += 1;
+        let Ok(line) = parse_json_lenient(&text) else { continue };
+        if line["type"] == "session_meta" {
+            head.subagent |= line["payload"]["source"]
+                .as_object()
+                .is_some_and(|source| source.keys().any(|k| k.eq_ignore_ascii_case("subagent")));
+        }
+        transcript.feed(&line);
+    }
+    head.cwd = transcript.cwd;
+    Ok(head)
+}
+
+/// Whether `cwd` is `project` or inside it, as written or once both are resolved.
+fn inside(cwd: &Path, project: &Path) -> bool {
+    if cwd.starts_with(project) {
+        return true;
+    }
+    match (cwd.canonicalize(), project.canonicalize()) {
+        (Ok(cwd), Ok(project)) => cwd.starts_with(project),
+        _ => false,
+    }
+}
+
+/// Compares the project's `transcripts` with the `captured` session ids.
+pub fn coverage(transcripts: Transcripts, captured: &[String]) -> Coverage {
+    let mut cov = Coverage {
+        found: transcripts.sessions.len(),
+        subagents: transcripts.subagents,
+        other_projects: transcripts.other_projects,
+        ..Default::default()
+    };
+    for (id, file) in transcripts.sessions {
         if captured.contains(&id) {
             cov.captured += 1;
         } else {
-            cov.gaps.push((id, path));
+            cov.gaps.push(file);
         }
     }
     cov
@@ -230,13 +377,98 @@ mod tests {
     }
 
     #[test]
-    fn coverage_lists_the_gaps() {
-        let t: BTreeMap<String, String> = [("a", "x/a.jsonl"), ("b", "x/b.jsonl")]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let c = coverage(t, &["a".to_string()]);
-        assert_eq!((c.found, c.captured), (2, 1));
-        assert_eq!(c.gaps, [("b".to_string(), "x/b.jsonl".to_string())]);
+    fn the_project_of_a_root() {
+        assert_eq!(project_dir(Path::new("/work/shop/.memory")), Path::new("/work/shop"));
+        assert_eq!(project_dir(Path::new("/work/shop/.memory/")), Path::new("/work/shop"));
+        assert_eq!(project_dir(Path::new("/work/shop/./.memory")), Path::new("/work/shop"));
+        assert_eq!(project_dir(Path::new("/home/ana/mem")), Path::new("/home/ana/mem"));
+        assert_eq!(project_dir(Path::new(".memory")), Path::new("."));
+        assert_eq!(project_dir(Path::new("/")), Path::new("/"));
+    }
+
+    /// A Codex rollout's first line, `session_meta`, with `extra` fields in its payload.
+    fn rollout(id: &str, cwd: &str, extra: &str) -> String {
+        format!(
+            "{{\"timestamp\":\"2026-11-30T09:00:00.000Z\",\"type\":\"session_meta\",\"payload\":\
+             {{\"id\":\"{id}\",\"timestamp\":\"2026-11-30T09:00:00.000Z\",\"cwd\":\"{cwd}\",\
+             \"originator\":\"codex_cli_rs\",\"cli_version\":\"0.63.0\"{extra}}}}}\n\
+             {{\"timestamp\":\"2026-11-30T09:00:01.000Z\",\"type\":\"event_msg\",\"payload\":\
+             {{\"type\":\"user_message\",\"message\":\"hi\"}}}}\n"
+        )
+    }
+
+    #[test]
+    fn only_the_main_sessions_of_the_project_count() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("shop");
+        std::fs::create_dir_all(project.join("src")).unwrap();
+        let dir = tmp.path().join("transcripts");
+        let write = |rel: &str, text: &str| {
+            let path = dir.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let main = "4b1c0d9e-0000-4000-8000-000000000001";
+        write(&format!("claude/{main}.jsonl"), "{}\n");
+        write(&format!("claude/{main}/subagents/agent-a1b2c3.jsonl"), "{}\n");
+        write("claude/agent-d4e5f6.jsonl", "{}\n");
+        write("claude/notes.txt", "not a transcript");
+        let ours = "019a2d7a-0000-7000-8000-00000000000a";
+        let src = project.join("src");
+        write(
+            &format!("codex/2026/11/30/rollout-2026-11-30T09-00-00-{ours}.jsonl"),
+            &rollout(ours, src.to_str().unwrap(), ",\"source\":\"cli\""),
+        );
+        let theirs = "019a2d7a-0000-7000-8000-00000000000b";
+        write(
+            &format!("codex/2026/11/30/rollout-2026-11-30T10-00-00-{theirs}.jsonl"),
+            &rollout(theirs, "/elsewhere/shop-old", ""),
+        );
+        let sibling = "019a2d7a-0000-7000-8000-00000000000c";
+        let beside = format!("{}-old", project.display());
+        write(
+            &format!("codex/2026/11/30/rollout-2026-11-30T11-00-00-{sibling}.jsonl"),
+            &rollout(sibling, &beside, ""),
+        );
+        let review = "019a2d7a-0000-7000-8000-00000000000d";
+        write(
+            &format!("codex/2026/11/30/rollout-2026-11-30T12-00-00-{review}.jsonl"),
+            &rollout(review, project.to_str().unwrap(), ",\"source\":{\"subagent\":\"review\"}"),
+        );
+        let garbage = "019a2d7a-0000-7000-8000-00000000000e";
+        write(&format!("codex/rollout-2026-11-30T13-00-00-{garbage}.jsonl"), "not json\n");
+
+        let found = transcripts(&dir, &project).unwrap();
+        let sessions: Vec<(&str, Agent)> =
+            found.sessions.values().map(|s| (s.session_id.as_str(), s.agent)).collect();
+        assert_eq!(sessions, [(ours, Agent::Codex), (main, Agent::Claude)]);
+        assert_eq!((found.subagents, found.other_projects), (3, 3));
+
+        let cov = coverage(found, &[main.to_string()]);
+        assert_eq!((cov.found, cov.captured, cov.subagents, cov.other_projects), (2, 1, 3, 3));
+        assert_eq!(cov.gaps.len(), 1);
+        assert_eq!((cov.gaps[0].session_id.as_str(), cov.gaps[0].agent), (ours, Agent::Codex));
+        let json = serde_json::to_value(&cov.gaps[0]).unwrap();
+        assert_eq!(json["agent"], "codex");
+
+        // A folder named `subagents` given as the transcripts folder holds no session.
+        let only = transcripts(&dir.join(format!("claude/{main}/subagents")), &project).unwrap();
+        assert_eq!((only.sessions.len(), only.subagents), (0, 1));
+    }
+
+    #[test]
+    fn a_codex_cwd_is_inside_the_project_through_links_too() {
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("shop");
+        std::fs::create_dir_all(project.join("api")).unwrap();
+        assert!(inside(&project, &project));
+        assert!(inside(&project.join("api"), &project));
+        assert!(!inside(&tmp.path().join("shop-old"), &project));
+        #[cfg(unix)]
+        {
+            let link = tmp.path().join("link");
+            std::os::unix::fs::symlink(&project, &link).unwrap();
+            assert!(inside(&link.join("api"), &project));
+        }
     }
 }

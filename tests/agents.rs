@@ -77,7 +77,7 @@ fn health_is_green_on_a_clean_root_and_finds_each_problem() {
         "broken.md:1: front-matter opened on line 1 is never closed",
         "✗ capture   0 ok, 1 errors in the last 24 h; last error 2026-11-30T11:00:00Z: payload is not JSON",
         "✗ coverage  0/1 local sessions captured",
-        "not captured 4b1c0d9e-0000-4000-8000-000000000001",
+        "not captured claude  4b1c0d9e-0000-4000-8000-000000000001",
     ] {
         assert!(out.contains(expected), "missing {expected:?} in:\n{out}");
     }
@@ -206,5 +206,111 @@ fn the_documented_claude_code_hooks_work() {
         health.stdout.contains("✗ capture   2 ok, 1 errors in the last 24 h; last error"),
         "{}",
         health.stdout
+    );
+}
+
+/// Runs `mem --dir ROOT ARGS` with `stdin` fed to it (issue 14: a project's root is the
+/// `.memory` folder of its repository, so the root is not the test folder itself).
+fn mem_at(root: &std::path::Path, args: &[&str], stdin: &str) -> crate::util::Out {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.arg("--dir").arg(root).args(args);
+    crate::util::clean_env(&mut cmd);
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    crate::util::Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Issue 14: subagent transcripts are not sessions and another project's Codex rollouts are
+/// not this project's, so neither is a gap; each gap names its agent.
+#[test]
+fn health_counts_only_the_main_sessions_of_this_project() {
+    let repo = Dir::new();
+    let root = repo.path().join(".memory");
+    std::fs::create_dir(&root).unwrap();
+    mem_at(&root, &["init", root.to_str().unwrap()], "").ok();
+    let src = repo.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+
+    let transcripts = Dir::new();
+    let claude = "4b1c0d9e-0000-4000-8000-0000000000c1";
+    let claude_line = |text: &str| {
+        serde_json::json!({"type": "user", "sessionId": claude, "cwd": repo.path(),
+            "timestamp": "2026-11-30T09:00:00Z", "message": {"role": "user", "content": text}})
+        .to_string()
+            + "\n"
+    };
+    let main = transcripts
+        .write(&format!("projects/shop/{claude}.jsonl"), claude_line("Fix the flaky login test"));
+    transcripts.write(
+        &format!("projects/shop/{claude}/subagents/agent-a8f3c21.jsonl"),
+        claude_line("Search the tests for the login helper"),
+    );
+    let rollout = |id: &str, cwd: &std::path::Path| {
+        let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
+            "type": "session_meta", "payload": {"id": id, "timestamp": "2026-11-30T10:00:00.000Z",
+            "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.63.0", "source": "cli"}});
+        let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
+            "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
+        transcripts.write(
+            &format!("sessions/2026/11/30/rollout-2026-11-30T10-00-00-{id}.jsonl"),
+            format!("{meta}\n{ask}\n"),
+        )
+    };
+    let codex = "019ad0a1-0000-7000-8000-0000000000c2";
+    let ours = rollout(codex, &src);
+    rollout("019ad0a1-0000-7000-8000-0000000000c3", std::path::Path::new("/home/ana/other"));
+
+    let health = |json: bool| {
+        let dir = transcripts.path().to_str().unwrap();
+        let mut args = vec!["health", "--transcripts", dir];
+        if json {
+            args.push("--json");
+        }
+        mem_at(&root, &args, "")
+    };
+    let sick = health(false);
+    assert_eq!(sick.code, 1, "{sick:?}");
+    for expected in [
+        "✗ coverage  0/2 local sessions captured (left out: 1 subagent transcript, 1 Codex \
+         session of another project)",
+        &format!("    not captured claude  {claude}  {}", main.display()),
+        &format!("    not captured codex   {codex}  {}", ours.display()),
+    ] {
+        assert!(sick.stdout.contains(expected), "missing {expected:?} in:\n{}", sick.stdout);
+    }
+    let json = health(true);
+    let json: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let gaps: Vec<(&str, &str)> = json["coverage"]["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["agent"].as_str().unwrap(), g["session_id"].as_str().unwrap()))
+        .collect();
+    assert_eq!(gaps, [("codex", codex), ("claude", claude)]);
+    assert_eq!(json["coverage"]["subagents"], 1);
+    assert_eq!(json["coverage"]["other_projects"], 1);
+
+    for (session, transcript) in [(claude, &main), (codex, &ours)] {
+        let payload = serde_json::json!({"session_id": session, "transcript_path": transcript,
+            "cwd": repo.path(), "hook_event_name": "Stop"});
+        mem_at(&root, &["capture"], &payload.to_string()).ok();
+    }
+    let well = health(false);
+    assert_eq!(well.code, 0, "{well:?}");
+    assert!(
+        well.stdout.contains(
+            "✓ coverage  2/2 local sessions captured (left out: 1 subagent transcript, 1 \
+             Codex session of another project)"
+        ),
+        "{}",
+        well.stdout
     );
 }

@@ -35,5 +35,7 @@ mod recall;
 mod reflect;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// `mem completions` and `mem man`.
+mod shell;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;

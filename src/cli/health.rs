@@ -12,7 +12,8 @@ use super::Context;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A folder of agent transcripts (e.g. ~/.claude/projects/<project>, ~/.codex/sessions):
-    /// report which sessions were never captured.
+    /// report which of this project's sessions were never captured (subagent transcripts
+    /// and Codex sessions whose working directory is outside the project are left out).
     #[arg(long, value_name = "DIR")]
     transcripts: Option<PathBuf>,
     /// Print the findings as JSON.
@@ -121,10 +122,28 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     }
     text.push_str(&status(c.ok(), "capture", &capture));
     if let Some(cov) = &health.coverage {
-        let detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
+        let mut detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
+        let mut left_out = Vec::new();
+        match cov.subagents {
+            0 => {}
+            1 => left_out.push("1 subagent transcript".to_string()),
+            n => left_out.push(format!("{n} subagent transcripts")),
+        }
+        match cov.other_projects {
+            0 => {}
+            1 => left_out.push("1 Codex session of another project".to_string()),
+            n => left_out.push(format!("{n} Codex sessions of other projects")),
+        }
+        if !left_out.is_empty() {
+            detail.push_str(&format!(" (left out: {})", left_out.join(", ")));
+        }
         text.push_str(&status(cov.gaps.is_empty(), "coverage", &detail));
-        for (id, path) in &cov.gaps {
-            text.push_str(&format!("    not captured {id}  {path}\n"));
+        for gap in &cov.gaps {
+            let agent = gap.agent.as_str();
+            text.push_str(&format!(
+                "    not captured {agent:<6}  {}  {}\n",
+                gap.session_id, gap.path
+            ));
         }
     }
     let (ok, detail) = match &health.embedding {

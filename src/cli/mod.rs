@@ -3,6 +3,7 @@
 
 mod add;
 mod capture;
+mod completions;
 mod context;
 mod eval;
 mod forget;
@@ -11,6 +12,7 @@ mod hook;
 mod index;
 mod init;
 mod list;
+mod man;
 mod mcp;
 mod prune;
 mod recall;
@@ -93,6 +95,10 @@ enum Command {
     Capture(capture::Args),
     /// Wire mem into Claude Code or Codex: hooks and MCP server in the agent's own config files.
     Setup(setup::Args),
+    /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
+    Completions(completions::Args),
+    /// Print the manual page (roff), or write one page per command with --out DIR.
+    Man(man::Args),
 }
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
@@ -100,6 +106,8 @@ enum Command {
 pub fn run(cli: Cli) -> Result<u8> {
     let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
         Command::Health(args) => return health::run(args, &ctx),
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),

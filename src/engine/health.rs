@@ -36,7 +36,8 @@ pub struct Health {
     pub usage: UsageCheck,
     /// Captures of the last 24 hours.
     pub capture: CaptureSummary,
-    /// Sessions on disk against sessions captured, when a transcripts folder was given.
+    /// This project's sessions on disk against sessions captured, when a transcripts folder
+    /// was given.
     pub coverage: Option<Coverage>,
     /// The embedding model and the vectors.
     pub embedding: ModelStatus,
@@ -83,8 +84,9 @@ pub struct Stats {
 impl Engine {
     /// Checks the root without changing it: index against files (by content), parse errors,
     /// the usage log, the capture log of the last 24 hours, and, given a folder of agent
-    /// transcripts, which sessions were never captured. Call it on an engine that has not
-    /// refreshed, or there is nothing left to find.
+    /// transcripts, which main sessions of this project (see [`health::project_dir`]) were
+    /// never captured. Call it on an engine that has not refreshed, or there is nothing left
+    /// to find.
     pub fn health(&mut self, now: Timestamp, transcripts: Option<&Path>) -> Result<Health> {
         let scan = store::scan(&self.root);
         let index = health::check_index(
@@ -107,7 +109,7 @@ impl Engine {
         let coverage = match transcripts {
             None => None,
             Some(dir) => {
-                let found = health::transcripts(dir).map_err(|e| Error::io(dir, e))?;
+                let found = health::transcripts(dir, &health::project_dir(&self.root))?;
                 let captured: Vec<String> = self
                     .index
                     .records(&[], &[])?
