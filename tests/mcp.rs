@@ -16,7 +16,7 @@ const BAD_LINE_PATIENCE: Duration = Duration::from_secs(20);
 
 /// `mem --dir DIR --now NOW mcp`, spoken to by hand: newline-delimited JSON-RPC on its stdin
 /// and stdout, as the MCP stdio transport specifies.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
@@ -27,7 +27,16 @@ struct Server {
 
 impl Server {
     fn start(dir: &Dir) -> Server {
-        let mut child = dir.spawn(&["--now", NOW, "mcp"]);
+        Server::of(dir.spawn(&["--now", NOW, "mcp"]))
+    }
+
+    /// A server started in the subfolder `rel` of `dir`, without `--dir`: it finds its root
+    /// (and the user layer) as an agent's server does.
+    pub(crate) fn start_in(dir: &Dir, rel: &str) -> Server {
+        Server::of(dir.spawn_in(rel, &["--now", NOW, "mcp"]))
+    }
+
+    fn of(mut child: Child) -> Server {
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
         std::thread::spawn(move || {
@@ -117,7 +126,7 @@ impl Server {
 
     /// A tool call that must succeed: its text content, parsed as JSON.
     #[track_caller]
-    fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) fn ok(&mut self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], false, "{tool} failed: {result}{}", self.log());
         serde_json::from_str(text(&result)).unwrap()
@@ -136,7 +145,7 @@ impl Server {
     }
 
     /// Completes the initialize handshake.
-    fn initialize(&mut self) {
+    pub(crate) fn initialize(&mut self) {
         let init = self.request(
             "initialize",
             json!({
@@ -154,7 +163,7 @@ impl Server {
 
     /// Closes stdin, as a client does, and checks that the server then exits cleanly;
     /// returns everything it wrote on stderr.
-    fn finish(mut self) -> String {
+    pub(crate) fn finish(mut self) -> String {
         drop(self.stdin.take());
         let status = self.child.wait_timeout(PATIENCE).unwrap();
         let Some(status) = status else {

@@ -414,6 +414,23 @@ fn the_user_layer_is_searched_beside_the_project_and_labelled() {
     assert!(text.contains("Postgres 16"), "{text}");
     assert!(text.contains("terse commit messages") && text.contains("user, `"), "{text}");
 
+    // The MCP server, started in the project as an agent starts it, searches both.
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    let hits = server.ok("recall", serde_json::json!({ "query": "terse commit messages" }));
+    assert_eq!(hits[0]["layer"], "user", "{hits}");
+    let written = server.ok(
+        "remember",
+        serde_json::json!({ "text": "I review diffs in a split view", "layer": "user" }),
+    );
+    let id = written["id"].as_str().unwrap().to_string();
+    assert!(user_root.join(written["path"].as_str().unwrap()).is_file(), "{written}");
+    let got = server.ok("get", serde_json::json!({ "id": id }));
+    assert_eq!(got["id"], id.as_str());
+    let used = server.ok("used", serde_json::json!({ "ids": [id] }));
+    assert_eq!(used["used"][0]["id"], id.as_str());
+    server.finish();
+
     // A root given with --dir is searched alone.
     let alone = repo.mem(&["recall", "--json", "terse commit messages"]);
     assert_eq!(alone.code, 1, "{alone:?}");

@@ -110,18 +110,19 @@ impl Dir {
     /// is found the way a shell or an agent's hook finds it; `stdin` is fed to the process.
     pub fn mem_in(&self, rel: &str, args: &[&str], stdin: impl AsRef<[u8]>) -> Out {
         use std::io::Write;
+        let mut child = self.spawn_in(rel, args);
+        child.stdin.take().unwrap().write_all(stdin.as_ref()).unwrap();
+        collect(child.wait_with_output().unwrap())
+    }
+
+    /// Starts `mem <args>` in the subfolder `rel` of this folder, without `--dir`, with piped
+    /// stdin, stdout and stderr.
+    pub fn spawn_in(&self, rel: &str, args: &[&str]) -> std::process::Child {
         let mut cmd = Command::new(bin());
         cmd.args(args).current_dir(self.path().join(rel));
         cmd.env("XDG_CONFIG_HOME", self.home.path()).env("HOME", self.home.path());
         clean_env(&mut cmd);
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_ref()).unwrap();
-        collect(child.wait_with_output().unwrap())
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
     }
 
     /// Starts `mem --dir <this folder> <args>` with piped stdin, stdout and stderr.
