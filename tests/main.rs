@@ -32,5 +32,7 @@ mod recall;
 mod reflect;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// A root shared with git by two machines: usage merges without conflict.
+mod teams;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;

@@ -40,6 +40,10 @@ pub struct Cli {
     /// Take this time as "now" (RFC 3339, e.g. 2026-11-30T12:00:00Z), for reproducible runs.
     #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse_now)]
     now: Option<Timestamp>,
+    /// List every problem found in the files (by default: one line per kind, with a count
+    /// and an example).
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -93,6 +97,7 @@ enum Command {
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
 /// problem and for `mem recall` finding nothing).
 pub fn run(cli: Cli) -> Result<u8> {
+    VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
         Command::Health(args) => return health::run(args, &ctx),
@@ -210,9 +215,9 @@ fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
     }
     let hidden = mem::progress::Silent;
     engine.refresh(now, &hidden)?;
-    let report = engine.sync()?;
+    let report = engine.sync(now)?;
     for failure in &report.failed {
-        eprintln!("{failure}  [not synced; its events are kept]");
+        eprintln!("{failure}  [its access: line stays; it is still read]");
     }
     if report.files > 0 {
         engine.refresh(now, &hidden)?;
@@ -306,8 +311,13 @@ fn print_problems(report: &RefreshReport) {
     }
 }
 
-/// A refresh's notices and problems, one line each, as [`print_problems`] prints them.
+/// Whether `--verbose` was given: every problem on its own line.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A refresh's notices and problems as [`print_problems`] prints them: one line per kind of
+/// problem, with a count and the first example, or every problem with `--verbose`.
 fn problem_lines(report: &RefreshReport) -> Vec<String> {
+    let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
     let mut lines: Vec<String> =
         report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
     lines.extend(report.warnings.iter().map(|warning| format!("mem: warning: {warning}")));
@@ -321,9 +331,31 @@ fn problem_lines(report: &RefreshReport) -> Vec<String> {
     lines.extend(report.duplicates.iter().map(|(id, paths)| {
         format!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "))
     }));
-    lines.extend(report.future.iter().map(|(path, created)| {
-        format!("{path}: warning: created {created} is in the future; its age counts as zero")
-    }));
+    // Files that are skipped are always listed one by one; warnings about files that are
+    // read are summarised per kind.
+    let kinds: [(&str, Vec<String>); 1] = [(
+        "memories are created after now (their age counts as zero)",
+        report
+            .future
+            .iter()
+            .map(|(path, created)| {
+                format!(
+                    "{path}: warning: created {created} is in the future; its age counts as zero"
+                )
+            })
+            .collect(),
+    )];
+    for (kind, all) in kinds {
+        match all.as_slice() {
+            [] => {}
+            [one] => lines.push(one.clone()),
+            [first, ..] if !verbose => lines.push(format!(
+                "mem: warning: {} {kind}; e.g. {first}  (--verbose lists all)",
+                all.len()
+            )),
+            _ => lines.extend(all),
+        }
+    }
     lines
 }
 

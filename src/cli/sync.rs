@@ -19,19 +19,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "[usage] sync = false in mem.toml: usage stays in .mem/usage.db and no file is written"
         );
     }
-    let report = engine.sync()?;
+    let report = engine.sync(ctx.now)?;
     if report.files > 0 {
         // The index learns of the new `access:` lines now (`mem health` compares).
         engine.refresh(ctx.now, &mem::progress::Silent)?;
     }
-    for id in &report.unknown_ids {
-        eprintln!(
-            "mem: warning: usage events for {id}, which has no readable memory file (deleted, \
-             archived or reported above); kept in the log"
-        );
-    }
     for failure in &report.failed {
-        eprintln!("{failure}  [not synced; its events are kept]");
+        eprintln!("{failure}  [its access: line stays; it is still read]");
     }
     if args.json {
         super::print_json(&report)?;
@@ -42,12 +36,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             String::new()
         };
         super::print_text(&format!(
-            "synced {} events into {} files{recovered}\n",
-            report.events, report.files
+            "synced {} events into {}; moved the access: line of {} files there{recovered}\n",
+            report.events, report.usage_file, report.files
         ))?;
     }
     if !report.failed.is_empty() {
-        bail!("{} files could not be synced (listed above)", report.failed.len());
+        bail!("{} files could not be migrated (listed above)", report.failed.len());
     }
     Ok(())
 }
