@@ -13,12 +13,14 @@
 //! ```
 //!
 //! `SEQ` is the event's number in this machine's usage log: a line appended twice (a sync
-//! stopped after the append) is read once. A `base` is read once per id whatever the number of
+//! stopped after the append) is read once. A last line without its newline is a write cut
+//! short (a kill or a power cut during the append): it is not read, and the next append
+//! replaces it, so its event is written again, whole, and counted once. A `base` is read once per id whatever the number of
 //! files that carry it (the one with the highest count), so two clones that both moved the same
 //! `access:` line out count it once.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -83,7 +85,7 @@ pub fn load(root: &Path) -> Result<SharedUsage> {
 
 fn read_into(text: &str, path: &Path, out: &mut SharedUsage) {
     let mut seen = HashSet::new();
-    for (n, line) in text.lines().enumerate() {
+    for (n, line) in complete(text).lines().enumerate() {
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
@@ -113,7 +115,7 @@ pub fn last_seq(path: &Path) -> Result<i64> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(Error::io(path, e)),
     };
-    Ok(text
+    Ok(complete(&text)
         .lines()
         .filter_map(|l| match parse_line(l) {
             Ok(Line::Event(seq, ..)) => Some(seq),
@@ -121,6 +123,11 @@ pub fn last_seq(path: &Path) -> Result<i64> {
         })
         .max()
         .unwrap_or(0))
+}
+
+/// The whole lines of a usage file: all but an unfinished last line (one without its newline).
+fn complete(text: &str) -> &str {
+    text.rfind('\n').map_or("", |end| &text[..=end])
 }
 
 enum Line {
@@ -175,20 +182,32 @@ pub fn base_line(id: &str, a: &Access) -> String {
     format!("base\t{id}\t{}\t{}\t{last}\t{strength}\n", a.count, a.retrieved)
 }
 
-/// Appends `lines` to the usage file at `path` and flushes it to disk; a missing file is
-/// created with its header and `since` (when this machine began observing usage).
+/// Appends `lines` to the usage file at `path` and flushes it to disk. A missing file is
+/// created with its header and `since` (when this machine began observing usage); an
+/// unfinished last line (a write cut short) is cut off first, and a `since` it took with it
+/// is written again.
 pub fn append(path: &Path, since: Timestamp, lines: &str) -> Result<()> {
     let dir = path.parent().expect("a usage file is inside usage/");
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let new = !path.exists();
     let mut file = std::fs::OpenOptions::new()
         .create(true)
-        .append(true)
+        .read(true)
+        .write(true)
+        .truncate(false)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
+    let mut old = String::new();
+    file.read_to_string(&mut old).map_err(|e| Error::io(path, e))?;
+    let whole = complete(&old);
+    if whole.len() < old.len() {
+        file.set_len(whole.len() as u64).map_err(|e| Error::io(path, e))?;
+    }
+    file.seek(SeekFrom::Start(whole.len() as u64)).map_err(|e| Error::io(path, e))?;
     let mut text = String::new();
-    if new {
+    if whole.is_empty() {
         text.push_str(HEADER);
+    }
+    if !whole.lines().any(|l| matches!(parse_line(l), Ok(Line::Since(_)))) {
         text.push_str(&format!("since\t{since}\n"));
     }
     text.push_str(lines);
@@ -236,5 +255,33 @@ mod tests {
         assert_eq!(shared.problems.len(), 1, "{:?}", shared.problems);
         assert!(shared.problems[0].contains("a.tsv:3"), "{:?}", shared.problems);
         assert_eq!(shared.events["m1"].len(), 1);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_not_read_and_the_next_append_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = file_of(dir.path(), "a");
+        let used = event_line(1, "m1", &Event::Used { at: t(10) });
+        append(&a, t(0), &used).unwrap();
+        let whole = std::fs::read_to_string(&a).unwrap();
+        // Cut inside the id: "m" would read as another memory's event, number 2.
+        let torn = event_line(2, "m2", &Event::Used { at: t(20) });
+        std::fs::write(&a, format!("{whole}{}", &torn[..torn.len() - 2])).unwrap();
+        let shared = load(dir.path()).unwrap();
+        assert!(shared.problems.is_empty(), "{:?}", shared.problems);
+        assert!(!shared.events.contains_key("m"));
+        assert_eq!(last_seq(&a).unwrap(), 1);
+        append(&a, t(0), &torn).unwrap();
+        assert_eq!(std::fs::read_to_string(&a).unwrap(), format!("{whole}{torn}"));
+        assert_eq!(load(dir.path()).unwrap().events["m2"], [Event::Used { at: t(20) }]);
+
+        // Cut inside the first write: the header and `since` are written again.
+        let b = file_of(dir.path(), "b");
+        std::fs::write(&b, &HEADER[..10]).unwrap();
+        append(&b, t(5), &used).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&b).unwrap(),
+            format!("{HEADER}since\t{}\n{used}", t(5))
+        );
     }
 }
