@@ -349,7 +349,7 @@ fn check_usage(root: &Path, before: &BTreeMap<String, Vec<u8>>, context: &str) {
         .collect();
     let mut engine = mem::Engine::open(root).unwrap();
     let decay = engine.config().decay.clone();
-    let view = engine.usage_view("2026-11-30T12:00:00Z".parse().unwrap()).unwrap();
+    let view = engine.usage_view().unwrap();
     for (path, bytes) in memory_files(root) {
         let memory = mem::Memory::parse_bytes(&bytes).unwrap();
         let id = memory.id().to_string();

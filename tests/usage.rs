@@ -312,3 +312,34 @@ fn usage_database_problems_are_loud() {
     );
     assert!(dir.path().join(".mem/usage.db").exists(), "never deleted silently");
 }
+
+#[test]
+fn a_dry_run_and_show_write_no_usage() {
+    let dir = scenario();
+    let machine = |dir: &Dir| -> i64 {
+        let db = rusqlite::Connection::open(dir.path().join(".mem/usage.db")).unwrap();
+        db.query_row("SELECT count(*) FROM meta", [], |r| r.get(0)).unwrap()
+    };
+    at(&dir, "2026-01-05T00:00:00Z", &["prune", "--dry-run"]).ok();
+    assert!(!dir.path().join(".mem/usage.db").exists(), "nothing recorded, nothing created");
+    at(&dir, "2026-01-05T00:00:00Z", &["used", "--no-sync", "kept"]).ok();
+    at(&dir, "2026-01-06T00:00:00Z", &["prune", "--dry-run"]).ok();
+    at(&dir, "2026-01-06T00:00:00Z", &["show", "kept"]).ok();
+    assert_eq!(machine(&dir), 0, "no machine name chosen by a look");
+    let before = dir.usage_text();
+    assert_eq!(
+        at(&dir, "2026-01-06T00:00:00Z", &["sync"]).ok(),
+        format!(
+            "wrote 1 usage event to {}\n",
+            std::fs::read_dir(dir.path().join("usage"))
+                .unwrap()
+                .flatten()
+                .map(|e| format!("usage/{}", e.file_name().to_string_lossy()))
+                .find(|name| name != "usage/test.tsv")
+                .unwrap()
+        )
+    );
+    assert_eq!(machine(&dir), 1);
+    assert!(dir.usage_text().len() > before.len());
+    assert_eq!(at(&dir, "2026-01-07T00:00:00Z", &["sync"]).ok(), "no new usage to write\n");
+}

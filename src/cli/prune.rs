@@ -17,7 +17,7 @@ pub struct Args {
     /// Retention below which a memory has faded (default from mem.toml: 0.05).
     #[arg(long)]
     threshold: Option<f64>,
-    /// Only memories less important than this fade or go unused (default 7).
+    /// Only memories less important than this fade or go unused (default 8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=11))]
     importance_floor: Option<u8>,
     /// Memories younger than this many days never fade out (default 30).
@@ -66,8 +66,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             return super::print_text("nothing to prune\n");
         }
         let mut text = candidate_table(&candidates, ctx.now);
+        let them = if candidates.len() == 1 { "it" } else { "them" };
         text.push_str(&format!(
-            "\n{}; `mem prune` moves them to archive/ (nothing is deleted)\n",
+            "\n{}; `mem prune` moves {them} to archive/ (nothing is deleted)\n",
             summary(&candidates)
         ));
         return super::print_text(&text);

@@ -20,7 +20,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let (path, memory) = engine.get(&args.id)?;
     let decay = engine.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
-    let state = engine.state_of(&memory, ctx.now).unwrap_or_else(|e| {
+    let state = engine.state_of(&memory).unwrap_or_else(|e| {
         eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
         mem::decay::State::of(&memory, &decay)
     });

@@ -1,4 +1,4 @@
-//! `mem sync`: fold the usage log into the memory files.
+//! `mem sync`: write this machine's usage log to its usage file in `usage/`.
 
 use anyhow::{Result, bail};
 
@@ -35,10 +35,25 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         } else {
             String::new()
         };
-        super::print_text(&format!(
-            "synced {} events into {}; moved the access: line of {} files there{recovered}\n",
-            report.events, report.usage_file, report.files
-        ))?;
+        let mut text = if report.events == 0 && report.files == 0 {
+            format!("no new usage to write{recovered}\n")
+        } else {
+            format!(
+                "wrote {} usage {} to {}{recovered}\n",
+                report.events,
+                if report.events == 1 { "event" } else { "events" },
+                report.usage_file
+            )
+        };
+        if report.files > 0 {
+            let (line, files) =
+                if report.files == 1 { ("line", "memory file") } else { ("lines", "memory files") };
+            text.push_str(&format!(
+                "moved the access: {line} (usage counts an older mem wrote) of {} {files} to {}\n",
+                report.files, report.usage_file
+            ));
+        }
+        super::print_text(&text)?;
     }
     if !report.failed.is_empty() {
         bail!("{} files could not be migrated (listed above)", report.failed.len());

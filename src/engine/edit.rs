@@ -85,7 +85,7 @@ impl Engine {
         now: Timestamp,
     ) -> Result<Vec<Candidate>> {
         let loaded = self.load_all();
-        let view = self.usage_view(now)?;
+        let view = self.usage_view()?;
         let decay = &self.config.decay;
         let states: Vec<State> = loaded.iter().map(|(_, m)| view.state(m, decay)).collect();
         Ok(prune::candidates(&loaded, &states, rules, view.since, now))

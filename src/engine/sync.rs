@@ -16,7 +16,8 @@ use crate::usage::shared;
 /// What `mem sync` did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SyncReport {
-    /// This machine's usage file, relative to the root (`usage/<machine>.tsv`).
+    /// This machine's usage file, relative to the root (`usage/<machine>.tsv`); empty while
+    /// this machine has written none.
     pub usage_file: String,
     /// Events appended to it.
     pub events: usize,
@@ -117,11 +118,12 @@ impl Engine {
         migrate: Vec<(String, Memory)>,
     ) -> Result<SyncReport> {
         let recovered = self.recover_pending()?;
-        let machine = self.usage()?.machine(now)?;
-        let path = shared::file_of(&self.root, &machine);
-        let rel = format!("{}/{machine}.{}", shared::DIR, shared::EXT);
-        crate::store::inside_root(&self.root, &rel)?;
-        let written = shared::last_seq(&path)?;
+        // The machine's name (its file's) is chosen by the first sync that writes a line.
+        let known = self.usage()?.machine_name()?;
+        let written = match &known {
+            Some(machine) => shared::last_seq(&shared::file_of(&self.root, machine))?,
+            None => 0,
+        };
         let events = self.usage()?.events_after(written)?;
         let moved: Vec<(String, Memory)> =
             migrate.into_iter().filter(|(_, m)| m.access().is_some()).collect();
@@ -133,10 +135,22 @@ impl Engine {
         for (seq, id, event) in &events {
             lines.push_str(&shared::event_line(*seq, id, event));
         }
-        let mut report = SyncReport { usage_file: rel, recovered, ..SyncReport::default() };
+        let file_name = |machine: &str| format!("{}/{machine}.{}", shared::DIR, shared::EXT);
+        let mut report = SyncReport {
+            usage_file: known.as_deref().map(file_name).unwrap_or_default(),
+            recovered,
+            ..SyncReport::default()
+        };
         if lines.is_empty() {
             return Ok(report);
         }
+        let machine = match known {
+            Some(machine) => machine,
+            None => self.usage()?.machine(now)?,
+        };
+        report.usage_file = file_name(&machine);
+        crate::store::inside_root(&self.root, &report.usage_file)?;
+        let path = shared::file_of(&self.root, &machine);
         let since = self.usage()?.first_event_at()?.unwrap_or(now).min(now);
         shared::append(&path, since, &lines)?;
         report.events = events.len();
@@ -174,18 +188,24 @@ impl Engine {
     }
 
     /// The root's usage: every usage file, and this machine's events not yet written to its
-    /// own. Read by prune and `mem show`, never by recall.
-    pub fn usage_view(&mut self, now: Timestamp) -> Result<UsageView> {
+    /// own. Read by prune and `mem show`, never by recall; it writes nothing (the machine's
+    /// name is chosen by the first sync that writes its file).
+    pub fn usage_view(&mut self) -> Result<UsageView> {
         let files = shared::load(&self.root)?;
-        let machine = self.usage()?.machine(now)?;
-        let written = shared::last_seq(&shared::file_of(&self.root, &machine))?;
-        let log = self.usage()?;
         let mut view = UsageView {
             since: files.since,
             bases: files.bases,
             events: files.events,
             problems: files.problems,
         };
+        if self.usage.is_none() && !self.state_dir.join(crate::usage::FILE).exists() {
+            return Ok(view); // no usage recorded on this machine (and none created for a look)
+        }
+        let written = match self.usage()?.machine_name()? {
+            Some(machine) => shared::last_seq(&shared::file_of(&self.root, &machine))?,
+            None => 0,
+        };
+        let log = self.usage()?;
         if let Some(first) = log.first_event_at()? {
             view.since = Some(view.since.map_or(first, |s| s.min(first)));
         }
@@ -196,8 +216,8 @@ impl Engine {
     }
 
     /// A memory's usage state now: its file, the usage files and the unsynced events.
-    pub fn state_of(&mut self, memory: &Memory, now: Timestamp) -> Result<State> {
+    pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
         let decay = self.config.decay.clone();
-        Ok(self.usage_view(now)?.state(memory, &decay))
+        Ok(self.usage_view()?.state(memory, &decay))
     }
 }

@@ -298,6 +298,15 @@ impl UsageLog {
             .map_err(err)
     }
 
+    /// The name of this log's usage file, if a write has chosen it yet (see [`UsageLog::machine`]);
+    /// only reads, for the commands that write nothing (a dry run, `mem show`).
+    pub fn machine_name(&self) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'machine'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| usage_error(&self.path, &e))
+    }
+
     /// Events not yet in this machine's usage file, whose last event is number `written`, nor
     /// folded into an `access:` line by an older `mem sync`: (seq, memory id, event), in order.
     pub fn events_after(&self, written: i64) -> Result<Vec<(i64, String, Event)>> {
