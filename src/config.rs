@@ -20,7 +20,7 @@ pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel 
 # score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
 # Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
 recency_weight = 0.2
-# Days after which recency (from the last access, else `created`) falls to one half.
+# Days after which recency (counted from `created`; usage never changes ranking) falls to one half.
 recency_half_life_days = 365.0
 # Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
 importance_weight = 0.3
@@ -65,8 +65,8 @@ importance_growth = 1.5
 # observation for this root (the `since` line of the oldest file in usage/).
 # A memory is a candidate when its retention exp(-t/S) is below this...
 retention_threshold = 0.05
-# ...and its importance is below this floor (invalid, superseded and duplicate memories are
-# candidates at any importance)...
+# ...and its importance is below this floor: importance 8, 9 and 10 never fade out (invalid,
+# superseded and duplicate memories are candidates at any importance)...
 importance_floor = 8
 # ...and it has been observed for at least this many days.
 min_age_days = 30
