@@ -5,6 +5,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use crate::error::SettingError;
+pub use crate::rules::{DecayConfig, PruneConfig};
 use crate::{Error, Result};
 
 /// Name of the settings file at the top of a memory root.
@@ -19,7 +20,7 @@ pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel 
 # score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
 # Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
 recency_weight = 0.2
-# Days after which recency (from the last access, else `created`) falls to one half.
+# Days after which recency (counted from `created`; usage never changes ranking) falls to one half.
 recency_half_life_days = 365.0
 # Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
 importance_weight = 0.3
@@ -43,21 +44,33 @@ synonyms = []
 [usage]
 # Record which memories recall returns (in .mem/usage.db); they slowly strengthen them.
 record_retrievals = true
-# Write usage back into the memory files' `access:` (on `mem used`, `mem sync`, and before
-# `mem prune` and `mem index --rebuild`). false keeps the files untouched; usage then lives
-# only in .mem/usage.db, which is lost if .mem/ is deleted.
+# Append usage to this machine's file in usage/ (on `mem used`, `mem sync`, and before
+# `mem prune` and `mem index --rebuild`): commit usage/, it merges across machines with git.
+# false keeps the files untouched; usage then lives only in .mem/usage.db.
 sync = true
 # How long to wait for another process holding the usage database.
 busy_timeout_ms = 5000
 
+[decay]
+# Retention exp(-t/S): t = days without use, S = strength in days. A memory starts with the
+# strength of its type at importance 5; each step of importance multiplies it by
+# importance_growth (importance 2 divides it by 1.5^3). Uses and retrievals strengthen it.
+episodic_days = 100.0
+semantic_days = 365.0
+procedural_days = 365.0
+importance_growth = 1.5
+
 [prune]
+# Days without use count from the later of a memory's creation and the start of usage
+# observation for this root (the `since` line of the oldest file in usage/).
 # A memory is a candidate when its retention exp(-t/S) is below this...
 retention_threshold = 0.05
-# ...and its importance is below this floor (importance 9 and 10 are never pruned for decay).
-importance_floor = 7
-# Memories younger than this (days since created) are never candidates for decay.
+# ...and its importance is below this floor: importance 8, 9 and 10 never fade out (invalid,
+# superseded and duplicate memories are candidates at any importance)...
+importance_floor = 8
+# ...and it has been observed for at least this many days.
 min_age_days = 30
-# A memory never used (`mem used`) in this many days is a candidate (below the floor).
+# A faded memory never used (`mem used`) in this many observed days is also marked never used.
 unused_days = 180
 
 [reflect]
@@ -119,6 +132,8 @@ pub struct Config {
     pub query: QueryConfig,
     /// The usage log.
     pub usage: UsageConfig,
+    /// Starting strengths by type of memory.
+    pub decay: DecayConfig,
     /// Prune suggestions.
     pub prune: PruneConfig,
     /// Reflection.
@@ -187,7 +202,7 @@ impl Default for QueryConfig {
 pub struct UsageConfig {
     /// Record `retrieved` events on recall.
     pub record_retrievals: bool,
-    /// Write usage back into the memory files.
+    /// Write usage into this machine's file in `usage/`.
     pub sync: bool,
     /// Busy timeout of the usage database, in milliseconds.
     pub busy_timeout_ms: u64,
@@ -196,31 +211,6 @@ pub struct UsageConfig {
 impl Default for UsageConfig {
     fn default() -> Self {
         UsageConfig { record_retrievals: true, sync: true, busy_timeout_ms: 5_000 }
-    }
-}
-
-/// When `mem prune` suggests a memory.
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields, default)]
-pub struct PruneConfig {
-    /// Retention below which a memory has faded.
-    pub retention_threshold: f64,
-    /// Only memories with importance below this fade out or go unused.
-    pub importance_floor: u8,
-    /// Minimum age in days before decay makes a memory a candidate.
-    pub min_age_days: f64,
-    /// Days without a `used` event that make a memory a candidate.
-    pub unused_days: f64,
-}
-
-impl Default for PruneConfig {
-    fn default() -> Self {
-        PruneConfig {
-            retention_threshold: 0.05,
-            importance_floor: 7,
-            min_age_days: 30.0,
-            unused_days: 180.0,
-        }
     }
 }
 
@@ -489,21 +479,8 @@ impl Config {
                 format!("must be between 0 and 1, found {w}"),
             ));
         }
-        let p = &self.prune;
-        if !(0.0..=1.0).contains(&p.retention_threshold) {
-            return Err(bad(
-                "prune",
-                "retention_threshold",
-                format!("must be between 0 and 1, found {}", p.retention_threshold),
-            ));
-        }
-        if p.min_age_days < 0.0 || p.unused_days < 0.0 {
-            return Err(bad(
-                "prune",
-                if p.min_age_days < 0.0 { "min_age_days" } else { "unused_days" },
-                "cannot be negative".into(),
-            ));
-        }
+        self.decay.validate()?;
+        self.prune.validate()?;
         if !(self.reflect.threshold > 0.0 && self.reflect.threshold < 1.0) {
             return Err(bad(
                 "reflect",

@@ -1,18 +1,17 @@
 //! Forgetting: Ebbinghaus retention `R = exp(−t / S)` (MemoryBank, arXiv 2305.10250), with a
-//! strength `S` that starts from importance and grows with use. Pure functions of the events
-//! and `now`; see `docs/decay.md` for the constants and why.
+//! strength `S` that starts from the memory's type and importance and grows with use. Pure
+//! functions of the events and `now`; see `docs/decay.md` for the constants and why.
 
 use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::format::Access;
+#[cfg(test)]
+use crate::format::MemoryType;
+pub use crate::rules::{DecayConfig, MAX_STRENGTH_DAYS};
 use crate::score::Days;
 
 const DAY: i64 = 86_400;
-/// Strength of a new memory of importance 1, in days.
-pub const BASE_STRENGTH_DAYS: f64 = 7.0;
-/// Each step of importance multiplies the starting strength by this.
-pub const IMPORTANCE_GROWTH: f64 = 1.5;
 /// A memory consolidated into a reflection keeps this share of its strength: the reflection
 /// now carries what it said, so the source may fade sooner.
 pub const CONSOLIDATED_FACTOR: f64 = 0.5;
@@ -26,13 +25,6 @@ pub const RETRIEVAL_CAP: f64 = 2.0;
 pub const SEEN_RANK: u32 = 3;
 /// Reinforcements closer together than this add no strength (massed practice).
 pub const SPACING_SECONDS: i64 = DAY;
-/// No memory grows stronger than ten years.
-pub const MAX_STRENGTH_DAYS: f64 = 3_650.0;
-
-/// The strength a memory of `importance` starts with, in days.
-pub fn initial_strength(importance: u8) -> Days {
-    BASE_STRENGTH_DAYS * IMPORTANCE_GROWTH.powi(i32::from(importance.clamp(1, 10)) - 1)
-}
 
 /// Retention `exp(−t / S)` after `t` days at strength `S` days (1 for `t ≤ 0`).
 pub fn retention(age: Days, strength: Days) -> f64 {
@@ -78,12 +70,15 @@ pub struct State {
     pub strength: Days,
     /// Consolidated into a reflection: decays with [`CONSOLIDATED_FACTOR`] of its strength.
     pub consolidated: bool,
+    /// The strength it started with (its type and importance): retrievals grow it at most
+    /// [`RETRIEVAL_CAP`] times what uses built on it.
+    pub base: Days,
 }
 
 impl State {
-    /// The state stored in a memory's front-matter, or the initial one.
-    pub fn from_memory(importance: u8, created: Timestamp, access: Option<Access>) -> State {
-        let initial = initial_strength(importance);
+    /// The state a usage summary gives (an `access:` line), or the initial one, for a memory
+    /// starting at strength `initial`.
+    pub fn from_memory(initial: Days, created: Timestamp, access: Option<Access>) -> State {
         match access {
             None => State {
                 used: 0,
@@ -91,30 +86,37 @@ impl State {
                 last: created,
                 strength: initial,
                 consolidated: false,
+                base: initial,
             },
             Some(a) => State {
                 used: a.count,
                 retrieved: a.retrieved,
                 last: a.last.unwrap_or(created),
                 // A hand-written `access` without strength: what its `used` count would give.
-                strength: a.strength.unwrap_or_else(|| {
-                    (initial * USED_GROWTH.powi(a.count.min(64) as i32)).min(MAX_STRENGTH_DAYS)
-                }),
+                // A strength written with older, lower starting strengths never weakens it.
+                strength: a
+                    .strength
+                    .unwrap_or_else(|| {
+                        (initial * USED_GROWTH.powi(a.count.min(64) as i32)).min(MAX_STRENGTH_DAYS)
+                    })
+                    .max(initial),
                 consolidated: false,
+                base: initial,
             },
         }
     }
 
     /// The state a memory's file describes; a source consolidated into a reflection decays
     /// faster ([`CONSOLIDATED_FACTOR`]).
-    pub fn of(memory: &crate::format::Memory) -> State {
-        let mut state = State::from_memory(memory.importance(), memory.created(), memory.access());
+    pub fn of(memory: &crate::format::Memory, decay: &DecayConfig) -> State {
+        let initial = decay.initial_strength(memory.kind(), memory.importance());
+        let mut state = State::from_memory(initial, memory.created(), memory.access());
         state.consolidated = memory.consolidated_into().is_some();
         state
     }
 
     /// The state after `event` (events must be folded in time order).
-    pub fn fold(self, importance: u8, event: Event) -> State {
+    pub fn fold(self, event: Event) -> State {
         let mut s = self;
         let at = event.at();
         let spaced = at.as_second() - s.last.as_second() >= SPACING_SECONDS;
@@ -130,9 +132,7 @@ impl State {
                 s.retrieved += 1;
                 let rank = rank.max(1);
                 if spaced {
-                    let cap = initial_strength(importance)
-                        * USED_GROWTH.powi(s.used.min(64) as i32)
-                        * RETRIEVAL_CAP;
+                    let cap = s.base * USED_GROWTH.powi(s.used.min(64) as i32) * RETRIEVAL_CAP;
                     let grown = s.strength * (1.0 + RETRIEVED_GROWTH / f64::from(rank));
                     s.strength = grown.min(cap.max(s.strength)).min(MAX_STRENGTH_DAYS);
                 }
@@ -159,6 +159,12 @@ impl State {
         retention(self.age_days(now), self.effective_strength())
     }
 
+    /// The state with its clock started no earlier than `since`, when usage observation began
+    /// for the root: time before anyone could record a use is not time without use.
+    pub fn observed(self, since: Timestamp) -> State {
+        State { last: self.last.max(since), ..self }
+    }
+
     /// The front-matter `access` of this state.
     pub fn access(&self) -> Access {
         Access {
@@ -180,29 +186,50 @@ mod tests {
         Timestamp::from_second(1_700_000_000 + days * DAY).unwrap()
     }
 
+    fn initial_strength(importance: u8) -> Days {
+        DecayConfig::default().initial_strength(MemoryType::Episodic, importance)
+    }
+
     #[test]
-    fn importance_sets_the_starting_strength() {
-        assert_eq!(initial_strength(1), 7.0);
-        assert!((initial_strength(5) - 35.4375).abs() < 1e-9);
-        assert!(initial_strength(10) > 250.0);
+    fn type_and_importance_set_the_starting_strength() {
+        let d = DecayConfig::default();
+        assert_eq!(d.initial_strength(MemoryType::Episodic, 5), 100.0);
+        assert_eq!(d.initial_strength(MemoryType::Semantic, 5), 365.0);
+        assert!((d.initial_strength(MemoryType::Episodic, 4) - 100.0 / 1.5).abs() < 1e-9);
+        assert!(
+            d.initial_strength(MemoryType::Procedural, 1)
+                > d.initial_strength(MemoryType::Episodic, 3)
+        );
+        assert_eq!(
+            d.initial_strength(MemoryType::Semantic, 10),
+            MAX_STRENGTH_DAYS.min(365.0 * 1.5f64.powi(5))
+        );
+    }
+
+    #[test]
+    fn observation_starts_the_clock() {
+        let s = State::from_memory(initial_strength(2), t(0), None);
+        assert!(s.retention(t(400)) < 0.05);
+        assert_eq!(s.observed(t(390)).retention(t(400)), s.retention(t(10)));
+        assert_eq!(s.observed(t(-5)).last, t(0), "an earlier start changes nothing");
     }
 
     #[test]
     fn used_doubles_when_spaced_and_resets_the_clock() {
-        let s = State::from_memory(5, t(0), None);
-        let once = s.fold(5, Event::Used { at: t(10) });
+        let s = State::from_memory(initial_strength(5), t(0), None);
+        let once = s.fold(Event::Used { at: t(10) });
         assert_eq!((once.used, once.last), (1, t(10)));
         assert!((once.strength - 2.0 * s.strength).abs() < 1e-9);
-        let massed = once.fold(5, Event::Used { at: t(10) });
+        let massed = once.fold(Event::Used { at: t(10) });
         assert_eq!(massed.strength, once.strength, "the same day adds no strength");
         assert_eq!(massed.used, 2);
     }
 
     #[test]
     fn ranking_twentieth_every_day_is_not_immortality() {
-        let mut s = State::from_memory(3, t(0), None);
+        let mut s = State::from_memory(initial_strength(3), t(0), None);
         for day in 1..=3_000 {
-            s = s.fold(3, Event::Retrieved { at: t(day), rank: 20 });
+            s = s.fold(Event::Retrieved { at: t(day), rank: 20 });
         }
         assert_eq!(s.last, t(0), "a low rank never resets the clock");
         assert!(s.strength <= initial_strength(3) * RETRIEVAL_CAP + 1e-9);
@@ -211,10 +238,10 @@ mod tests {
 
     #[test]
     fn top_retrievals_reset_the_clock_but_grow_less_than_use() {
-        let s = State::from_memory(5, t(0), None);
-        let seen = s.fold(5, Event::Retrieved { at: t(5), rank: 1 });
+        let s = State::from_memory(initial_strength(5), t(0), None);
+        let seen = s.fold(Event::Retrieved { at: t(5), rank: 1 });
         assert_eq!(seen.last, t(5));
-        let used = s.fold(5, Event::Used { at: t(5) });
+        let used = s.fold(Event::Used { at: t(5) });
         assert!(seen.strength < used.strength);
     }
 
@@ -222,12 +249,12 @@ mod tests {
         /// Any event never weakens a memory nor moves its clock back.
         #[test]
         fn events_never_weaken(imp in 1u8..=10, gaps in proptest::collection::vec((0i64..400, any::<bool>(), 1u32..=20), 0..40)) {
-            let mut s = State::from_memory(imp, t(0), None);
+            let mut s = State::from_memory(initial_strength(imp), t(0), None);
             let mut day = 0;
             for (gap, used, rank) in gaps {
                 day += gap;
                 let e = if used { Event::Used { at: t(day) } } else { Event::Retrieved { at: t(day), rank } };
-                let next = s.fold(imp, e);
+                let next = s.fold(e);
                 prop_assert!(next.strength >= s.strength);
                 prop_assert!(next.last >= s.last);
                 s = next;
@@ -237,7 +264,7 @@ mod tests {
         /// Retention never rises as time passes without events.
         #[test]
         fn retention_only_falls(imp in 1u8..=10, a in 0i64..5_000, b in 0i64..5_000) {
-            let s = State::from_memory(imp, t(0), None);
+            let s = State::from_memory(initial_strength(imp), t(0), None);
             let (early, late) = if a <= b { (a, b) } else { (b, a) };
             prop_assert!(s.retention(t(late)) <= s.retention(t(early)));
         }

@@ -44,6 +44,7 @@ pub mod index;
 pub mod progress;
 pub mod prune;
 pub mod reflect;
+pub mod rules;
 pub mod score;
 pub mod store;
 pub mod usage;

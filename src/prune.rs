@@ -7,12 +7,9 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::config::PruneConfig;
 use crate::decay::State;
-use crate::format::Memory;
-
-/// Importance from which a memory is never suggested unless it is invalid.
-pub const PROTECTED_IMPORTANCE: u8 = 9;
+use crate::format::{Memory, MemoryType};
+pub use crate::rules::PruneConfig;
 
 /// Why a memory is a candidate.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -40,14 +37,26 @@ pub enum Reason {
         /// The threshold.
         threshold: f64,
     },
-    /// It was never used, and is older than the limit.
+    /// It faded and was never used in this many observed days.
     NeverUsed {
-        /// Days since it was created.
+        /// Days it could have been used: since the later of its creation and the start of
+        /// usage observation.
         days: f64,
     },
 }
 
 impl Reason {
+    /// The reason's kind, as `--json` names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Reason::Invalid { .. } => "invalid",
+            Reason::Superseded { .. } => "superseded",
+            Reason::Duplicate { .. } => "duplicate",
+            Reason::Faded { .. } => "faded",
+            Reason::NeverUsed { .. } => "never_used",
+        }
+    }
+
     /// How safe this reason makes pruning: lower is safer.
     fn safety(&self) -> u8 {
         match self {
@@ -68,7 +77,7 @@ impl fmt::Display for Reason {
             Reason::Faded { retention, threshold } => {
                 write!(f, "retention {retention:.3} below {threshold}")
             }
-            Reason::NeverUsed { days } => write!(f, "never used in {days:.0} days"),
+            Reason::NeverUsed { days } => write!(f, "never used in {days:.0} days observed"),
         }
     }
 }
@@ -80,6 +89,18 @@ pub struct Candidate {
     pub id: String,
     /// Its path relative to the root.
     pub path: String,
+    /// Its title (first heading, else the start of the body).
+    pub title: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    /// When it was created.
+    pub created: Timestamp,
+    /// Days since it was created.
+    pub age_days: f64,
+    /// Days it has been observed: since the later of its creation and the start of usage
+    /// observation for the root.
+    pub observed_days: f64,
     /// Why, safest reason first.
     pub reasons: Vec<Reason>,
     /// Retention now, 0..1.
@@ -90,20 +111,29 @@ pub struct Candidate {
     pub importance: u8,
     /// Times used.
     pub used: u64,
-    /// Last reinforcement.
-    pub last_access: Timestamp,
+    /// Times recall returned it.
+    pub retrieved: u64,
+    /// Last reinforcement (a use, or a top-3 retrieval); `None` when it has none.
+    pub last_access: Option<Timestamp>,
 }
 
 /// The candidates among `memories` (with their `states`, in the same order), safest first:
-/// invalid or superseded, then duplicates, then faded, then never used; within a kind, the
-/// lowest retention first.
+/// invalid or superseded, then duplicates, then faded (least important first); within a kind,
+/// the lowest retention first.
+///
+/// `observed_since` is when usage observation began for the root (`None`: not yet). Fading
+/// counts only the time since the later of that and a memory's creation, so a root whose usage
+/// was never observed proposes nothing for fading; memories of importance at or above the floor
+/// never fade out; invalid, superseded and duplicate are reasons at any importance.
 pub fn candidates(
     memories: &[(String, Memory)],
     states: &[State],
     rules: &PruneConfig,
+    observed_since: Option<Timestamp>,
     now: Timestamp,
 ) -> Vec<Candidate> {
     let keepers = duplicates(memories, states);
+    let since = observed_since.unwrap_or(now).min(now);
     let mut out: Vec<Candidate> = Vec::new();
     for (i, ((path, memory), state)) in memories.iter().zip(states).enumerate() {
         let mut reasons = Vec::new();
@@ -113,45 +143,68 @@ pub fn candidates(
         if let Some(by) = memory.superseded_by() {
             reasons.push(Reason::Superseded { by: by.to_string() });
         }
-        let retention = state.retention(now);
-        if reasons.is_empty() && memory.importance() >= PROTECTED_IMPORTANCE {
-            continue;
-        }
         if let Some(&keeper) = keepers.get(&i) {
             reasons.push(Reason::Duplicate { of: memories[keeper].1.id().to_string() });
         }
+        let observed = state.observed(since);
+        let retention = observed.retention(now);
         let age = crate::score::age_days(now.as_second(), memory.created().as_second());
-        let unimportant = memory.importance() < rules.importance_floor
-            && memory.importance() < PROTECTED_IMPORTANCE;
-        if unimportant && age >= rules.min_age_days && retention < rules.retention_threshold {
+        let start = memory.created().max(since);
+        let observed_days = crate::score::age_days(now.as_second(), start.as_second());
+        if memory.importance() < rules.importance_floor
+            && observed_days >= rules.min_age_days
+            && retention < rules.retention_threshold
+        {
             reasons.push(Reason::Faded { retention, threshold: rules.retention_threshold });
-        }
-        if unimportant && state.used == 0 && age >= rules.unused_days {
-            reasons.push(Reason::NeverUsed { days: age });
+            if state.used == 0 && observed_days >= rules.unused_days {
+                reasons.push(Reason::NeverUsed { days: observed_days });
+            }
         }
         if reasons.is_empty() {
             continue;
         }
         reasons.sort_by_key(Reason::safety);
+        let reinforced = state.used + state.retrieved > 0;
         out.push(Candidate {
             id: memory.id().to_string(),
             path: path.clone(),
+            title: memory.title(),
+            kind: memory.kind(),
+            created: memory.created(),
+            age_days: age,
+            observed_days,
             reasons,
             retention,
             strength: state.strength,
             importance: memory.importance(),
             used: state.used,
-            last_access: state.last,
+            retrieved: state.retrieved,
+            last_access: reinforced.then_some(state.last),
         });
     }
     out.sort_by(|a, b| {
         a.reasons[0]
             .safety()
             .cmp(&b.reasons[0].safety())
+            .then(a.importance.cmp(&b.importance))
             .then(a.retention.total_cmp(&b.retention))
             .then_with(|| a.path.cmp(&b.path))
     });
     out
+}
+
+/// How many candidates carry each kind of reason (their first, safest one), in safety order.
+pub fn summary(candidates: &[Candidate]) -> Vec<(&'static str, usize)> {
+    let mut counts: Vec<(u8, &'static str, usize)> = Vec::new();
+    for c in candidates {
+        let r = &c.reasons[0];
+        match counts.iter_mut().find(|(_, kind, _)| *kind == r.kind()) {
+            Some(entry) => entry.2 += 1,
+            None => counts.push((r.safety(), r.kind(), 1)),
+        }
+    }
+    counts.sort();
+    counts.into_iter().map(|(_, kind, n)| (kind, n)).collect()
 }
 
 /// For each memory whose text (case and spacing aside) another memory also has, the index of
@@ -190,50 +243,103 @@ fn duplicates(memories: &[(String, Memory)], states: &[State]) -> HashMap<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decay::{DecayConfig, Event};
 
     fn memory(
         id: &str,
+        kind: &str,
         importance: u8,
         created: &str,
         extra: &str,
-        body: &str,
     ) -> (String, Memory) {
         let text = format!(
-            "---\nid: {id}\ntype: semantic\nimportance: {importance}\ncreated: {created}\n{extra}---\n{body}"
+            "---\nid: {id}\ntype: {kind}\nimportance: {importance}\ncreated: {created}\n{extra}---\n# {id}\nText of {id}.\n"
         );
         (format!("{id}.md"), Memory::parse(&text).unwrap())
     }
 
-    fn plan(memories: &[(String, Memory)], now: &str) -> Vec<Candidate> {
-        let states: Vec<State> = memories
-            .iter()
-            .map(|(_, m)| State::from_memory(m.importance(), m.created(), m.access()))
-            .collect();
-        candidates(memories, &states, &PruneConfig::default(), now.parse().unwrap())
+    fn copy(id: &str, created: &str, body: &str) -> (String, Memory) {
+        let text = format!(
+            "---\nid: {id}\ntype: semantic\nimportance: 9\ncreated: {created}\n---\n{body}"
+        );
+        (format!("{id}.md"), Memory::parse(&text).unwrap())
+    }
+
+    fn at(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn plan(memories: &[(String, Memory)], since: Option<&str>, now: &str) -> Vec<Candidate> {
+        let states: Vec<State> =
+            memories.iter().map(|(_, m)| State::of(m, &DecayConfig::default())).collect();
+        candidates(memories, &states, &PruneConfig::default(), since.map(at), at(now))
+    }
+
+    fn ids(plan: &[Candidate]) -> Vec<&str> {
+        plan.iter().map(|c| c.id.as_str()).collect()
     }
 
     #[test]
-    fn reasons_and_order() {
+    fn two_year_old_memories_without_usage_history_do_not_fade_on_day_one() {
+        let memories: Vec<_> = (1..=7)
+            .map(|imp| memory(&format!("m{imp}"), "episodic", imp, "2024-11-30", ""))
+            .collect();
+        assert!(plan(&memories, None, "2026-11-30T00:00:00Z").is_empty());
+        let day_one = plan(&memories, Some("2026-11-30T00:00:00Z"), "2026-11-30T12:00:00Z");
+        assert!(day_one.is_empty(), "{:?}", ids(&day_one));
+        // A year of observation later, the episodes up to importance 5 have faded; 6 has not.
+        let later = plan(&memories, Some("2026-11-30T00:00:00Z"), "2027-11-30T00:00:00Z");
+        assert_eq!(ids(&later), ["m1", "m2", "m3", "m4", "m5"]);
+        assert!(later.iter().all(|c| c.reasons[1].kind() == "never_used"));
+    }
+
+    #[test]
+    fn a_memory_used_monthly_is_never_proposed() {
+        let m = memory("monthly", "episodic", 1, "2024-01-01", "");
+        let mut state = State::of(&m.1, &DecayConfig::default());
+        let start = at("2024-01-01T00:00:00Z");
+        for month in 1..=60 {
+            let now = start + jiff::SignedDuration::from_hours(24 * 30 * month);
+            let plan = candidates(
+                std::slice::from_ref(&m),
+                &[state],
+                &PruneConfig::default(),
+                Some(start),
+                now,
+            );
+            assert!(plan.is_empty(), "proposed in month {month}");
+            state = state.fold(Event::Used { at: now });
+        }
+    }
+
+    #[test]
+    fn superseded_invalid_and_duplicates_at_any_importance_safest_first() {
         let memories = vec![
-            memory("old-low", 2, "2025-01-01", "", "an old note\n"),
-            memory("old-critical", 10, "2020-01-01", "", "never pruned for age\n"),
-            memory("gone", 10, "2026-01-01", "invalid_at: 2026-02-01T00:00:00Z\n", "stale fact\n"),
-            memory("fresh", 2, "2026-11-20", "", "a fresh note\n"),
-            memory("copy-a", 5, "2026-11-01", "", "Same  text\n"),
-            memory("copy-b", 5, "2026-11-10", "", "same text\n"),
+            memory("old-low", "episodic", 2, "2025-01-01", ""),
+            memory("fact", "semantic", 4, "2025-01-01", ""),
+            memory("critical", "episodic", 8, "2020-01-01", ""),
+            memory("gone", "semantic", 10, "2026-01-01", "invalid_at: 2026-02-01T00:00:00Z\n"),
+            memory("replaced", "procedural", 9, "2026-01-01", "superseded_by: critical\n"),
+            memory("fresh", "episodic", 2, "2026-11-20", ""),
+            copy("copy-a", "2026-11-01", "Same  text\n"),
+            copy("copy-b", "2026-11-10", "same text\n"),
         ];
-        let plan = plan(&memories, "2026-11-30T00:00:00Z");
-        let ids: Vec<&str> = plan.iter().map(|c| c.id.as_str()).collect();
-        assert_eq!(ids, ["gone", "copy-b", "old-low"]);
-        assert_eq!(plan[1].reasons, [Reason::Duplicate { of: "copy-a".into() }]);
-        assert!(matches!(plan[2].reasons[0], Reason::Faded { .. }));
-        assert!(matches!(plan[2].reasons[1], Reason::NeverUsed { .. }));
+        let plan = plan(&memories, Some("2025-06-01T00:00:00Z"), "2026-11-30T00:00:00Z");
+        assert_eq!(ids(&plan), ["replaced", "gone", "copy-b", "old-low"]);
+        assert_eq!(plan[2].reasons, [Reason::Duplicate { of: "copy-a".into() }]);
+        assert!(matches!(plan[3].reasons[0], Reason::Faded { .. }));
+        assert_eq!(plan[3].title, "old-low");
+        assert_eq!(
+            summary(&plan),
+            [("invalid", 1), ("superseded", 1), ("duplicate", 1), ("faded", 1)]
+        );
+        assert_eq!(plan[0].reasons, [Reason::Superseded { by: "critical".into() }]);
     }
 
     #[test]
     fn use_keeps_a_memory() {
         let used = "access: { count: 2, last: 2026-11-01T00:00:00Z }\n";
-        let memories = vec![memory("used", 2, "2025-01-01", used, "kept alive\n")];
-        assert!(plan(&memories, "2026-11-30T00:00:00Z").is_empty());
+        let memories = vec![memory("used", "episodic", 2, "2025-01-01", used)];
+        assert!(plan(&memories, Some("2025-01-01T00:00:00Z"), "2026-11-30T00:00:00Z").is_empty());
     }
 }

@@ -5,11 +5,16 @@
 //! - every memory file parses, and no memory is lost (each id of before is still in the root
 //!   or its archive);
 //! - a file the command edits in place is either as it was or as an uninterrupted run leaves it;
+//! - the usage files (`usage/*.tsv`) read without a problem: an unfinished last line, the trace
+//!   of a write cut short, is not read (half of the kills also cut the usage file at a random
+//!   byte, as a power cut during its append would: see [`cut_usage_file`]);
 //! - the next commands work without manual repair: `mem index`, then the command again where it
 //!   can be repeated (or `mem sync`), then `mem recall`;
 //! - after that, no id is in two files (a prune or restore cut in two is finished), `mem health`
-//!   reports a sound root, and every file's `access` count equals the `used` events the usage
-//!   log holds for it (events neither lost nor doubled).
+//!   reports a sound root, no memory file keeps an `access:` line, the usage files hold each
+//!   event of the usage log exactly once and each moved `access:` line as it was, and every
+//!   memory's usage state (what prune and `mem show` read) is the one its old `access:` line
+//!   and the log's events give (events neither lost nor doubled).
 //!
 //! `cargo test` runs [`CI_KILLS`] kills per command. `MEM_CRASH_SOAK=N` runs N per command
 //! instead (`MEM_CRASH_SOAK=100 cargo test --release --test integration crash -- --nocapture`
@@ -21,6 +26,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use mem::decay::{Event, State};
+use mem::usage::shared;
 
 use crate::util::{bin, clean_env, memory};
 
@@ -60,7 +68,7 @@ const CASES: &[Case] = &[
         args: &["sync"],
         repeatable: true,
         again_if: None,
-        edits: &["s1.md", "s2.md"],
+        edits: &["s1.md", "s2.md", "s3.md", "s4.md"],
     },
     Case {
         name: "forget",
@@ -101,9 +109,9 @@ const CASES: &[Case] = &[
     Case { name: "capture", args: &["capture"], repeatable: true, again_if: None, edits: &[] },
 ];
 
-/// The prepared root: memories of every kind, old ones to prune, two clusters to reflect on,
-/// an archived memory, unsynced usage, and a transcript to capture (in a hidden folder, which
-/// is not walked).
+/// The prepared root: memories of every kind (four with the `access:` line of an older `mem`),
+/// old ones to prune, two clusters to reflect on, an archived memory, unsynced usage (uses and
+/// retrievals), and a transcript to capture (in a hidden folder, which is not walked).
 fn template() -> &'static Path {
     static TEMPLATE: OnceLock<tempfile::TempDir> = OnceLock::new();
     TEMPLATE
@@ -116,10 +124,12 @@ fn template() -> &'static Path {
                 std::fs::write(path, text).unwrap();
             };
             for i in 0..10 {
-                write(
-                    &format!("s{i}.md"),
-                    memory(&format!("s{i}"), "semantic", 6, "2026-06-01T00:00:00Z", &format!("# Fact {i}\nThe service {i} listens on port 80{i:02}.\n")),
-                );
+                let mut text = memory(&format!("s{i}"), "semantic", 6, "2026-06-01T00:00:00Z", &format!("# Fact {i}\nThe service {i} listens on port 80{i:02}.\n"));
+                if (1..=4).contains(&i) {
+                    let access = format!("access: {{ count: {i}, last: 2026-09-0{i}T00:00:00Z, retrieved: {}, strength: {}.25 }}\n---\n#", 2 * i, 400 + i);
+                    text = text.replacen("---\n#", &access, 1);
+                }
+                write(&format!("s{i}.md"), text);
             }
             for i in 0..6 {
                 write(
@@ -159,7 +169,7 @@ fn template() -> &'static Path {
                     serde_json::to_string(transcript.to_str().unwrap()).unwrap()
                 ),
             );
-            for args in [&["index"][..], &["used", "--no-sync", "s1", "s2", "s1"]] {
+            for args in [&["index"][..], &["used", "--no-sync", "s1", "s2", "s1"], &["recall", "port"]] {
                 let out = run_mem(root, args, None);
                 assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
             }
@@ -248,14 +258,112 @@ fn ids(files: &BTreeMap<String, Vec<u8>>, context: &str) -> BTreeMap<String, Vec
     ids
 }
 
-/// `used` events per memory in the usage log.
-fn used_events(root: &Path) -> BTreeMap<String, u64> {
+/// The events of the usage log (`.mem/usage.db`) per memory, in a fixed order.
+fn logged_events(root: &Path) -> BTreeMap<String, Vec<Event>> {
     let db = rusqlite::Connection::open(root.join(".mem/usage.db")).unwrap();
-    let mut stmt = db
-        .prepare("SELECT memory_id, COUNT(*) FROM events WHERE kind = 'used' GROUP BY memory_id")
-        .unwrap();
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)));
-    rows.unwrap().map(|r| r.unwrap()).collect()
+    let mut stmt = db.prepare("SELECT memory_id, kind, at, rank FROM events").unwrap();
+    let rows = stmt.query_map([], |r| {
+        let at = jiff::Timestamp::from_second(r.get(2)?).unwrap();
+        let event = match r.get::<_, String>(1)?.as_str() {
+            "used" => Event::Used { at },
+            _ => Event::Retrieved { at, rank: r.get::<_, i64>(3)? as u32 },
+        };
+        Ok((r.get::<_, String>(0)?, event))
+    });
+    let mut out: BTreeMap<String, Vec<Event>> = BTreeMap::new();
+    for row in rows.unwrap() {
+        let (id, event) = row.unwrap();
+        out.entry(id).or_default().push(event);
+    }
+    out.values_mut().for_each(|events| events.sort_by_key(order));
+    out
+}
+
+/// The order events are folded in (as `UsageView::state` does).
+fn order(event: &Event) -> (jiff::Timestamp, u32) {
+    match *event {
+        Event::Used { at } => (at, 0),
+        Event::Retrieved { at, rank } => (at, rank),
+    }
+}
+
+/// The usage files, read as `mem` reads them; a line that does not read fails.
+fn usage_files(root: &Path, context: &str) -> shared::SharedUsage {
+    let usage = shared::load(root).unwrap();
+    assert!(usage.problems.is_empty(), "{context}: usage files: {:?}", usage.problems);
+    usage
+}
+
+/// A power cut during the usage file's append: the file loses a random tail (`at` of it). The
+/// append is flushed before any memory file loses its `access:` line, so the tail a cut can
+/// take holds no `base` line of a file already rewritten; the cut may take anything after the
+/// last of those (events, `base` lines of files not rewritten, even `since`), which also
+/// covers the states of a cut during an earlier append.
+fn cut_usage_file(root: &Path, before: &BTreeMap<String, Vec<u8>>, at: f64) -> Option<String> {
+    let files = memory_files(root);
+    let rewritten: BTreeSet<String> = before
+        .iter()
+        .filter(|(path, old)| {
+            has_access(old) && files.get(*path).is_some_and(|new| !has_access(new))
+        })
+        .map(|(_, old)| mem::Memory::parse_bytes(old).unwrap().id().to_string())
+        .collect();
+    let path = std::fs::read_dir(root.join(shared::DIR)).ok()?.flatten().next()?.path();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut keep_at_least = 0;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        let mut fields = line.split('\t');
+        if fields.next() == Some("base") && fields.next().is_some_and(|id| rewritten.contains(id)) {
+            keep_at_least = offset;
+        }
+    }
+    if keep_at_least == text.len() {
+        return None;
+    }
+    let keep = keep_at_least + ((text.len() - keep_at_least) as f64 * at) as usize;
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(keep as u64).unwrap();
+    Some(format!("usage file cut at byte {keep} of {}", text.len()))
+}
+
+fn has_access(bytes: &[u8]) -> bool {
+    mem::Memory::parse_bytes(bytes).is_ok_and(|m| m.access().is_some())
+}
+
+/// After a complete sync: no `access:` line is left in a memory file, the usage files hold
+/// every event of the log once and every moved `access:` line as it was, and each memory's
+/// usage state is the one its old `access:` line and the log's events give.
+fn check_usage(root: &Path, before: &BTreeMap<String, Vec<u8>>, context: &str) {
+    let usage = usage_files(root, context);
+    let logged = logged_events(root);
+    let mut written: BTreeMap<String, Vec<Event>> = usage.events.clone().into_iter().collect();
+    written.values_mut().for_each(|events| events.sort_by_key(order));
+    assert_eq!(written, logged, "{context}: the usage files and the log differ");
+    let old: BTreeMap<String, mem::format::Access> = before
+        .values()
+        .filter_map(|bytes| {
+            let memory = mem::Memory::parse_bytes(bytes).unwrap();
+            memory.access().map(|a| (memory.id().to_string(), a))
+        })
+        .collect();
+    let mut engine = mem::Engine::open(root).unwrap();
+    let decay = engine.config().decay.clone();
+    let view = engine.usage_view().unwrap();
+    for (path, bytes) in memory_files(root) {
+        let memory = mem::Memory::parse_bytes(&bytes).unwrap();
+        let id = memory.id().to_string();
+        if path.starts_with("archive/") {
+            continue;
+        }
+        assert!(memory.access().is_none(), "{context}: {path} keeps its access: line");
+        assert_eq!(usage.bases.get(&id), old.get(&id), "{context}: moved access: line of {id}");
+        let initial = decay.initial_strength(memory.kind(), memory.importance());
+        let mut expected = State::from_memory(initial, memory.created(), old.get(&id).copied());
+        expected.consolidated = memory.consolidated_into().is_some();
+        let expected = logged.get(&id).into_iter().flatten().copied().fold(expected, State::fold);
+        assert_eq!(view.state(&memory, &decay), expected, "{context}: usage state of {id}");
+    }
 }
 
 /// What an uninterrupted run leaves in the files `case` edits in place, and how long it takes
@@ -273,9 +381,15 @@ fn uninterrupted(case: &Case) -> (BTreeMap<String, Vec<u8>>, Duration) {
     (edited, took)
 }
 
-/// Starts `case`, kills it after `delay`, and checks the invariants. Returns whether the kill
-/// landed before the command ended.
-fn kill_and_check(case: &Case, delay: Duration, after: &BTreeMap<String, Vec<u8>>) -> bool {
+/// Starts `case`, kills it after `delay`, cuts the usage file at `cut` (a share of its length)
+/// when that is a state a power cut can leave, and checks the invariants. Returns whether the
+/// kill landed before the command ended, and whether the usage file was cut.
+fn kill_and_check(
+    case: &Case,
+    delay: Duration,
+    cut: Option<f64>,
+    after: &BTreeMap<String, Vec<u8>>,
+) -> (bool, bool) {
     let dir = fresh();
     let root = dir.path();
     let before = memory_files(root);
@@ -293,7 +407,11 @@ fn kill_and_check(case: &Case, delay: Duration, after: &BTreeMap<String, Vec<u8>
     let killed = child.try_wait().unwrap().is_none();
     let _ = child.kill();
     child.wait().unwrap();
-    let context = format!("{} killed after {delay:?}", case.name);
+    let mut context = format!("{} killed after {delay:?}", case.name);
+    let how = cut.and_then(|at| cut_usage_file(root, &before, at));
+    if let Some(how) = &how {
+        context = format!("{context}, {how}");
+    }
 
     // Files: each parses, none is lost, edited ones are old or new.
     let files = memory_files(root);
@@ -309,6 +427,7 @@ fn kill_and_check(case: &Case, delay: Duration, after: &BTreeMap<String, Vec<u8>
             String::from_utf8_lossy(now)
         );
     }
+    usage_files(root, &context);
 
     // The next commands work without repair.
     let run = |args: &[&str], stdin: Option<&[u8]>| {
@@ -338,19 +457,8 @@ fn kill_and_check(case: &Case, delay: Duration, after: &BTreeMap<String, Vec<u8>
         "{context}: health:\n{}",
         String::from_utf8_lossy(&health.stdout)
     );
-    let events = used_events(root);
-    for (path, bytes) in &files {
-        let memory = mem::Memory::parse_bytes(bytes).unwrap();
-        let in_file = memory.access().map_or(0, |a| a.count);
-        let in_log = events.get(memory.id().as_str()).copied().unwrap_or(0);
-        if !path.starts_with("archive/") {
-            assert_eq!(
-                in_file, in_log,
-                "{context}: {path} counts {in_file} uses, the log {in_log}"
-            );
-        }
-    }
-    killed
+    check_usage(root, &before, &context);
+    (killed, how.is_some())
 }
 
 /// Kills per command: [`CI_KILLS`], or `MEM_CRASH_SOAK`.
@@ -365,13 +473,20 @@ fn every_writing_command_survives_a_kill_at_any_moment() {
     let mut summary = Vec::new();
     for case in CASES {
         let (after, took) = uninterrupted(case);
-        let mut landed = 0;
+        let (mut landed, mut cuts) = (0, 0);
         for _ in 0..kills() {
             // Anywhere in the run, start-up included, and a little past its usual end.
             let delay = took.mul_f64(rng.f64() * 1.1);
-            landed += usize::from(kill_and_check(case, delay, &after));
+            let cut = rng.bool().then(|| rng.f64());
+            let (killed, was_cut) = kill_and_check(case, delay, cut, &after);
+            landed += usize::from(killed);
+            cuts += usize::from(was_cut);
         }
-        summary.push(format!("{}: {landed}/{} kills landed (run {took:?})", case.name, kills()));
+        summary.push(format!(
+            "{}: {landed}/{} kills landed, {cuts} usage files cut (run {took:?})",
+            case.name,
+            kills()
+        ));
     }
     eprintln!("crash harness (seed {seed}):\n  {}", summary.join("\n  "));
 }

@@ -37,5 +37,7 @@ mod reflect;
 mod root;
 /// `mem completions` and `mem man`.
 mod shell;
+/// A root shared with git by two machines: usage merges without conflict.
+mod teams;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;

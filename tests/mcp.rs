@@ -304,10 +304,10 @@ fn remember_recall_get_recent_used_forget_over_stdio() {
     assert_eq!(server.ok("recent", json!({ "n": 1 })).as_array().unwrap().len(), 1);
     assert_eq!(ids(&server.ok("recent", json!({ "type": "episodic" }))), [staging_id.as_str()]);
 
-    // Used: recorded, and written into the file's access line.
+    // Used: recorded, and appended to this machine's usage file.
     let used = server.ok("used", json!({ "ids": [release_id] }));
     assert_eq!(used["used"][0]["id"], release_id.as_str(), "{used}");
-    assert!(dir.read(release["path"].as_str().unwrap()).contains("access:"));
+    assert!(dir.usage_text().contains(release_id.as_str()));
 
     // Forget: invalid from now on; recall leaves it out, the file stays.
     let forgotten =

@@ -159,9 +159,9 @@ fn recency_refines_but_never_replaces_relevance() {
         ["new", "old"],
         "newer first among equals; the unrelated newest never shows"
     );
-    // An access refreshes recency.
+    // Usage does not move ranking recency (it feeds decay and prune): issue #13.
     dir.write("old.md", format!("---\nid: old\ntype: semantic\ncreated: 2023-01-01T00:00:00Z\naccess: {{ count: 3, last: 2026-11-30T00:00:00Z }}\n---\n{body}"));
-    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["old", "new"]);
+    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["new", "old"]);
 
     // A memory that matches every word, old and unimportant, beats a fresh, critical one that
     // matches a single common word.

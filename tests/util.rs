@@ -92,6 +92,20 @@ impl Dir {
         std::fs::write(path, text).unwrap();
     }
 
+    /// Starts usage observation for the root at `since` (a usage file with only that line).
+    pub fn observe_since(&self, since: &str) {
+        self.write("usage/test.tsv", format!("since\t{since}\n"));
+    }
+
+    /// Every usage file of the root (`usage/*.tsv`), concatenated.
+    pub fn usage_text(&self) -> String {
+        let mut files: Vec<_> = std::fs::read_dir(self.path().join("usage"))
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        files.sort();
+        files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect()
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path().join(rel)).unwrap()
     }

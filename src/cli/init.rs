@@ -20,7 +20,7 @@ pub struct Args {
     project: bool,
 }
 
-pub fn run(args: Args, _ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let dir = match (&args.dir, args.project) {
         (_, true) => store::project_top(&cwd).join(store::PROJECT_DIR),
@@ -38,11 +38,11 @@ pub fn run(args: Args, _ctx: &Context) -> Result<()> {
             PathBuf::from(".")
         }
     };
-    let report = store::init(&dir)?;
+    let report = super::init_root(&dir, ctx.now)?;
     let shown = dir.display();
     let kind = if args.project { "project memory root" } else { "memory root" };
     if report.wrote_config {
-        super::print_text(&format!("initialised {kind} {shown} (mem.toml, .gitignore)\n"))
+        super::print_text(&format!("initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n"))
     } else {
         super::print_text(&format!("{shown} is already a memory root; nothing overwritten\n"))
     }

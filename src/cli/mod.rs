@@ -44,6 +44,10 @@ pub struct Cli {
     /// Take this time as "now" (RFC 3339, e.g. 2026-11-30T12:00:00Z), for reproducible runs.
     #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse_now)]
     now: Option<Timestamp>,
+    /// List every problem found in the files (by default: one line per kind, with a count
+    /// and an example).
+    #[arg(long, short = 'v', global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -104,6 +108,7 @@ enum Command {
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
 /// problem and for `mem recall` finding nothing).
 pub fn run(cli: Cli) -> Result<u8> {
+    VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
         Command::Completions(args) => completions::run(args),
@@ -198,7 +203,7 @@ impl Context {
         let default = dirs::data_dir().map(|d| d.join("mem"));
         let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
         if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
-            store::init(&root)?;
+            init_root(&root, self.now)?;
             eprintln!("mem: created the default memory root {}", root.display());
         }
         Ok((root, source))
@@ -215,7 +220,7 @@ impl Context {
             (_, Some(dir)) if same_folder(&dir, &root) => None,
             (_, Some(dir)) => {
                 if !dir.join(mem::config::CONFIG_FILE).exists() {
-                    store::init(&dir)?;
+                    init_root(&dir, self.now)?;
                     eprintln!("mem: created the user memory root {}", dir.display());
                 }
                 Some(self.engine_at(&dir)?)
@@ -248,6 +253,16 @@ impl Context {
     }
 }
 
+/// Makes `dir` a memory root (see [`store::init`]) and starts observing its usage now, unless
+/// it already does: time before that is not time without use (docs/decay.md).
+fn init_root(dir: &Path, now: Timestamp) -> Result<store::InitReport> {
+    let report = store::init(dir)?;
+    Engine::open(dir)
+        .and_then(|mut engine| engine.start_observing(now))
+        .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
+    Ok(report)
+}
+
 /// Whether two paths name the same folder (both canonicalized when they exist).
 fn same_folder(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
@@ -271,9 +286,9 @@ fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
     }
     let hidden = mem::progress::Silent;
     engine.refresh(now, &hidden)?;
-    let report = engine.sync()?;
+    let report = engine.sync(now)?;
     for failure in &report.failed {
-        eprintln!("{failure}  [not synced; its events are kept]");
+        eprintln!("{failure}  [its access: line stays; it is still read]");
     }
     if report.files > 0 {
         engine.refresh(now, &hidden)?;
@@ -374,8 +389,13 @@ fn print_problems(report: &RefreshReport) {
     }
 }
 
-/// A refresh's notices and problems, one line each, as [`print_problems`] prints them.
+/// Whether `--verbose` was given: every problem on its own line.
+static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A refresh's notices and problems as [`print_problems`] prints them: one line per kind of
+/// problem, with a count and the first example, or every problem with `--verbose`.
 fn problem_lines(report: &RefreshReport) -> Vec<String> {
+    let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
     let mut lines: Vec<String> =
         report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
     lines.extend(report.warnings.iter().map(|warning| format!("mem: warning: {warning}")));
@@ -389,9 +409,31 @@ fn problem_lines(report: &RefreshReport) -> Vec<String> {
     lines.extend(report.duplicates.iter().map(|(id, paths)| {
         format!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "))
     }));
-    lines.extend(report.future.iter().map(|(path, created)| {
-        format!("{path}: warning: created {created} is in the future; its age counts as zero")
-    }));
+    // Files that are skipped are always listed one by one; warnings about files that are
+    // read are summarised per kind.
+    let kinds: [(&str, Vec<String>); 1] = [(
+        "memories are created after now (their age counts as zero)",
+        report
+            .future
+            .iter()
+            .map(|(path, created)| {
+                format!(
+                    "{path}: warning: created {created} is in the future; its age counts as zero"
+                )
+            })
+            .collect(),
+    )];
+    for (kind, all) in kinds {
+        match all.as_slice() {
+            [] => {}
+            [one] => lines.push(one.clone()),
+            [first, ..] if !verbose => lines.push(format!(
+                "mem: warning: {} {kind}; e.g. {first}  (--verbose lists all)",
+                all.len()
+            )),
+            _ => lines.extend(all),
+        }
+    }
     lines
 }
 

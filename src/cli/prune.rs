@@ -17,7 +17,7 @@ pub struct Args {
     /// Retention below which a memory has faded (default from mem.toml: 0.05).
     #[arg(long)]
     threshold: Option<f64>,
-    /// Only memories less important than this fade or go unused (default 7).
+    /// Only memories less important than this fade or go unused (default 8).
     #[arg(long, value_parser = clap::value_parser!(u8).range(1..=11))]
     importance_floor: Option<u8>,
     /// Memories younger than this many days never fade out (default 30).
@@ -65,22 +65,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         if candidates.is_empty() {
             return super::print_text("nothing to prune\n");
         }
-        let mut table = super::table(&["id", "retention", "imp", "used", "reasons", "path"]);
-        for c in &candidates {
-            let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
-            table.add_row(vec![
-                Cell::new(&c.id),
-                Cell::new(format!("{:.3}", c.retention)),
-                Cell::new(c.importance),
-                Cell::new(c.used),
-                Cell::new(reasons.join("; ")),
-                Cell::new(&c.path),
-            ]);
-        }
-        let mut text = super::render(&table);
+        let mut text = candidate_table(&candidates, ctx.now);
+        let them = if candidates.len() == 1 { "it" } else { "them" };
         text.push_str(&format!(
-            "\n{} candidates; `mem prune` moves them to archive/ (nothing is deleted)\n",
-            candidates.len()
+            "\n{}; `mem prune` moves {them} to archive/ (nothing is deleted)\n",
+            summary(&candidates)
         ));
         return super::print_text(&text);
     }
@@ -104,6 +93,43 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         archived.moved.len()
     ));
     super::print_text(&text)
+}
+
+/// The candidates as a table that fits the terminal: title, type, importance, age, last use,
+/// reasons, id.
+fn candidate_table(candidates: &[mem::prune::Candidate], now: jiff::Timestamp) -> String {
+    let mut table = super::table(&["title", "type", "imp", "age", "last use", "reasons", "id"]);
+    // On a terminal, long cells wrap to its width; piped output is never wrapped.
+    table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+    for c in candidates {
+        let reasons: Vec<String> = c.reasons.iter().map(|r| r.to_string()).collect();
+        let last = match c.last_access {
+            Some(at) => {
+                format!("{} ago", super::age(mem::score::age_days(now.as_second(), at.as_second())))
+            }
+            None => "never".to_string(),
+        };
+        table.add_row(vec![
+            Cell::new(mem::format::clip(&c.title, 48)),
+            Cell::new(c.kind.as_str()),
+            Cell::new(c.importance),
+            Cell::new(super::age(c.age_days)),
+            Cell::new(last),
+            Cell::new(reasons.join("; ")),
+            Cell::new(&c.id),
+        ]);
+    }
+    super::render(&table)
+}
+
+/// "12 candidates: 1 superseded, 11 faded".
+fn summary(candidates: &[mem::prune::Candidate]) -> String {
+    let parts: Vec<String> = mem::prune::summary(candidates)
+        .into_iter()
+        .map(|(kind, n)| format!("{n} {}", kind.replace('_', " ")))
+        .collect();
+    let noun = if candidates.len() == 1 { "candidate" } else { "candidates" };
+    format!("{} {noun}: {}", candidates.len(), parts.join(", "))
 }
 
 pub fn restore(args: RestoreArgs, ctx: &Context) -> Result<()> {

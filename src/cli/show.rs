@@ -18,10 +18,11 @@ pub struct Args {
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let (path, memory) = engine.get(&args.id)?;
+    let decay = engine.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
     let state = engine.state_of(&memory).unwrap_or_else(|e| {
         eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
-        mem::decay::State::of(&memory)
+        mem::decay::State::of(&memory, &decay)
     });
     let retention = state.retention(ctx.now);
     let age_days = state.age_days(ctx.now);

@@ -1,4 +1,4 @@
-//! `mem sync`: fold the usage log into the memory files.
+//! `mem sync`: write this machine's usage log to its usage file in `usage/`.
 
 use anyhow::{Result, bail};
 
@@ -19,19 +19,13 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             "[usage] sync = false in mem.toml: usage stays in .mem/usage.db and no file is written"
         );
     }
-    let report = engine.sync()?;
+    let report = engine.sync(ctx.now)?;
     if report.files > 0 {
         // The index learns of the new `access:` lines now (`mem health` compares).
         engine.refresh(ctx.now, &mem::progress::Silent)?;
     }
-    for id in &report.unknown_ids {
-        eprintln!(
-            "mem: warning: usage events for {id}, which has no readable memory file (deleted, \
-             archived or reported above); kept in the log"
-        );
-    }
     for failure in &report.failed {
-        eprintln!("{failure}  [not synced; its events are kept]");
+        eprintln!("{failure}  [its access: line stays; it is still read]");
     }
     if args.json {
         super::print_json(&report)?;
@@ -41,13 +35,28 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         } else {
             String::new()
         };
-        super::print_text(&format!(
-            "synced {} events into {} files{recovered}\n",
-            report.events, report.files
-        ))?;
+        let mut text = if report.events == 0 && report.files == 0 {
+            format!("no new usage to write{recovered}\n")
+        } else {
+            format!(
+                "wrote {} usage {} to {}{recovered}\n",
+                report.events,
+                if report.events == 1 { "event" } else { "events" },
+                report.usage_file
+            )
+        };
+        if report.files > 0 {
+            let (line, files) =
+                if report.files == 1 { ("line", "memory file") } else { ("lines", "memory files") };
+            text.push_str(&format!(
+                "moved the access: {line} (usage counts an older mem wrote) of {} {files} to {}\n",
+                report.files, report.usage_file
+            ));
+        }
+        super::print_text(&text)?;
     }
     if !report.failed.is_empty() {
-        bail!("{} files could not be synced (listed above)", report.failed.len());
+        bail!("{} files could not be migrated (listed above)", report.failed.len());
     }
     Ok(())
 }

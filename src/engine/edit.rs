@@ -85,18 +85,10 @@ impl Engine {
         now: Timestamp,
     ) -> Result<Vec<Candidate>> {
         let loaded = self.load_all();
-        let unsynced: std::collections::HashSet<String> =
-            self.usage()?.unsynced_ids()?.into_iter().collect();
-        let mut states = Vec::with_capacity(loaded.len());
-        for (_, memory) in &loaded {
-            let state = if unsynced.contains(memory.id().as_str()) {
-                self.state_of(memory)?
-            } else {
-                State::of(memory)
-            };
-            states.push(state);
-        }
-        Ok(prune::candidates(&loaded, &states, rules, now))
+        let view = self.usage_view()?;
+        let decay = &self.config.decay;
+        let states: Vec<State> = loaded.iter().map(|(_, m)| view.state(m, decay)).collect();
+        Ok(prune::candidates(&loaded, &states, rules, view.since, now))
     }
 
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and

@@ -1,35 +1,72 @@
-//! Usage: `used` events and the sync that folds the usage log into the files' `access:` line.
+//! Usage: `used` events, the sync that appends the usage log to this machine's file in
+//! `usage/` (moving old `access:` lines there too), and the usage state that all the usage
+//! files, with the events not yet synced, give a memory.
+
+use std::collections::HashMap;
 
 use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Engine;
-use crate::decay::State;
-use crate::format::{Memory, edit_front_matter};
-use crate::store::{self, Overwrite};
-use crate::{Error, Result};
+use crate::Result;
+use crate::decay::{Event, State};
+use crate::format::{Access, Memory, edit_front_matter};
+use crate::usage::shared;
 
 /// What `mem sync` did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct SyncReport {
-    /// Memory files rewritten.
-    pub files: usize,
-    /// Events folded into them.
+    /// This machine's usage file, relative to the root (`usage/<machine>.tsv`); empty while
+    /// this machine has written none.
+    pub usage_file: String,
+    /// Events appended to it.
     pub events: usize,
-    /// Interrupted syncs found complete and settled.
+    /// Memory files whose `access:` line was moved into it (rewritten).
+    pub files: usize,
+    /// Interrupted syncs of an older `mem` found complete and settled.
     pub recovered: usize,
-    /// Ids with events but no memory file (deleted or archived); their events are kept.
-    pub unknown_ids: Vec<String>,
-    /// Files that could not be synced, each with the reason; their events are kept.
+    /// Files that could not be migrated, each with the reason; their `access:` line is still
+    /// read where it is.
     pub failed: Vec<String>,
+}
+
+/// Everything known about a root's usage: its usage files and this machine's events not yet
+/// written to them.
+#[derive(Clone, Debug, Default)]
+pub struct UsageView {
+    /// When usage observation began for the root (`None`: not yet).
+    pub since: Option<Timestamp>,
+    bases: HashMap<String, Access>,
+    events: HashMap<String, Vec<Event>>,
+    /// Lines of the usage files that could not be read.
+    pub problems: Vec<String>,
+}
+
+impl UsageView {
+    /// A memory's usage state: its `access:` line or moved summary, then every event in time
+    /// order (the same on every machine that has the same files).
+    pub fn state(&self, memory: &Memory, decay: &crate::decay::DecayConfig) -> State {
+        let id = memory.id().as_str();
+        let access = match (memory.access(), self.bases.get(id)) {
+            (Some(a), Some(&b)) => Some(shared::larger(a, b)),
+            (a, b) => a.or(b.copied()),
+        };
+        let initial = decay.initial_strength(memory.kind(), memory.importance());
+        let mut state = State::from_memory(initial, memory.created(), access);
+        state.consolidated = memory.consolidated_into().is_some();
+        let mut events = self.events.get(id).cloned().unwrap_or_default();
+        events.sort_by_key(|e| match *e {
+            Event::Used { at } => (at, 0),
+            Event::Retrieved { at, rank } => (at, rank),
+        });
+        events.into_iter().fold(state, State::fold)
+    }
 }
 
 impl Engine {
     /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
-    /// unless `[usage] sync` is off or `sync` is false, writes their usage into their files.
-    /// Unknown ids are an error and nothing is recorded.
-    /// The events are recorded first; a file that then cannot be synced is reported in the
-    /// returned [`SyncReport`] (its events wait in the log for the next sync).
+    /// unless `[usage] sync` is off or `sync` is false, syncs (see [`Engine::sync`]; only
+    /// these ids' `access:` lines are moved). Unknown ids are an error and nothing is recorded.
     pub fn used(
         &mut self,
         ids: &[String],
@@ -44,34 +81,92 @@ impl Engine {
         self.usage()?.record_used(&refs, now)?;
         let mut report = SyncReport::default();
         if sync && self.config.usage.sync {
-            report = self.with_lock(|engine| {
-                let recovered = engine.recover_pending()?;
-                let mut report = engine.sync_ids(ids)?;
-                report.recovered = recovered;
-                Ok(report)
-            })?;
+            let targets: Vec<(String, Memory)> = self
+                .load_all()
+                .into_iter()
+                .filter(|(_, m)| ids.contains(&m.id().to_string()))
+                .collect();
+            report = self.with_lock(|engine| engine.sync_locked(now, targets))?;
             if report.files > 0 {
-                // The index learns of the new `access:` lines now (`mem health` compares).
                 self.refresh(now, &crate::progress::Silent)?;
             }
         }
         Ok((paths, report))
     }
 
-    /// Folds every unsynced usage event into its memory's `access:` front-matter, one file at
-    /// a time, each written atomically; finishes first what an interrupted sync left.
-    pub fn sync(&mut self) -> Result<SyncReport> {
-        self.with_lock(|engine| {
-            let recovered = engine.recover_pending()?;
-            let ids = engine.usage()?.unsynced_ids()?;
-            let mut report = engine.sync_ids(&ids)?;
-            report.recovered = recovered;
-            Ok(report)
-        })
+    /// Appends every event of the usage log not yet written to this machine's usage file
+    /// (`usage/<machine>.tsv`, created with the time observation began), then moves each
+    /// memory's `access:` line, if it has one, into that file. Never on recall: recall only
+    /// records in `.mem/usage.db`.
+    pub fn sync(&mut self, now: Timestamp) -> Result<SyncReport> {
+        let all = self.load_all();
+        self.with_lock(|engine| engine.sync_locked(now, all))
     }
 
-    /// Sync settles on: a crash between writing a file and moving its watermark left a pending
-    /// row; the file's content tells which side of the write it stopped on.
+    /// Starts observing usage for the root now, unless it already has a usage file: `mem init`.
+    pub fn start_observing(&mut self, now: Timestamp) -> Result<()> {
+        if shared::load(&self.root)?.since.is_some() {
+            return Ok(());
+        }
+        let machine = self.usage()?.machine(now)?;
+        shared::append(&shared::file_of(&self.root, &machine), now, "")
+    }
+
+    fn sync_locked(
+        &mut self,
+        now: Timestamp,
+        migrate: Vec<(String, Memory)>,
+    ) -> Result<SyncReport> {
+        let recovered = self.recover_pending()?;
+        // The machine's name (its file's) is chosen by the first sync that writes a line.
+        let known = self.usage()?.machine_name()?;
+        let written = match &known {
+            Some(machine) => shared::last_seq(&shared::file_of(&self.root, machine))?,
+            None => 0,
+        };
+        let events = self.usage()?.events_after(written)?;
+        let moved: Vec<(String, Memory)> =
+            migrate.into_iter().filter(|(_, m)| m.access().is_some()).collect();
+        let mut lines = String::new();
+        for (_, memory) in &moved {
+            let access = memory.access().expect("filtered above");
+            lines.push_str(&shared::base_line(memory.id().as_str(), &access));
+        }
+        for (seq, id, event) in &events {
+            lines.push_str(&shared::event_line(*seq, id, event));
+        }
+        let file_name = |machine: &str| format!("{}/{machine}.{}", shared::DIR, shared::EXT);
+        let mut report = SyncReport {
+            usage_file: known.as_deref().map(file_name).unwrap_or_default(),
+            recovered,
+            ..SyncReport::default()
+        };
+        if lines.is_empty() {
+            return Ok(report);
+        }
+        let machine = match known {
+            Some(machine) => machine,
+            None => self.usage()?.machine(now)?,
+        };
+        report.usage_file = file_name(&machine);
+        crate::store::inside_root(&self.root, &report.usage_file)?;
+        let path = shared::file_of(&self.root, &machine);
+        let since = self.usage()?.first_event_at()?.unwrap_or(now).min(now);
+        shared::append(&path, since, &lines)?;
+        report.events = events.len();
+        // The summaries are in the usage file now; a crash before a line goes leaves it in
+        // both places, which read as one (the larger summary counts).
+        for (rel, _) in moved {
+            match self.rewrite(&rel, |text| edit_front_matter(text, &[("access", None)])) {
+                Ok(()) => report.files += 1,
+                Err(e) => report.failed.push(e.to_string()),
+            }
+        }
+        Ok(report)
+    }
+
+    /// An older `mem` rewrote `access:` lines; a crash between writing a file and moving its
+    /// watermark left a pending row, and the file's content tells which side it stopped on.
     fn recover_pending(&mut self) -> Result<usize> {
         let pending = self.usage()?.pending()?;
         let mut recovered = 0;
@@ -92,66 +187,37 @@ impl Engine {
         Ok(recovered)
     }
 
-    /// Syncs each id in turn; a file that cannot be read, parsed or written is reported and
-    /// the others go on. Errors of the usage log itself stop the sync.
-    fn sync_ids(&mut self, ids: &[String]) -> Result<SyncReport> {
-        let mut report = SyncReport::default();
-        self.usage()?.durable()?;
-        for id in ids {
-            let rel = match self.path_of(id) {
-                Ok(rel) => rel,
-                Err(Error::NotFound(_)) => {
-                    report.unknown_ids.push(id.clone());
-                    continue;
-                }
-                Err(e) => {
-                    report.failed.push(e.to_string());
-                    continue;
-                }
-            };
-            match self.sync_one(id, &rel) {
-                Ok(Some(events)) => {
-                    report.files += 1;
-                    report.events += events;
-                }
-                Ok(None) => {}
-                Err(e @ Error::Usage { .. }) => return Err(e),
-                Err(e) => report.failed.push(e.to_string()),
-            }
+    /// The root's usage: every usage file, and this machine's events not yet written to its
+    /// own. Read by prune and `mem show`, never by recall; it writes nothing (the machine's
+    /// name is chosen by the first sync that writes its file).
+    pub fn usage_view(&mut self) -> Result<UsageView> {
+        let files = shared::load(&self.root)?;
+        let mut view = UsageView {
+            since: files.since,
+            bases: files.bases,
+            events: files.events,
+            problems: files.problems,
+        };
+        if self.usage.is_none() && !self.state_dir.join(crate::usage::FILE).exists() {
+            return Ok(view); // no usage recorded on this machine (and none created for a look)
         }
-        Ok(report)
+        let written = match self.usage()?.machine_name()? {
+            Some(machine) => shared::last_seq(&shared::file_of(&self.root, &machine))?,
+            None => 0,
+        };
+        let log = self.usage()?;
+        if let Some(first) = log.first_event_at()? {
+            view.since = Some(view.since.map_or(first, |s| s.min(first)));
+        }
+        for (_, id, event) in log.events_after(written)? {
+            view.events.entry(id).or_default().push(event);
+        }
+        Ok(view)
     }
 
-    /// Folds `id`'s unsynced events into its file at `rel`; the number of events folded, or
-    /// `None` when there were none.
-    fn sync_one(&mut self, id: &str, rel: &str) -> Result<Option<usize>> {
-        {
-            let path = store::inside_root(&self.root, rel)?;
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-            let memory =
-                Memory::parse(&text).map_err(|source| Error::Parse { path: rel.into(), source })?;
-            let unsynced = self.usage()?.unsynced(id)?;
-            if unsynced.events.is_empty() {
-                return Ok(None);
-            }
-            let state = unsynced
-                .events
-                .iter()
-                .fold(State::of(&memory), |state, event| state.fold(memory.importance(), *event));
-            let edited = edit_front_matter(&text, &[("access", Some(state.access().to_yaml()))])
-                .map_err(|source| Error::Parse { path: rel.into(), source })?;
-            let hash = crate::index::content_hash(edited.as_bytes());
-            self.usage()?.begin_sync(id, unsynced.last_seq, &hash)?;
-            store::write_atomic(&path, edited.as_bytes(), Overwrite::Yes)?;
-            self.usage()?.finish_sync(id, unsynced.last_seq)?;
-            Ok(Some(unsynced.events.len()))
-        }
-    }
-
-    /// A memory's usage state now: what its file says, with the events not yet synced folded in.
+    /// A memory's usage state now: its file, the usage files and the unsynced events.
     pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
-        let unsynced = self.usage()?.unsynced(memory.id().as_str())?;
-        let initial = State::of(memory);
-        Ok(unsynced.events.iter().fold(initial, |s, e| s.fold(memory.importance(), *e)))
+        let decay = self.config.decay.clone();
+        Ok(self.usage_view()?.state(memory, &decay))
     }
 }

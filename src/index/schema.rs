@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -32,7 +32,7 @@ pub struct Fields {
     pub importance: Field,
     /// Creation time, seconds since the epoch.
     pub created: Field,
-    /// Last access (else creation) time, seconds since the epoch.
+    /// The time ranking recency counts from (`created`: usage does not move it), in seconds.
     pub last_access: Field,
     /// A stable hash of the path that breaks score ties the same way in every index build.
     pub tiebreak: Field,
@@ -97,7 +97,9 @@ impl Fields {
             self.kind => memory.kind().as_str(),
             self.importance => u64::from(memory.importance()),
             self.created => memory.created().as_second(),
-            self.last_access => memory.last_access().as_second(),
+            // Ranking recency is the memory's own age: usage feeds decay and prune, never the
+            // ranking, so recording retrievals cannot make later recalls worse (docs/ranking.md).
+            self.last_access => memory.created().as_second(),
             self.tiebreak => tiebreak(rel),
             self.id_key => id_key(memory.id().as_str()),
             self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),

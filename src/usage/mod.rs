@@ -14,12 +14,15 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::decay::Event;
 use crate::{Error, Result};
 
+pub mod shared;
+
 /// File name of the log inside `.mem/`.
 pub const FILE: &str = "usage.db";
 
 /// The migrations, in order; the schema version is how many have run (`PRAGMA user_version`).
 /// Never edit one that has shipped: add a new file.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_events.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/001_events.sql"), include_str!("migrations/002_machine.sql")];
 
 /// WAL size past which a writer checkpoints and truncates it.
 const WAL_LIMIT: u64 = 512 * 1024;
@@ -280,6 +283,82 @@ impl UsageLog {
             .map_err(err)?;
         let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(err)?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(err)
+    }
+
+    /// The name of this log's usage file in the root's `usage/` folder, chosen (from `now`
+    /// and randomness) the first time it is asked for.
+    pub fn machine(&self, now: Timestamp) -> Result<String> {
+        let err = |e: rusqlite::Error| usage_error(&self.path, &e);
+        let name = crate::format::MemoryId::generate(now).as_str().to_lowercase();
+        self.conn
+            .execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('machine', ?1)", [&name])
+            .map_err(err)?;
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'machine'", [], |r| r.get(0))
+            .map_err(err)
+    }
+
+    /// The name of this log's usage file, if a write has chosen it yet (see [`UsageLog::machine`]);
+    /// only reads, for the commands that write nothing (a dry run, `mem show`).
+    pub fn machine_name(&self) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = 'machine'", [], |r| r.get(0))
+            .optional()
+            .map_err(|e| usage_error(&self.path, &e))
+    }
+
+    /// Events not yet in this machine's usage file, whose last event is number `written`, nor
+    /// folded into an `access:` line by an older `mem sync`: (seq, memory id, event), in order.
+    pub fn events_after(&self, written: i64) -> Result<Vec<(i64, String, Event)>> {
+        let err = |e: rusqlite::Error| usage_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT e.seq, e.memory_id, e.kind, e.at, e.rank FROM events e \
+                 LEFT JOIN synced s USING (memory_id) \
+                 WHERE e.seq > ?1 AND e.seq > COALESCE(s.seq, 0) ORDER BY e.seq",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map([written], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                ))
+            })
+            .map_err(err)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (seq, id, kind, at, rank) = row.map_err(err)?;
+            out.push((seq, id, self.event(seq, &kind, at, rank)?));
+        }
+        Ok(out)
+    }
+
+    /// When the first event of this log happened, if it has any.
+    pub fn first_event_at(&self) -> Result<Option<Timestamp>> {
+        let at: Option<i64> = self
+            .conn
+            .query_row("SELECT min(at) FROM events", [], |r| r.get(0))
+            .map_err(|e| usage_error(&self.path, &e))?;
+        at.map(|at| self.event(0, "used", at, None).map(|e| e.at())).transpose()
+    }
+
+    fn event(&self, seq: i64, kind: &str, at: i64, rank: Option<i64>) -> Result<Event> {
+        let at = Timestamp::from_second(at).map_err(|e| Error::Usage {
+            path: self.path.clone(),
+            message: format!("event {seq} has an impossible time: {e}"),
+        })?;
+        Ok(match kind {
+            "used" => Event::Used { at },
+            _ => Event::Retrieved {
+                at,
+                rank: rank.unwrap_or(1).clamp(1, i64::from(u32::MAX)) as u32,
+            },
+        })
     }
 
     /// Number of events, for reports.

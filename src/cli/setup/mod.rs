@@ -84,7 +84,7 @@ impl Change {
     }
 }
 
-pub fn run(args: Args, _ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let home = dirs::home_dir().context("cannot tell the home folder")?;
     let exe = std::env::current_exe()
@@ -129,7 +129,7 @@ pub fn run(args: Args, _ctx: &Context) -> Result<()> {
     }
     super::print_text(&out)?;
     if create_root {
-        store::init(&root)?;
+        super::init_root(&root, ctx.now)?;
     }
     for change in changed {
         apply(change)?;
