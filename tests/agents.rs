@@ -212,20 +212,9 @@ fn the_documented_claude_code_hooks_work() {
 /// Runs `mem --dir ROOT ARGS` with `stdin` fed to it (issue 14: a project's root is the
 /// `.memory` folder of its repository, so the root is not the test folder itself).
 fn mem_at(root: &std::path::Path, args: &[&str], stdin: &str) -> crate::util::Out {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut cmd = Command::new(crate::util::bin());
+    let mut cmd = std::process::Command::new(crate::util::bin());
     cmd.arg("--dir").arg(root).args(args);
-    crate::util::clean_env(&mut cmd);
-    let mut child =
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    crate::util::Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    crate::util::run_with_stdin(&mut cmd, stdin)
 }
 
 /// Issue 14: subagent transcripts are not sessions and another project's Codex rollouts are

@@ -211,23 +211,9 @@ fn hook_commands(settings: &serde_json::Value, event: &str) -> Vec<String> {
 
 /// Runs a hook command the way both agents do: `sh -c`, in `cwd`, the payload on stdin.
 fn run_hook(repo: &Dir, command: &str, cwd: &std::path::Path, payload: &str) -> crate::util::Out {
-    use std::io::Write;
     let mut cmd = std::process::Command::new("sh");
     cmd.arg("-c").arg(command).current_dir(cwd).env("HOME", repo.home());
-    crate::util::clean_env(&mut cmd);
-    let mut child = cmd
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    crate::util::Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    crate::util::run_with_stdin(&mut cmd, payload)
 }
 
 #[test]

@@ -199,6 +199,17 @@ pub fn model_dir() -> &'static Path {
     })
 }
 
+/// Runs a prepared command (its environment cleaned) with `stdin` fed to it, and collects its
+/// output.
+pub fn run_with_stdin(cmd: &mut Command, stdin: impl AsRef<[u8]>) -> Out {
+    use std::io::Write;
+    clean_env(cmd);
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_ref()).unwrap();
+    collect(child.wait_with_output().unwrap())
+}
+
 /// Runs a prepared command and collects its output.
 pub fn run(cmd: &mut Command) -> Out {
     clean_env(cmd);

@@ -35,15 +35,20 @@ pub struct SessionContext {
     pub memories: usize,
 }
 
-/// One memory, as a Markdown list item; `label` names its layer when two are searched.
-fn entry(r: &Record, body: &str, label: &str) -> String {
+/// A memory's body on one line, headings left out, clipped to `chars` characters.
+fn one_line(body: &str, chars: usize) -> String {
     let text = body
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .collect::<Vec<_>>()
         .join(" ");
-    let text = crate::format::clip(&text, 280);
+    crate::format::clip(&text, chars)
+}
+
+/// One memory, as a Markdown list item; `label` names its layer when two are searched.
+fn entry(r: &Record, body: &str, label: &str) -> String {
+    let text = one_line(body, 280);
     format!(
         "- **{}** ({}, importance {}{label}, `{}`): {text}\n",
         r.title, r.kind, r.importance, r.id
@@ -55,13 +60,7 @@ const SESSION_SOURCE: &str = "session/";
 
 /// One captured session, as a Markdown list item: its day, title and a short digest.
 fn session_entry(r: &Record, body: &str) -> String {
-    let text = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let text = crate::format::clip(&text, 200);
+    let text = one_line(body, 200);
     let day = r.created.strftime("%Y-%m-%d");
     format!("- {day} **{}** (`{}`): {text}\n", r.title, r.id)
 }
