@@ -207,8 +207,8 @@ fn format_v1_fixtures_keep_loading() {
     let full = &listed[0];
     assert_eq!(full["title"], "Login cookie lifetime");
     assert_eq!(full["importance"], 7);
-    // The index's recency time is `created`: usage does not move ranking (issue #13).
-    assert_eq!(full["last_access"], "2026-11-29T23:46:04Z");
+    // Its `access:` line counts uses: recency counts from its last one.
+    assert_eq!(full["last_access"], "2026-11-30T10:00:00Z");
     assert_eq!(full["tags"], serde_json::json!(["auth", "login"]));
     let minimal = &listed[1];
     assert_eq!(

@@ -157,3 +157,31 @@ fn strength_tells_nothing_relevant_from_a_weak_match() {
         context.stdout
     );
 }
+
+/// Ranking recency counts from the last use (`mem used`), never from a retrieval: recalls that
+/// record their hits, synced or not, leave later rankings as they were (issue 13).
+#[test]
+fn a_use_refreshes_recency_and_retrievals_never_do() {
+    let dir = Dir::new();
+    dir.mem(&["init", "."]).ok();
+    let body = "How to rotate the API keys of the payment gateway.\n";
+    dir.write("old.md", memory("old", "procedural", 5, "2024-01-01T00:00:00Z", body));
+    dir.write("new.md", memory("new", "procedural", 5, "2026-11-01T00:00:00Z", body));
+    let ranked = |dir: &Dir| recall(dir, "rotate payment gateway keys");
+    assert_eq!(ranked(&dir), ["new", "old"], "newer first among equals");
+    // Recalls that record their retrievals, old at rank 2 each time, then a sync: no change.
+    for _ in 0..5 {
+        dir.mem(&["recall", "--json", "-k", "3", "rotate payment gateway keys"]).json();
+        dir.mem(&["recall", "--json", "-k", "1", "--type", "procedural", "rotate keys old"]);
+    }
+    dir.mem(&["sync"]).ok();
+    assert_eq!(ranked(&dir), ["new", "old"], "retrievals do not refresh recency");
+    // One use does, before and after the sync that writes it to the usage files.
+    dir.mem(&["used", "--no-sync", "old"]).ok();
+    assert_eq!(ranked(&dir), ["old", "new"], "a use refreshes recency");
+    dir.mem(&["sync"]).ok();
+    assert_eq!(ranked(&dir), ["old", "new"], "and stays after sync");
+    // The cached last-use map is derived state: without it, the same ranking.
+    std::fs::remove_file(dir.path().join(".mem/last-used.bin")).unwrap();
+    assert_eq!(ranked(&dir), ["old", "new"]);
+}

@@ -159,9 +159,13 @@ fn recency_refines_but_never_replaces_relevance() {
         ["new", "old"],
         "newer first among equals; the unrelated newest never shows"
     );
-    // Usage does not move ranking recency (it feeds decay and prune): issue #13.
+    // A use refreshes recency: an `access:` line that counts uses, in the file and after sync
+    // moved it to the usage files alike.
     dir.write("old.md", format!("---\nid: old\ntype: semantic\ncreated: 2023-01-01T00:00:00Z\naccess: {{ count: 3, last: 2026-11-30T00:00:00Z }}\n---\n{body}"));
-    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["new", "old"]);
+    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["old", "new"]);
+    dir.mem(&["sync"]).ok();
+    assert!(!dir.read("old.md").contains("access:"), "moved to the usage files");
+    assert_eq!(ids(&dir.mem(&["recall", "login test", "--json"]).json()), ["old", "new"]);
 
     // A memory that matches every word, old and unimportant, beats a fresh, critical one that
     // matches a single common word.

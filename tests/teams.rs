@@ -50,9 +50,11 @@ fn seed(dir: &Dir) {
 }
 
 /// What each machine does: (machine, time, command). Machine 0 is the first clone.
+/// A recall ranks with the uses its machine knows of (ranking recency counts from the last
+/// use), so each recall here comes after the uses both the clone and the single root know.
 const EVENTS: &[(usize, &str, &[&str])] = &[
-    (0, "2026-02-01T00:00:00Z", &["used", "argo"]),
     (1, "2026-02-03T00:00:00Z", &["recall", "cluster"]),
+    (0, "2026-02-05T00:00:00Z", &["used", "argo"]),
     (0, "2026-03-01T00:00:00Z", &["recall", "argo sync"]),
     (1, "2026-04-01T00:00:00Z", &["used", "argo", "deploy"]),
     (0, "2026-05-01T00:00:00Z", &["sync"]),

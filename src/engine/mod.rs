@@ -66,6 +66,8 @@ pub struct Engine {
     usage: Option<UsageLog>,
     semantic: semantic::Semantic,
     warnings: Vec<String>,
+    /// When each memory was last used, for ranking recency (see [`crate::usage::last_used`]).
+    last_used: crate::usage::last_used::LastUsed,
 }
 
 impl Engine {
@@ -110,6 +112,7 @@ impl Engine {
             semantic: semantic::Semantic::configured(overrides),
             warnings: config.ignored_keys(),
             config,
+            last_used: Default::default(),
         })
     }
 
@@ -160,7 +163,9 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        self.with_lock(|engine| engine.refresh_locked(now, progress, false))
+        let report = self.with_lock(|engine| engine.refresh_locked(now, progress, false))?;
+        self.refresh_last_used()?;
+        Ok(report)
     }
 
     /// Throws the index away and builds it again from the files.
@@ -169,7 +174,9 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        self.with_lock(|engine| engine.refresh_locked(now, progress, true))
+        let report = self.with_lock(|engine| engine.refresh_locked(now, progress, true))?;
+        self.refresh_last_used()?;
+        Ok(report)
     }
 
     /// Runs `f` holding the root's lock (`.mem/lock`).
@@ -264,7 +271,15 @@ impl Engine {
 
     /// Indexed memories of the given types and tags, newest first.
     pub fn list(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
-        self.index.records(kinds, tags)
+        let mut records = self.index.records(kinds, tags)?;
+        // The last access ranking uses: the index's, or a later use in the usage files.
+        for r in &mut records {
+            let used = self.last_used.get(crate::format::id_key(&r.id));
+            if let Some(at) = used.and_then(|s| Timestamp::from_second(s).ok()) {
+                r.last_access = r.last_access.max(at);
+            }
+        }
+        Ok(records)
     }
 
     /// Ids used by more than one indexed file, each with its paths.

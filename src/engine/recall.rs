@@ -267,6 +267,7 @@ impl Engine {
                 (None, true) => Validity::All,
                 (None, false) => Validity::ValidAt(now),
             },
+            last_used: &self.last_used,
         }
     }
 

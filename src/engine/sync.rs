@@ -63,7 +63,46 @@ impl UsageView {
     }
 }
 
+impl UsageView {
+    /// Every use of a memory the usage knows of, as (id, time): each `used` event, and the
+    /// last reinforcement of a moved `access:` line that counts uses. Retrievals are left out.
+    pub fn uses(&self) -> Vec<(String, Timestamp)> {
+        let mut uses: Vec<(String, Timestamp)> = self
+            .bases
+            .iter()
+            .filter(|(_, a)| a.count > 0)
+            .filter_map(|(id, a)| Some((id.clone(), a.last?)))
+            .collect();
+        for (id, events) in &self.events {
+            for event in events {
+                if let Event::Used { at } = event {
+                    uses.push((id.clone(), *at));
+                }
+            }
+        }
+        uses
+    }
+}
+
 impl Engine {
+    /// Brings the last-use map that ranking recency reads up to date: the cached one when the
+    /// usage files have not changed since it was computed, else computed again from them and
+    /// the usage log, and cached.
+    pub(super) fn refresh_last_used(&mut self) -> Result<()> {
+        use crate::usage::last_used::{self, LastUsed};
+        let stamp = last_used::stamp(&self.root);
+        let cached = LastUsed::load(&self.state_dir).filter(|c| c.is_for(&stamp));
+        self.last_used = match cached {
+            Some(map) => map,
+            None => {
+                let map = LastUsed::new(stamp, self.usage_view()?.uses());
+                map.save(&self.state_dir)?;
+                map
+            }
+        };
+        Ok(())
+    }
+
     /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
     /// unless `[usage] sync` is off or `sync` is false, syncs (see [`Engine::sync`]; only
     /// these ids' `access:` lines are moved). Unknown ids are an error and nothing is recorded.
@@ -79,6 +118,8 @@ impl Engine {
         }
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
         self.usage()?.record_used(&refs, now)?;
+        // Their last use changed: the next recall computes the map again.
+        crate::usage::last_used::invalidate(&self.state_dir)?;
         let mut report = SyncReport::default();
         if sync && self.config.usage.sync {
             let targets: Vec<(String, Memory)> = self

@@ -10,6 +10,7 @@ use tantivy::{DocId, SegmentReader};
 
 use crate::format::DEFAULT_IMPORTANCE;
 use crate::score::{Epoch, Signals};
+use crate::usage::last_used::LastUsed;
 
 /// The ranking columns of one segment, opened once.
 pub(super) struct Columns {
@@ -34,11 +35,14 @@ impl Columns {
         })
     }
 
-    /// The ranking signals of `doc`.
-    pub(super) fn signals(&self, doc: DocId) -> Signals {
+    /// The ranking signals of `doc`; its last access is the later of the column's (creation,
+    /// or the last use of an `access:` line still in the file) and its last use in `last_used`.
+    pub(super) fn signals(&self, doc: DocId, last_used: &LastUsed) -> Signals {
+        let column = self.last_access.get_val(doc);
+        let used = last_used.get(self.id_key(doc)).unwrap_or(column);
         Signals {
             importance: self.importance.get_val(doc).min(u64::from(u8::MAX)) as u8,
-            last_access: self.last_access.get_val(doc),
+            last_access: column.max(used),
         }
     }
 

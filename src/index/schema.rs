@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -97,9 +97,10 @@ impl Fields {
             self.kind => memory.kind().as_str(),
             self.importance => u64::from(memory.importance()),
             self.created => memory.created().as_second(),
-            // Ranking recency is the memory's own age: usage feeds decay and prune, never the
-            // ranking, so recording retrievals cannot make later recalls worse (docs/ranking.md).
-            self.last_access => memory.created().as_second(),
+            // Ranking recency counts from the last *use* (an `access:` line that counts uses,
+            // until sync moves it to the usage files; then the last-use map), never from a
+            // retrieval, so recording recalls cannot change later rankings (docs/ranking.md).
+            self.last_access => last_use(memory).as_second(),
             self.tiebreak => tiebreak(rel),
             self.id_key => id_key(memory.id().as_str()),
             self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),
@@ -124,4 +125,11 @@ pub use crate::format::id_key;
 pub fn tiebreak(rel: &str) -> u64 {
     let hash = blake3::hash(rel.as_bytes());
     u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// When `memory` was last used according to its own file: the last reinforcement of an
+/// `access:` line that counts uses, else its creation.
+fn last_use(memory: &Memory) -> jiff::Timestamp {
+    let used = memory.access().filter(|a| a.count > 0).and_then(|a| a.last);
+    used.map_or(memory.created(), |at| at.max(memory.created()))
 }

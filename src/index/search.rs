@@ -134,6 +134,9 @@ pub struct Search<'a> {
     pub expansion_weight: f32,
     /// Which memories are valid enough to return (see [`Validity`]).
     pub validity: Validity,
+    /// When each memory was last used: recency counts from it when it is later than the
+    /// index's `last_access` column.
+    pub last_used: &'a crate::usage::last_used::LastUsed,
 }
 
 /// Which memories a query may return, by their `invalid_at` and `created`.
@@ -312,7 +315,11 @@ impl MemoryIndex {
             .into_par_iter()
             .map(|p| {
                 let doc: TantivyDocument = searcher.doc(p.address)?;
-                let record = self.record(&doc)?;
+                let mut record = self.record(&doc)?;
+                // The last access ranking used: the index's, or a later use of the usage files.
+                if let Ok(at) = Timestamp::from_second(p.last_access) {
+                    record.last_access = record.last_access.max(at);
+                }
                 let body = text_of(&doc, self.fields.body);
                 let snippet = snippets.as_ref().map(|s| s.snippet(&body)).filter(|s| !s.is_empty());
                 let snippet = match snippet {
@@ -400,7 +407,7 @@ impl MemoryIndex {
             let columns = Columns::open(segment, now)?;
             for c in segment_candidates {
                 let doc = c.address.doc_id;
-                let signals = columns.signals(doc);
+                let signals = columns.signals(doc, search.last_used);
                 let components =
                     Components::of(c.relevance, c.coverage, &signals, now, search.ranking);
                 let picked = Picked {

@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::decay::Event;
 use crate::{Error, Result};
 
+pub mod last_used;
 pub mod shared;
 
 /// File name of the log inside `.mem/`.

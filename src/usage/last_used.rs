@@ -1,0 +1,120 @@
+//! When each memory was last *used*: a `used` event, or the count of an `access:` line moved
+//! into the usage files. Ranking recency counts from it (else from `created`); a retrieval never
+//! counts, so that recording recalls does not change later rankings. Derived from the usage
+//! files and the usage log, and kept in `.mem/last-used.bin` with the stamp of the usage files
+//! it was computed from: a recall reads that small file and stats the usage files, and computes
+//! it again only when they changed or a `used` event removed it.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::store::{Overwrite, write_atomic};
+use crate::{Error, Result};
+
+/// File name under `.mem/`.
+pub const FILE: &str = "last-used.bin";
+
+/// (file name, size, modification time in ns) of each usage file, sorted by name.
+pub type Stamp = Vec<(String, u64, i128)>;
+
+/// The stamp of the root's usage files as they are now (empty when there are none).
+pub fn stamp(root: &Path) -> Stamp {
+    let Ok(entries) = std::fs::read_dir(root.join(super::shared::DIR)) else {
+        return Vec::new();
+    };
+    let mut stamp: Stamp = entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            let modified = meta.modified().ok()?;
+            let ns = match modified.duration_since(std::time::UNIX_EPOCH) {
+                Ok(d) => d.as_nanos() as i128,
+                Err(e) => -(e.duration().as_nanos() as i128),
+            };
+            Some((e.file_name().to_string_lossy().into_owned(), meta.len(), ns))
+        })
+        .collect();
+    stamp.sort();
+    stamp
+}
+
+/// The last use of each memory that has one, by [`crate::format::id_key`] of its id, in
+/// seconds since the epoch.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LastUsed {
+    /// The usage files it was computed from.
+    stamp: Stamp,
+    last: FxHashMap<u64, i64>,
+}
+
+impl LastUsed {
+    /// The map of `uses` (memory id, time of a use), computed from usage files of `stamp`.
+    pub fn new(stamp: Stamp, uses: impl IntoIterator<Item = (String, Timestamp)>) -> LastUsed {
+        let mut last: FxHashMap<u64, i64> = FxHashMap::default();
+        for (id, at) in uses {
+            let at = at.as_second();
+            let entry = last.entry(crate::format::id_key(&id)).or_insert(at);
+            *entry = (*entry).max(at);
+        }
+        LastUsed { stamp, last }
+    }
+
+    /// The last use of the memory whose id has this key.
+    pub fn get(&self, key: u64) -> Option<i64> {
+        self.last.get(&key).copied()
+    }
+
+    /// Whether it was computed from usage files of `stamp`.
+    pub fn is_for(&self, stamp: &Stamp) -> bool {
+        self.stamp == *stamp
+    }
+
+    /// The cached map in `state_dir`, if there is one that reads.
+    pub fn load(state_dir: &Path) -> Option<LastUsed> {
+        let bytes = std::fs::read(state_dir.join(FILE)).ok()?;
+        postcard::from_bytes(&bytes).ok()
+    }
+
+    /// Writes it to `state_dir` (atomically).
+    pub fn save(&self, state_dir: &Path) -> Result<()> {
+        let bytes = postcard::to_allocvec(self)
+            .map_err(|e| Error::io(state_dir.join(FILE), std::io::Error::other(e)))?;
+        write_atomic(&state_dir.join(FILE), &bytes, Overwrite::Yes)
+    }
+}
+
+/// Forgets the cached map of `state_dir` (a `used` event makes it out of date).
+pub fn invalidate(state_dir: &Path) -> Result<()> {
+    match std::fs::remove_file(state_dir.join(FILE)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(state_dir.join(FILE), e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_latest_use_counts_and_the_cache_round_trips() {
+        let t = |s: i64| Timestamp::from_second(1_700_000_000 + s).unwrap();
+        let map = LastUsed::new(
+            vec![("a.tsv".into(), 10, 5)],
+            [("x".to_string(), t(5)), ("x".to_string(), t(9)), ("y".to_string(), t(1))],
+        );
+        assert_eq!(map.get(crate::format::id_key("x")), Some(t(9).as_second()));
+        assert_eq!(map.get(crate::format::id_key("z")), None);
+        let dir = tempfile::tempdir().unwrap();
+        map.save(dir.path()).unwrap();
+        let loaded = LastUsed::load(dir.path()).unwrap();
+        assert_eq!(loaded, map);
+        assert!(loaded.is_for(&vec![("a.tsv".into(), 10, 5)]) && !loaded.is_for(&Vec::new()));
+        invalidate(dir.path()).unwrap();
+        invalidate(dir.path()).unwrap();
+        assert_eq!(LastUsed::load(dir.path()), None);
+    }
+}
