@@ -134,7 +134,12 @@ impl MemoryIndex {
                     coverage: cov,
                     ..*c
                 };
-                scored.push((*address, c, columns.signals(doc, search.last_used), columns.tiebreak(doc)));
+                scored.push((
+                    *address,
+                    c,
+                    columns.signals(doc, search.last_used),
+                    columns.tiebreak(doc),
+                ));
             }
         }
         if side.mode == RecallMode::Vector {
