@@ -20,7 +20,7 @@ pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel 
 # score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
 # Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
 recency_weight = 0.2
-# Days after which recency (counted from `created`; usage never changes ranking) falls to one half.
+# Days after which recency (counted from the last use, else `created`; never from a retrieval) falls to one half.
 recency_half_life_days = 365.0
 # Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
 importance_weight = 0.3
