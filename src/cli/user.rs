@@ -58,12 +58,18 @@ pub fn path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("mem").join(FILE))
 }
 
-/// Reads the user configuration; no file is the defaults.
+/// Reads the user configuration (once per process: the model overrides and the layers both
+/// need it); no file is the defaults.
 pub fn load() -> Result<UserConfig> {
-    match path() {
-        Some(path) => load_from(&path),
-        None => Ok(UserConfig::default()),
+    static LOADED: std::sync::OnceLock<UserConfig> = std::sync::OnceLock::new();
+    if let Some(config) = LOADED.get() {
+        return Ok(config.clone());
     }
+    let config = match path() {
+        Some(path) => load_from(&path)?,
+        None => UserConfig::default(),
+    };
+    Ok(LOADED.get_or_init(|| config).clone())
 }
 
 /// Reads the user configuration at `path`, with relative paths made absolute against its
