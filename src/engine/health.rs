@@ -91,7 +91,7 @@ impl Engine {
         let scan = store::scan(&self.root);
         let index = health::check_index(
             &self.root,
-            self.index.manifest(),
+            self.index.manifest()?,
             &scan,
             self.config.limits.max_file_bytes,
         );
@@ -122,7 +122,7 @@ impl Engine {
             }
         };
         let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
-        let interrupted_moves = self.interrupted_moves();
+        let interrupted_moves = self.interrupted_moves()?;
         let embedding = self.model_status();
         Ok(Health {
             notice: self.pending_notice.clone(),
@@ -137,7 +137,7 @@ impl Engine {
     }
 
     /// Memories whose id is both in the index and in a file under `archive/`.
-    fn interrupted_moves(&self) -> Vec<(String, String, String)> {
+    fn interrupted_moves(&self) -> Result<Vec<(String, String, String)>> {
         let archive = self.root.join(store::ARCHIVE_DIR);
         let max = self.config.limits.max_file_bytes;
         let mut found = Vec::new();
@@ -145,13 +145,13 @@ impl Engine {
             let Ok(bytes) = store::read_limited(&archive.join(&file.rel), max) else { continue };
             let Ok(memory) = crate::format::Memory::parse_bytes(&bytes) else { continue };
             let id = memory.id().as_str();
-            for path in self.index.paths_of(id) {
+            for path in self.index.paths_of(id)? {
                 let archived = format!("{}/{}", store::ARCHIVE_DIR, file.rel);
                 found.push((id.to_string(), path, archived));
             }
         }
         found.sort();
-        found
+        Ok(found)
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.

@@ -145,7 +145,7 @@ impl Engine {
     /// the id is malformed, unknown or used twice.
     pub fn path_of(&self, id: &str) -> Result<String> {
         let id = MemoryId::new(id)?;
-        let mut paths = self.index.paths_of(id.as_str());
+        let mut paths = self.index.paths_of(id.as_str())?;
         match paths.len() {
             0 => Err(Error::NotFound(id.to_string())),
             1 => Ok(paths.remove(0)),
@@ -257,7 +257,10 @@ impl Engine {
     /// Every indexed memory, read from its file, in path order (files that stopped parsing
     /// since the last refresh are left out; the refresh reports them).
     pub(crate) fn load_all(&self) -> Vec<(String, Memory)> {
-        let mut rels: Vec<String> = self.index.manifest().files.keys().cloned().collect();
+        let mut rels: Vec<String> = match self.index.manifest() {
+            Ok(manifest) => manifest.files.keys().cloned().collect(),
+            Err(_) => return Vec::new(),
+        };
         rels.sort();
         let max = self.config.limits.max_file_bytes;
         let root = &self.root;
@@ -284,7 +287,7 @@ impl Engine {
 
     /// Ids used by more than one indexed file, each with its paths.
     pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
-        self.index.manifest().duplicate_ids()
+        self.index.manifest().map(|m| m.duplicate_ids()).unwrap_or_default()
     }
 }
 

@@ -182,7 +182,10 @@ impl Engine {
             Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
         };
         let memories = self.index.len();
-        let wanted = self.wanted();
+        let wanted = match self.wanted() {
+            Ok(wanted) => wanted,
+            Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
+        };
         let vectors = match self.vector_store() {
             Ok(store) => store
                 .ids()
@@ -200,9 +203,9 @@ impl Engine {
 
     /// Every indexed id with its file and that file's hash (the first file by path, for an id
     /// used twice: its vector is that file's).
-    fn wanted(&self) -> FxHashMap<String, Wanted> {
+    fn wanted(&self) -> Result<FxHashMap<String, Wanted>> {
         let mut files: Vec<(&String, &crate::index::Entry)> =
-            self.index.manifest().files.iter().collect();
+            self.index.manifest()?.files.iter().collect();
         files.sort_by(|a, b| a.0.cmp(b.0));
         let mut wanted = FxHashMap::default();
         for (path, entry) in files {
@@ -210,7 +213,7 @@ impl Engine {
                 .entry(entry.id.clone())
                 .or_insert_with(|| Wanted { path: path.clone(), hash: entry.hash });
         }
-        wanted
+        Ok(wanted)
     }
 
     /// The vectors, read from `.mem/vectors.bin` on first use or when another process has
@@ -263,7 +266,7 @@ impl Engine {
         if self.semantic.synced == Some(self.index.version()) {
             return Ok(report);
         }
-        let wanted = self.wanted();
+        let wanted = self.wanted()?;
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         report.removed = store.retain(|id| wanted.contains_key(id));
         let stale: Vec<&str> = wanted

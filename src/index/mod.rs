@@ -20,7 +20,7 @@ pub mod tokenizer;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use tantivy::schema::Value;
+use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{IndexReader, ReloadPolicy, Searcher, TantivyDocument};
 
 use crate::{Error, Result};
@@ -55,7 +55,9 @@ pub struct MemoryIndex {
     index: tantivy::Index,
     reader: IndexReader,
     fields: Fields,
-    manifest: Manifest,
+    /// What was indexed for each file, read on first use: a recall that finds the folders
+    /// unchanged never decodes it (see [`MemoryIndex::manifest`]).
+    manifest: std::sync::OnceLock<Manifest>,
     /// When the files were last verified against the manifest, by the file system's clock:
     /// the later mtime of the manifest and of the `verified` stamp.
     verified_ns: i64,
@@ -101,6 +103,7 @@ impl MemoryIndex {
         register_analyzers(&index);
         let manifest = Manifest::default();
         manifest.save(state_dir, 0)?;
+        let manifest = std::sync::OnceLock::from(manifest);
         let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
         let mut commit = writer.prepare_commit()?;
         let instance = random_u64();
@@ -141,7 +144,10 @@ impl MemoryIndex {
             return Err("has an unexpected schema".into());
         }
         register_analyzers(&index);
-        let (manifest, manifest_ns) = Manifest::load(state_dir, payload.manifest)
+        // The manifest is decoded when first needed; here it only has to exist.
+        let manifest_path = manifest::path(state_dir, payload.manifest);
+        let manifest_ns = std::fs::metadata(&manifest_path)
+            .map(|m| crate::store::mtime_ns(&m))
             .map_err(|e| format!("has an unreadable manifest ({e})"))?;
         let verified_ns = file_mtime_ns(&state_dir.join(VERIFIED_STAMP)).max(manifest_ns);
         let reader = open_reader(&index).map_err(|e| format!("is corrupt ({e})"))?;
@@ -151,7 +157,7 @@ impl MemoryIndex {
             index,
             reader,
             fields,
-            manifest,
+            manifest: std::sync::OnceLock::new(),
             verified_ns,
             generation: payload.manifest,
             instance: payload.instance,
@@ -181,17 +187,27 @@ impl MemoryIndex {
 
     /// Number of indexed memories.
     pub fn len(&self) -> usize {
-        self.manifest.files.len()
+        self.reader.searcher().num_docs() as usize
     }
 
     /// Whether the index holds no memory.
     pub fn is_empty(&self) -> bool {
-        self.manifest.files.is_empty()
+        self.len() == 0
     }
 
-    /// The manifest of what is indexed.
-    pub fn manifest(&self) -> &Manifest {
-        &self.manifest
+    /// The manifest of what is indexed, decoded from its file on first use; one that cannot
+    /// be read is an index error (the index is then rebuilt, see
+    /// [`crate::engine::Engine::refresh`]).
+    pub fn manifest(&self) -> Result<&Manifest> {
+        if let Some(manifest) = self.manifest.get() {
+            return Ok(manifest);
+        }
+        let (manifest, _) = Manifest::load(&self.state_dir, self.generation).map_err(|e| {
+            Error::Index(tantivy::TantivyError::InvalidArgument(format!(
+                "the manifest of the index cannot be read ({e})"
+            )))
+        })?;
+        Ok(self.manifest.get_or_init(|| manifest))
     }
 
     /// Bytes used on disk by the index and its manifest.
@@ -208,17 +224,19 @@ impl MemoryIndex {
         du(&self.state_dir.join(INDEX_DIR)) + du(&manifest::path(&self.state_dir, self.generation))
     }
 
-    /// Paths of the files whose memory has `id`.
-    pub fn paths_of(&self, id: &str) -> Vec<String> {
-        let mut paths: Vec<String> = self
-            .manifest
-            .files
-            .iter()
-            .filter(|(_, e)| e.id == id)
-            .map(|(p, _)| p.clone())
-            .collect();
+    /// Paths of the files whose memory has `id`, in order (found by the index's id column,
+    /// without the manifest).
+    pub fn paths_of(&self, id: &str) -> Result<Vec<String>> {
+        let searcher = self.reader.searcher();
+        let term = tantivy::Term::from_field_text(self.fields.id, id);
+        let query = tantivy::query::TermQuery::new(term, IndexRecordOption::Basic);
+        let mut paths = Vec::new();
+        for address in searcher.search(&query, &tantivy::collector::DocSetCollector)? {
+            let doc: TantivyDocument = searcher.doc(address)?;
+            paths.push(text_of(&doc, self.fields.path));
+        }
         paths.sort();
-        paths
+        Ok(paths)
     }
 }
 

@@ -72,10 +72,11 @@ impl MemoryIndex {
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
+        let manifest = self.manifest()?.clone();
         let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
         let mut known = 0;
         for file in &scan.files {
-            let previous = self.manifest.files.get(&file.rel);
+            let previous = manifest.files.get(&file.rel);
             known += usize::from(previous.is_some());
             match previous {
                 Some(e)
@@ -89,12 +90,12 @@ impl MemoryIndex {
             }
         }
         // Every indexed file was seen unless fewer known files were found than are indexed.
-        let removed: Vec<String> = if known == self.manifest.files.len() {
+        let removed: Vec<String> = if known == manifest.files.len() {
             Vec::new()
         } else {
             let seen: rustc_hash::FxHashSet<&str> =
                 scan.files.iter().map(|f| f.rel.as_str()).collect();
-            self.manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+            manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
         };
 
         progress.set_length(candidates.len() as u64);
@@ -116,7 +117,7 @@ impl MemoryIndex {
         for (rel, was_indexed, outcome) in outcomes {
             match outcome {
                 Outcome::Same(entry) => {
-                    if self.manifest.files.get(rel) == Some(&entry) {
+                    if manifest.files.get(rel) == Some(&entry) {
                         report.unchanged += 1;
                         rechecked += 1;
                     } else {
@@ -152,7 +153,7 @@ impl MemoryIndex {
         report.future.sort();
 
         if report.changed() {
-            let mut next = self.manifest.clone();
+            let mut next = manifest.clone();
             for rel in &removed {
                 next.files.remove(rel);
             }
@@ -164,7 +165,7 @@ impl MemoryIndex {
             }
             self.commit(next, &deletes, adds)?;
             // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
-            report.duplicates = self.manifest.duplicate_ids();
+            report.duplicates = self.manifest()?.duplicate_ids();
         } else if rechecked > 0 {
             // Their content was just verified: record when, so the next refresh trusts them
             // once they are older than the window. Losing this stamp only costs re-hashing.
@@ -202,7 +203,7 @@ impl MemoryIndex {
         writer.wait_merging_threads()?;
         remove_manifests(&self.state_dir, Some(generation))?;
         self.verified_ns = file_mtime_ns(&manifest::path(&self.state_dir, generation));
-        self.manifest = next;
+        self.manifest = std::sync::OnceLock::from(next);
         self.generation = generation;
         self.reader.reload()?;
         Ok(())
