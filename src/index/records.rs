@@ -37,6 +37,9 @@ pub struct Record {
     pub invalid_at: Option<Timestamp>,
     /// The memory that replaces it, if any.
     pub superseded_by: Option<String>,
+    /// Its file as it was when indexed.
+    #[serde(skip)]
+    pub stamp: super::Stamp,
 }
 
 impl MemoryIndex {
@@ -116,6 +119,10 @@ impl MemoryIndex {
                 .get_first(f.superseded_by)
                 .and_then(|v| v.as_str())
                 .map(String::from),
+            stamp: super::Stamp {
+                size: doc.get_first(f.size).and_then(|v| v.as_u64()).unwrap_or(0),
+                mtime_ns: doc.get_first(f.mtime).and_then(|v| v.as_i64()).unwrap_or(0),
+            },
         })
     }
 }

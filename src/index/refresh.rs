@@ -7,7 +7,7 @@ use rayon::prelude::*;
 use tantivy::{TantivyDocument, Term};
 
 use super::{
-    Entry, Fields, Manifest, MemoryIndex, VERIFIED_STAMP, content_hash, file_mtime_ns, manifest,
+    Entry, Fields, Manifest, MemoryIndex, Stamp, VERIFIED_STAMP, content_hash, file_mtime_ns, manifest,
     payload, remove_manifests,
 };
 use crate::format::Memory;
@@ -54,8 +54,11 @@ impl RefreshReport {
 
 /// The outcome of reading and parsing one file during a refresh.
 enum Outcome {
-    Parsed { doc: TantivyDocument, entry: Entry, created: Timestamp },
-    Same(Entry),
+    /// Read and parsed; `touched` when only its size or mtime changed, not its content (its
+    /// document is written again, for the stamp it carries).
+    Parsed { doc: TantivyDocument, entry: Entry, created: Timestamp, touched: bool },
+    /// Exactly as indexed (re-read because its mtime was too recent to trust).
+    Same,
     Bad(Error),
 }
 
@@ -116,24 +119,22 @@ impl MemoryIndex {
         let mut adds: Vec<TantivyDocument> = Vec::new();
         for (rel, was_indexed, outcome) in outcomes {
             match outcome {
-                Outcome::Same(entry) => {
-                    if manifest.files.get(rel) == Some(&entry) {
-                        report.unchanged += 1;
-                        rechecked += 1;
-                    } else {
-                        report.touched += 1;
-                        changes.push((rel, Some(entry)));
-                    }
+                Outcome::Same => {
+                    report.unchanged += 1;
+                    rechecked += 1;
                 }
-                Outcome::Parsed { doc, entry, created } => {
-                    if created > now {
-                        report.future.push((rel.to_string(), created));
-                    }
-                    if was_indexed {
+                Outcome::Parsed { doc, entry, created, touched } => {
+                    if touched {
+                        report.touched += 1;
+                        deletes.push(rel);
+                    } else if was_indexed {
                         report.updated += 1;
                         deletes.push(rel);
                     } else {
                         report.added += 1;
+                    }
+                    if created > now && !touched {
+                        report.future.push((rel.to_string(), created));
                     }
                     changes.push((rel, Some(entry)));
                     adds.push(doc);
@@ -227,9 +228,9 @@ fn read_one(
         }
     };
     let hash = content_hash(&bytes);
-    if let Some(previous) = previous.filter(|p| p.hash == hash) {
-        let entry = Entry { size: file.size, mtime_ns: file.mtime_ns, ..previous.clone() };
-        return Outcome::Same(entry);
+    let same = previous.filter(|p| p.hash == hash);
+    if same.is_some_and(|p| p.size == file.size && p.mtime_ns == file.mtime_ns) {
+        return Outcome::Same;
     }
     match Memory::parse_bytes(&bytes) {
         Ok(memory) => {
@@ -239,10 +240,12 @@ fn read_one(
                 hash,
                 id: memory.id().to_string(),
             };
+            let stamp = Stamp { size: file.size, mtime_ns: file.mtime_ns };
             Outcome::Parsed {
-                doc: fields.document(&file.rel, &memory),
+                doc: fields.document(&file.rel, stamp, &memory),
                 entry,
                 created: memory.created(),
+                touched: same.is_some(),
             }
         }
         Err(source) => Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source }),

@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +44,10 @@ pub struct Fields {
     pub invalid_at: Field,
     /// The id of the memory that replaces it, if any.
     pub superseded_by: Field,
+    /// The file's size in bytes when it was indexed (recall checks its candidates by it).
+    pub size: Field,
+    /// The file's mtime when it was indexed, ns since the epoch.
+    pub mtime: Field,
 }
 
 /// What `invalid_at` holds for a memory that was never invalidated.
@@ -83,14 +87,18 @@ impl Fields {
             source: b.add_text_field("source", STORED),
             invalid_at: b.add_i64_field("invalid_at", FAST | STORED | INDEXED),
             superseded_by: b.add_text_field("superseded_by", STORED),
+            size: b.add_u64_field("size", STORED),
+            mtime: b.add_i64_field("mtime", STORED),
         };
         (b.build(), fields)
     }
 
-    /// The index document of `memory`, found at `rel`.
-    pub fn document(&self, rel: &str, memory: &Memory) -> TantivyDocument {
+    /// The index document of `memory`, read from the file at `rel` as `stamp` says it was.
+    pub fn document(&self, rel: &str, stamp: Stamp, memory: &Memory) -> TantivyDocument {
         let mut d = doc!(
             self.path => rel,
+            self.size => stamp.size,
+            self.mtime => stamp.mtime_ns,
             self.id => memory.id().as_str(),
             self.title => memory.title(),
             self.body => memory.body(),
@@ -120,6 +128,15 @@ impl Fields {
 }
 
 pub use crate::format::id_key;
+
+/// A file as a stat saw it: what tells an unchanged file from a changed one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch.
+    pub mtime_ns: i64,
+}
 
 /// A stable 64-bit hash of a path, used to order exact score ties.
 pub fn tiebreak(rel: &str) -> u64 {
