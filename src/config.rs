@@ -12,115 +12,7 @@ use crate::{Error, Result};
 pub const CONFIG_FILE: &str = "mem.toml";
 
 /// The commented `mem.toml` that `mem init` writes; it states every default.
-pub const DEFAULT_CONFIG: &str = r#"# Settings of this memory root. They travel with the memories (commit this file);
-# everything under .mem/ is derived and can be deleted at any time.
-# Every key is optional: the values below are the defaults. See docs/ranking.md.
-
-[ranking]
-# score = relevance × (1 − w_rec + w_rec × recency) × (1 − w_imp + w_imp × importance)
-# Weight of recency, 0 ≤ w < 1. 0 ignores age; near 1, old memories sink.
-recency_weight = 0.2
-# Days after which recency (counted from the last use, else `created`; never from a retrieval) falls to one half.
-recency_half_life_days = 365.0
-# Weight of importance (1..10 in the front-matter), 0 ≤ w < 1.
-importance_weight = 0.3
-# BM25 boost of a match in the title, and in the tags, relative to the body.
-title_boost = 1.0
-tags_boost = 1.5
-# Weight of coverage (the share of the query's content words, weighted by rarity, that a memory
-# holds), 0 ≤ w < 1: keyword relevance is BM25 × (1 − w + w × coverage).
-coverage_weight = 0.5
-# Share of a best match's relevance passed to the episodic memories right before and after it
-# (half as much two steps away), when consecutive ones are at most 30 minutes apart; 0 is off.
-contiguity_weight = 0.5
-
-[query]
-# Words of a query also match their synonyms (a built-in vocabulary of software work, plus the
-# groups below); a synonym match counts this much of a direct match. 0 turns expansion off.
-expansion_weight = 0.3
-# Extra synonym groups, e.g. [["staging", "preprod"], ["on-call", "pager duty"]]
-synonyms = []
-
-[usage]
-# Record which memories recall returns (in .mem/usage.db); they slowly strengthen them.
-record_retrievals = true
-# Append usage to this machine's file in usage/ (on `mem used`, `mem sync`, and before
-# `mem prune` and `mem index --rebuild`): commit usage/, it merges across machines with git.
-# false keeps the files untouched; usage then lives only in .mem/usage.db.
-sync = true
-# How long to wait for another process holding the usage database.
-busy_timeout_ms = 5000
-
-[decay]
-# Retention exp(-t/S): t = days without use, S = strength in days. A memory starts with the
-# strength of its type at importance 5; each step of importance multiplies it by
-# importance_growth (importance 2 divides it by 1.5^3). Uses and retrievals strengthen it.
-episodic_days = 100.0
-semantic_days = 365.0
-procedural_days = 365.0
-importance_growth = 1.5
-
-[prune]
-# Days without use count from the later of a memory's creation and the start of usage
-# observation for this root (the `since` line of the oldest file in usage/).
-# A memory is a candidate when its retention exp(-t/S) is below this...
-retention_threshold = 0.05
-# ...and its importance is below this floor: importance 8, 9 and 10 never fade out (invalid,
-# superseded and duplicate memories are candidates at any importance)...
-importance_floor = 8
-# ...and it has been observed for at least this many days.
-min_age_days = 30
-# A faded memory never used (`mem used`) in this many observed days is also marked never used.
-unused_days = 180
-
-[reflect]
-# Cosine similarity (TF-IDF) above which two observations belong together, 0 < t < 1.
-threshold = 0.15
-# Smallest cluster that becomes a reflection.
-min_cluster = 3
-# A summariser command (it runs code) is a per-user setting, never a root's: `summarizer` in
-# [reflect] of the user configuration file (~/.config/mem/config.toml) or `--summarizer`.
-# Seconds before the summariser is stopped.
-summarizer_timeout_secs = 120
-
-[admission]
-# `mem add` refuses a text this similar to an existing memory (TF-IDF cosine) unless --force
-# or --supersede; 1 turns the check off (exact duplicates are always caught).
-near_duplicate = 0.8
-
-[embed]
-# The model folder (it holds a library that is loaded) is a per-user setting, never a root's:
-# `model_dir` in [embed] of the user configuration file (~/.config/mem/config.toml), or
-# MEM_EMBED_MODEL_DIR. `scripts/fetch-model.sh DIR` fetches it. Without one: BM25 only.
-# Recall mode when a model is configured: "hybrid", "vector" or "bm25" (--mode overrides).
-mode = "hybrid"
-# How hybrid recall fuses the two sides: "convex" ((1 − w) × bm25 / max bm25 +
-# w × cosine / max cosine, w = vector_weight) or "rrf" (reciprocal rank fusion,
-# 1 / (rrf_k + rank) summed over both lists). docs/ranking.md compares them.
-fusion = "convex"
-vector_weight = 0.45
-rrf_k = 60.0
-# Candidates each side brings to the fusion.
-candidates = 100
-# A memory found by the vector side alone needs at least this cosine to be a candidate.
-min_cosine = 0.3
-# Memories embedded per model call at index time. Larger batches are no faster here (texts are
-# cut at 256 tokens) and hold more memory: about 340 MiB at 4, 800 MiB at 16.
-batch_size = 4
-# Recall embeds at most this many new or changed memories itself; more are left to
-# `mem index`, which shows a progress bar (recall then searches the vectors it has).
-recall_embed_limit = 32
-# Reflection: embedding cosine above which two observations belong together.
-reflect_threshold = 0.5
-# Admission: `mem add` refuses a text with an embedding cosine this high to an existing memory
-# (used instead of [admission] near_duplicate when the model works); 1 leaves the check to
-# [admission] near_duplicate.
-near_duplicate = 0.9
-
-[limits]
-# Files larger than this are reported and skipped.
-max_file_bytes = 1048576
-"#;
+pub const DEFAULT_CONFIG: &str = include_str!("default-config.toml");
 
 /// All settings of a memory root.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -144,6 +36,34 @@ pub struct Config {
     pub embed: EmbedConfig,
     /// Size limits.
     pub limits: Limits,
+    /// How recall keeps the index fresh.
+    pub index: IndexConfig,
+}
+
+/// `[index]`: how recall checks that the index matches the files.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// `quick` (folders, returned memories, everything every `full_check_secs`) or `full`.
+    pub check: Check,
+    /// Seconds after which a quick recall checks every file again.
+    pub full_check_secs: u64,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { check: Check::Quick, full_check_secs: 300 }
+    }
+}
+
+/// How much of the root a recall checks against the index.
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Check {
+    /// One stat per folder and per returned memory; every file every `full_check_secs`.
+    Quick,
+    /// One stat per file, every recall.
+    Full,
 }
 
 /// Ranking weights; see `docs/ranking.md` for the formula.

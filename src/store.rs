@@ -258,6 +258,47 @@ pub struct Scan {
     /// Temporary files of [`write_atomic`] (`.mem-tmp-*`) left by an interrupted write, as
     /// (path relative to the root, modification time in ns since the epoch).
     pub leftovers: Vec<(String, i64)>,
+    /// Every folder walked, as it was just before its entries were read.
+    pub dirs: Vec<DirStamp>,
+}
+
+/// A folder of the root as the walk found it: a file added, removed or renamed in it changes
+/// its mtime, and the names it holds.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DirStamp {
+    /// Path relative to the root: empty for the root, else ending in `/`.
+    pub rel: String,
+    /// Modification time (ns since the epoch), taken before its entries were read.
+    pub mtime_ns: i64,
+    /// An order-free hash of the names in it that the walk looks at (see [`names_hash`]).
+    pub names: u64,
+}
+
+/// Whether the walk looks at an entry of the folder `rel_dir` named `name`: not hidden, not
+/// `archive/` at the top, not a temporary file of [`write_atomic`].
+fn walked(rel_dir: &str, name: &str) -> bool {
+    !(name.starts_with('.') || (rel_dir.is_empty() && name == ARCHIVE_DIR))
+}
+
+/// An order-free hash of the names of `dir` (its path relative to the root is `rel_dir`) that
+/// the walk looks at, read without a stat; `None` when it cannot be read.
+pub fn names_hash(dir: &Path, rel_dir: &str) -> Option<u64> {
+    let mut hash = 0u64;
+    for entry in std::fs::read_dir(dir).ok()? {
+        let name = entry.ok()?.file_name();
+        let name = name.to_string_lossy();
+        if walked(rel_dir, &name) {
+            hash = hash.wrapping_add(name_hash(&name));
+        }
+    }
+    Some(hash)
+}
+
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    name.hash(&mut h);
+    h.finish()
 }
 
 /// Whether a path relative to the root is a live memory file's place: a `.md` file not under
@@ -283,10 +324,24 @@ pub fn is_memory_path(rel: &Path) -> bool {
 /// symlinks and reporting loops instead of looping. Files are stat'ed relative to their
 /// folder's handle, which is what keeps a refresh of 10,000 files cheap.
 pub fn scan(root: &Path) -> Scan {
-    let mut scan = match dir_id(root, &std::fs::metadata(root)) {
-        Some(id) => scan_dir(root, root, "", &[id]),
-        None => scan_dir(root, root, "", &[]),
-    };
+    scan_under(root, "")
+}
+
+/// Walks the folder `rel_dir` of `root` (empty, or ending in `/`) and everything below it,
+/// as [`scan`] walks the root.
+pub fn scan_under(root: &Path, rel_dir: &str) -> Scan {
+    let dir = root.join(rel_dir);
+    // The folders from the root down, for symlink loop checks as a walk from the root has.
+    let mut chain: Vec<DirId> = Vec::new();
+    let mut above = root.to_path_buf();
+    for part in Path::new(rel_dir).components() {
+        chain.extend(dir_id(&above, &std::fs::metadata(&above)));
+        above.push(part);
+    }
+    let meta = std::fs::metadata(&dir);
+    let mtime = meta.as_ref().map(mtime_ns).unwrap_or(0);
+    chain.extend(dir_id(&dir, &meta));
+    let mut scan = scan_dir(root, &dir, rel_dir, &chain, mtime);
     scan.issues.sort_by(|a, b| a.path.cmp(&b.path));
     scan
 }
@@ -310,8 +365,10 @@ fn dir_id(path: &Path, _meta: &std::io::Result<std::fs::Metadata>) -> Option<Dir
 
 /// Scans one folder, whose path relative to the root is `rel_dir` (empty, or ending in `/`);
 /// `ancestors` are the folders above it (itself included), for loop checks.
-fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan {
+/// `dir_mtime` is the folder's mtime, taken before this reads it.
+fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mtime: i64) -> Scan {
     let mut scan = Scan::default();
+    let mut names = 0u64;
     let issue = |path: &Path, message: String| ScanIssue { path: relative(root, path), message };
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
@@ -339,9 +396,10 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan
             }
             continue;
         }
-        if lossy.starts_with('.') || (rel_dir.is_empty() && lossy == ARCHIVE_DIR) {
+        if !walked(rel_dir, &lossy) {
             continue;
         }
+        names = names.wrapping_add(name_hash(&lossy));
         let Ok(file_type) = entry.file_type() else { continue };
         let is_md = lossy.ends_with(".md");
         let path = entry.path();
@@ -400,13 +458,16 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId]) -> Scan
             }
             let mut chain = ancestors.to_vec();
             chain.push(id);
-            scan_dir(root, &path, &format!("{rel}/"), &chain)
+            let mtime = meta.as_ref().map(mtime_ns).unwrap_or(0);
+            scan_dir(root, &path, &format!("{rel}/"), &chain, mtime)
         })
         .collect();
+    scan.dirs.push(DirStamp { rel: rel_dir.to_string(), mtime_ns: dir_mtime, names });
     for child in children {
         scan.files.extend(child.files);
         scan.issues.extend(child.issues);
         scan.leftovers.extend(child.leftovers);
+        scan.dirs.extend(child.dirs);
     }
     scan
 }

@@ -15,6 +15,8 @@ mod crash;
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
+/// The freshness contract: what recall sees of files changed by mem and by other tools.
+mod fresh;
 /// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
 mod hardening;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.

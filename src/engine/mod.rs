@@ -20,6 +20,7 @@ mod admit;
 mod capture;
 mod context;
 mod edit;
+mod fresh;
 mod health;
 mod layers;
 mod recall;
@@ -204,7 +205,9 @@ impl Engine {
             notices.extend(notice);
         }
         let max_file_bytes = self.config.limits.max_file_bytes;
-        let scan = store::scan(&self.root);
+        let started = fresh::wall_ns();
+        let mut scan = store::scan(&self.root);
+        let mut dirs = std::mem::take(&mut scan.dirs);
         let removed = self.remove_leftovers(&scan.leftovers, now);
         if removed > 0 {
             notices.push(format!(
@@ -212,20 +215,25 @@ impl Engine {
                 store::TEMP_PREFIX
             ));
         }
-        let mut report = match self.index.refresh(&self.root, scan, max_file_bytes, now, progress) {
-            // The index is derived from the files: one that cannot be updated is rebuilt,
-            // and nothing else under `.mem/` is touched.
-            Err(Error::Index(e)) if !rebuild => {
-                self.index = MemoryIndex::create(&self.state_dir)?;
-                notices.push(format!(
-                    "the index could not be updated ({e}); rebuilt it from the memory files"
-                ));
-                let scan = store::scan(&self.root);
-                self.index.refresh(&self.root, scan, max_file_bytes, now, progress)?
-            }
-            result => result?,
-        };
+        let all = crate::index::Scope::All;
+        let mut report =
+            match self.index.refresh(&self.root, scan, all, max_file_bytes, now, progress) {
+                // The index is derived from the files: one that cannot be updated is rebuilt,
+                // and nothing else under `.mem/` is touched.
+                Err(Error::Index(e)) if !rebuild => {
+                    self.index = MemoryIndex::create(&self.state_dir)?;
+                    notices.push(format!(
+                        "the index could not be updated ({e}); rebuilt it from the memory files"
+                    ));
+                    let mut scan = store::scan(&self.root);
+                    dirs = std::mem::take(&mut scan.dirs);
+                    self.index.refresh(&self.root, scan, all, max_file_bytes, now, progress)?
+                }
+                result => result?,
+            };
         report.notices.splice(0..0, notices);
+        let version = self.index.version();
+        self.save_folders(&fresh::Folders::after_full(version, started, dirs, &report))?;
         Ok(report)
     }
 

@@ -79,7 +79,43 @@ impl Engine {
     /// the vectors are brought up to date first (at most `[embed] recall_embed_limit`
     /// memories are embedded here); when the model cannot be used, hybrid recall falls back to
     /// BM25 with a warning in the report, and vector recall fails.
+    ///
+    /// The index is checked by the freshness contract ([`Engine::refresh_for_recall`]): the
+    /// files of the memories returned are stat'ed, and when one changed since it was indexed
+    /// it is read again and the recall runs again.
     pub fn recall(
+        &mut self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Recall> {
+        let mut recall = self.recall_once(query, options, now, progress)?;
+        let stamps: Vec<(&str, crate::index::Stamp)> =
+            recall.hits.iter().map(|h| (h.record.path.as_str(), h.record.stamp)).collect();
+        let changed = self.changed_files(&stamps);
+        let checked = match changed.is_empty() {
+            true => None,
+            false => Some(self.refresh_files(&changed, now)?),
+        };
+        if let Some(checked) = checked.filter(RefreshReport::changed) {
+            let first = recall.report;
+            recall = self.recall_once(query, options, now, progress)?;
+            let report = &mut recall.report;
+            report.notices.splice(0..0, first.notices);
+            report.warnings.splice(0..0, first.warnings);
+            report.updated += checked.updated;
+            report.removed += checked.removed;
+            report.touched += checked.touched;
+        }
+        if options.record {
+            let notice = self.record_retrievals(query, &recall.hits, now);
+            recall.report.notices.extend(notice);
+        }
+        Ok(recall)
+    }
+
+    fn recall_once(
         &mut self,
         query: &str,
         options: &RecallOptions,
@@ -89,17 +125,17 @@ impl Engine {
         let mode = self.recall_mode(options.mode);
         // The query is embedded while the index is refreshed: two jobs for two cores.
         let (refreshed, query_vector) = match mode {
-            RecallMode::Bm25 => (self.refresh(now, progress), None),
+            RecallMode::Bm25 => (self.refresh_for_recall(now, progress), None),
             _ => match self.take_embedder() {
                 Ok(mut embedder) => {
                     let (refreshed, vector) = rayon::join(
-                        || self.refresh(now, progress),
+                        || self.refresh_for_recall(now, progress),
                         || semantic::embed_one(&mut embedder, query),
                     );
                     self.put_embedder(embedder);
                     (refreshed, Some(vector))
                 }
-                Err(e) => (self.refresh(now, progress), Some(Err(e))),
+                Err(e) => (self.refresh_for_recall(now, progress), Some(Err(e))),
             },
         };
         let mut report = refreshed?;
@@ -147,9 +183,6 @@ impl Engine {
             for (i, hit) in hits.iter_mut().enumerate() {
                 hit.rank = i + 1;
             }
-        }
-        if options.record {
-            report.notices.extend(self.record_retrievals(query, &hits, now));
         }
         let relevance = hits.first().map(|best| self.relevance(mode, best));
         let expansions = self.expansions(query);

@@ -28,7 +28,7 @@ use crate::{Error, Result};
 pub use self::hybrid::VectorSide;
 pub use self::manifest::{Entry, Manifest, content_hash};
 pub use self::records::Record;
-pub use self::refresh::RefreshReport;
+pub use self::refresh::{RefreshReport, Scope};
 pub use self::schema::{Fields, SCHEMA_VERSION, Stamp, VALID_FOREVER, id_key};
 pub use self::search::{Hit, Search, Semantic, Validity, expansions};
 
@@ -183,6 +183,13 @@ impl MemoryIndex {
                     && p.instance == self.instance
                     && p.schema == SCHEMA_VERSION
             })
+    }
+
+    /// Whether a file indexed with this mtime (ns since the epoch) can be trusted unchanged
+    /// while its size and mtime are: it is older than the last verification by more than the
+    /// file system's timestamp granularity.
+    pub fn trusts(&self, mtime_ns: i64) -> bool {
+        mtime_ns + refresh::RACY_WINDOW_NS < self.verified_ns
     }
 
     /// Number of indexed memories.

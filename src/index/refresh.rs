@@ -7,8 +7,8 @@ use rayon::prelude::*;
 use tantivy::{TantivyDocument, Term};
 
 use super::{
-    Entry, Fields, Manifest, MemoryIndex, Stamp, VERIFIED_STAMP, content_hash, file_mtime_ns, manifest,
-    payload, remove_manifests,
+    Entry, Fields, Manifest, MemoryIndex, Stamp, VERIFIED_STAMP, content_hash, file_mtime_ns,
+    manifest, payload, remove_manifests,
 };
 use crate::format::Memory;
 use crate::store::{FileStat, ReadError, Scan, ScanIssue, read_limited};
@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
 /// within the file system's timestamp granularity after it was indexed.
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
+pub(super) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// What a refresh found and did.
 #[derive(Debug, Default)]
@@ -33,6 +33,8 @@ pub struct RefreshReport {
     pub touched: usize,
     /// Files that could not be read or parsed, each as `path:line: reason`.
     pub bad: Vec<Error>,
+    /// The paths of those files, relative to the root.
+    pub bad_paths: Vec<String>,
     /// Folders or files the walk could not use.
     pub scan_issues: Vec<ScanIssue>,
     /// Ids used by more than one file.
@@ -52,24 +54,39 @@ impl RefreshReport {
     }
 }
 
+/// Which indexed files a refresh may find gone.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    /// The scan covers the whole root: an indexed file it did not find is removed.
+    All,
+    /// The scan covers only these files: an indexed one among them it did not find is removed.
+    Files(&'a rustc_hash::FxHashSet<String>),
+}
+
 /// The outcome of reading and parsing one file during a refresh.
 enum Outcome {
     /// Read and parsed; `touched` when only its size or mtime changed, not its content (its
     /// document is written again, for the stamp it carries).
-    Parsed { doc: TantivyDocument, entry: Entry, created: Timestamp, touched: bool },
+    Parsed {
+        doc: TantivyDocument,
+        entry: Entry,
+        created: Timestamp,
+        touched: bool,
+    },
     /// Exactly as indexed (re-read because its mtime was too recent to trust).
     Same,
     Bad(Error),
 }
 
 impl MemoryIndex {
-    /// Brings the index up to date with `scan`: reads only new files and files whose size or
-    /// mtime changed (or that changed too recently to trust their mtime), parses them in
-    /// parallel, and commits once. Bad files are reported and left out.
+    /// Brings the index up to date with `scan`, which covers `scope`: reads only new files
+    /// and files whose size or mtime changed (or that changed too recently to trust their
+    /// mtime), parses them in parallel, and commits once. Bad files are reported and left out.
     pub fn refresh(
         &mut self,
         root: &Path,
         scan: Scan,
+        scope: Scope,
         max_file_bytes: u64,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
@@ -92,13 +109,26 @@ impl MemoryIndex {
                 _ => candidates.push((file, previous)),
             }
         }
-        // Every indexed file was seen unless fewer known files were found than are indexed.
-        let removed: Vec<String> = if known == manifest.files.len() {
-            Vec::new()
-        } else {
-            let seen: rustc_hash::FxHashSet<&str> =
-                scan.files.iter().map(|f| f.rel.as_str()).collect();
-            manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+        let seen = || -> rustc_hash::FxHashSet<&str> {
+            scan.files.iter().map(|f| f.rel.as_str()).collect()
+        };
+        let removed: Vec<String> = match scope {
+            // Every indexed file was seen unless fewer known files were found than are indexed.
+            Scope::All if known == manifest.files.len() => Vec::new(),
+            Scope::All => {
+                let seen = seen();
+                manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+            }
+            Scope::Files(files) => {
+                let seen = seen();
+                let mut gone: Vec<String> = files
+                    .iter()
+                    .filter(|rel| manifest.files.contains_key(*rel) && !seen.contains(&rel[..]))
+                    .cloned()
+                    .collect();
+                gone.sort();
+                gone
+            }
         };
 
         progress.set_length(candidates.len() as u64);
@@ -146,11 +176,13 @@ impl MemoryIndex {
                         changes.push((rel, None));
                     }
                     report.bad.push(error);
+                    report.bad_paths.push(rel.to_string());
                 }
             }
         }
         report.removed += removed.len();
         report.bad.sort_by_key(|e| e.to_string());
+        report.bad_paths.sort();
         report.future.sort();
 
         if report.changed() {

@@ -1,0 +1,318 @@
+//! Freshness: how a recall knows the index matches the files without a stat per file.
+//!
+//! The contract (docs/format.md, "Freshness"):
+//! - whatever `mem` writes itself is indexed before the command that wrote it returns;
+//! - a file added, removed or renamed by any other tool changes its folder's mtime: a recall
+//!   stats every folder of the root (not every file) and re-reads the folders that changed;
+//! - a file edited in place by another tool is re-read by the first recall that returns it
+//!   (each returned memory's file is stat'ed, and the recall runs again if one changed), and by
+//!   any recall once `[index] full_check_secs` have passed since every file was last checked,
+//!   or after `mem index`;
+//! - `[index] check = "full"` checks every file on every recall, as `mem index` does.
+//!
+//! What the last check saw is kept in `.mem/folders.bin` (derived state, like the index).
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use jiff::Timestamp;
+use rustc_hash::FxHashSet;
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::Result;
+use crate::config::Check;
+use crate::index::{RefreshReport, Scope};
+use crate::store::{self, DirStamp, FileStat, Overwrite, ScanIssue};
+
+/// File under `.mem/` that holds what the last check of the folders saw.
+const FILE: &str = "folders.bin";
+
+/// A folder whose mtime is this close to the time it was read is read again (names only): an
+/// entry may have changed within the file system's timestamp granularity after it was read.
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// What the last check of the root saw, for the index state it describes.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct Folders {
+    /// The index state (instance, generation) these folders were checked against.
+    version: (u64, u64),
+    /// When every file was last checked (ns since the epoch, wall clock).
+    full_check_ns: i64,
+    /// When the folders were last stat'ed, just before (ns since the epoch, wall clock).
+    checked_ns: i64,
+    /// Every folder walked.
+    dirs: Vec<DirStamp>,
+    /// Files that could not be read or parsed (re-read by every recall, to report them).
+    bad: Vec<String>,
+    /// What the walk could not use, as (path, message).
+    issues: Vec<(String, String)>,
+}
+
+/// The wall clock in ns since the epoch. Not the product's time (that is always an argument,
+/// `--now` in the binary): the file system stamps mtimes with this clock, and freshness is
+/// about comparing with them.
+#[allow(clippy::disallowed_methods)]
+pub(super) fn wall_ns() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+impl Folders {
+    fn path(state_dir: &Path) -> std::path::PathBuf {
+        state_dir.join(FILE)
+    }
+
+    fn load(state_dir: &Path) -> Option<Folders> {
+        let bytes = std::fs::read(Folders::path(state_dir)).ok()?;
+        postcard::from_bytes(&bytes).ok()
+    }
+
+    fn save(&self, state_dir: &Path) -> Result<()> {
+        let bytes = postcard::to_stdvec(self).expect("folders always serialise");
+        store::write_atomic(&Folders::path(state_dir), &bytes, Overwrite::Yes)
+    }
+
+    /// What a full refresh saw: every folder, checked at `taken_ns`.
+    pub(super) fn after_full(
+        version: (u64, u64),
+        taken_ns: i64,
+        dirs: Vec<DirStamp>,
+        report: &RefreshReport,
+    ) -> Folders {
+        Folders {
+            version,
+            full_check_ns: taken_ns,
+            checked_ns: taken_ns,
+            dirs,
+            bad: report.bad_paths.clone(),
+            issues: issues_of(&report.scan_issues),
+        }
+    }
+
+    /// The folders that changed since they were checked: gone, another mtime, or (when
+    /// their mtime is too close to the check to trust) other names. Outermost first; a folder
+    /// inside one that changed is left out (it is walked with it).
+    fn changed(&self, root: &Path) -> Vec<String> {
+        let changed = |d: &DirStamp| -> bool {
+            let path = root.join(&d.rel);
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => {
+                    let mtime = store::mtime_ns(&meta);
+                    mtime != d.mtime_ns
+                        || (d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns
+                            && store::names_hash(&path, &d.rel) != Some(d.names))
+                }
+                _ => true,
+            }
+        };
+        let stale: Vec<&DirStamp> = if self.dirs.len() > 64 {
+            use rayon::prelude::*;
+            self.dirs.par_iter().filter(|d| changed(d)).collect()
+        } else {
+            self.dirs.iter().filter(|d| changed(d)).collect()
+        };
+        let mut rels: Vec<String> = stale.into_iter().map(|d| d.rel.clone()).collect();
+        rels.sort();
+        let mut outermost: Vec<String> = Vec::new();
+        for rel in rels {
+            if !outermost.iter().any(|o| rel.starts_with(o.as_str())) {
+                outermost.push(rel);
+            }
+        }
+        outermost
+    }
+
+    /// Whether a folder's mtime is close enough to the last check to be read again.
+    fn has_racy(&self) -> bool {
+        self.dirs.iter().any(|d| d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns)
+    }
+}
+
+fn issues_of(issues: &[ScanIssue]) -> Vec<(String, String)> {
+    issues.iter().map(|i| (i.path.display().to_string(), i.message.clone())).collect()
+}
+
+fn scan_issues(issues: &[(String, String)]) -> Vec<ScanIssue> {
+    issues
+        .iter()
+        .map(|(path, message)| ScanIssue { path: path.into(), message: message.clone() })
+        .collect()
+}
+
+fn under(rel: &str, prefixes: &[String]) -> bool {
+    prefixes.iter().any(|p| rel.starts_with(p.as_str()))
+}
+
+impl Engine {
+    /// Brings the index up to date for a recall, by the contract above: the folders that
+    /// changed are walked again, the files that could not be read are read again, and every
+    /// file is checked when `[index] check = "full"`, when the index changed under another
+    /// process's hands, or when the last full check is older than `[index] full_check_secs`.
+    pub fn refresh_for_recall(
+        &mut self,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<RefreshReport> {
+        let started = wall_ns();
+        let Some(mut folders) = self.quick_folders(started) else {
+            return self.refresh(now, progress);
+        };
+        if !folders.changed(&self.root).is_empty() || !folders.bad.is_empty() {
+            let report = self.with_lock(|engine| engine.refresh_folders(now, started, progress))?;
+            self.refresh_last_used()?;
+            return Ok(report);
+        }
+        if folders.has_racy() && started > folders.checked_ns + RACY_WINDOW_NS {
+            // Every folder was just found as it was: record when, so that the next recall
+            // trusts the recent ones. Losing this only costs reading their names again.
+            folders.checked_ns = started;
+            let _best_effort = folders.save(&self.state_dir);
+        }
+        let report =
+            RefreshReport { scan_issues: scan_issues(&folders.issues), ..Default::default() };
+        self.refresh_last_used()?;
+        Ok(report)
+    }
+
+    /// The folders of the last check, when a quick check may rely on them.
+    fn quick_folders(&self, wall: i64) -> Option<Folders> {
+        if self.config.index.check == Check::Full || self.pending_notice.is_some() {
+            return None;
+        }
+        let folders = Folders::load(&self.state_dir)?;
+        let max_age = i64::try_from(self.config.index.full_check_secs)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000_000);
+        let fresh =
+            wall.saturating_sub(folders.full_check_ns) <= max_age && folders.full_check_ns <= wall;
+        (fresh && folders.version == self.index.version() && self.index.is_current())
+            .then_some(folders)
+    }
+
+    /// Under the lock: walks the folders that changed again and reads the files that could
+    /// not be read again, then records what it saw. Falls back to a full refresh when the
+    /// index changed meanwhile or the root itself changed.
+    fn refresh_folders(
+        &mut self,
+        now: Timestamp,
+        started: i64,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<RefreshReport> {
+        // Another process may have refreshed while this one waited for the lock.
+        let Some(mut folders) = self.quick_folders(started) else {
+            return self.refresh_locked(now, progress, false);
+        };
+        let changed = folders.changed(&self.root);
+        if changed.iter().any(|rel| rel.is_empty()) {
+            return self.refresh_locked(now, progress, false);
+        }
+        let mut scan = store::Scan::default();
+        for rel in &changed {
+            let part = store::scan_under(&self.root, rel);
+            scan.files.extend(part.files);
+            scan.issues.extend(part.issues);
+            scan.dirs.extend(part.dirs);
+        }
+        let mut scope: FxHashSet<String> = self
+            .index
+            .manifest()?
+            .files
+            .keys()
+            .filter(|rel| under(rel, &changed))
+            .cloned()
+            .collect();
+        // The files that could not be read before are read again.
+        for rel in folders.bad.iter().filter(|rel| !under(rel, &changed)) {
+            scope.insert(rel.clone());
+            if let Ok(meta) = std::fs::metadata(self.root.join(rel)) {
+                let (size, mtime_ns) = (meta.len(), store::mtime_ns(&meta));
+                scan.files.push(FileStat { rel: rel.clone(), size, mtime_ns });
+            }
+        }
+        for file in &scan.files {
+            scope.insert(file.rel.clone());
+        }
+        let dirs = std::mem::take(&mut scan.dirs);
+        let max = self.config.limits.max_file_bytes;
+        let report =
+            self.index.refresh(&self.root, scan, Scope::Files(&scope), max, now, progress)?;
+        folders.dirs.retain(|d| !under(&d.rel, &changed));
+        folders.dirs.extend(dirs);
+        folders.bad = report.bad_paths.clone();
+        folders.issues.retain(|(path, _)| !under(path, &changed));
+        folders.issues.extend(issues_of(&report.scan_issues));
+        folders.version = self.index.version();
+        folders.checked_ns = started;
+        folders.save(&self.state_dir)?;
+        let mut report = report;
+        report.scan_issues = scan_issues(&folders.issues);
+        Ok(report)
+    }
+
+    /// Re-reads the files of `rels` (relative to the root) that changed since they were
+    /// indexed, under the lock.
+    pub(super) fn refresh_files(
+        &mut self,
+        rels: &[String],
+        now: Timestamp,
+    ) -> Result<RefreshReport> {
+        self.with_lock(|engine| {
+            if !engine.index.is_current() {
+                let (index, notice) = crate::index::MemoryIndex::open(&engine.state_dir)?;
+                engine.index = index;
+                engine.pending_notice = engine.pending_notice.take().or(notice);
+            }
+            let before = engine.index.version();
+            let mut scan = store::Scan::default();
+            for rel in rels {
+                if let Ok(meta) = std::fs::metadata(engine.root.join(rel))
+                    && meta.is_file()
+                {
+                    let (size, mtime_ns) = (meta.len(), store::mtime_ns(&meta));
+                    scan.files.push(FileStat { rel: rel.clone(), size, mtime_ns });
+                }
+            }
+            let scope: FxHashSet<String> = rels.iter().cloned().collect();
+            let max = engine.config.limits.max_file_bytes;
+            let silent = &crate::progress::Silent;
+            let report =
+                engine.index.refresh(&engine.root, scan, Scope::Files(&scope), max, now, silent)?;
+            // The folders described the index before this commit, which changed no folder.
+            if report.changed()
+                && let Some(mut folders) = Folders::load(&engine.state_dir)
+                && folders.version == before
+            {
+                folders.version = engine.index.version();
+                folders.bad.retain(|rel| !scope.contains(rel));
+                folders.bad.extend(report.bad_paths.iter().cloned());
+                folders.save(&engine.state_dir)?;
+            }
+            Ok(report)
+        })
+    }
+
+    /// The files among `stamps` (path relative to the root, and the file as indexed) that are
+    /// not as indexed: gone, another size or mtime, or an mtime too recent to trust.
+    pub(super) fn changed_files(&self, stamps: &[(&str, crate::index::Stamp)]) -> Vec<String> {
+        stamps
+            .iter()
+            .filter(|(rel, stamp)| match std::fs::metadata(self.root.join(rel)) {
+                Ok(meta) => {
+                    meta.len() != stamp.size
+                        || store::mtime_ns(&meta) != stamp.mtime_ns
+                        || !self.index.trusts(stamp.mtime_ns)
+                }
+                Err(_) => true,
+            })
+            .map(|(rel, _)| rel.to_string())
+            .collect()
+    }
+
+    /// Records what a full refresh saw (called under the lock).
+    pub(super) fn save_folders(&self, folders: &Folders) -> Result<()> {
+        folders.save(&self.state_dir)
+    }
+}
