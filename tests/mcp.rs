@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use wait_timeout::ChildExt;
 
-use crate::util::{Dir, NOW, ids};
+use crate::util::{Dir, NOW, ids, memory};
 
 /// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
 const PATIENCE: Duration = Duration::from_secs(60);
@@ -522,4 +522,50 @@ fn a_malformed_line_gets_a_parse_error_and_the_server_goes_on() {
     );
     let log = server.finish();
     assert!(log.contains("mem: parse error: "), "{log}");
+}
+
+#[test]
+fn the_server_watches_the_root_and_sees_what_other_tools_change() {
+    let dir = Dir::new();
+    dir.write("a.md", memory("a", "semantic", 5, "2026-01-01T00:00:00Z", "apple pie\n"));
+    dir.write("b.md", memory("b", "semantic", 5, "2026-01-01T00:00:00Z", "cherry tart\n"));
+    let mut server = initialized(&dir);
+    assert_eq!(ids(&server.ok("recall", json!({ "query": "apple" }))), ["a"]);
+    // Another tool adds a file in a new folder and edits one in place (its folder does not
+    // change; no recall returns it): the watcher reports both.
+    dir.write("new/c.md", memory("c", "semantic", 5, "2026-01-01T00:00:00Z", "durian smoothie\n"));
+    {
+        let path = dir.path().join("b.md");
+        let mut b = std::fs::File::options().write(true).truncate(true).open(path).unwrap();
+        b.write_all(
+            memory("b", "semantic", 5, "2026-01-01T00:00:00Z", "elderberry jam\n").as_bytes(),
+        )
+        .unwrap();
+    }
+    // Events arrive within milliseconds of the write; allow for a loaded machine.
+    let mut found = (Vec::new(), Vec::new());
+    for _ in 0..50 {
+        found = (
+            ids(&server.ok("recall", json!({ "query": "durian" }))),
+            ids(&server.ok("recall", json!({ "query": "elderberry" }))),
+        );
+        if !found.0.is_empty() && !found.1.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(found, (vec!["c".to_string()], vec!["b".to_string()]), "{}", server.log());
+    assert!(ids(&server.ok("recall", json!({ "query": "cherry" }))).is_empty());
+    std::fs::remove_file(dir.path().join("a.md")).unwrap();
+    let mut gone = false;
+    for _ in 0..50 {
+        gone = ids(&server.ok("recall", json!({ "query": "apple" }))).is_empty();
+        if gone {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(gone, "{}", server.log());
+    let log = server.finish();
+    assert!(!log.contains("cannot watch"), "{log}");
 }

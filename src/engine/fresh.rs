@@ -151,7 +151,67 @@ impl Engine {
     /// changed are walked again, the files that could not be read are read again, and every
     /// file is checked when `[index] check = "full"`, when the index changed under another
     /// process's hands, or when the last full check is older than `[index] full_check_secs`.
+    ///
+    /// While the root is watched ([`Engine::watch`]), nothing is checked until the watcher
+    /// reports a change (then the folders, and the memory files it names) or the full-check
+    /// bound passes.
     pub fn refresh_for_recall(
+        &mut self,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<RefreshReport> {
+        let max_age = self.full_check_ns();
+        let full = self.config.index.check == Check::Full;
+        let Some(watch) = &mut self.watch else {
+            return self.refresh_by_folders(now, progress);
+        };
+        let seen = watch.take();
+        let wall = wall_ns();
+        if full || wall.saturating_sub(watch.checked_ns) > max_age {
+            watch.checked_ns = wall;
+            return self.refresh(now, progress);
+        }
+        if seen.is_empty() {
+            return Ok(RefreshReport::default());
+        }
+        let rels: Vec<String> = seen
+            .paths
+            .iter()
+            .filter_map(|p| p.strip_prefix(&self.root).ok())
+            .filter(|rel| store::is_memory_path(rel))
+            .filter_map(|rel| rel.to_str().map(|r| r.replace('\\', "/")))
+            .collect::<FxHashSet<String>>()
+            .into_iter()
+            .collect();
+        let mut report = self.refresh_by_folders(now, progress)?;
+        if !rels.is_empty() {
+            let files = self.refresh_files(&rels, now)?;
+            report.updated += files.updated;
+            report.removed += files.removed;
+            report.touched += files.touched;
+            report.bad.extend(files.bad);
+        }
+        Ok(report)
+    }
+
+    /// Starts watching the root for changes (for a long-lived process); afterwards
+    /// [`Engine::refresh_for_recall`] reads nothing until something changes. The reason when
+    /// the system refuses; the folder check stays in use then.
+    pub fn watch(&mut self) -> std::result::Result<(), String> {
+        let watch = super::watch::Watch::start(&self.root, wall_ns())?;
+        self.watch = Some(watch);
+        Ok(())
+    }
+
+    /// `[index] full_check_secs` in ns.
+    fn full_check_ns(&self) -> i64 {
+        i64::try_from(self.config.index.full_check_secs)
+            .unwrap_or(i64::MAX)
+            .saturating_mul(1_000_000_000)
+    }
+
+    /// The quick check by folders (see the module's contract).
+    fn refresh_by_folders(
         &mut self,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,

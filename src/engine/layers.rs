@@ -60,6 +60,35 @@ impl Layers {
         user.get(id).is_ok().then_some(Layer::User)
     }
 
+    /// Starts watching both roots (see [`Engine::watch`]); the layers that cannot be
+    /// watched, with the reason.
+    pub fn watch(&mut self) -> Vec<(Layer, String)> {
+        let mut refused = Vec::new();
+        if let Err(reason) = self.project.watch() {
+            refused.push((Layer::Project, reason));
+        }
+        if let Some(user) = &mut self.user
+            && let Err(reason) = user.watch()
+        {
+            refused.push((Layer::User, reason));
+        }
+        refused
+    }
+
+    /// Brings both indexes up to date as a recall does (see [`Engine::refresh_for_recall`]);
+    /// the reports, project first.
+    pub fn refresh_for_recall(
+        &mut self,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Vec<(Layer, RefreshReport)>> {
+        let mut reports = vec![(Layer::Project, self.project.refresh_for_recall(now, progress)?)];
+        if let Some(user) = &mut self.user {
+            reports.push((Layer::User, user.refresh_for_recall(now, progress)?));
+        }
+        Ok(reports)
+    }
+
     /// Brings both indexes up to date; the reports, project first.
     pub fn refresh(
         &mut self,

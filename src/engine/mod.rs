@@ -27,6 +27,7 @@ mod recall;
 mod reflect;
 mod semantic;
 mod sync;
+mod watch;
 
 pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
 pub use self::context::{ContextOptions, SessionContext};
@@ -69,6 +70,8 @@ pub struct Engine {
     warnings: Vec<String>,
     /// When each memory was last used, for ranking recency (see [`crate::usage::last_used`]).
     last_used: crate::usage::last_used::LastUsed,
+    /// The watch of the root's files, in a long-lived process (see [`Engine::watch`]).
+    watch: Option<watch::Watch>,
 }
 
 impl Engine {
@@ -114,6 +117,7 @@ impl Engine {
             warnings: config.ignored_keys(),
             config,
             last_used: Default::default(),
+            watch: None,
         })
     }
 

@@ -1,7 +1,8 @@
 //! `mem mcp`: a Model Context Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
 //! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
-//! one [`Engine`] for its lifetime, refreshes the index before each tool call (so files changed
-//! by other processes are seen) and reads the clock per call. Only protocol messages go to
+//! one [`Engine`] for its lifetime, watches its files and refreshes the index before each tool
+//! call from what changed (so files changed by other processes are seen, and a call after no
+//! change reads no file) and reads the clock per call. Only protocol messages go to
 //! stdout; logs go to stderr. A line filter stands between stdin and rmcp, so that every line
 //! gets an answer: lone surrogate escapes are repaired, anything else that is not JSON is
 //! answered with a JSON-RPC parse error (rmcp would drop it). See docs/mcp.md.
@@ -43,6 +44,14 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
     let mut layers = ctx.layers_near(None)?;
     if let Some(user) = layers.engine(Layer::User) {
         eprintln!("mem: user layer {}", user.root().display());
+    }
+    // The operating system reports changes: a call that finds none reads no file.
+    for (layer, reason) in layers.watch() {
+        eprintln!(
+            "mem: warning: cannot watch the {} root for changes ({reason}); each call checks \
+             its folders instead",
+            layer.as_str()
+        );
     }
     let engine = layers.project();
     eprintln!("mem: MCP server for {} on stdio", engine.root().display());
@@ -475,7 +484,7 @@ impl MemServer {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut layers = lock(&self.layers);
             if refresh {
-                for (_, report) in layers.refresh(now, &mem::progress::Silent)? {
+                for (_, report) in layers.refresh_for_recall(now, &mem::progress::Silent)? {
                     self.log_problems(&report);
                 }
             }
