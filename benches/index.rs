@@ -1,5 +1,6 @@
-//! Indexing: a full build of 1,000 and 10,000 generated memories, and the incremental refresh
-//! of a 10,000-memory index after 1 and after 100 files changed.
+//! Indexing: a full build of 1,000 and 10,000 generated memories, the incremental refresh of a
+//! 10,000-memory index after 1 and after 100 files changed, and the freshness check of a recall
+//! after another tool added one file.
 
 mod corpus;
 
@@ -62,6 +63,23 @@ fn incremental(c: &mut Criterion) {
             );
         });
     }
+    // What a recall pays after another tool added one file: its folder is walked again.
+    group.bench_function("freshness_one_file_added", |b| {
+        b.iter_batched(
+            || {
+                round += 1;
+                let m = &memories[round as usize % memories.len()];
+                let rel = m.rel.replace(".md", &format!("-copy{round}.md"));
+                let text = m.text.replace(&format!("id: {}", m.id), &format!("id: c{round}"));
+                std::fs::write(dir.path().join(rel), text).unwrap();
+            },
+            |()| {
+                let report = engine.refresh_for_recall(now(), &hidden).unwrap();
+                assert_eq!(report.added, 1);
+            },
+            BatchSize::PerIteration,
+        );
+    });
     group.finish();
 }
 

@@ -40,6 +40,9 @@ fn recall(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new("refresh_unchanged", n), |b| {
             b.iter(|| engine.refresh(now(), &hidden).unwrap());
         });
+        group.bench_function(BenchmarkId::new("freshness_unchanged", n), |b| {
+            b.iter(|| engine.refresh_for_recall(now(), &hidden).unwrap());
+        });
         group.bench_function(BenchmarkId::new("recall", n), |b| {
             b.iter(|| engine.recall(QUERY, &options, now(), &hidden).unwrap());
         });

@@ -46,8 +46,8 @@ for r in json.load(open(sys.argv[1]))["results"]:
 
 speed="| memories | \`mem recall\` warm | first recall after \`mem index\` | \`rg -l -i\` | SQLite FTS5 | recall / rg | recall / FTS5 |
 |---|---|---|---|---|---|---|"
-build="| memories | \`mem index\` from scratch | peak RSS | re-index after 1 change | index on disk | FTS5 build | FTS5 db |
-|---|---|---|---|---|---|---|"
+build="| memories | \`mem index\` from scratch | peak RSS | \`mem index\` after 1 change (checks every file) | recall after 1 file added (walks its folder) | index on disk | FTS5 build | FTS5 db |
+|---|---|---|---|---|---|---|---|"
 memory="| memories | peak RSS of \`mem recall\` |
 |---|---|"
 quality="| memories | queries | R@5 | R@10 | R@20 | nDCG@10 | MRR | p50 ms | p95 ms |
@@ -101,6 +101,12 @@ for n in "${sizes[@]}"; do
     --export-json "$work/reindex.json" "$mem --dir $root --now $now index" >/dev/null 2>&1
   reindex=$(medians "$work/reindex.json")
 
+  # The recall after another tool added one file: only that file's folder is walked again.
+  folder=$(dirname "$victim")
+  hyperfine -N --runs 20 --prepare "sh -c 'n=\$(date +%s%N); printf -- \"---\\nid: added-\$n\\ntype: semantic\\nimportance: 5\\ncreated: 2026-01-01T00:00:00Z\\n---\\nadded \$n\\n\" > $root/$folder/added-\$n.md'" \
+    --export-json "$work/added.json" "$mem --dir $root --now $now recall \"$query\"" >/dev/null 2>&1
+  added=$(medians "$work/added.json")
+
   /usr/bin/time -f "%M" -o "$work/rss.txt" "$mem" --dir "$root" --now $now recall "$query" >/dev/null
   recall_kb=$(cat "$work/rss.txt")
 
@@ -113,7 +119,7 @@ print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.1f | %.1f |" % (sys.argv
   speed+="
 | $n | ${warm[0]} ms | $cold ms | ${warm[1]} ms | ${warm[2]} ms | $(ratio "${warm[0]}" "${warm[1]}") | $(ratio "${warm[0]}" "${warm[2]}") |"
   build+="
-| $n | ${index_s} s | $((index_kb / 1024)) MiB | $reindex ms | $((disk_kb / 1024)) MiB | ${fts_s} s | $((fts_kb / 1024)) MiB |"
+| $n | ${index_s} s | $((index_kb / 1024)) MiB | $reindex ms | $added ms | $((disk_kb / 1024)) MiB | ${fts_s} s | $((fts_kb / 1024)) MiB |"
   memory+="
 | $n | $((recall_kb / 1024)) MiB |"
   quality+="
