@@ -23,7 +23,7 @@ use super::Engine;
 use crate::Result;
 use crate::config::Check;
 use crate::index::{RefreshReport, Scope};
-use crate::store::{self, DirStamp, FileStat, Overwrite, ScanIssue};
+use crate::store::{self, DirStamp, FileStat, ScanIssue};
 
 /// File under `.mem/` that holds what the last check of the folders saw.
 const FILE: &str = "folders.bin";
@@ -72,7 +72,8 @@ impl Folders {
 
     fn save(&self, state_dir: &Path) -> Result<()> {
         let bytes = postcard::to_stdvec(self).expect("folders always serialise");
-        store::write_atomic(&Folders::path(state_dir), &bytes, Overwrite::Yes)
+        // Derived and checked on reading (the index state it describes): no fsync.
+        store::write_cache(&Folders::path(state_dir), &bytes)
     }
 
     /// What a full refresh saw: every folder, checked at `taken_ns`.

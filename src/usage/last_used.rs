@@ -11,7 +11,6 @@ use jiff::Timestamp;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use crate::store::{Overwrite, write_atomic};
 use crate::{Error, Result};
 
 /// File name under `.mem/`.
@@ -78,11 +77,11 @@ impl LastUsed {
         postcard::from_bytes(&bytes).ok()
     }
 
-    /// Writes it to `state_dir` (atomically).
+    /// Writes it to `state_dir` (atomically; a cache keyed by its stamp, so without fsync).
     pub fn save(&self, state_dir: &Path) -> Result<()> {
         let bytes = postcard::to_allocvec(self)
             .map_err(|e| Error::io(state_dir.join(FILE), std::io::Error::other(e)))?;
-        write_atomic(&state_dir.join(FILE), &bytes, Overwrite::Yes)
+        crate::store::write_cache(&state_dir.join(FILE), &bytes)
     }
 }
 
