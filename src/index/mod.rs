@@ -14,6 +14,7 @@ mod refresh;
 mod schema;
 mod search;
 mod stats;
+mod stem;
 pub mod synonyms;
 pub mod tokenizer;
 

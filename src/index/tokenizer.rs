@@ -6,9 +6,11 @@
 //! [`analyzer`]).
 
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, Stemmer, StopWordFilter, TextAnalyzer, Token,
-    TokenStream, Tokenizer,
+    Language, LowerCaser, RemoveLongFilter, StopWordFilter, TextAnalyzer, Token, TokenStream,
+    Tokenizer,
 };
+
+use super::stem::MemoStemmer;
 
 /// Name under which the analyzer is registered in the tantivy index.
 pub const ANALYZER: &str = "mem_code_en";
@@ -26,8 +28,8 @@ pub fn analyzer() -> TextAnalyzer {
         .filter(RemoveLongFilter::limit(MAX_TOKEN))
         .filter(LowerCaser);
     match StopWordFilter::new(Language::English) {
-        Some(stop) => builder.filter(stop).filter(Stemmer::new(Language::English)).build(),
-        None => builder.filter(Stemmer::new(Language::English)).build(),
+        Some(stop) => builder.filter(stop).filter(MemoStemmer).build(),
+        None => builder.filter(MemoStemmer).build(),
     }
 }
 
