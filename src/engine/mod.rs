@@ -269,6 +269,15 @@ impl Engine {
     /// Every indexed memory, read from its file, in path order (files that stopped parsing
     /// since the last refresh are left out; the refresh reports them).
     pub(crate) fn load_all(&self) -> Vec<(String, Memory)> {
+        self.load_all_map(|rel, m| Some((rel, m)))
+    }
+
+    /// Every indexed memory read as [`Engine::load_all`] reads it, turned into what `f` keeps
+    /// of it (in parallel, so that only what is kept is ever held for all of them).
+    pub(crate) fn load_all_map<T: Send>(
+        &self,
+        f: impl Fn(String, Memory) -> Option<T> + Sync,
+    ) -> Vec<T> {
         let mut rels: Vec<String> = match self.index.manifest() {
             Ok(manifest) => manifest.files.keys().cloned().collect(),
             Err(_) => return Vec::new(),
@@ -276,10 +285,11 @@ impl Engine {
         rels.sort();
         let max = self.config.limits.max_file_bytes;
         let root = &self.root;
-        rels.par_iter()
+        rels.into_par_iter()
             .filter_map(|rel| {
-                let bytes = store::read_limited(&root.join(rel), max).ok()?;
-                Memory::parse_bytes(&bytes).ok().map(|m| (rel.clone(), m))
+                let bytes = store::read_limited(&root.join(&rel), max).ok()?;
+                let memory = Memory::parse_bytes(&bytes).ok()?;
+                f(rel, memory)
             })
             .collect()
     }

@@ -98,11 +98,14 @@ impl Engine {
     /// What `mem reflect` would write: observations that join an existing reflection (which
     /// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
     pub fn reflect_plan(&self, options: &ReflectOptions, now: Timestamp) -> Result<Vec<Proposal>> {
-        let loaded: Vec<(String, Memory)> =
-            self.load_all().into_iter().filter(|(_, m)| !m.is_invalid_at(now)).collect();
-        let texts: Vec<String> =
-            loaded.iter().map(|(_, m)| format!("{}\n{}", m.title(), m.body())).collect();
-        let (space, vectors) = Space::fit(&texts);
+        // Planning only reads: the memories are kept without their front-matter mapping.
+        let loaded: Vec<(String, Memory)> = self.load_all_map(|rel, m| {
+            (!m.is_invalid_at(now)).then(|| (rel, m.without_front_matter()))
+        });
+        let (space, vectors) = Space::fit_with(loaded.len(), |i| {
+            let m = &loaded[i].1;
+            std::borrow::Cow::Owned(format!("{}\n{}", m.title(), m.body()))
+        });
         let position: HashMap<&str, usize> =
             loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
 

@@ -426,6 +426,13 @@ impl Memory {
         &self.front
     }
 
+    /// This memory without its front-matter mapping, for code that only reads it (every
+    /// field stays readable; writing it back would lose the keys mem does not know).
+    pub(crate) fn without_front_matter(mut self) -> Memory {
+        self.front = Mapping::new();
+        self
+    }
+
     /// The title: the text of the first heading, else the first non-blank line, else the id.
     pub fn title(&self) -> String {
         use pulldown_cmark::{Event, Parser, Tag, TagEnd};
