@@ -421,27 +421,17 @@ fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
     check(&mut Embedder::load(&source).unwrap(), "the load that reads the cache");
     assert_eq!(inode("manifest"), before, "read, not rebuilt");
 
-    let weights = cached.join("weights.bin");
-    let damages: [(&str, Box<dyn Fn()>); 4] = [
-        ("weights cut short", Box::new(|| std::fs::write(&weights, b"short").unwrap())),
-        (
-            "graph overwritten",
-            Box::new(|| std::fs::write(cached.join("graph.onnx"), vec![0u8; 64]).unwrap()),
-        ),
-        (
-            "manifest garbage",
-            Box::new(|| std::fs::write(cached.join("manifest"), "garbage").unwrap()),
-        ),
-        (
-            "folder emptied",
-            Box::new(|| {
+    let damages = ["weights cut short", "graph overwritten", "manifest garbage", "folder emptied"];
+    for what in damages {
+        match what {
+            "weights cut short" => std::fs::write(cached.join("weights.bin"), b"short").unwrap(),
+            "graph overwritten" => std::fs::write(cached.join("graph.onnx"), [0u8; 64]).unwrap(),
+            "manifest garbage" => std::fs::write(cached.join("manifest"), "garbage").unwrap(),
+            _ => {
                 std::fs::remove_dir_all(&cached).unwrap();
                 std::fs::create_dir(&cached).unwrap();
-            }),
-        ),
-    ];
-    for (what, damage) in damages {
-        damage();
+            }
+        }
         check(&mut Embedder::load(&source).unwrap(), what);
         assert_eq!(folder(), cached, "{what}: rebuilt under the same key");
         check(&mut Embedder::load(&source).unwrap(), &format!("{what}, then read again"));

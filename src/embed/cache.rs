@@ -21,7 +21,7 @@
 //! repository, and nothing in it is loaded as code or as a model (docs/security.md).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use fastembed::TokenizerFiles;
 use ort::session::Session;
@@ -38,8 +38,6 @@ const WEIGHTS_FILE: &str = "weights.bin";
 const MANIFEST_FILE: &str = "manifest";
 /// Prefix of a folder being built.
 const BUILDING: &str = ".building-";
-/// A folder still being built after this long was left by a process that died.
-const ABANDONED: Duration = Duration::from_secs(3600);
 
 /// The cache key of `source`: a hash of the size and modification time of each model file and
 /// of the runtime, and of the CPU features; `None` if a file cannot be looked at (the load
@@ -167,8 +165,11 @@ pub(super) fn build(
 ) -> Option<Embedder> {
     let root = source.dir.join(CACHE_DIR);
     std::fs::create_dir_all(&root).ok()?;
-    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).ok()?.subsec_nanos();
-    let building = root.join(format!("{BUILDING}{}-{nanos}", std::process::id()));
+    // Unique among live processes; a folder of that name can only be left by a dead one.
+    static BUILDS: AtomicU64 = AtomicU64::new(0);
+    let n = BUILDS.fetch_add(1, Ordering::Relaxed);
+    let building = root.join(format!("{BUILDING}{}-{n}", std::process::id()));
+    remove(&building);
     std::fs::create_dir(&building).ok()?;
     let built = build_in(source, onnx, files, &building, checksum);
     if built.is_some() {
@@ -243,15 +244,13 @@ fn remove_others(root: &Path, key: &str) {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        let abandoned = || {
-            entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.elapsed().ok())
-                .is_some_and(|age| age > ABANDONED)
+        let stale = match name.strip_prefix(BUILDING) {
+            // Left by a process that is no longer running (Linux: no /proc entry).
+            Some(rest) => {
+                rest.split('-').next().is_some_and(|pid| !Path::new("/proc").join(pid).exists())
+            }
+            None => name != key,
         };
-        let stale = if name.starts_with(BUILDING) { abandoned() } else { name != key };
         if stale && entry.file_type().is_ok_and(|t| t.is_dir()) {
             remove(&entry.path());
         }
