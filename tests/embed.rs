@@ -418,7 +418,9 @@ fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
     }
     let inode = |f: &str| std::fs::metadata(cached.join(f)).unwrap().ino();
     let before = inode("manifest");
-    check(&mut Embedder::load(&source).unwrap(), "the load that reads the cache");
+    let mut reader = Embedder::load(&source).unwrap();
+    check(&mut reader, "the load that reads the cache (weights not prepacked)");
+    check(&mut reader, "after more texts (weights prepacked)");
     assert_eq!(inode("manifest"), before, "read, not rebuilt");
 
     let damages = ["weights cut short", "graph overwritten", "manifest garbage", "folder emptied"];

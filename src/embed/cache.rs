@@ -5,7 +5,9 @@
 //! most of the cost of a whole-process recall. The graph it ends with is saved once, here, as
 //! `graph.onnx` with the weights in `weights.bin`; a later session reads the small graph and
 //! ONNX Runtime maps the weights from the file (pages shared with the page cache, only the
-//! ones used are touched), and the result is the same model: the same vectors, bit for bit.
+//! ones used are touched), and the result is the same model: the same vectors, bit for bit
+//! (a session that skips prepacking, as the first one from the cache does, differs in the last
+//! bits: see `LIGHT_TEXTS`).
 //!
 //! Layout: `<model folder>/optimized/<key>/{graph.onnx, weights.bin, manifest}`, where the key
 //! is a hash of the size and modification time of every model file, of the ONNX Runtime
@@ -198,12 +200,12 @@ fn build_in(
     save_optimized(source, onnx, dir).ok()?;
     let graph = std::fs::read(dir.join(GRAPH_FILE)).ok()?;
     let (graph_len, graph_hash) = (graph.len() as u64, *blake3::hash(&graph).as_bytes());
-    let mut model = super::session(source, graph, files.clone(), Some(dir)).ok()?;
+    let mut model = super::session(source, graph, files.clone(), Some(dir), true).ok()?;
     let dim = super::probe(source, &mut model).ok()?;
     let weights = std::fs::metadata(dir.join(WEIGHTS_FILE)).ok()?.len();
     let manifest = Manifest { checksum, dim, graph: graph_len, graph_hash, weights };
     std::fs::write(dir.join(MANIFEST_FILE), manifest.render()).ok()?;
-    Some(Embedder { model, source: source.clone(), checksum, dim })
+    Some(Embedder { model, source: source.clone(), checksum, dim, light: None })
 }
 
 /// Has ONNX Runtime optimise `onnx` the way every session does (the highest level, which

@@ -75,7 +75,18 @@ pub struct Embedder {
     source: ModelSource,
     checksum: [u8; 32],
     dim: usize,
+    /// Set while the model runs without prepacked weights (see [`LIGHT_TEXTS`]): the cache
+    /// key to load the packed model from, and the texts embedded so far.
+    light: Option<(String, usize)>,
 }
+
+/// A model loaded from the cache first runs without prepacked weights: ONNX Runtime would
+/// otherwise copy every matrix into its packed layout at load (about 40 MB of fresh memory, a
+/// quarter of a whole-process recall), which pays off over many texts but not for the one
+/// query of a short-lived command. After this many texts the packed model is loaded in its
+/// place. Both give the same vectors to within 1e-6 (only the order of the float sums
+/// differs).
+const LIGHT_TEXTS: usize = 4;
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,12 +174,14 @@ fn model_error(
 }
 
 /// A fastembed model over the graph `onnx` and the tokenizer `files`; `external` is the folder
-/// of the weights file an optimised graph names.
+/// of the weights file an optimised graph names; `prepack` has ONNX Runtime copy the weights
+/// into the layout its matrix products read fastest (see [`LIGHT_TEXTS`]).
 fn session(
     source: &ModelSource,
     onnx: Vec<u8>,
     files: TokenizerFiles,
     external: Option<&Path>,
+    prepack: bool,
 ) -> Result<TextEmbedding, EmbedError> {
     let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
     // No spinning: ONNX Runtime's threads otherwise busy-wait after each call, taking a
@@ -178,6 +191,9 @@ fn session(
         .with_max_length(MAX_TOKENS)
         .with_session_config("session.intra_op.allow_spinning", "0")
         .with_session_config("session.inter_op.allow_spinning", "0");
+    if !prepack {
+        options = options.with_session_config("session.disable_prepacking", "1");
+    }
     if let Some(folder) = external {
         options = options.with_session_config(
             "session.model_external_initializers_file_folder_path",
@@ -231,13 +247,20 @@ impl Embedder {
             return Err(EmbedError::Missing { path: dir.clone(), dir: dir.clone() });
         }
         let key = if use_cache { cache::key(source) } else { None };
-        if let Some(entry) = key.as_deref().and_then(|key| cache::Entry::read(dir, key)) {
+        if let Some(key) = key.as_deref()
+            && let Some(entry) = cache::Entry::read(dir, key)
+        {
             let files = read_tokenizer_files(dir)?;
             load_runtime(&source.runtime)?;
-            match session(source, entry.graph, files, Some(&entry.dir)) {
+            match session(source, entry.graph, files, Some(&entry.dir), false) {
                 Ok(model) => {
-                    let (checksum, dim) = (entry.checksum, entry.dim);
-                    return Ok(Embedder { model, source: source.clone(), checksum, dim });
+                    return Ok(Embedder {
+                        model,
+                        source: source.clone(),
+                        checksum: entry.checksum,
+                        dim: entry.dim,
+                        light: Some((key.to_string(), 0)),
+                    });
                 }
                 // A damaged cache is rebuilt below, from the model itself.
                 Err(_) => cache::remove(&entry.dir),
@@ -256,9 +279,23 @@ impl Embedder {
         {
             return Ok(embedder);
         }
-        let mut model = session(source, onnx, files, None)?;
+        let mut model = session(source, onnx, files, None, true)?;
         let dim = probe(source, &mut model)?;
-        Ok(Embedder { model, source: source.clone(), checksum, dim })
+        Ok(Embedder { model, source: source.clone(), checksum, dim, light: None })
+    }
+
+    /// Replaces the light model by the one with prepacked weights, from the same cache
+    /// folder; if that is gone or fails, the light model stays (it gives the same vectors).
+    fn pack(&mut self) {
+        let Some((key, _)) = self.light.take() else { return };
+        let Some(entry) = cache::Entry::read(&self.source.dir, &key) else { return };
+        if entry.checksum != self.checksum {
+            return;
+        }
+        let Ok(files) = read_tokenizer_files(&self.source.dir) else { return };
+        if let Ok(model) = session(&self.source, entry.graph, files, Some(&entry.dir), true) {
+            self.model = model;
+        }
     }
 
     /// Where the model was loaded from.
@@ -279,6 +316,12 @@ impl Embedder {
 
     /// Unit-length vectors of `texts`, `batch` texts per model call.
     pub fn embed(&mut self, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Some((_, done)) = &mut self.light {
+            *done += texts.len();
+            if *done > LIGHT_TEXTS {
+                self.pack();
+            }
+        }
         let vectors = run(&mut self.model, texts, batch)?;
         if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != self.dim) {
             return Err(EmbedError::Inference(format!(
