@@ -55,7 +55,10 @@ fn model_copy(dir: &Dir) -> std::path::PathBuf {
     std::fs::create_dir_all(&copy).unwrap();
     for entry in std::fs::read_dir(model_dir()).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        // The files only: not the optimised model kept beside them (`optimized/`).
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+        }
     }
     copy
 }
@@ -375,4 +378,72 @@ fn an_id_used_twice_gets_the_vector_of_its_first_file_by_path() {
     let hits = dir.mem(&["recall", "--json", "--no-record", "--mode", "vector", "deploy the API"]);
     let hits = hits.json();
     assert!(hits[0]["cosine"].as_f64().unwrap() > 0.8, "the vector is a.md's: {hits}");
+}
+
+/// The graph ONNX Runtime optimises is kept in the model folder: a second load reads it instead
+/// of optimising again, a damaged one is rebuilt (never an error), and every way gives the
+/// vectors and the checksum of the model loaded as it is, uncached.
+#[test]
+fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
+    use mem::embed::{CACHE_DIR, Embedder, ModelSource, ORT_LIB_FILE};
+    use std::os::unix::fs::MetadataExt;
+
+    let dir = Dir::new();
+    let model = model_copy(&dir);
+    let source = ModelSource { runtime: model.join(ORT_LIB_FILE), dir: model.clone() };
+    let texts = ["the cat sat on the mat", "a kitten rests on a rug", "quarterly tax filing"];
+    let mut plain = Embedder::load_uncached(&source).unwrap();
+    assert!(!model.join(CACHE_DIR).exists(), "an uncached load writes nothing");
+    let expected = plain.embed(&texts, 3).unwrap();
+    let check = |embedder: &mut Embedder, when: &str| {
+        assert_eq!(embedder.checksum(), plain.checksum(), "{when}");
+        assert_eq!(embedder.dim(), plain.dim(), "{when}");
+        let got = embedder.embed(&texts, 3).unwrap();
+        for (a, b) in got.iter().zip(&expected) {
+            let cosine: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            assert!(cosine > 1.0 - 1e-6, "{when}: cosine {cosine}");
+        }
+    };
+    let folder = || {
+        let entries: Vec<_> =
+            std::fs::read_dir(model.join(CACHE_DIR)).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "one complete folder, nothing half built: {entries:?}");
+        entries[0].clone()
+    };
+
+    check(&mut Embedder::load(&source).unwrap(), "the load that builds the cache");
+    let cached = folder();
+    for file in ["graph.onnx", "weights.bin", "manifest"] {
+        assert!(cached.join(file).is_file(), "{file}");
+    }
+    let inode = |f: &str| std::fs::metadata(cached.join(f)).unwrap().ino();
+    let before = inode("manifest");
+    let mut reader = Embedder::load(&source).unwrap();
+    check(&mut reader, "the load that reads the cache (weights not prepacked)");
+    check(&mut reader, "after more texts (weights prepacked)");
+    assert_eq!(inode("manifest"), before, "read, not rebuilt");
+
+    let damages = ["weights cut short", "graph overwritten", "manifest garbage", "folder emptied"];
+    for what in damages {
+        match what {
+            "weights cut short" => std::fs::write(cached.join("weights.bin"), b"short").unwrap(),
+            "graph overwritten" => std::fs::write(cached.join("graph.onnx"), [0u8; 64]).unwrap(),
+            "manifest garbage" => std::fs::write(cached.join("manifest"), "garbage").unwrap(),
+            _ => {
+                std::fs::remove_dir_all(&cached).unwrap();
+                std::fs::create_dir(&cached).unwrap();
+            }
+        }
+        check(&mut Embedder::load(&source).unwrap(), what);
+        assert_eq!(folder(), cached, "{what}: rebuilt under the same key");
+        check(&mut Embedder::load(&source).unwrap(), &format!("{what}, then read again"));
+    }
+
+    // A model file that changes gets a cache of its own; the old one is removed.
+    let tokenizer_config = model.join("tokenizer_config.json");
+    let text = std::fs::read_to_string(&tokenizer_config).unwrap();
+    std::fs::write(&tokenizer_config, format!("{text}\n")).unwrap();
+    let changed = Embedder::load(&source).unwrap();
+    assert_ne!(changed.checksum(), plain.checksum(), "the checksum covers the tokenizer files");
+    assert_ne!(folder(), cached);
 }

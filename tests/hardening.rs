@@ -141,7 +141,8 @@ fn opening_a_root_runs_no_code_from_it() {
     // files beside the library, which is checked last).
     for entry in std::fs::read_dir(crate::util::model_dir()).unwrap().flatten() {
         let name = entry.file_name();
-        if name != "libonnxruntime.so" {
+        // The files only: not the optimised model kept beside them (`optimized/`).
+        if name != "libonnxruntime.so" && entry.file_type().is_ok_and(|t| t.is_file()) {
             std::fs::copy(entry.path(), dir.path().join("model").join(name)).unwrap();
         }
     }

@@ -3,7 +3,10 @@
 //! filled once by `scripts/fetch-model.sh`, and a folder that is missing, incomplete or broken
 //! gives an [`EmbedError`] naming the file and the fix, never a panic.
 
+mod cache;
 pub mod vectors;
+
+pub use cache::CACHE_DIR;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -11,6 +14,7 @@ use std::sync::Mutex;
 use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
+use ort::environment::Environment;
 
 /// Environment variable naming the model folder; it overrides `[embed] model_dir`.
 pub const MODEL_DIR_ENV: &str = "MEM_EMBED_MODEL_DIR";
@@ -71,7 +75,18 @@ pub struct Embedder {
     source: ModelSource,
     checksum: [u8; 32],
     dim: usize,
+    /// Set while the model runs without prepacked weights (see [`LIGHT_TEXTS`]): the cache
+    /// key to load the packed model from, and the texts embedded so far.
+    light: Option<(String, usize)>,
 }
+
+/// A model loaded from the cache first runs without prepacked weights: ONNX Runtime would
+/// otherwise copy every matrix into its packed layout at load (about 40 MB of fresh memory, a
+/// quarter of a whole-process recall), which pays off over many texts but not for the one
+/// query of a short-lived command. After this many texts the packed model is loaded in its
+/// place. Both give the same vectors to within 1e-6 (only the order of the float sums
+/// differs).
+const LIGHT_TEXTS: usize = 4;
 
 impl std::fmt::Debug for Embedder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -109,68 +124,178 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     crate::error::panic_message(panic, "the ONNX Runtime wrapper panicked")
 }
 
+/// The ONNX Runtime environment of this process, shared by every session (ONNX Runtime allows
+/// one per process); [`load_runtime`] must have succeeded first.
+fn environment(runtime: &Path) -> Result<Environment, EmbedError> {
+    static ENVIRONMENT: Mutex<Option<Environment>> = Mutex::new(None);
+    let mut shared = ENVIRONMENT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(environment) = shared.as_ref() {
+        return Ok(environment.clone());
+    }
+    let built = std::panic::catch_unwind(|| ort::init().build());
+    let message = match built {
+        Ok(Ok(environment)) => return Ok(shared.insert(environment).clone()),
+        Ok(Err(e)) => e.to_string(),
+        Err(panic) => panic_text(&*panic),
+    };
+    Err(EmbedError::Runtime { path: runtime.to_path_buf(), message })
+}
+
+/// The file `name` of the model folder `dir`.
+fn read_model_file(dir: &Path, name: &str) -> Result<Vec<u8>, EmbedError> {
+    let path = dir.join(name);
+    match std::fs::read(&path) {
+        Ok(bytes) => Ok(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(EmbedError::Missing { path, dir: dir.to_path_buf() })
+        }
+        Err(source) => Err(EmbedError::Io { path, source }),
+    }
+}
+
+fn read_tokenizer_files(dir: &Path) -> Result<TokenizerFiles, EmbedError> {
+    let [tokenizer, config, special, tokenizer_config] =
+        TOKENIZER_FILES.map(|name| read_model_file(dir, name));
+    Ok(TokenizerFiles {
+        tokenizer_file: tokenizer?,
+        config_file: config?,
+        special_tokens_map_file: special?,
+        tokenizer_config_file: tokenizer_config?,
+    })
+}
+
+fn model_error(
+    source: &ModelSource,
+    what: &'static str,
+    file: &str,
+    message: String,
+) -> EmbedError {
+    EmbedError::Model { path: source.dir.join(file), dir: source.dir.clone(), what, message }
+}
+
+/// A fastembed model over the graph `onnx` and the tokenizer `files`; `external` is the folder
+/// of the weights file an optimised graph names; `prepack` has ONNX Runtime copy the weights
+/// into the layout its matrix products read fastest (see [`LIGHT_TEXTS`]).
+fn session(
+    source: &ModelSource,
+    onnx: Vec<u8>,
+    files: TokenizerFiles,
+    external: Option<&Path>,
+    prepack: bool,
+) -> Result<TextEmbedding, EmbedError> {
+    let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+    // No spinning: ONNX Runtime's threads otherwise busy-wait after each call, taking a
+    // core from the index refresh that follows in a long-running process.
+    let mut options = InitOptionsUserDefined::new()
+        .with_environment(environment(&source.runtime)?)
+        .with_max_length(MAX_TOKENS)
+        .with_session_config("session.intra_op.allow_spinning", "0")
+        .with_session_config("session.inter_op.allow_spinning", "0");
+    if !prepack {
+        options = options.with_session_config("session.disable_prepacking", "1");
+    }
+    if let Some(folder) = external {
+        options = options.with_session_config(
+            "session.model_external_initializers_file_folder_path",
+            folder.to_string_lossy(),
+        );
+    }
+    let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        TextEmbedding::try_new_from_user_defined(user_model, options)
+    }));
+    match built {
+        Ok(Ok(model)) => Ok(model),
+        Ok(Err(fastembed::Error::Ort(e))) => {
+            Err(model_error(source, "ONNX model", MODEL_FILE, e.to_string()))
+        }
+        Ok(Err(e)) => Err(model_error(source, "tokenizer", TOKENIZER_FILES[0], e.to_string())),
+        Err(panic) => Err(model_error(source, "ONNX model", MODEL_FILE, panic_text(&*panic))),
+    }
+}
+
+/// One short text proves the model runs and tells its dimension.
+fn probe(source: &ModelSource, model: &mut TextEmbedding) -> Result<usize, EmbedError> {
+    let probe = run(model, &["probe"], 1)
+        .map_err(|e| model_error(source, "ONNX model", MODEL_FILE, e.to_string()))?;
+    match probe.first().map_or(0, Vec::len) {
+        0 => Err(model_error(source, "ONNX model", MODEL_FILE, "it returned empty vectors".into())),
+        dim => Ok(dim),
+    }
+}
+
 impl Embedder {
     /// Loads the model described by `source`. Every failure names the file and the fix.
+    ///
+    /// The graph ONNX Runtime optimises from `model.onnx` is kept in the model folder
+    /// (`optimized/`, see [`CACHE_DIR`]) the first time, and later loads read it instead: they
+    /// skip the optimisation, map the weights from the file rather than building them in
+    /// memory, and need no probe call (the folder records the vector length). A cache that is
+    /// missing, stale or damaged is rebuilt; one that cannot be written is done without.
     pub fn load(source: &ModelSource) -> Result<Embedder, EmbedError> {
+        Embedder::load_with(source, true)
+    }
+
+    /// Loads the model like [`Embedder::load`] but never reads or writes the optimised-model
+    /// cache: what `load` does when the model folder cannot be written.
+    pub fn load_uncached(source: &ModelSource) -> Result<Embedder, EmbedError> {
+        Embedder::load_with(source, false)
+    }
+
+    fn load_with(source: &ModelSource, use_cache: bool) -> Result<Embedder, EmbedError> {
         let dir = &source.dir;
-        let missing = |path: PathBuf| EmbedError::Missing { path, dir: dir.clone() };
         if !dir.is_dir() {
-            return Err(missing(dir.clone()));
+            return Err(EmbedError::Missing { path: dir.clone(), dir: dir.clone() });
         }
-        let read = |name: &str| {
-            let path = dir.join(name);
-            match std::fs::read(&path) {
-                Ok(bytes) => Ok(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(missing(path)),
-                Err(source) => Err(EmbedError::Io { path, source }),
+        let key = if use_cache { cache::key(source) } else { None };
+        if let Some(key) = key.as_deref()
+            && let Some(entry) = cache::Entry::read(dir, key)
+        {
+            let files = read_tokenizer_files(dir)?;
+            load_runtime(&source.runtime)?;
+            match session(source, entry.graph, files, Some(&entry.dir), false) {
+                Ok(model) => {
+                    return Ok(Embedder {
+                        model,
+                        source: source.clone(),
+                        checksum: entry.checksum,
+                        dim: entry.dim,
+                        light: Some((key.to_string(), 0)),
+                    });
+                }
+                // A damaged cache is rebuilt below, from the model itself.
+                Err(_) => cache::remove(&entry.dir),
             }
-        };
-        let onnx = read(MODEL_FILE)?;
-        let [tokenizer, config, special, tokenizer_config] = TOKENIZER_FILES.map(read);
-        let files = TokenizerFiles {
-            tokenizer_file: tokenizer?,
-            config_file: config?,
-            special_tokens_map_file: special?,
-            tokenizer_config_file: tokenizer_config?,
-        };
+        }
+
+        let onnx = read_model_file(dir, MODEL_FILE)?;
+        let files = read_tokenizer_files(dir)?;
         if !source.runtime.is_file() {
-            return Err(missing(source.runtime.clone()));
+            return Err(EmbedError::Missing { path: source.runtime.clone(), dir: dir.clone() });
         }
         load_runtime(&source.runtime)?;
-
         let checksum = model_checksum(&onnx, &files);
-        let model_error = |what: &'static str, file: &str, message: String| EmbedError::Model {
-            path: dir.join(file),
-            dir: dir.clone(),
-            what,
-            message,
-        };
-        let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
-        // No spinning: ONNX Runtime's threads otherwise busy-wait after each call, taking a
-        // core from the index refresh that follows in a long-running process.
-        let options = InitOptionsUserDefined::new()
-            .with_max_length(MAX_TOKENS)
-            .with_session_config("session.intra_op.allow_spinning", "0")
-            .with_session_config("session.inter_op.allow_spinning", "0");
-        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            TextEmbedding::try_new_from_user_defined(user_model, options)
-        }));
-        let mut model = match built {
-            Ok(Ok(model)) => model,
-            Ok(Err(fastembed::Error::Ort(e))) => {
-                return Err(model_error("ONNX model", MODEL_FILE, e.to_string()));
-            }
-            Ok(Err(e)) => return Err(model_error("tokenizer", TOKENIZER_FILES[0], e.to_string())),
-            Err(panic) => return Err(model_error("ONNX model", MODEL_FILE, panic_text(&*panic))),
-        };
-        // One short text proves the model runs and tells its dimension.
-        let probe = run(&mut model, &["probe"], 1)
-            .map_err(|e| model_error("ONNX model", MODEL_FILE, e.to_string()))?;
-        let dim = probe.first().map_or(0, Vec::len);
-        if dim == 0 {
-            return Err(model_error("ONNX model", MODEL_FILE, "it returned empty vectors".into()));
+        if let Some(key) = key
+            && let Some(embedder) = cache::build(source, &onnx, &files, &key, checksum)
+        {
+            return Ok(embedder);
         }
-        Ok(Embedder { model, source: source.clone(), checksum, dim })
+        let mut model = session(source, onnx, files, None, true)?;
+        let dim = probe(source, &mut model)?;
+        Ok(Embedder { model, source: source.clone(), checksum, dim, light: None })
+    }
+
+    /// Replaces the light model by the one with prepacked weights, from the same cache
+    /// folder; if that is gone or fails, the light model stays (it gives the same vectors).
+    fn pack(&mut self) {
+        let Some((key, _)) = self.light.take() else { return };
+        let Some(entry) = cache::Entry::read(&self.source.dir, &key) else { return };
+        if entry.checksum != self.checksum {
+            return;
+        }
+        let Ok(files) = read_tokenizer_files(&self.source.dir) else { return };
+        if let Ok(model) = session(&self.source, entry.graph, files, Some(&entry.dir), true) {
+            self.model = model;
+        }
     }
 
     /// Where the model was loaded from.
@@ -191,6 +316,12 @@ impl Embedder {
 
     /// Unit-length vectors of `texts`, `batch` texts per model call.
     pub fn embed(&mut self, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if let Some((_, done)) = &mut self.light {
+            *done += texts.len();
+            if *done > LIGHT_TEXTS {
+                self.pack();
+            }
+        }
         let vectors = run(&mut self.model, texts, batch)?;
         if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != self.dim) {
             return Err(EmbedError::Inference(format!(
