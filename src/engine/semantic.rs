@@ -269,12 +269,20 @@ impl Engine {
         let wanted = self.wanted()?;
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         report.removed = store.retain(|id| wanted.contains_key(id));
-        let stale: Vec<&str> = wanted
+        // Memories whose file changed: those with a vector may only need it re-keyed (same
+        // text), those without one need the model.
+        let (rekey, missing): (Vec<(&String, &Wanted)>, Vec<_>) = wanted
             .iter()
             .filter(|(id, w)| store.key(id).map(|k| k.file) != Some(w.hash))
-            .map(|(_, w)| w.path.as_str())
-            .collect();
-        let texts = self.index.embedding_texts(&stale)?;
+            .partition(|(id, _)| store.key(id).is_some());
+        // More missing than this call may embed: they are left to `mem index`, and their texts
+        // are not even read (at 10,000 memories without vectors that was half a recall).
+        let over = limit.is_some_and(|limit| missing.len() > limit);
+        let mut paths: Vec<&str> = rekey.iter().map(|(_, w)| w.path.as_str()).collect();
+        if !over {
+            paths.extend(missing.iter().map(|(_, w)| w.path.as_str()));
+        }
+        let texts = self.index.embedding_texts(&paths)?;
         let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
         let mut todo = Vec::new();
         for (id, text) in texts {
@@ -286,8 +294,8 @@ impl Engine {
                 todo.push((id, key, text));
             }
         }
-        if limit.is_some_and(|limit| todo.len() > limit) {
-            report.pending = todo.len();
+        if over || limit.is_some_and(|limit| todo.len() > limit) {
+            report.pending = todo.len() + if over { missing.len() } else { 0 };
             todo.clear();
         }
         todo.sort_by(|a, b| a.0.cmp(&b.0));
