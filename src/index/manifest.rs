@@ -62,17 +62,23 @@ impl Manifest {
         write_atomic(&path(state_dir, generation), &bytes, Overwrite::Yes)
     }
 
-    /// Ids used by more than one file, each with its files in path order.
+    /// Ids used by more than one file, each with its files in path order. Counted first, so
+    /// that only the ids used twice get a list (a refresh after each change calls this).
     pub fn duplicate_ids(&self) -> Vec<(String, Vec<String>)> {
-        let mut by_id: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut count: FxHashMap<&str, u32> = FxHashMap::default();
+        count.reserve(self.files.len());
+        for entry in self.files.values() {
+            *count.entry(entry.id.as_str()).or_default() += 1;
+        }
+        let mut by_id: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for (rel, entry) in &self.files {
-            by_id.entry(entry.id.as_str()).or_default().push(rel);
+            if count.get(entry.id.as_str()).is_some_and(|&n| n > 1) {
+                by_id.entry(entry.id.as_str()).or_default().push(rel.clone());
+            }
         }
         by_id
             .into_iter()
-            .filter(|(_, paths)| paths.len() > 1)
-            .map(|(id, paths)| {
-                let mut paths: Vec<String> = paths.into_iter().map(String::from).collect();
+            .map(|(id, mut paths)| {
                 paths.sort();
                 (id.to_string(), paths)
             })

@@ -218,6 +218,13 @@ impl MemoryIndex {
         Ok(self.manifest.get_or_init(|| manifest))
     }
 
+    /// The manifest, moved out of this handle (read from its file if it was not yet): the
+    /// caller puts it back, or the next use reads the file again.
+    fn take_manifest(&mut self) -> Result<Manifest> {
+        self.manifest()?;
+        Ok(self.manifest.take().expect("loaded above"))
+    }
+
     /// Bytes used on disk by the index and its manifest.
     pub fn size_on_disk(&self) -> u64 {
         fn du(p: &Path) -> u64 {

@@ -92,7 +92,9 @@ impl MemoryIndex {
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
-        let manifest = self.manifest()?.clone();
+        // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
+        // way leaves it to be read again from its file.
+        let manifest = self.take_manifest()?;
         let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
         let mut known = 0;
         for file in &scan.files {
@@ -186,7 +188,7 @@ impl MemoryIndex {
         report.future.sort();
 
         if report.changed() {
-            let mut next = manifest.clone();
+            let mut next = manifest;
             for rel in &removed {
                 next.files.remove(rel);
             }
@@ -199,7 +201,10 @@ impl MemoryIndex {
             self.commit(next, &deletes, adds)?;
             // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
             report.duplicates = self.manifest()?.duplicate_ids();
-        } else if rechecked > 0 {
+        } else {
+            self.manifest = std::sync::OnceLock::from(manifest);
+        }
+        if !report.changed() && rechecked > 0 {
             // Their content was just verified: record when, so the next refresh trusts them
             // once they are older than the window. Losing this stamp only costs re-hashing.
             let stamp = self.state_dir.join(VERIFIED_STAMP);
