@@ -82,11 +82,7 @@ impl Layers {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<Vec<(Layer, RefreshReport)>> {
-        let mut reports = vec![(Layer::Project, self.project.refresh_for_recall(now, progress)?)];
-        if let Some(user) = &mut self.user {
-            reports.push((Layer::User, user.refresh_for_recall(now, progress)?));
-        }
-        Ok(reports)
+        self.each(|engine| engine.refresh_for_recall(now, progress))
     }
 
     /// Brings both indexes up to date; the reports, project first.
@@ -95,9 +91,17 @@ impl Layers {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<Vec<(Layer, RefreshReport)>> {
-        let mut reports = vec![(Layer::Project, self.project.refresh(now, progress)?)];
+        self.each(|engine| engine.refresh(now, progress))
+    }
+
+    /// `f` run on the project's engine, then the user's; its reports, by layer.
+    fn each(
+        &mut self,
+        mut f: impl FnMut(&mut Engine) -> Result<RefreshReport>,
+    ) -> Result<Vec<(Layer, RefreshReport)>> {
+        let mut reports = vec![(Layer::Project, f(&mut self.project)?)];
         if let Some(user) = &mut self.user {
-            reports.push((Layer::User, user.refresh(now, progress)?));
+            reports.push((Layer::User, f(user)?));
         }
         Ok(reports)
     }
