@@ -54,6 +54,10 @@ pub enum Error {
         /// The key and what is wrong with its value.
         source: SettingError,
     },
+    /// A workspace checkpoint could not be taken, listed or restored (see
+    /// [`crate::checkpoint`]); the message says why and, where there is one, the fix.
+    #[error("{0}")]
+    Checkpoint(String),
     /// No memory root was given and none was found.
     #[error("no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder")]
     NoRootFound,

@@ -32,6 +32,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod capture;
+pub mod checkpoint;
 pub mod config;
 pub mod decay;
 pub mod embed;

@@ -9,6 +9,8 @@ mod agents;
 mod bad_input;
 /// `mem capture`: payloads, transcripts, redaction, capture.log, idempotence.
 mod capture;
+/// Workspace checkpoints and rewind in throw-away git repositories.
+mod checkpoint;
 /// The crash harness: every writing command killed at random moments, invariants checked.
 mod crash;
 /// Local embeddings with the real model: hybrid recall, vectors, fallback, admission, reflection.

@@ -3,6 +3,7 @@
 
 mod add;
 mod capture;
+mod checkpoint;
 mod completions;
 mod context;
 mod eval;
@@ -59,7 +60,7 @@ enum Command {
     Init(init::Args),
     /// Write a new memory (text as argument or on stdin).
     Add(add::Args),
-    /// Bring the index up to date with the files (done before every recall anyway).
+    /// Bring the index up to date by checking every file (recall checks folders and what it returns).
     Index(index::Args),
     /// Rank memories for a task by relevance × recency × importance.
     Recall(recall::Args),
@@ -99,6 +100,12 @@ enum Command {
     Capture(capture::Args),
     /// Wire mem into Claude Code or Codex: hooks and MCP server in the agent's own config files.
     Setup(setup::Args),
+    /// Snapshot the git working tree under refs/mem/checkpoints/ (HEAD, index and branches untouched).
+    Checkpoint(checkpoint::Args),
+    /// List the checkpoints of this repository, newest first.
+    Checkpoints(checkpoint::ListArgs),
+    /// Restore files to a checkpoint, after checkpointing the present (so it can be undone).
+    Rewind(checkpoint::RewindArgs),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
     /// Print the manual page (roff), or write one page per command with --out DIR.
@@ -124,6 +131,9 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval(args) => eval::run(args, &ctx),
         Command::Used(args) => used::run(args, &ctx),
         Command::Sync(args) => sync::run(args, &ctx),
+        Command::Checkpoint(args) => checkpoint::run(args, &ctx),
+        Command::Checkpoints(args) => checkpoint::list(args),
+        Command::Rewind(args) => checkpoint::rewind(args, &ctx),
         Command::Forget(args) => forget::forget(args, &ctx),
         Command::Supersede(args) => forget::supersede(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),

@@ -1,0 +1,135 @@
+//! `mem checkpoint`, `mem checkpoints`, `mem rewind`: snapshots of the git working tree the
+//! command runs in, under `refs/mem/checkpoints/` (see [`mem::checkpoint`]).
+
+use anyhow::{Result, bail};
+
+use super::Context;
+use mem::checkpoint::Workspace;
+
+/// Arguments of `mem checkpoint`.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    /// A label for the checkpoint.
+    #[arg(short = 'm', long = "message", value_name = "LABEL")]
+    label: Option<String>,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+    #[command(subcommand)]
+    action: Option<Action>,
+}
+
+/// What `mem checkpoint` can do besides taking one.
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Remove old checkpoints (their refs only; the user's refs are never touched).
+    Prune {
+        /// Keep this many of the newest.
+        #[arg(long, value_name = "N")]
+        keep: Option<usize>,
+        /// Remove those taken longer ago than this (e.g. 30d, 12h, "2 weeks").
+        #[arg(long, value_name = "DURATION")]
+        older_than: Option<String>,
+    },
+}
+
+/// Arguments of `mem checkpoints`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
+    /// Print a JSON array.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Arguments of `mem rewind`.
+#[derive(Debug, clap::Args)]
+pub struct RewindArgs {
+    /// The checkpoint (its id from `mem checkpoints`, or the start of it).
+    id: String,
+    /// Only these files or folders, relative to the repository's top.
+    paths: Vec<String>,
+    /// Say what would change, change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn workspace() -> Result<Workspace> {
+    let cwd = std::env::current_dir()?;
+    Ok(Workspace::find(&cwd)?)
+}
+
+pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    let workspace = workspace()?;
+    if let Some(Action::Prune { keep, older_than }) = args.action {
+        if keep.is_none() && older_than.is_none() {
+            bail!("say which to remove: --keep N, --older-than DURATION, or both");
+        }
+        let cutoff = match older_than {
+            Some(text) => {
+                let span: jiff::Span = text.parse().map_err(|e| {
+                    anyhow::anyhow!("--older-than {text:?} is not a duration ({e}); e.g. 30d")
+                })?;
+                let zoned = ctx.now.in_tz("UTC")?;
+                Some(zoned.checked_sub(span)?.timestamp())
+            }
+            None => None,
+        };
+        let removed = workspace.prune(keep, cutoff)?;
+        if args.json {
+            return super::print_json(&serde_json::json!({ "removed": removed }));
+        }
+        println!("removed {} checkpoints", removed.len());
+        return Ok(());
+    }
+    let label = args.label.unwrap_or_else(|| "checkpoint".to_string());
+    let taken = workspace.checkpoint(&label, ctx.now)?;
+    if args.json {
+        return super::print_json(&taken);
+    }
+    if taken.new {
+        println!("checkpoint {}", taken.id);
+    } else {
+        println!("nothing changed since checkpoint {}", taken.id);
+    }
+    Ok(())
+}
+
+pub fn list(args: ListArgs) -> Result<()> {
+    let list = workspace()?.list()?;
+    if args.json {
+        return super::print_json(&list);
+    }
+    if list.is_empty() {
+        println!("no checkpoints yet: `mem checkpoint` takes one");
+    }
+    for c in &list {
+        println!("{}  {}  {} files changed  {}", c.id, c.at, c.files_changed, c.label);
+    }
+    Ok(())
+}
+
+pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
+    let rewound = workspace()?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
+    if args.json {
+        return super::print_json(&rewound);
+    }
+    let verb =
+        |done: &str, would: &str| if args.dry_run { would.to_string() } else { done.to_string() };
+    for path in &rewound.restored {
+        println!("{} {path}", verb("restored", "would restore"));
+    }
+    for path in &rewound.removed {
+        println!("{} {path}", verb("removed", "would remove"));
+    }
+    if rewound.restored.is_empty() && rewound.removed.is_empty() {
+        println!("the working tree is as checkpoint {} has it", args.id);
+    }
+    if let Some(before) = &rewound.before {
+        println!("undo with: mem rewind {before}");
+    }
+    Ok(())
+}
