@@ -47,6 +47,8 @@ pub struct Rewound {
     pub restored: Vec<String>,
     /// Files removed: not in the checkpoint, and not ignored.
     pub removed: Vec<String>,
+    /// Files the checkpoint has that are ignored now and exist: left as they are.
+    pub kept_ignored: Vec<String>,
 }
 
 /// A git repository's working tree, found from a folder inside it.
@@ -253,6 +255,10 @@ impl Workspace {
         while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
             match status {
                 "D" => rewound.removed.push(path.to_string()),
+                // Not in the present snapshot yet on disk: ignored now; never touched.
+                "A" if std::fs::symlink_metadata(self.top.join(path)).is_ok() => {
+                    rewound.kept_ignored.push(path.to_string())
+                }
                 _ => rewound.restored.push(path.to_string()),
             }
         }

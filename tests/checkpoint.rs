@@ -157,6 +157,23 @@ fn rewind_restores_exactly_and_the_users_repository_never_moves() {
 }
 
 #[test]
+fn a_file_ignored_since_the_checkpoint_is_never_touched() {
+    let tmp = repo();
+    let dir = tmp.path();
+    write(dir, "notes/todo.txt", "checkpointed\n");
+    ok(dir, &["checkpoint"]);
+    write(dir, ".gitignore", "target/\n*.log\nnotes/\n");
+    write(dir, "notes/todo.txt", "mine now, and ignored\n");
+    let out = ok(dir, &["rewind", "1"]);
+    assert!(out.contains("left notes/todo.txt as it is (ignored now)"), "{out}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes/todo.txt")).unwrap(),
+        "mine now, and ignored\n"
+    );
+    assert_eq!(std::fs::read_to_string(dir.join(".gitignore")).unwrap(), "target/\n*.log\n");
+}
+
+#[test]
 fn a_merge_in_progress_is_not_disturbed_and_rewind_refuses() {
     let tmp = repo();
     let dir = tmp.path();

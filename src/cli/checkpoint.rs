@@ -125,6 +125,9 @@ pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
     for path in &rewound.removed {
         println!("{} {path}", verb("removed", "would remove"));
     }
+    for path in &rewound.kept_ignored {
+        println!("left {path} as it is (ignored now)");
+    }
     if rewound.restored.is_empty() && rewound.removed.is_empty() {
         println!("the working tree is as checkpoint {} has it", args.id);
     }
