@@ -45,8 +45,8 @@ pub(super) struct Folders {
     dirs: Vec<DirStamp>,
     /// Files that could not be read or parsed (re-read by every recall, to report them).
     bad: Vec<String>,
-    /// What the walk could not use, as (path, message).
-    issues: Vec<(String, String)>,
+    /// What the walk could not use.
+    issues: Vec<ScanIssue>,
 }
 
 /// The wall clock in ns since the epoch. Not the product's time (that is always an argument,
@@ -70,7 +70,8 @@ impl Folders {
         postcard::from_bytes(&bytes).ok()
     }
 
-    fn save(&self, state_dir: &Path) -> Result<()> {
+    /// Records it in `state_dir`.
+    pub(super) fn save(&self, state_dir: &Path) -> Result<()> {
         let bytes = postcard::to_stdvec(self).expect("folders always serialise");
         // Derived and checked on reading (the index state it describes): no fsync.
         store::write_cache(&Folders::path(state_dir), &bytes)
@@ -89,7 +90,7 @@ impl Folders {
             checked_ns: taken_ns,
             dirs,
             bad: report.bad_paths.clone(),
-            issues: issues_of(&report.scan_issues),
+            issues: report.scan_issues.clone(),
         }
     }
 
@@ -130,17 +131,6 @@ impl Folders {
     fn has_racy(&self) -> bool {
         self.dirs.iter().any(|d| d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns)
     }
-}
-
-fn issues_of(issues: &[ScanIssue]) -> Vec<(String, String)> {
-    issues.iter().map(|i| (i.path.display().to_string(), i.message.clone())).collect()
-}
-
-fn scan_issues(issues: &[(String, String)]) -> Vec<ScanIssue> {
-    issues
-        .iter()
-        .map(|(path, message)| ScanIssue { path: path.into(), message: message.clone() })
-        .collect()
 }
 
 fn under(rel: &str, prefixes: &[String]) -> bool {
@@ -187,9 +177,7 @@ impl Engine {
         let mut report = self.refresh_by_folders(now, progress)?;
         if !rels.is_empty() {
             let files = self.refresh_files(&rels, now)?;
-            report.updated += files.updated;
-            report.removed += files.removed;
-            report.touched += files.touched;
+            report.add_counts(&files);
             report.bad.extend(files.bad);
         }
         Ok(report)
@@ -232,8 +220,7 @@ impl Engine {
             folders.checked_ns = started;
             let _best_effort = folders.save(&self.state_dir);
         }
-        let report =
-            RefreshReport { scan_issues: scan_issues(&folders.issues), ..Default::default() };
+        let report = RefreshReport { scan_issues: folders.issues, ..Default::default() };
         self.refresh_last_used()?;
         Ok(report)
     }
@@ -244,11 +231,8 @@ impl Engine {
             return None;
         }
         let folders = Folders::load(&self.state_dir)?;
-        let max_age = i64::try_from(self.config.index.full_check_secs)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(1_000_000_000);
-        let fresh =
-            wall.saturating_sub(folders.full_check_ns) <= max_age && folders.full_check_ns <= wall;
+        let fresh = wall.saturating_sub(folders.full_check_ns) <= self.full_check_ns()
+            && folders.full_check_ns <= wall;
         (fresh && folders.version == self.index.version() && self.index.is_current())
             .then_some(folders)
     }
@@ -288,10 +272,7 @@ impl Engine {
         // The files that could not be read before are read again.
         for rel in folders.bad.iter().filter(|rel| !under(rel, &changed)) {
             scope.insert(rel.clone());
-            if let Ok(meta) = std::fs::metadata(self.root.join(rel)) {
-                let (size, mtime_ns) = (meta.len(), store::mtime_ns(&meta));
-                scan.files.push(FileStat { rel: rel.clone(), size, mtime_ns });
-            }
+            scan.files.extend(FileStat::of(&self.root, rel));
         }
         for file in &scan.files {
             scope.insert(file.rel.clone());
@@ -303,13 +284,13 @@ impl Engine {
         folders.dirs.retain(|d| !under(&d.rel, &changed));
         folders.dirs.extend(dirs);
         folders.bad = report.bad_paths.clone();
-        folders.issues.retain(|(path, _)| !under(path, &changed));
-        folders.issues.extend(issues_of(&report.scan_issues));
+        folders.issues.retain(|i| !under(&i.path.to_string_lossy(), &changed));
+        folders.issues.extend(report.scan_issues.iter().cloned());
         folders.version = self.index.version();
         folders.checked_ns = started;
         folders.save(&self.state_dir)?;
         let mut report = report;
-        report.scan_issues = scan_issues(&folders.issues);
+        report.scan_issues = folders.issues;
         Ok(report)
     }
 
@@ -321,21 +302,12 @@ impl Engine {
         now: Timestamp,
     ) -> Result<RefreshReport> {
         self.with_lock(|engine| {
-            if !engine.index.is_current() {
-                let (index, notice) = crate::index::MemoryIndex::open(&engine.state_dir)?;
-                engine.index = index;
-                engine.pending_notice = engine.pending_notice.take().or(notice);
+            if let Some(notice) = engine.reopen_if_stale()? {
+                engine.pending_notice.get_or_insert(notice);
             }
             let before = engine.index.version();
             let mut scan = store::Scan::default();
-            for rel in rels {
-                if let Ok(meta) = std::fs::metadata(engine.root.join(rel))
-                    && meta.is_file()
-                {
-                    let (size, mtime_ns) = (meta.len(), store::mtime_ns(&meta));
-                    scan.files.push(FileStat { rel: rel.clone(), size, mtime_ns });
-                }
-            }
+            scan.files.extend(rels.iter().filter_map(|rel| FileStat::of(&engine.root, rel)));
             let scope: FxHashSet<String> = rels.iter().cloned().collect();
             let max = engine.config.limits.max_file_bytes;
             let silent = &crate::progress::Silent;
@@ -370,10 +342,5 @@ impl Engine {
             })
             .map(|(rel, _)| rel.to_string())
             .collect()
-    }
-
-    /// Records what a full refresh saw (called under the lock).
-    pub(super) fn save_folders(&self, folders: &Folders) -> Result<()> {
-        folders.save(&self.state_dir)
     }
 }

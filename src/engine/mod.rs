@@ -202,11 +202,8 @@ impl Engine {
         let mut notices: Vec<String> = self.pending_notice.take().into_iter().collect();
         if rebuild {
             self.index = MemoryIndex::create(&self.state_dir)?;
-        } else if !self.index.is_current() {
-            // Another process has committed since this one opened the index.
-            let (index, notice) = MemoryIndex::open(&self.state_dir)?;
-            self.index = index;
-            notices.extend(notice);
+        } else {
+            notices.extend(self.reopen_if_stale()?);
         }
         let max_file_bytes = self.config.limits.max_file_bytes;
         let started = fresh::wall_ns();
@@ -237,8 +234,19 @@ impl Engine {
             };
         report.notices.splice(0..0, notices);
         let version = self.index.version();
-        self.save_folders(&fresh::Folders::after_full(version, started, dirs, &report))?;
+        fresh::Folders::after_full(version, started, dirs, &report).save(&self.state_dir)?;
         Ok(report)
+    }
+
+    /// Opens the index again when another process has committed since this one opened it;
+    /// the notice when it had to be rebuilt.
+    fn reopen_if_stale(&mut self) -> Result<Option<String>> {
+        if self.index.is_current() {
+            return Ok(None);
+        }
+        let (index, notice) = MemoryIndex::open(&self.state_dir)?;
+        self.index = index;
+        Ok(notice)
     }
 
     /// Removes the temporary files of interrupted writes that are older than a minute (a

@@ -104,9 +104,7 @@ impl Engine {
             let report = &mut recall.report;
             report.notices.splice(0..0, first.notices);
             report.warnings.splice(0..0, first.warnings);
-            report.updated += checked.updated;
-            report.removed += checked.removed;
-            report.touched += checked.touched;
+            report.add_counts(&checked);
         }
         if options.record {
             let notice = self.record_retrievals(query, &recall.hits, now);

@@ -48,6 +48,14 @@ pub struct RefreshReport {
 }
 
 impl RefreshReport {
+    /// Adds the counts of files added, updated, removed and touched by `other`.
+    pub fn add_counts(&mut self, other: &RefreshReport) {
+        self.added += other.added;
+        self.updated += other.updated;
+        self.removed += other.removed;
+        self.touched += other.touched;
+    }
+
     /// Whether the index was written.
     pub fn changed(&self) -> bool {
         self.added + self.updated + self.removed + self.touched > 0

@@ -18,8 +18,21 @@ pub struct FileStat {
     pub mtime_ns: i64,
 }
 
+impl FileStat {
+    /// The file at `rel` as `meta` describes it.
+    pub fn new(rel: String, meta: &std::fs::Metadata) -> FileStat {
+        FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(meta) }
+    }
+
+    /// The regular file (or symlink to one) at `rel` under `root`, if there is one.
+    pub fn of(root: &Path, rel: &str) -> Option<FileStat> {
+        let meta = std::fs::metadata(root.join(rel)).ok().filter(|m| m.is_file())?;
+        Some(FileStat::new(rel.to_string(), &meta))
+    }
+}
+
 /// A file or folder the walk could not use, with the reason.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ScanIssue {
     /// Where, relative to the root when possible.
     pub path: PathBuf,
@@ -216,9 +229,7 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mti
             continue;
         };
         match meta {
-            Ok(meta) => {
-                scan.files.push(FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(&meta) })
-            }
+            Ok(meta) => scan.files.push(FileStat::new(rel, &meta)),
             Err(e) => scan.issues.push(issue(&path, e.to_string())),
         }
     }
