@@ -99,47 +99,58 @@ impl Workspace {
         Ok(self.git(&["write-tree"], &env)?.trim().to_string())
     }
 
-    /// Every checkpoint, newest first.
-    pub fn list(&self) -> Result<Vec<Checkpoint>> {
+    /// The refs of the checkpoints, newest first (the first `count` only, if given): one
+    /// `git for-each-ref`, without the diffs that [`Workspace::list`] adds.
+    fn refs(&self, count: Option<usize>) -> Result<Vec<Ref>> {
         let format = "%(refname:lstrip=3)%00%(objectname)%00%(creatordate:unix)%00%(contents:subject)%00%(tree)";
-        let out = self
-            .git(&["for-each-ref", "--sort=-refname", &format!("--format={format}"), REFS], &[])?;
-        let mut rows: Vec<(String, String, i64, String, String)> = Vec::new();
+        let mut args = vec!["for-each-ref".to_string(), "--sort=-refname".to_string()];
+        args.push(format!("--format={format}"));
+        args.extend(count.map(|n| format!("--count={n}")));
+        args.push(REFS.to_string());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.git(&args, &[])?;
+        let mut refs = Vec::new();
         for line in out.lines().filter(|l| !l.is_empty()) {
             let f: Vec<&str> = line.split('\0').collect();
             if let [name, commit, at, label, tree] = f[..] {
-                rows.push((
-                    name.trim_start_matches('0').to_string(),
-                    commit.into(),
-                    at.parse().unwrap_or(0),
-                    label.into(),
-                    tree.into(),
-                ));
+                refs.push(Ref {
+                    number: name.parse().unwrap_or(0),
+                    commit: commit.into(),
+                    at: Timestamp::from_second(at.parse().unwrap_or(0))
+                        .unwrap_or(Timestamp::UNIX_EPOCH),
+                    label: label.into(),
+                    tree: tree.into(),
+                });
             }
         }
-        let mut list = Vec::with_capacity(rows.len());
-        for (i, (id, commit, at, label, tree)) in rows.iter().enumerate() {
-            let before = match rows.get(i + 1) {
-                Some(older) => Some(older.4.clone()),
+        Ok(refs)
+    }
+
+    /// Every checkpoint, newest first.
+    pub fn list(&self) -> Result<Vec<Checkpoint>> {
+        let refs = self.refs(None)?;
+        let mut list = Vec::with_capacity(refs.len());
+        for (i, r) in refs.iter().enumerate() {
+            let before = match refs.get(i + 1) {
+                Some(older) => Some(older.tree.clone()),
                 None => self
-                    .git(&["rev-parse", "--verify", "-q", &format!("{commit}^^{{tree}}")], &[])
+                    .git(&["rev-parse", "--verify", "-q", &format!("{}^^{{tree}}", r.commit)], &[])
                     .ok()
                     .map(|t| t.trim().to_string()),
             };
-            let files_changed = match before {
-                Some(before) => self
-                    .git(&["diff-tree", "-r", "--name-only", "--no-renames", &before, tree], &[])?
-                    .lines()
-                    .filter(|l| !l.is_empty())
-                    .count(),
-                None => self.git(&["ls-tree", "-r", "--name-only", tree], &[])?.lines().count(),
+            let files = match before {
+                Some(before) => self.git(
+                    &["diff-tree", "-r", "--name-only", "--no-renames", &before, &r.tree],
+                    &[],
+                )?,
+                None => self.git(&["ls-tree", "-r", "--name-only", &r.tree], &[])?,
             };
             list.push(Checkpoint {
-                id: id.clone(),
-                commit: commit.clone(),
-                at: Timestamp::from_second(*at).unwrap_or(Timestamp::UNIX_EPOCH),
-                label: label.clone(),
-                files_changed,
+                id: r.number.to_string(),
+                commit: r.commit.clone(),
+                at: r.at,
+                label: r.label.clone(),
+                files_changed: files.lines().filter(|l| !l.is_empty()).count(),
             });
         }
         Ok(list)
@@ -153,13 +164,9 @@ impl Workspace {
     }
 
     fn record(&self, tree: &str, label: &str, now: Timestamp) -> Result<Taken> {
-        let latest = self.list()?.into_iter().next();
-        if let Some(latest) = &latest {
-            let latest_tree =
-                self.git(&["rev-parse", &format!("{}^{{tree}}", latest.commit)], &[])?;
-            if latest_tree.trim() == tree {
-                return Ok(Taken { id: latest.id.clone(), new: false });
-            }
+        let latest = self.refs(Some(1))?.into_iter().next();
+        if let Some(latest) = latest.as_ref().filter(|l| l.tree == tree) {
+            return Ok(Taken { id: latest.number.to_string(), new: false });
         }
         let date = format!("{} +0000", now.as_second());
         let env = [
@@ -179,26 +186,18 @@ impl Workspace {
             args.extend(["-p", head.as_str()]);
         }
         let commit = self.git(&args, &env)?.trim().to_string();
-        let next = latest.and_then(|c| c.id.parse::<u64>().ok()).unwrap_or(0) + 1;
+        let next = latest.map_or(0, |l| l.number) + 1;
         self.git(&["update-ref", &ref_name(next), &commit, ""], &[])?;
         Ok(Taken { id: next.to_string(), new: true })
     }
 
     /// The checkpoint numbered `id`.
-    fn resolve(&self, id: &str) -> Result<Checkpoint> {
-        let list = self.list()?;
-        let found: Vec<&Checkpoint> =
-            list.iter().filter(|c| c.id == id || c.id.starts_with(id)).collect();
-        match found.as_slice() {
-            [one] => Ok((*one).clone()),
-            [] => Err(Error::Checkpoint(format!(
-                "no checkpoint {id:?}: `mem checkpoints` lists them"
-            ))),
-            many => Err(Error::Checkpoint(format!(
-                "{id:?} names {} checkpoints; give more of the id",
-                many.len()
-            ))),
-        }
+    fn resolve(&self, id: &str) -> Result<Ref> {
+        let number: Option<u64> = id.parse().ok();
+        let found = self.refs(None)?.into_iter().find(|r| Some(r.number) == number);
+        found.ok_or_else(|| {
+            Error::Checkpoint(format!("no checkpoint {id:?}: `mem checkpoints` lists them"))
+        })
     }
 
     /// Why the repository must not be rewound now (a merge, rebase, cherry-pick or revert in
@@ -233,10 +232,7 @@ impl Workspace {
             )));
         }
         let target = self.resolve(id)?;
-        let target_tree = self
-            .git(&["rev-parse", &format!("{}^{{tree}}", target.commit)], &[])?
-            .trim()
-            .to_string();
+        let target_tree = target.tree.as_str();
         let current = self.snapshot()?;
         let mut args = vec![
             "diff-tree",
@@ -245,7 +241,7 @@ impl Workspace {
             "--no-renames",
             "--name-status",
             current.as_str(),
-            target_tree.as_str(),
+            target_tree,
             "--",
         ];
         args.extend(paths.iter().map(String::as_str));
@@ -265,12 +261,12 @@ impl Workspace {
         if dry_run || (rewound.restored.is_empty() && rewound.removed.is_empty()) {
             return Ok(rewound);
         }
-        let label = format!("before rewind to {}", target.id);
+        let label = format!("before rewind to {}", target.number);
         rewound.before = Some(self.record(&current, &label, now)?.id);
         if !rewound.restored.is_empty() {
             let index = TempIndex::new(&self.git_dir)?;
             let env = [("GIT_INDEX_FILE", index.path_str())];
-            self.git(&["read-tree", &target_tree], &env)?;
+            self.git(&["read-tree", target_tree], &env)?;
             let mut input = rewound.restored.join("\0");
             input.push('\0');
             git_stdin(&self.top, &["checkout-index", "-f", "-z", "--stdin"], &env, &input)?;
@@ -294,17 +290,25 @@ impl Workspace {
     /// newest, and those taken before `older_than`. Returns the ids removed.
     pub fn prune(&self, keep: Option<usize>, older_than: Option<Timestamp>) -> Result<Vec<String>> {
         let mut removed = Vec::new();
-        for (i, c) in self.list()?.into_iter().enumerate() {
+        for (i, r) in self.refs(None)?.into_iter().enumerate() {
             let too_many = keep.is_some_and(|k| i >= k);
-            let too_old = older_than.is_some_and(|t| c.at < t);
+            let too_old = older_than.is_some_and(|t| r.at < t);
             if too_many || too_old {
-                let number = c.id.parse::<u64>().unwrap_or(0);
-                self.git(&["update-ref", "-d", &ref_name(number)], &[])?;
-                removed.push(c.id);
+                self.git(&["update-ref", "-d", &ref_name(r.number)], &[])?;
+                removed.push(r.number.to_string());
             }
         }
         Ok(removed)
     }
+}
+
+/// A checkpoint's ref as `git for-each-ref` gives it.
+struct Ref {
+    number: u64,
+    commit: String,
+    at: Timestamp,
+    label: String,
+    tree: String,
 }
 
 /// The ref of checkpoint `n`, zero-padded so that refs sort by number.
