@@ -260,3 +260,17 @@ fn a_rebase_stopped_on_a_conflict_is_left_as_it_is() {
     let out = mem(dir, &["rewind", "1"]);
     assert!(out.stderr.contains("a rebase is in progress"), "{}", out.stderr);
 }
+
+#[test]
+fn checkpoint_numbers_are_matched_whole() {
+    let tmp = repo();
+    let dir = tmp.path();
+    for i in 1..=11 {
+        write(dir, "count.txt", &format!("{i}\n"));
+        ok(dir, &["checkpoint"]);
+    }
+    ok(dir, &["rewind", "1"]);
+    assert_eq!(std::fs::read_to_string(dir.join("count.txt")).unwrap(), "1\n");
+    let out = mem(dir, &["rewind", "99"]);
+    assert!(out.stderr.contains("no checkpoint \"99\""), "{}", out.stderr);
+}
