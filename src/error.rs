@@ -128,6 +128,14 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// The session log cannot be used.
+    #[error("session log {}: {message}", path.display())]
+    Session {
+        /// The database file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        message: String,
+    },
     /// The summariser command of `mem reflect` failed for one cluster.
     #[error("summariser `{command}` {message}")]
     Summarizer {
@@ -322,4 +330,6 @@ pub enum CaptureFailure {
     SessionFile,
     /// The capture could not be logged.
     Log,
+    /// The session's events could not be appended to the session log.
+    SessionLog,
 }

@@ -47,6 +47,8 @@ pub mod prune;
 pub mod reflect;
 pub mod rules;
 pub mod score;
+pub mod session;
+mod sqlite;
 pub mod store;
 pub mod usage;
 

@@ -105,7 +105,9 @@ pub struct Captured {
     pub oversized_lines: usize,
     /// Whether the transcript was longer than [`MAX_TRANSCRIPT_BYTES`] and read only that far.
     pub truncated: bool,
+    /// Events appended to the session log (`.mem/sessions.db`) by this capture.
+    pub logged_events: usize,
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -193,7 +193,10 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
             MAX_TRANSCRIPT_BYTES >> 30
         ));
     }
-    footer.push_str(".\n");
+    footer.push_str(&format!(
+        ".\nFull log: {}.\n",
+        inline_code(&format!("mem session show {}", clip(info.session_id, TITLE_CHARS)))
+    ));
     if body.len() + footer.len() > MAX_BODY_BYTES {
         body = clip_bytes(&body, MAX_BODY_BYTES - footer.len() - 1);
         body.push('\n');

@@ -154,8 +154,10 @@ impl Engine {
             skipped_lines: transcript.skipped_lines,
             oversized_lines: transcript.oversized_lines,
             truncated: transcript.truncated,
+            logged_events: 0,
         };
         if transcript.is_empty() && payload.last_assistant_message.is_none() {
+            captured.logged_events = self.log_session(&path, &payload.session_id, None)?;
             return Ok(captured);
         }
 
@@ -181,10 +183,25 @@ impl Engine {
         };
         let created = transcript.first_at.unwrap_or(now);
         let (rel, written) = self.write_session(&id, new, created, project.as_deref())?;
-        captured.path = Some(rel);
+        captured.path = Some(rel.clone());
         captured.written = written;
         captured.redacted = summary.redacted;
+        captured.logged_events = self
+            .log_session(&path, &payload.session_id, Some(id.as_str()))
+            .map_err(|e| fail(CaptureFailure::SessionLog, format!("wrote {rel}, but {e}")))?;
         Ok(captured)
+    }
+
+    /// Appends what is new in `transcript` to the session log, as events of `session` (whose
+    /// digest is the memory `memory`); the number of events appended.
+    fn log_session(
+        &mut self,
+        transcript: &Path,
+        session: &str,
+        memory: Option<&str>,
+    ) -> Result<usize> {
+        let imported = self.session_log()?.import(transcript, session, memory)?;
+        Ok(imported.events)
     }
 
     /// Writes a session memory: a new file, or the existing one with its body and the lines

@@ -66,6 +66,7 @@ pub struct Engine {
     pending_notice: Option<String>,
     thesaurus: Thesaurus,
     usage: Option<UsageLog>,
+    sessions: Option<crate::session::SessionLog>,
     semantic: semantic::Semantic,
     warnings: Vec<String>,
     /// When each memory was last used, for ranking recency (see [`crate::usage::last_used`]).
@@ -113,6 +114,7 @@ impl Engine {
             pending_notice,
             thesaurus,
             usage: None,
+            sessions: None,
             semantic: semantic::Semantic::configured(overrides),
             warnings: config.ignored_keys(),
             config,
@@ -144,6 +146,16 @@ impl Engine {
             self.usage = Some(UsageLog::open(&self.state_dir.join(usage::FILE), busy)?);
         }
         Ok(self.usage.as_mut().expect("opened above"))
+    }
+
+    /// The session log, opened (created if needed) on first use.
+    pub fn session_log(&mut self) -> Result<&mut crate::session::SessionLog> {
+        if self.sessions.is_none() {
+            let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
+            let path = self.state_dir.join(crate::session::FILE);
+            self.sessions = Some(crate::session::SessionLog::open(&path, busy)?);
+        }
+        Ok(self.sessions.as_mut().expect("opened above"))
     }
 
     /// The path of an indexed memory's file, relative to the root; an error names the fix when

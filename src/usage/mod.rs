@@ -63,21 +63,8 @@ impl UsageLog {
 
     fn init(conn: Connection, path: &Path, busy: Duration) -> Result<UsageLog> {
         let err = |e: rusqlite::Error| usage_error(path, &e);
-        conn.busy_timeout(busy).map_err(err)?;
         // WAL lets readers and one writer work at once; NORMAL syncs at checkpoints only.
-        // Switching a new database to WAL needs it to itself, and SQLite does not wait for
-        // that: retry while another process is creating it too.
-        let mut waited = Duration::ZERO;
-        loop {
-            match conn.pragma_update(None, "journal_mode", "WAL") {
-                Ok(()) => break,
-                Err(e) if is_busy(&e) && waited < busy => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    waited += Duration::from_millis(10);
-                }
-                Err(e) => return Err(err(e)),
-            }
-        }
+        crate::sqlite::open_wal(&conn, busy).map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(err)?;
         // A short-lived process (every `mem recall`) would otherwise checkpoint and fsync on
         // close; `after_write` truncates the WAL once it has grown instead (see there).
@@ -89,35 +76,15 @@ impl UsageLog {
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let path = self.path.clone();
-        let err = |e: rusqlite::Error| usage_error(&path, &e);
-        let current: i64 =
-            self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
-        if current == SCHEMA_VERSION {
-            return Ok(());
-        }
-        // One writer at a time: two processes creating the database both wait here, and the
-        // second finds the schema already current.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let version: i64 =
-            tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(err)?;
-        if version > SCHEMA_VERSION {
-            return Err(Error::Usage {
-                path: path.clone(),
-                message: format!(
-                    "its schema version is {version}, newer than this mem knows ({SCHEMA_VERSION}); \
-                     upgrade mem"
-                ),
-            });
-        }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-            tx.execute_batch(sql).map_err(err)?;
-            tx.pragma_update(None, "user_version", i as i64 + 1).map_err(err)?;
-        }
-        tx.commit().map_err(err)
+        let migrated = crate::sqlite::migrate(&mut self.conn, MIGRATIONS)
+            .map_err(|e| usage_error(&self.path, &e))?;
+        migrated.map_err(|version| Error::Usage {
+            path: self.path.clone(),
+            message: format!(
+                "its schema version is {version}, newer than this mem knows ({SCHEMA_VERSION}); \
+                 upgrade mem"
+            ),
+        })
     }
 
     /// Every process that opens the database reads the whole WAL, and a WAL left behind by
@@ -391,11 +358,6 @@ impl UsageLog {
 pub fn query_hash(query: &str) -> String {
     let normal = query.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     blake3::hash(normal.as_bytes()).to_hex()[..16].to_string()
-}
-
-fn is_busy(e: &rusqlite::Error) -> bool {
-    use rusqlite::ErrorCode;
-    matches!(e.sqlite_error_code(), Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked))
 }
 
 /// Maps a SQLite error to one that says what to do.

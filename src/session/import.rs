@@ -1,0 +1,293 @@
+//! Incremental import of a transcript into the session log: the lines after the offset the
+//! last import stopped at, in one transaction with the new offset, so that an import cut short
+//! (a kill, a power cut) leaves the log as it was and the next one appends exactly what is
+//! missing.
+
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::Path;
+
+use rusqlite::{OptionalExtension, params};
+
+use crate::capture::{Format, MAX_LINE_BYTES, parse_json_lenient};
+use crate::{Error, Result};
+
+use super::SessionLog;
+use super::events::{Kind, LineState, NewEvent};
+
+/// What an import of one transcript did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Imported {
+    /// The session.
+    pub session: String,
+    /// Events appended.
+    pub events: usize,
+    /// Lines read (complete lines past the previous offset).
+    pub lines: usize,
+    /// Of those, lines that were not JSON, or longer than the line limit.
+    pub skipped: usize,
+    /// Bytes at the end left for the next import: a last line without its line break (still
+    /// being written, or cut short) is not an event yet.
+    pub pending_bytes: u64,
+    /// Secrets redacted from the new events.
+    pub redacted: usize,
+    /// The transcript is shorter than what was already imported from it (it was replaced or
+    /// cut): nothing was imported, and the log keeps what it had.
+    pub shrunk: bool,
+}
+
+/// One line of the transcript.
+enum Line {
+    /// A line that parsed.
+    Value(serde_json::Value),
+    /// A line that is not JSON, or longer than [`MAX_LINE_BYTES`].
+    Skipped,
+}
+
+/// Reads the complete lines of `reader`, which is at byte `offset` of the transcript, and
+/// returns the offset just past the last line taken. A line that ends inside a JSON value (a
+/// raw line break in a string) is joined with the next ones, as capture does. A last line
+/// without its line break is not taken, nor a value still open at the end: both are read again
+/// by the next import, once they are whole.
+fn read_lines<R: BufRead>(
+    reader: &mut R,
+    path: &Path,
+    mut offset: u64,
+    mut each: impl FnMut(Line) -> Result<()>,
+) -> Result<u64> {
+    let mut buf = Vec::with_capacity(64 * 1024);
+    // A value cut by a raw line break: its text so far.
+    let mut pending: Option<String> = None;
+    let mut at = offset;
+    loop {
+        buf.clear();
+        let io = |e: std::io::Error| Error::io(path, e);
+        let n = std::io::Read::take(&mut *reader, MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(io)?;
+        if n == 0 {
+            return Ok(offset);
+        }
+        if buf.last() != Some(&b'\n') {
+            if n <= MAX_LINE_BYTES {
+                return Ok(offset);
+            }
+            // Too long to keep: read past it, if its end is there yet.
+            let Some(rest) = skip_line(reader).map_err(io)? else { return Ok(offset) };
+            at += (n + rest) as u64;
+            offset = at;
+            pending = None;
+            each(Line::Skipped)?;
+            continue;
+        }
+        at += n as u64;
+        let text = String::from_utf8_lossy(&buf[..n - 1]);
+        if text.trim().is_empty() && pending.is_none() {
+            offset = at;
+            continue;
+        }
+        let joined = match pending.take() {
+            Some(before) => format!("{before}\n{text}"),
+            None => text.into_owned(),
+        };
+        match parse_json_lenient(&joined) {
+            Ok(value) => {
+                offset = at;
+                each(Line::Value(value))?;
+            }
+            Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => pending = Some(joined),
+            Err(_) => {
+                offset = at;
+                each(Line::Skipped)?;
+            }
+        }
+        if buf.capacity() > 1024 * 1024 {
+            buf = Vec::with_capacity(64 * 1024);
+        }
+    }
+}
+
+/// Reads past the rest of a line: the bytes read, when its line break was found.
+fn skip_line(reader: &mut impl BufRead) -> std::io::Result<Option<usize>> {
+    let mut read = 0;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        match chunk.iter().position(|b| *b == b'\n') {
+            Some(i) => {
+                reader.consume(i + 1);
+                return Ok(Some(read + i + 1));
+            }
+            None => {
+                let len = chunk.len();
+                read += len;
+                reader.consume(len);
+            }
+        }
+    }
+}
+
+impl SessionLog {
+    /// Appends to the log what `transcript` holds past the point the last import of it stopped,
+    /// as events of `session` (created if new, with `agent` as its agent until a line says;
+    /// `memory` is the id of its digest in the long-term layer). One transaction: all of it
+    /// or nothing.
+    pub fn import(
+        &mut self,
+        transcript: &Path,
+        session: &str,
+        memory: Option<&str>,
+    ) -> Result<Imported> {
+        let key = transcript.to_string_lossy().into_owned();
+        let source = self.source(&key)?;
+        let io = |e: std::io::Error| Error::io(transcript, e);
+        let mut file = std::fs::File::open(transcript).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let mut imported = Imported { session: session.to_string(), ..Imported::default() };
+        let offset = source.as_ref().map_or(0, |s| s.offset);
+        if len < offset {
+            imported.shrunk = true;
+            return Ok(imported);
+        }
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+        let mut reader = BufReader::with_capacity(64 * 1024, file);
+
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| super::session_error(&path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let known = tx
+            .query_row(
+                "SELECT project, model, mode, turns, agent FROM sessions WHERE id = ?1",
+                [session],
+                |r| {
+                    let state = LineState {
+                        cwd: r.get(0)?,
+                        model: r.get(1)?,
+                        mode: r.get(2)?,
+                        format: agent_format(&r.get::<_, String>(4)?),
+                        redacted: 0,
+                    };
+                    Ok((state, r.get::<_, i64>(3)?))
+                },
+            )
+            .optional()
+            .map_err(err)?;
+        let (mut state, mut turn) = match known {
+            Some(known) => known,
+            None => {
+                tx.execute("INSERT INTO sessions (id, agent) VALUES (?1, 'unknown')", [session])
+                    .map_err(err)?;
+                (LineState::default(), 0)
+            }
+        };
+        let mut first_prompt: Option<String> = None;
+        let (mut first_at, mut last_at) = (None::<i64>, None::<i64>);
+        let end;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT INTO events (session, turn, at, kind, tool, call_id, command, files, \
+                     status, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                )
+                .map_err(err)?;
+            let mut add = |event: &NewEvent, turn: i64| -> Result<()> {
+                let kind = event.kind.unwrap_or(Kind::Meta);
+                let at = event.at.map(|t| t.as_second());
+                if at.is_some() {
+                    first_at = first_at.or(at);
+                    last_at = at.max(last_at);
+                }
+                let files = (!event.files.is_empty()).then(|| event.files.join("\n"));
+                insert
+                    .execute(params![
+                        session,
+                        turn,
+                        at,
+                        kind.as_str(),
+                        event.tool,
+                        event.call_id,
+                        event.command,
+                        files,
+                        event.status,
+                        event.text
+                    ])
+                    .map_err(err)?;
+                Ok(())
+            };
+            end = read_lines(&mut reader, transcript, offset, |line| {
+                imported.lines += 1;
+                match line {
+                    Line::Skipped => imported.skipped += 1,
+                    Line::Value(value) => {
+                        for event in state.events(&value) {
+                            if event.kind == Some(Kind::Prompt) {
+                                turn += 1;
+                                if first_prompt.is_none() {
+                                    first_prompt = Some(event.text.clone());
+                                }
+                            }
+                            add(&event, turn)?;
+                            imported.events += 1;
+                        }
+                    }
+                }
+                Ok(())
+            })?;
+        }
+        imported.pending_bytes = len.saturating_sub(end);
+        imported.redacted = state.redacted;
+        let agent = state.format.map(format_agent);
+        tx.execute(
+            "UPDATE sessions SET agent = COALESCE(?2, agent), project = ?3, model = ?4, mode = ?5, \
+             turns = ?6, events = events + ?7, first_prompt = COALESCE(first_prompt, ?8), \
+             memory = COALESCE(?9, memory), started_at = COALESCE(started_at, ?10), \
+             last_at = MAX(COALESCE(last_at, 0), COALESCE(?11, 0)) WHERE id = ?1",
+            params![
+                session,
+                agent,
+                state.cwd,
+                state.model,
+                state.mode,
+                turn,
+                imported.events as i64,
+                first_prompt,
+                memory,
+                first_at,
+                last_at
+            ],
+        )
+        .map_err(err)?;
+        let (lines, skipped) = source.map_or((0, 0), |s| (s.lines, s.skipped));
+        tx.execute(
+            "INSERT INTO sources (path, session, offset, lines, skipped) VALUES (?1, ?2, ?3, ?4, ?5) \
+             ON CONFLICT (path) DO UPDATE SET session = ?2, offset = ?3, lines = ?4, skipped = ?5",
+            params![
+                key,
+                session,
+                end as i64,
+                (lines + imported.lines) as i64,
+                (skipped + imported.skipped) as i64
+            ],
+        )
+        .map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(imported)
+    }
+}
+
+/// The agent's name in the log.
+fn format_agent(format: Format) -> &'static str {
+    match format {
+        Format::ClaudeCode => "claude-code",
+        Format::Codex => "codex",
+    }
+}
+
+/// The format of an agent named in the log.
+fn agent_format(agent: &str) -> Option<Format> {
+    [Format::ClaudeCode, Format::Codex].into_iter().find(|f| format_agent(*f) == agent)
+}
