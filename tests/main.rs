@@ -39,6 +39,8 @@ mod recall;
 mod reflect;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.
+mod session;
 /// `mem completions` and `mem man`.
 mod shell;
 /// A root shared with git by two machines: usage merges without conflict.

@@ -3,8 +3,13 @@
 
 use anyhow::{Result, bail};
 
+use std::path::Path;
+use std::time::Duration;
+
 use super::Context;
+use super::hook::{self, Agent};
 use mem::checkpoint::Workspace;
+use mem::session::SessionLog;
 
 /// Arguments of `mem checkpoint`.
 #[derive(Debug, clap::Args)]
@@ -14,8 +19,13 @@ pub struct Args {
     #[arg(short = 'm', long = "message", value_name = "LABEL")]
     label: Option<String>,
     /// Print the outcome as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "hook")]
     json: bool,
+    /// Run as this agent's UserPromptSubmit hook: read its payload on stdin, checkpoint the
+    /// repository of its working directory (none outside one), record the checkpoint in the
+    /// session log against the turn the prompt starts, print nothing, exit 0 even on failure.
+    #[arg(long, value_enum, value_name = "AGENT", conflicts_with = "label")]
+    hook: Option<Agent>,
     #[command(subcommand)]
     action: Option<Action>,
 }
@@ -63,6 +73,9 @@ fn workspace() -> Result<Workspace> {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
+    if args.hook.is_some() {
+        return hook::run(ctx, "checkpoint", |_, event| checkpoint_turn(ctx, event).map(|_| None));
+    }
     let workspace = workspace()?;
     if let Some(Action::Prune { keep, older_than }) = args.action {
         if keep.is_none() && older_than.is_none() {
@@ -134,5 +147,37 @@ pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
     if let Some(before) = &rewound.before {
         println!("undo with: mem rewind {before}");
     }
+    Ok(())
+}
+
+/// The checkpoint hook: the repository of the agent's working directory checkpointed before
+/// the prompt, and recorded in the session log as the checkpoint of the turn the prompt starts.
+/// Outside a repository there is nothing to do. The turn is one more than the prompts the log
+/// has for the session once its transcript is read, unless the transcript already ends with
+/// this very prompt.
+fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
+    let cwd = match &event.cwd {
+        Some(cwd) => Path::new(cwd).to_path_buf(),
+        None => std::env::current_dir()?,
+    };
+    let Ok(workspace) = Workspace::find(&cwd) else { return Ok(()) };
+    let Some(session) = &event.session_id else {
+        workspace.checkpoint("before a prompt", ctx.now)?;
+        return Ok(());
+    };
+    let root = ctx.root_near(event.cwd.as_deref())?;
+    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
+    let mut log = SessionLog::open(&path, Duration::from_secs(5))?;
+    if let Some(transcript) = event.transcript.as_deref().map(Path::new).filter(|t| t.is_file()) {
+        log.import(transcript, session, None)?;
+    }
+    let mut turn = log.turns(session)? + 1;
+    let prompt = event.prompt.as_deref().map(|p| mem::session::events::log_text(p, &mut 0));
+    if turn > 1 && prompt.is_some() && log.last_prompt(session)? == prompt {
+        turn -= 1;
+    }
+    let label = format!("before turn {turn} of session {session}");
+    let taken = workspace.checkpoint(&label, ctx.now)?;
+    log.record_checkpoint(session, turn, &taken.id, workspace.top(), ctx.now)?;
     Ok(())
 }

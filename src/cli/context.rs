@@ -59,24 +59,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
-    let mut payload = Vec::new();
-    let answer = hook::read_payload()
-        .map_err(|(partial, message)| {
-            payload = partial;
-            anyhow::anyhow!(message)
-        })
-        .and_then(|read| {
-            payload = read;
-            answer(args, agent, ctx, &hook::Event::parse(&payload))
-        });
-    match answer {
-        Ok(Some(text)) => super::print_text(&format!("{text}\n")),
-        Ok(None) => Ok(()),
-        Err(e) => {
-            hook::report_failure(ctx, &payload, "context", &e);
-            Ok(())
-        }
-    }
+    hook::run(ctx, "context", |_, event| answer(args, agent, ctx, event))
 }
 
 /// The hook's answer, or `None` when there is nothing to add.

@@ -108,6 +108,25 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             (None, false) => "no usage log yet".to_string(),
         },
     ));
+    let l = &health.sessions;
+    text.push_str(&status(
+        l.error.is_none(),
+        "sessions",
+        &match (&l.error, &l.counts) {
+            (Some(e), _) => e.clone(),
+            (None, Some(n)) => format!(
+                "sessions.db consistent ({} sessions, {} events from {} transcripts{})",
+                n.sessions,
+                n.events,
+                n.transcripts,
+                match n.skipped_lines {
+                    0 => String::new(),
+                    k => format!("; {k} transcript lines skipped"),
+                }
+            ),
+            (None, None) => "no session log yet".to_string(),
+        },
+    ));
     let c = &health.capture;
     let mut capture = if c.present {
         format!("{} ok, {} errors in the last 24 h", c.ok, c.errors)

@@ -39,6 +39,10 @@ pub struct Event {
     pub prompt: Option<String>,
     /// `cwd`: the agent's working directory.
     pub cwd: Option<String>,
+    /// `session_id`.
+    pub session_id: Option<String>,
+    /// `transcript_path`.
+    pub transcript: Option<String>,
 }
 
 impl Event {
@@ -54,7 +58,13 @@ impl Event {
                 .map(str::to_string)
                 .filter(|s| !s.trim().is_empty())
         };
-        Event { name: field("hook_event_name"), prompt: field("prompt"), cwd: field("cwd") }
+        Event {
+            name: field("hook_event_name"),
+            prompt: field("prompt"),
+            cwd: field("cwd"),
+            session_id: field("session_id"),
+            transcript: field("transcript_path"),
+        }
     }
 }
 
@@ -85,6 +95,33 @@ pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyh
     match capture::append_log(&root, &entry) {
         Ok(()) => eprintln!("mem: {message}"),
         Err(e) => eprintln!("mem: {message} (and could not log it: {e})"),
+    }
+}
+
+/// Runs a hook's command: reads the payload, prints `answer`'s text when it has one, and
+/// never fails: a failure is reported with [`report_failure`] as `command`'s.
+pub fn run(
+    ctx: &Context,
+    command: &str,
+    answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<String>>,
+) -> anyhow::Result<()> {
+    let mut payload = Vec::new();
+    let answer = read_payload()
+        .map_err(|(partial, message)| {
+            payload = partial;
+            anyhow::anyhow!(message)
+        })
+        .and_then(|read| {
+            payload = read;
+            answer(&payload, &Event::parse(&payload))
+        });
+    match answer {
+        Ok(Some(text)) => super::print_text(&format!("{text}\n")),
+        Ok(None) => Ok(()),
+        Err(e) => {
+            report_failure(ctx, &payload, command, &e);
+            Ok(())
+        }
     }
 }
 

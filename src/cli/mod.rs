@@ -18,6 +18,7 @@ mod mcp;
 mod prune;
 mod recall;
 mod reflect;
+mod session;
 mod setup;
 mod show;
 mod stats;
@@ -106,6 +107,8 @@ enum Command {
     Checkpoints(checkpoint::ListArgs),
     /// Restore files to a checkpoint, after checkpointing the present (so it can be undone).
     Rewind(checkpoint::RewindArgs),
+    /// The session log: list, show, search and resume agent sessions that `mem capture` logged.
+    Session(session::Args),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
     /// Print the manual page (roff), or write one page per command with --out DIR.
@@ -134,6 +137,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Checkpoint(args) => checkpoint::run(args, &ctx),
         Command::Checkpoints(args) => checkpoint::list(args),
         Command::Rewind(args) => checkpoint::rewind(args, &ctx),
+        Command::Session(args) => session::run(args, &ctx),
         Command::Forget(args) => forget::forget(args, &ctx),
         Command::Supersede(args) => forget::supersede(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),

@@ -25,6 +25,17 @@ pub struct UsageCheck {
     pub error: Option<String>,
 }
 
+/// The session log's condition.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SessionLogCheck {
+    /// Whether `.mem/sessions.db` exists.
+    pub present: bool,
+    /// Its counts, when it could be read.
+    pub counts: Option<crate::session::LogHealth>,
+    /// What is wrong with it, if anything.
+    pub error: Option<String>,
+}
+
 /// What `mem health` found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Health {
@@ -34,6 +45,8 @@ pub struct Health {
     pub index: IndexCheck,
     /// The usage log.
     pub usage: UsageCheck,
+    /// The session log.
+    pub sessions: SessionLogCheck,
     /// Captures of the last 24 hours.
     pub capture: CaptureSummary,
     /// This project's sessions on disk against sessions captured, when a transcripts folder
@@ -56,6 +69,7 @@ impl Health {
         self.notice.is_none()
             && self.index.ok()
             && self.usage.error.is_none()
+            && self.sessions.error.is_none()
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
             && self.leftovers.is_empty()
@@ -104,6 +118,28 @@ impl Engine {
         } else {
             UsageCheck::default()
         };
+        let sessions_path = self.state_dir.join(crate::session::FILE);
+        let sessions = if sessions_path.exists() {
+            let counts = self.session_log().and_then(|log| log.health());
+            match counts {
+                Ok(counts) => SessionLogCheck {
+                    present: true,
+                    error: counts.problem.as_ref().map(|p| {
+                        format!(
+                            "{} is damaged ({p}); mem never deletes it: move it aside and the next \
+                             capture starts a new one",
+                            sessions_path.display()
+                        )
+                    }),
+                    counts: Some(counts),
+                },
+                Err(e) => {
+                    SessionLogCheck { present: true, counts: None, error: Some(e.to_string()) }
+                }
+            }
+        } else {
+            SessionLogCheck::default()
+        };
         let log = self.state_dir.join(crate::capture::LOG_FILE);
         let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
         let coverage = match transcripts {
@@ -128,6 +164,7 @@ impl Engine {
             notice: self.pending_notice.clone(),
             index,
             usage,
+            sessions,
             capture,
             coverage,
             embedding,

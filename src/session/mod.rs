@@ -66,6 +66,8 @@ pub struct Session {
     pub memory: Option<String>,
     /// The model it last recorded.
     pub model: Option<String>,
+    /// The permission mode it last recorded.
+    pub mode: Option<String>,
 }
 
 /// One event of the log.
@@ -250,7 +252,7 @@ impl SessionLog {
             .conn
             .prepare_cached(
                 "SELECT id, agent, project, started_at, last_at, turns, events, first_prompt, \
-                 memory, model FROM sessions \
+                 memory, model, mode FROM sessions \
                  WHERE ?1 IS NULL OR project = ?1 OR substr(project, 1, length(?1) + 1) = ?1 || '/' \
                  ORDER BY COALESCE(last_at, started_at, 0) DESC, id LIMIT ?2",
             )
@@ -266,7 +268,7 @@ impl SessionLog {
             .conn
             .prepare_cached(
                 "SELECT id, agent, project, started_at, last_at, turns, events, first_prompt, \
-                 memory, model FROM sessions WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 \
+                 memory, model, mode FROM sessions WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 \
                  ORDER BY id != ?1, id LIMIT 3",
             )
             .map_err(self.err())?;
@@ -400,6 +402,7 @@ fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
         first_prompt: r.get(7)?,
         memory: r.get(8)?,
         model: r.get(9)?,
+        mode: r.get(10)?,
     })
 }
 

@@ -24,8 +24,6 @@ pub struct State {
     pub answer: Option<(i64, String)>,
     /// The last turn of the events.
     pub turn: i64,
-    /// The model and permission mode last recorded.
-    pub meta: Vec<String>,
 }
 
 /// How a command ended.
@@ -57,7 +55,7 @@ impl State {
                         state.checkpoints.push((event.turn, id.clone()));
                     }
                 }
-                Kind::Meta => state.meta.push(event.text.clone()),
+                Kind::Meta => {}
                 Kind::ToolCall => {
                     for file in &event.files {
                         match files.iter().position(|(f, _)| f == file) {
@@ -199,8 +197,12 @@ fn render_with(session: &Session, state: &State, limits: Limits) -> String {
         header.push_str(&format!(", last event {}", whole_second(at)));
     }
     header.push_str(&format!("; {} turns", state.turn));
-    if let Some(meta) = state.meta.last() {
-        header.push_str(&format!(" (last setting: {})", one_line(meta, 160)));
+    let settings: Vec<String> = [("model", &session.model), ("permission mode", &session.mode)]
+        .iter()
+        .filter_map(|(name, value)| value.as_ref().map(|v| format!("{name} {}", one_line(v, 80))))
+        .collect();
+    if !settings.is_empty() {
+        header.push_str(&format!(" ({})", settings.join(", ")));
     }
     header.push_str(&format!(". Full log: `mem session show {}`", session.id));
     if let Some(memory) = &session.memory {

@@ -20,8 +20,8 @@ pub struct Hook {
 
 /// The hooks for `agent` (`claude` or `codex`) with the `mem` at `exe`: context at session
 /// start, the prompt's memories on each prompt, a capture when the agent stops (and, where
-/// the agent has it, when the session ends).
-pub fn hooks(exe: &Path, agent: &str, session_end: bool) -> Result<Vec<Hook>> {
+/// the agent has it, when the session ends); with `checkpoints`, a checkpoint on each prompt.
+pub fn hooks(exe: &Path, agent: &str, session_end: bool, checkpoints: bool) -> Result<Vec<Hook>> {
     let mem = shell_word(exe)?;
     let mut hooks = vec![
         Hook {
@@ -36,6 +36,13 @@ pub fn hooks(exe: &Path, agent: &str, session_end: bool) -> Result<Vec<Hook>> {
         },
         Hook { event: "Stop", command: format!("{mem} capture --hook {agent}"), timeout: 30 },
     ];
+    if checkpoints {
+        hooks.push(Hook {
+            event: "UserPromptSubmit",
+            command: format!("{mem} checkpoint --hook {agent}"),
+            timeout: 30,
+        });
+    }
     if session_end {
         hooks.push(Hook {
             event: "SessionEnd",
@@ -56,7 +63,11 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
             (target.home.join(".claude/settings.json"), target.home.join(".claude.json"))
         }
     };
-    let hooks = if target.remove { Vec::new() } else { hooks(&target.exe, "claude", true)? };
+    let hooks = if target.remove {
+        Vec::new()
+    } else {
+        hooks(&target.exe, "claude", true, target.checkpoints)?
+    };
     let server = (!target.remove)
         .then(|| json!({ "command": target.exe.to_string_lossy(), "args": ["mcp"] }));
     let before = read(&settings)?;
@@ -190,7 +201,7 @@ mod tests {
     #[test]
     fn hooks_are_merged_idempotent_and_removable() {
         let path = Path::new("settings.json");
-        let hooks = hooks(Path::new("/opt/mem"), "claude", true).unwrap();
+        let hooks = hooks(Path::new("/opt/mem"), "claude", true, true).unwrap();
         let added = with_hooks(Some(USERS), path, &hooks).unwrap().unwrap();
         let value: Value = serde_json::from_str(&added).unwrap();
         assert_eq!(value["model"], "opus");
@@ -200,6 +211,16 @@ mod tests {
             "/opt/mem capture --hook claude"
         );
         assert_eq!(value["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 30);
+        let on_prompt: Vec<&str> = value["hooks"]["UserPromptSubmit"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["hooks"][0]["command"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            on_prompt,
+            ["/opt/mem context --hook claude --budget 2000", "/opt/mem checkpoint --hook claude"]
+        );
         // Twice: the same text.
         assert_eq!(with_hooks(Some(&added), path, &hooks).unwrap().unwrap(), added);
         // Removed: the user's file as it was (same content).

@@ -26,7 +26,11 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     let after = with_config(before.as_deref(), &config, target)?;
     let config = Change { path: config, before, after };
     // Codex has no SessionEnd event: its Stop hook captures.
-    let hooks = if target.remove { Vec::new() } else { hooks(&target.exe, "codex", false)? };
+    let hooks = if target.remove {
+        Vec::new()
+    } else {
+        hooks(&target.exe, "codex", false, target.checkpoints)?
+    };
     let hooks_file = folder.join("hooks.json");
     let before = read(&hooks_file)?;
     let after = with_hooks(before.as_deref(), &hooks_file, &hooks)?;
@@ -118,6 +122,7 @@ mod tests {
             home: PathBuf::from("/home/ana"),
             exe: PathBuf::from("/opt/mem"),
             remove,
+            checkpoints: false,
         }
     }
 

@@ -30,6 +30,10 @@ pub struct Args {
     /// Take out what `mem setup` added (hooks and the `mem` MCP server), nothing else.
     #[arg(long)]
     remove: bool,
+    /// Also checkpoint the repository before each prompt (`mem checkpoint --hook`), recorded
+    /// in the session log against the prompt's turn: `mem rewind` undoes an agent's turn.
+    #[arg(long, conflicts_with = "remove")]
+    checkpoints: bool,
 }
 
 /// The agents `mem setup` knows.
@@ -64,6 +68,8 @@ pub struct Target {
     pub exe: PathBuf,
     /// Undo instead of add.
     pub remove: bool,
+    /// Add the checkpoint hook on each prompt.
+    pub checkpoints: bool,
 }
 
 /// One file a setup changes.
@@ -96,6 +102,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         home,
         exe,
         remove: args.remove,
+        checkpoints: args.checkpoints,
     };
     let changes = match args.agent {
         Agent::Claude => claude::changes(&target)?,
