@@ -212,14 +212,27 @@ fn md_files(dir: &Dir) -> usize {
 }
 
 #[test]
-fn six_tools_each_with_an_input_schema() {
+fn nine_tools_each_with_an_input_schema() {
     let dir = Dir::new();
     let mut server = initialized(&dir);
     let list = server.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     names.sort();
-    assert_eq!(names, ["forget", "get", "recall", "recent", "remember", "used"]);
+    assert_eq!(
+        names,
+        [
+            "forget",
+            "get",
+            "recall",
+            "recent",
+            "remember",
+            "session_list",
+            "session_resume",
+            "session_search",
+            "used"
+        ]
+    );
     for tool in tools {
         let schema = &tool["inputSchema"];
         assert_eq!(schema["type"], "object", "{tool}");
@@ -236,6 +249,47 @@ fn six_tools_each_with_an_input_schema() {
     assert_eq!(schema("get")["required"], json!(["id"]));
     assert_eq!(schema("forget")["required"], json!(["id", "reason"]));
     assert_eq!(schema("used")["required"], json!(["ids"]));
+    assert_eq!(schema("session_search")["required"], json!(["query"]));
+    assert_eq!(schema("session_resume")["properties"]["budget"]["default"], 4000);
+    server.finish();
+}
+
+#[test]
+fn the_session_tools_read_the_session_log() {
+    let dir = Dir::new();
+    let transcript = dir.write(
+        "transcripts/s.jsonl",
+        [
+            r#"{"type":"user","sessionId":"s-1","cwd":"/home/ana/shop","timestamp":"2026-11-29T10:00:00Z","message":{"role":"user","content":"Why does the checkout page time out?"}}"#,
+            r#"{"type":"assistant","timestamp":"2026-11-29T10:01:00Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"curl -m 5 localhost:8080/checkout"}}]}}"#,
+            r#"{"type":"user","timestamp":"2026-11-29T10:01:05Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 28\ncurl: (28) Operation timed out","is_error":true}]}}"#,
+            r#"{"type":"assistant","timestamp":"2026-11-29T10:02:00Z","message":{"role":"assistant","content":[{"type":"text","text":"The payment gateway call has no timeout; it blocks the page."}]}}"#,
+        ]
+        .join("\n")
+            + "\n",
+    );
+    let payload = json!({
+        "session_id": "s-1",
+        "transcript_path": transcript,
+        "cwd": "/home/ana/shop",
+        "hook_event_name": "Stop"
+    });
+    dir.mem_stdin(&["capture"], payload.to_string()).ok();
+    let mut server = initialized(&dir);
+    let list = server.ok("session_list", json!({}));
+    assert_eq!(list[0]["id"], "s-1", "{list}");
+    assert_eq!(list[0]["turns"], 1, "{list}");
+    let hits = server.ok("session_search", json!({ "query": "gateway timeout" }));
+    assert_eq!(hits[0]["session"], "s-1", "{hits}");
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("[gateway]"), "{hits}");
+    let resume = server.ok("session_resume", json!({ "budget": 1000 }));
+    assert_eq!(resume["session"], "s-1");
+    let text = resume["text"].as_str().unwrap();
+    assert!(text.contains("## Goal\n\nWhy does the checkout page time out?"), "{text}");
+    assert!(text.contains("→ failed (exit 28)"), "{text}");
+    assert!(text.chars().count() <= 1000);
+    let missing = server.call("session_resume", json!({ "id": "nope" }));
+    assert_eq!(missing["isError"], true, "{missing}");
     server.finish();
 }
 
@@ -514,7 +568,7 @@ fn a_malformed_line_gets_a_parse_error_and_the_server_goes_on() {
     server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "tools/list" }));
     let list = server.next_message("tools/list after bad lines", BAD_LINE_PATIENCE);
     assert_eq!(list["id"], id, "{list}");
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 6, "{list}");
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 9, "{list}");
     let kept = server.ok("remember", json!({ "text": "Parse errors do not stop the server" }));
     assert_eq!(
         ids(&server.ok("recall", json!({ "query": "parse errors" }))),

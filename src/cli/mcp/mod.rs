@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 use self::stdio::{filter, forward, write_lines};
 use super::Context;
 
+mod sessions;
 mod stdio;
 
 /// The largest memory text `remember` accepts, whatever `[limits] max_file_bytes` allows.
@@ -68,7 +69,7 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
         layers: Mutex::new(layers),
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
-        tool_router: MemServer::tool_router(),
+        tool_router: MemServer::tool_router() + MemServer::session_router(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -467,7 +468,8 @@ impl MemServer {
     instructions = "Long-term memory for this project, kept as Markdown files. Call recall with \
     the task at hand before you start; call used with the ids of the memories that helped; call \
     remember for facts, decisions, events and procedures worth keeping; call forget when a \
-    memory is no longer true."
+    memory is no longer true. Past agent sessions: session_search finds what was said or run, \
+    session_resume gives a session's state to continue from."
 )]
 impl rmcp::ServerHandler for MemServer {}
 
