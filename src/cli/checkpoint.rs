@@ -168,8 +168,8 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
     let root = ctx.root_near(event.cwd.as_deref())?;
     let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
     let mut log = SessionLog::open(&path, Duration::from_secs(5))?;
-    if let Some(transcript) = event.transcript.as_deref().map(Path::new).filter(|t| t.is_file()) {
-        log.import(transcript, session, None)?;
+    if let Some(transcript) = event.transcript_file() {
+        log.import(&transcript, session, None)?;
     }
     let mut turn = log.turns(session)? + 1;
     let prompt = event.prompt.as_deref().map(|p| mem::session::events::log_text(p, &mut 0));

@@ -203,3 +203,15 @@ pub fn codex_home() -> Option<PathBuf> {
 pub fn codex_sessions() -> Option<PathBuf> {
     codex_home().map(|h| h.join("sessions"))
 }
+
+impl Event {
+    /// The session's transcript: `transcript_path` when it names a file, else the Codex
+    /// rollout of `session_id` (Codex's payloads may name none).
+    pub fn transcript_file(&self) -> Option<PathBuf> {
+        let given = self.transcript.as_deref().map(PathBuf::from).filter(|t| t.is_file());
+        given.or_else(|| {
+            let id = self.session_id.as_deref()?;
+            capture::find_rollout(&codex_sessions()?, id)
+        })
+    }
+}

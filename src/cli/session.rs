@@ -224,10 +224,8 @@ fn resume_hook(
     let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
     let Some(mut log) = SessionLog::open_existing(&path, BUSY)? else { return Ok(None) };
     let current = event.session_id.as_deref();
-    if let (Some(id), Some(transcript)) = (current, &event.transcript)
-        && Path::new(transcript).is_file()
-    {
-        log.import(Path::new(transcript), id, None)?;
+    if let (Some(id), Some(transcript)) = (current, event.transcript_file()) {
+        log.import(&transcript, id, None)?;
     }
     let continued = match current {
         Some(id) => log.session(id).ok().filter(|s| s.id == id && s.turns > 0),

@@ -129,7 +129,8 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<Option<usize>> {
 }
 
 impl SessionLog {
-    /// Appends to the log what `transcript` holds past the point the last import of it stopped,
+    /// Appends to the log what `transcript` holds past the point the last import of it stopped
+    /// (the file is known by its canonical path),
     /// as events of `session` (created if new, with `agent` as its agent until a line says;
     /// `memory` is the id of its digest in the long-term layer). One transaction: all of it
     /// or nothing.
@@ -139,7 +140,9 @@ impl SessionLog {
         session: &str,
         memory: Option<&str>,
     ) -> Result<Imported> {
-        let key = transcript.to_string_lossy().into_owned();
+        // One key per file, however the hooks name it.
+        let canonical = std::fs::canonicalize(transcript);
+        let key = canonical.as_deref().unwrap_or(transcript).to_string_lossy().into_owned();
         let source = self.source(&key)?;
         let io = |e: std::io::Error| Error::io(transcript, e);
         let mut file = std::fs::File::open(transcript).map_err(io)?;
