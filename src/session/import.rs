@@ -130,10 +130,9 @@ fn skip_line(reader: &mut impl BufRead) -> std::io::Result<Option<usize>> {
 
 impl SessionLog {
     /// Appends to the log what `transcript` holds past the point the last import of it stopped
-    /// (the file is known by its canonical path),
-    /// as events of `session` (created if new, with `agent` as its agent until a line says;
-    /// `memory` is the id of its digest in the long-term layer). One transaction: all of it
-    /// or nothing.
+    /// (the file is known by its canonical path), as events of `session` (created if new; its
+    /// agent is the format of the first line recognised; `memory` is the id of its digest in
+    /// the long-term layer). One transaction: all of it or nothing.
     pub fn import(
         &mut self,
         transcript: &Path,
