@@ -371,3 +371,32 @@ fn the_checkpoint_hook_records_a_checkpoint_per_turn() {
     let out = mem(&["checkpoint", "--hook", "claude"], &payload);
     assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
 }
+
+#[test]
+fn a_damaged_log_is_reported_and_never_replaced() {
+    let s = Setup::new();
+    s.append(&format!("{}\n", user("Fix the failing login test", "2026-11-29T10:00:00Z")));
+    let garbage = b"this is not a SQLite database, but it is the user's file".repeat(100);
+    let db = s.root.path().join(".mem/sessions.db");
+    std::fs::write(&db, &garbage).unwrap();
+
+    let out = s.root.mem(&["session", "list"]);
+    assert_ne!(out.code, 0);
+    assert!(
+        out.stderr.contains("is damaged") && out.stderr.contains("move it aside"),
+        "{}",
+        out.stderr
+    );
+    let out = s.root.mem_stdin(&["capture"], s.payload("s"));
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("wrote sessions/session-s.md, but"), "{}", out.stderr);
+    assert!(s.root.path().join("sessions/session-s.md").is_file(), "the digest is written");
+    let health = s.root.mem(&["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(health.stdout.contains("✗ sessions"), "{}", health.stdout);
+    assert_eq!(std::fs::read(&db).unwrap(), garbage, "never deleted or rewritten");
+
+    // Moved aside, as the message says: the next capture starts a new log with everything.
+    std::fs::rename(&db, s.root.path().join(".mem/sessions.db.broken")).unwrap();
+    assert_eq!(s.capture("s")["logged_events"], 2);
+}
