@@ -42,6 +42,22 @@ fn edit(id: &str, path: &str, at: &str) -> String {
     )
 }
 
+/// A prompt, a command that fails, and its result.
+fn first_turn() -> String {
+    [
+        user("Fix the failing login test", "2026-11-29T10:00:00Z"),
+        bash("t1", "cargo test login", "2026-11-29T10:00:05Z"),
+        result(
+            "t1",
+            "Exit code 101\ntest login FAILED: cookie expired",
+            true,
+            "2026-11-29T10:00:06Z",
+        ),
+    ]
+    .join("\n")
+        + "\n"
+}
+
 /// A memory root and a transcript file beside it.
 struct Setup {
     root: Dir,
@@ -97,17 +113,7 @@ fn comparable(events: &[serde_json::Value]) -> Vec<serde_json::Value> {
 #[test]
 fn capture_appends_only_what_is_new_and_a_cut_last_line_waits() {
     let s = Setup::new();
-    s.append(&format!(
-        "{}\n{}\n{}\n",
-        user("Fix the failing login test", "2026-11-29T10:00:00Z"),
-        bash("t1", "cargo test login", "2026-11-29T10:00:05Z"),
-        result(
-            "t1",
-            "Exit code 101\ntest login FAILED: cookie expired",
-            true,
-            "2026-11-29T10:00:06Z"
-        ),
-    ));
+    s.append(&first_turn());
     assert_eq!(s.capture("s")["logged_events"], 4, "meta, prompt, call, result");
     assert_eq!(s.capture("s")["logged_events"], 0, "the same transcript again: nothing new");
     assert_eq!(s.events("s").len(), 4);
@@ -143,16 +149,9 @@ fn capture_appends_only_what_is_new_and_a_cut_last_line_waits() {
 #[test]
 fn search_show_and_resume_read_the_log() {
     let s = Setup::new();
+    s.append(&first_turn());
     s.append(&format!(
-        "{}\n{}\n{}\n{}\n{}\n{}\n",
-        user("Fix the failing login test", "2026-11-29T10:00:00Z"),
-        bash("t1", "cargo test login", "2026-11-29T10:00:05Z"),
-        result(
-            "t1",
-            "Exit code 101\ntest login FAILED: cookie expired",
-            true,
-            "2026-11-29T10:00:06Z"
-        ),
+        "{}\n{}\n{}\n",
         edit("t2", "/home/ana/shop/src/auth.rs", "2026-11-29T10:01:00Z"),
         assistant("The session cookie had expired; renewed on login now.", "2026-11-29T10:02:00Z"),
         user("now run the whole suite", "2026-11-29T10:03:00Z"),
