@@ -297,8 +297,11 @@ impl LineState {
         let text = match (&command, files.is_empty()) {
             (Some(command), _) => command.clone(),
             (None, false) => files.join("\n"),
-            (None, true) if input.is_null() => String::new(),
-            (None, true) => input.to_string(),
+            (None, true) => match plan_text(input) {
+                Some(plan) => plan,
+                None if input.is_null() => String::new(),
+                None => input.to_string(),
+            },
         };
         let mut event = self.event(Kind::ToolCall, &format!("{tool} {text}"));
         event.tool = Some(tool.to_string());
@@ -435,6 +438,28 @@ impl LineState {
             _ => {}
         }
     }
+}
+
+/// The tools whose input is the agent's plan (Claude Code's todo list, Codex's plan).
+pub const PLAN_TOOLS: [&str; 2] = ["TodoWrite", "update_plan"];
+
+/// A plan as Markdown task lines (`- [x]` done, `- [>]` in progress, `- [ ]` to do), from the
+/// input of a [`PLAN_TOOLS`] call: `todos` of `{content, status}` or `plan` of `{step, status}`.
+fn plan_text(input: &Value) -> Option<String> {
+    let items = input["todos"].as_array().or(input["plan"].as_array())?;
+    let lines: Vec<String> = items
+        .iter()
+        .filter_map(|item| {
+            let text = item["content"].as_str().or(item["step"].as_str())?;
+            let mark = match item["status"].as_str() {
+                Some("completed") => "x",
+                Some("in_progress") => ">",
+                _ => " ",
+            };
+            Some(format!("- [{mark}] {}", text.trim()))
+        })
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// The text of message content: a string, or the `text` of each block.

@@ -1,12 +1,13 @@
 //! The state of a session as a projection of its events: a compact Markdown text to continue
-//! from (goal, last prompts, files touched, commands run and their outcome, open problems,
-//! last answer), within a character budget.
+//! from (goal, the agent's plan, last prompts, files touched, commands run and their outcome,
+//! open problems, last answer), within a character budget.
 
 use std::collections::HashMap;
 
 use crate::capture::inline_code;
 use crate::format::{clip, whole_second};
 
+use super::events::PLAN_TOOLS;
 use super::{Event, Kind, Session};
 
 /// What a session's events add up to, before it is cut to a budget.
@@ -20,6 +21,8 @@ pub struct State {
     pub commands: Vec<(i64, String, Outcome)>,
     /// The checkpoint taken before each turn that has one.
     pub checkpoints: Vec<(i64, String)>,
+    /// The agent's last plan (task lines), with its turn.
+    pub plan: Option<(i64, String)>,
     /// The last assistant message, with its turn.
     pub answer: Option<(i64, String)>,
     /// The last turn of the events.
@@ -57,6 +60,12 @@ impl State {
                 }
                 Kind::Meta => {}
                 Kind::ToolCall => {
+                    if let Some(tool) = event.tool.as_deref().filter(|t| PLAN_TOOLS.contains(t)) {
+                        let plan = event.text.strip_prefix(tool).unwrap_or(&event.text);
+                        if plan.trim_start().starts_with("- [") {
+                            state.plan = Some((event.turn, plan.trim().to_string()));
+                        }
+                    }
                     for file in &event.files {
                         match files.iter().position(|(f, _)| f == file) {
                             Some(i) => {
@@ -123,6 +132,7 @@ impl State {
 /// How much of each part a rendering shows.
 #[derive(Clone, Copy, Debug)]
 struct Limits {
+    plan: usize,
     prompts: usize,
     files: usize,
     commands: usize,
@@ -134,6 +144,7 @@ struct Limits {
 
 impl Limits {
     const FULL: Limits = Limits {
+        plan: 12,
         prompts: 6,
         files: 25,
         commands: 15,
@@ -148,6 +159,7 @@ impl Limits {
         let n = |x: usize| ((x as f64 * f).ceil() as usize).max(1);
         let c = |x: usize| ((x as f64 * f) as usize).max(60);
         Limits {
+            plan: n(self.plan),
             prompts: n(self.prompts),
             files: n(self.files),
             commands: n(self.commands),
@@ -213,6 +225,23 @@ fn render_with(session: &Session, state: &State, limits: Limits) -> String {
 
     if let Some((_, goal)) = state.prompts.first() {
         out.push_str(&format!("\n## Goal\n\n{}\n", clip(goal.trim(), limits.goal_chars)));
+    }
+    if let Some((turn, plan)) = &state.plan {
+        let lines: Vec<&str> = plan.lines().collect();
+        // The plan's lines in progress or to do first, when it must be cut.
+        let open: Vec<&str> = lines.iter().copied().filter(|l| !l.starts_with("- [x]")).collect();
+        let done = lines.len() - open.len();
+        out.push_str(&format!("\n## Plan (turn {turn})\n\n"));
+        if open.len() < lines.len() && lines.len() > limits.plan {
+            out.push_str(&format!("- {done} steps done\n"));
+            for line in open.iter().take(limits.plan) {
+                out.push_str(&format!("{}\n", clip(line, limits.item_chars)));
+            }
+        } else {
+            for line in lines.iter().take(limits.plan) {
+                out.push_str(&format!("{}\n", clip(line, limits.item_chars)));
+            }
+        }
     }
     let later = state.prompts.get(1..).unwrap_or_default();
     if !later.is_empty() {

@@ -259,3 +259,32 @@ fn resume_says_goal_files_commands_problems_within_the_budget() {
     let then = resume::render(&session, &log.events("s1", Some(1)).unwrap(), 4000);
     assert!(!then.contains("/review") && !then.contains("no answer"), "{then}");
 }
+
+#[test]
+fn the_agents_last_plan_is_the_active_goal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = log_in(dir.path());
+    let claude = dir.path().join("c.jsonl");
+    let todo = r#"{"type":"assistant","sessionId":"s1","timestamp":"2026-11-29T10:00:07Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t9","name":"TodoWrite","input":{"todos":[{"content":"Find the failing test","status":"completed","activeForm":"Finding"},{"content":"Fix the cookie expiry","status":"in_progress","activeForm":"Fixing"},{"content":"Run the suite","status":"pending","activeForm":"Running"}]}}]}}"#;
+    write(&claude, &format!("{}\n{todo}\n", CLAUDE[1]));
+    log.import(&claude, "s1", None).unwrap();
+    let codex = dir.path().join("x.jsonl");
+    let plan = r#"{"timestamp":"2025-10-29T01:00:00.000Z","type":"response_item","payload":{"type":"function_call","name":"update_plan","arguments":"{\"plan\":[{\"step\":\"Write hello.txt\",\"status\":\"completed\"},{\"step\":\"List the files\",\"status\":\"in_progress\"}]}","call_id":"p1"}}"#;
+    write(&codex, &format!("{}\n{}\n{plan}\n", CODEX[0], CODEX[2]));
+    log.import(&codex, "x1", None).unwrap();
+
+    let render =
+        |id: &str| resume::render(&log.session(id).unwrap(), &log.events(id, None).unwrap(), 4000);
+    let text = render("s1");
+    assert!(
+        text.contains(
+            "## Plan (turn 1)\n\n- [x] Find the failing test\n- [>] Fix the cookie expiry\n- [ ] Run the suite\n"
+        ),
+        "{text}"
+    );
+    let text = render("x1");
+    assert!(
+        text.contains("## Plan (turn 1)\n\n- [x] Write hello.txt\n- [>] List the files\n"),
+        "{text}"
+    );
+}
