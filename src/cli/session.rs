@@ -65,8 +65,8 @@ enum Action {
         #[arg(long)]
         json: bool,
     },
-    /// A compact Markdown state to continue a session from: goal, last prompts, files touched,
-    /// commands run and how they ended, open problems, last answer.
+    /// A compact Markdown state to continue a session from: goal, plan, last prompts, files
+    /// touched, commands run and how they ended, open problems, last answer.
     Resume {
         /// The session id (or a unique start of it); by default the most recent session of
         /// the working directory.
