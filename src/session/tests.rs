@@ -288,3 +288,26 @@ fn the_agents_last_plan_is_the_active_goal() {
         "{text}"
     );
 }
+
+#[test]
+fn a_word_in_too_many_events_is_ranked_among_its_most_recent_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = log_in(dir.path());
+    let prompt = |text: &str| CLAUDE[1].replace("Fix the failing login test", text);
+    let dense = prompt("alpha alpha alpha alpha");
+    let thin = prompt("alpha and many other words that make it a weaker match for the query");
+    let best_of = |log: &SessionLog| log.search("alpha", None, 1).unwrap()[0].seq;
+    // Few matches: the densest, oldest one ranks first.
+    let few = dir.path().join("few.jsonl");
+    write(&few, &format!("{dense}\n{}", format!("{thin}\n").repeat(100)));
+    log.import(&few, "few", None).unwrap();
+    let first =
+        log.events("few", None).unwrap().iter().find(|e| e.kind == Kind::Prompt).unwrap().seq;
+    assert_eq!(best_of(&log), first);
+    // More than RANKED_MATCHES: only the most recent ones are ranked.
+    let many = dir.path().join("many.jsonl");
+    write(&many, &format!("{thin}\n").repeat(RANKED_MATCHES));
+    log.import(&many, "many", None).unwrap();
+    assert_ne!(best_of(&log), first);
+    assert_eq!(log.search("alpha", None, 1).unwrap()[0].session, "many");
+}
