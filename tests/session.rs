@@ -399,3 +399,26 @@ fn a_damaged_log_is_reported_and_never_replaced() {
     std::fs::rename(&db, s.root.path().join(".mem/sessions.db.broken")).unwrap();
     assert_eq!(s.capture("s")["logged_events"], 2);
 }
+
+#[test]
+fn captures_at_the_same_time_log_each_event_once() {
+    let s = Setup::new();
+    s.append(&long_transcript(600));
+    // The Stop and SessionEnd hooks, and the checkpoint hook, can read one transcript at once.
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            let mut child = s.root.spawn(&["capture", "--json"]);
+            child.stdin.take().unwrap().write_all(s.payload("s").as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    let mut logged = 0;
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        logged += json["logged_events"].as_u64().unwrap();
+    }
+    assert_eq!(logged, 600 * 4 + 1, "the events were appended by one capture, once");
+    assert_eq!(s.events("s").len(), 600 * 4 + 1);
+}

@@ -142,7 +142,16 @@ impl SessionLog {
         // One key per file, however the hooks name it.
         let canonical = std::fs::canonicalize(transcript);
         let key = canonical.as_deref().unwrap_or(transcript).to_string_lossy().into_owned();
-        let source = self.source(&key)?;
+        let path = self.path.clone();
+        let err = |e: rusqlite::Error| super::session_error(&path, &e);
+        // Read the offset inside the transaction: another capture of the same transcript (the
+        // Stop and SessionEnd hooks, the checkpoint hook) waits here, then reads what this one
+        // committed.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let source = super::read_source(&tx, &key).map_err(err)?;
         let io = |e: std::io::Error| Error::io(transcript, e);
         let mut file = std::fs::File::open(transcript).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
@@ -154,13 +163,6 @@ impl SessionLog {
         }
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
-
-        let path = self.path.clone();
-        let err = |e: rusqlite::Error| super::session_error(&path, &e);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
         let known = tx
             .query_row(
                 "SELECT project, model, mode, turns, agent FROM sessions WHERE id = ?1",

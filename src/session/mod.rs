@@ -175,19 +175,6 @@ impl SessionLog {
         move |e| session_error(&self.path, &e)
     }
 
-    fn source(&self, path: &str) -> Result<Option<Source>> {
-        self.conn
-            .query_row("SELECT offset, lines, skipped FROM sources WHERE path = ?1", [path], |r| {
-                Ok(Source {
-                    offset: r.get::<_, i64>(0)? as u64,
-                    lines: r.get::<_, i64>(1)? as usize,
-                    skipped: r.get::<_, i64>(2)? as usize,
-                })
-            })
-            .optional()
-            .map_err(self.err())
-    }
-
     /// Records that checkpoint `checkpoint` was taken before turn `turn` of `session`
     /// (committed before this returns). The session is created if the log does not know it.
     pub fn record_checkpoint(
@@ -406,6 +393,18 @@ impl SessionLog {
             problem: (check != "ok").then_some(check),
         })
     }
+}
+
+/// How far the transcript `path` has been imported.
+fn read_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<Source>> {
+    conn.query_row("SELECT offset, lines, skipped FROM sources WHERE path = ?1", [path], |r| {
+        Ok(Source {
+            offset: r.get::<_, i64>(0)? as u64,
+            lines: r.get::<_, i64>(1)? as usize,
+            skipped: r.get::<_, i64>(2)? as usize,
+        })
+    })
+    .optional()
 }
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
