@@ -342,11 +342,31 @@ fn the_checkpoint_hook_records_a_checkpoint_per_turn() {
     std::fs::write(&transcript, lines).unwrap();
     mem(&["checkpoint", "--hook", "claude"], &hook_payload(repo.path(), &transcript, "add three"))
         .ok();
+    // Turn 3 changed nothing yet when turn 4 starts: the same checkpoint serves both.
+    let mut lines = std::fs::read_to_string(&transcript).unwrap();
+    lines.push_str(&format!("{}\n", user("add four", "2026-11-29T10:09:00Z")));
+    std::fs::write(&transcript, lines).unwrap();
+    mem(&["checkpoint", "--hook", "claude"], &hook_payload(repo.path(), &transcript, "add five"))
+        .ok();
 
     let list = mem(&["checkpoints", "--json"], "").json();
     let labels: Vec<&str> =
         list.as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
     assert_eq!(labels, ["before turn 2 of session s", "before turn 1 of session s"]);
+    let turns: Vec<&serde_json::Value> =
+        list.as_array().unwrap().iter().map(|c| &c["turns"]).collect();
+    assert_eq!(
+        turns,
+        [
+            &serde_json::json!([{ "session": "s", "turn": 2 }, { "session": "s", "turn": 4 }]),
+            &serde_json::json!([{ "session": "s", "turn": 1 }])
+        ]
+    );
+    let text = mem(&["checkpoints"], "").ok().to_string();
+    assert!(
+        text.contains("before turn 2 of session s  (before session s turn 2, session s turn 4)"),
+        "{text}"
+    );
     let out = mem(&["--dir", root.to_str().unwrap(), "session", "show", "s", "--json"], "").json();
     let checkpoints: Vec<(i64, &str)> = out
         .as_array()
@@ -355,7 +375,7 @@ fn the_checkpoint_hook_records_a_checkpoint_per_turn() {
         .filter(|e| e["kind"] == "checkpoint")
         .map(|e| (e["turn"].as_i64().unwrap(), e["checkpoint"].as_str().unwrap()))
         .collect();
-    assert_eq!(checkpoints, [(1, "1"), (2, "2")]);
+    assert_eq!(checkpoints, [(1, "1"), (2, "2"), (4, "2")]);
     // Rewinding to the checkpoint of turn 2 undoes what turn 2 did (nothing yet), that of
     // turn 1 what turns 1 and 2 did.
     mem(&["rewind", "1"], "").ok();

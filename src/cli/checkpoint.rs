@@ -111,16 +111,43 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     Ok(())
 }
 
-pub fn list(args: ListArgs) -> Result<()> {
-    let list = workspace()?.list()?;
+pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
+    let workspace = workspace()?;
+    let list = workspace.list()?;
+    // The turns the checkpoint hook recorded, when the session log of this root has any.
+    let turns = match session_log_near(ctx) {
+        Some(log) => log.checkpoint_turns(workspace.top())?,
+        None => Vec::new(),
+    };
+    let turns_of = |id: &str| -> Vec<(String, i64)> {
+        turns.iter().filter(|(c, _, _)| c == id).map(|(_, s, t)| (s.clone(), *t)).collect()
+    };
     if args.json {
+        let list: Vec<serde_json::Value> = list
+            .iter()
+            .map(|c| {
+                let mut value = serde_json::to_value(c).expect("a checkpoint serializes");
+                let turns: Vec<_> = turns_of(&c.id)
+                    .into_iter()
+                    .map(|(s, t)| serde_json::json!({ "session": s, "turn": t }))
+                    .collect();
+                value["turns"] = serde_json::json!(turns);
+                value
+            })
+            .collect();
         return super::print_json(&list);
     }
     if list.is_empty() {
         println!("no checkpoints yet: `mem checkpoint` takes one");
     }
     for c in &list {
-        println!("{}  {}  {} files changed  {}", c.id, c.at, c.files_changed, c.label);
+        let before: Vec<String> =
+            turns_of(&c.id).into_iter().map(|(s, t)| format!("session {s} turn {t}")).collect();
+        let before = match before.is_empty() {
+            true => String::new(),
+            false => format!("  (before {})", before.join(", ")),
+        };
+        println!("{}  {}  {} files changed  {}{before}", c.id, c.at, c.files_changed, c.label);
     }
     Ok(())
 }
@@ -180,4 +207,14 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
     let taken = workspace.checkpoint(&label, ctx.now)?;
     log.record_checkpoint(session, turn, &taken.id, workspace.top(), ctx.now)?;
     Ok(())
+}
+
+/// The session log of the memory root found from the working directory, if it has one (never
+/// created here, nor the root).
+fn session_log_near(ctx: &Context) -> Option<SessionLog> {
+    let cwd = std::env::current_dir().ok()?;
+    let default = dirs::data_dir().map(|d| d.join("mem"));
+    let (root, _) = mem::store::find_root(ctx.dir.as_deref(), &cwd, default).ok()?;
+    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
+    SessionLog::open_existing(&path, Duration::from_secs(5)).ok().flatten()
 }

@@ -136,7 +136,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Used(args) => used::run(args, &ctx),
         Command::Sync(args) => sync::run(args, &ctx),
         Command::Checkpoint(args) => checkpoint::run(args, &ctx),
-        Command::Checkpoints(args) => checkpoint::list(args),
+        Command::Checkpoints(args) => checkpoint::list(args, &ctx),
         Command::Rewind(args) => checkpoint::rewind(args, &ctx),
         Command::Session(args) => session::run(args, &ctx),
         Command::Forget(args) => forget::forget(args, &ctx),

@@ -213,6 +213,22 @@ impl SessionLog {
         tx.commit().map_err(err)
     }
 
+    /// The turns whose checkpoint was taken in `repository` (its top folder), as (checkpoint,
+    /// session, turn), oldest first.
+    pub fn checkpoint_turns(&self, repository: &Path) -> Result<Vec<(String, String, i64)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT checkpoint, session, turn FROM events WHERE kind = 'checkpoint' \
+                 AND text = 'checkpoint ' || checkpoint || ' of ' || ?1 ORDER BY seq",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([repository.to_string_lossy()], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
+    }
+
     /// The turns `session` has had (its prompts in the log).
     pub fn turns(&self, session: &str) -> Result<i64> {
         let turns = self
