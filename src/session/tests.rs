@@ -65,7 +65,7 @@ fn importing_piece_by_piece_gives_what_one_import_gives() {
     let mut log = log_in(dir.path());
     log.import(&whole, "a", None).unwrap();
 
-    // The same transcript as it is written: cut at every fourth byte, mid-line included.
+    // The same transcript as it is written: imported after every 97 bytes, mid-line included.
     let growing = dir.path().join("growing.jsonl");
     write(&growing, "");
     let mut appended = 0;
