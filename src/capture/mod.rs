@@ -49,6 +49,7 @@ pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
 }
 
 mod json;
+mod lines;
 mod log;
 mod payload;
 mod redact;
@@ -56,6 +57,7 @@ mod summary;
 mod transcript;
 
 pub use self::json::*;
+pub use self::lines::*;
 pub use self::log::*;
 pub use self::payload::*;
 pub use self::redact::*;

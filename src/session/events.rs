@@ -7,7 +7,8 @@ use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::capture::{
-    CLAUDE_ADDED, CODEX_ADDED, Format, between, clean_text, parse_json_lenient, redact, shell_text,
+    ClaudeUserText, CodexCall, Format, block_text, claude_user_content, claude_user_text,
+    clean_text, codex_added, codex_call, patch_paths, redact, relative_to,
 };
 use crate::format::parse_time;
 
@@ -61,10 +62,10 @@ impl Kind {
 }
 
 /// One event read from a transcript, before it has a turn and a sequence number.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct NewEvent {
-    /// What it records (`None` only in a default value).
-    pub kind: Option<Kind>,
+    /// What it records.
+    pub kind: Kind,
     /// When it happened, if the line says.
     pub at: Option<Timestamp>,
     /// The tool called, for calls and results.
@@ -115,18 +116,8 @@ pub fn log_text(text: &str, redacted: &mut usize) -> String {
 impl LineState {
     /// The events of one parsed transcript line (none for a line in neither format).
     pub fn events(&mut self, line: &Value) -> Vec<NewEvent> {
+        let Some(format) = Format::of_line(line) else { return Vec::new() };
         let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
-        let format = match (line.get("payload"), kind) {
-            (
-                Some(Value::Object(_)),
-                "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted",
-            ) => Format::Codex,
-            (_, "user" | "assistant" | "system" | "summary") => Format::ClaudeCode,
-            _ if line.get("sessionId").is_some() && line.get("message").is_some() => {
-                Format::ClaudeCode
-            }
-            _ => return Vec::new(),
-        };
         self.format.get_or_insert(format);
         let at = line.get("timestamp").and_then(Value::as_str).and_then(|t| parse_time(t).ok());
         let mut out = Vec::new();
@@ -142,9 +133,14 @@ impl LineState {
 
     fn event(&mut self, kind: Kind, text: &str) -> NewEvent {
         NewEvent {
-            kind: Some(kind),
+            kind,
+            at: None,
+            tool: None,
+            call_id: None,
+            command: None,
+            files: Vec::new(),
+            status: None,
             text: log_text(text, &mut self.redacted),
-            ..NewEvent::default()
         }
     }
 
@@ -187,33 +183,21 @@ impl LineState {
         let content = &message["content"];
         match kind {
             "user" => {
-                if let Value::String(s) = content {
-                    if !side && !flag("isMeta") && !flag("isCompactSummary") {
-                        self.claude_prompt(s, out);
-                    }
-                    return;
-                }
-                let mut typed = Vec::new();
                 for block in content.as_array().into_iter().flatten() {
-                    match block["type"].as_str() {
-                        Some("text") => typed.extend(block["text"].as_str()),
-                        Some("tool_result") => {
-                            let mut event =
-                                self.event(Kind::ToolResult, &block_text(&block["content"]));
-                            event.call_id = block["tool_use_id"].as_str().map(String::from);
-                            event.status = Some(match block["is_error"].as_bool() {
-                                Some(true) => {
-                                    exit_code(&event.text).filter(|c| *c != 0).unwrap_or(1)
-                                }
-                                _ => 0,
-                            });
-                            out.push(event);
-                        }
-                        _ => {}
+                    if block["type"] == "tool_result" {
+                        let mut event =
+                            self.event(Kind::ToolResult, &block_text(&block["content"]));
+                        event.call_id = block["tool_use_id"].as_str().map(String::from);
+                        event.status = Some(match block["is_error"].as_bool() {
+                            Some(true) => exit_code(&event.text).filter(|c| *c != 0).unwrap_or(1),
+                            _ => 0,
+                        });
+                        out.push(event);
                     }
                 }
+                let typed = claude_user_content(content);
                 if !typed.is_empty() && !side && !flag("isMeta") && !flag("isCompactSummary") {
-                    self.claude_prompt(&typed.join("\n"), out);
+                    self.claude_prompt(&typed, out);
                 }
             }
             "assistant" => {
@@ -260,28 +244,20 @@ impl LineState {
     /// A user message of Claude Code: a prompt, a slash command (a prompt), a `!` shell
     /// command and its output (a call and its result), or text Claude Code added (skipped).
     fn claude_prompt(&mut self, text: &str, out: &mut Vec<NewEvent>) {
-        let trimmed = text.trim_start();
-        if let Some(name) = between(trimmed, "<command-name>", "</command-name>") {
-            let args = between(trimmed, "<command-args>", "</command-args>").unwrap_or("");
-            let event = self.event(Kind::Prompt, &format!("{name} {args}"));
-            out.push(event);
-            return;
-        }
-        if let Some(command) = between(trimmed, "<bash-input>", "</bash-input>") {
-            out.push(self.call("!", None, &Value::Null, Some(command.to_string()), Vec::new()));
-            return;
-        }
-        if let Some(stdout) = between(trimmed, "<bash-stdout>", "</bash-stdout>") {
-            let stderr = between(trimmed, "<bash-stderr>", "</bash-stderr>").unwrap_or("");
-            let mut event = self.event(Kind::ToolResult, &format!("{stdout}\n{stderr}"));
-            event.tool = Some("!".into());
-            out.push(event);
-            return;
-        }
-        if CLAUDE_ADDED.iter().any(|p| trimmed.starts_with(p)) || trimmed.is_empty() {
-            return;
-        }
-        let event = self.event(Kind::Prompt, text);
+        let event = match claude_user_text(text) {
+            ClaudeUserText::Slash(request) => self.event(Kind::Prompt, &request),
+            ClaudeUserText::Shell(command) => {
+                self.call("!", None, &Value::Null, Some(command.to_string()), Vec::new())
+            }
+            ClaudeUserText::ShellOutput(stdout, stderr) => {
+                let mut event = self.event(Kind::ToolResult, &format!("{stdout}\n{stderr}"));
+                event.tool = Some("!".into());
+                event
+            }
+            ClaudeUserText::Added => return,
+            ClaudeUserText::Typed if text.trim().is_empty() => return,
+            ClaudeUserText::Typed => self.event(Kind::Prompt, text),
+        };
         out.push(event);
     }
 
@@ -309,20 +285,9 @@ impl LineState {
         event.command = command.map(|c| log_text(&c, &mut self.redacted));
         for file in &files {
             let file = log_text(file, &mut self.redacted);
-            event.files.push(self.relative(&file));
+            event.files.push(relative_to(self.cwd.as_deref(), &file));
         }
         event
-    }
-
-    /// `path` relative to the session's cwd when it is inside it.
-    fn relative(&self, path: &str) -> String {
-        let Some(cwd) = &self.cwd else { return path.to_string() };
-        let cwd = cwd.trim_end_matches(['/', '\\']);
-        path.strip_prefix(cwd)
-            .and_then(|rest| rest.strip_prefix(['/', '\\']))
-            .filter(|rest| !rest.is_empty())
-            .unwrap_or(path)
-            .to_string()
     }
 
     fn codex(&mut self, kind: &str, payload: &Value, out: &mut Vec<NewEvent>) {
@@ -356,18 +321,32 @@ impl LineState {
 
     fn codex_item(&mut self, item: &Value, out: &mut Vec<NewEvent>) {
         let call_id = item["call_id"].as_str();
+        if let Some((name, call)) = codex_call(item) {
+            let event = match call {
+                CodexCall::Patch { text, .. } => {
+                    let mut files: Vec<String> = Vec::new();
+                    for path in patch_paths(&text).map(str::trim) {
+                        if !files.iter().any(|f| f == path) {
+                            files.push(path.to_string());
+                        }
+                    }
+                    self.call("apply_patch", call_id, &Value::Null, None, files)
+                }
+                CodexCall::Shell(command) => {
+                    self.call(&name, call_id, &Value::Null, Some(command), Vec::new())
+                }
+                CodexCall::Other(args) => self.call(&name, call_id, &args, None, Vec::new()),
+            };
+            out.push(event);
+            return;
+        }
         match item["type"].as_str().unwrap_or("") {
             "message" => {
                 let text = block_text(&item["content"]);
                 match item["role"].as_str() {
-                    Some("user") => {
-                        let trimmed = text.trim_start();
-                        if !trimmed.is_empty()
-                            && !CODEX_ADDED.iter().any(|p| trimmed.starts_with(p))
-                        {
-                            let event = self.event(Kind::Prompt, &text);
-                            out.push(event);
-                        }
+                    Some("user") if !text.trim().is_empty() && !codex_added(&text) => {
+                        let event = self.event(Kind::Prompt, &text);
+                        out.push(event);
                     }
                     Some("assistant") if !text.trim().is_empty() => {
                         let event = self.event(Kind::Assistant, &text);
@@ -375,58 +354,6 @@ impl LineState {
                     }
                     _ => {}
                 }
-            }
-            "function_call" => {
-                let name = item["name"].as_str().unwrap_or("tool");
-                let args = item["arguments"]
-                    .as_str()
-                    .and_then(|a| parse_json_lenient(a).ok())
-                    .unwrap_or(Value::Null);
-                let event = match name {
-                    "apply_patch" => {
-                        let patch = args["input"].as_str().unwrap_or("");
-                        self.call(name, call_id, &Value::Null, None, patch_files(patch))
-                    }
-                    "shell" | "container.exec" | "shell_command" | "exec_command"
-                    | "local_shell" => {
-                        let command = shell_text(&args["command"])
-                            .or_else(|| shell_text(&args["cmd"]))
-                            .unwrap_or_default();
-                        if command.contains("*** Begin Patch") {
-                            self.call(
-                                "apply_patch",
-                                call_id,
-                                &Value::Null,
-                                None,
-                                patch_files(&command),
-                            )
-                        } else {
-                            self.call(name, call_id, &Value::Null, Some(command), Vec::new())
-                        }
-                    }
-                    _ => self.call(name, call_id, &args, None, Vec::new()),
-                };
-                out.push(event);
-            }
-            "local_shell_call" => {
-                let command = shell_text(&item["action"]["command"]).unwrap_or_default();
-                out.push(self.call(
-                    "local_shell",
-                    call_id,
-                    &Value::Null,
-                    Some(command),
-                    Vec::new(),
-                ));
-            }
-            "custom_tool_call" => {
-                let name = item["name"].as_str().unwrap_or("tool");
-                let input = item["input"].as_str().unwrap_or("");
-                let event = if name == "apply_patch" {
-                    self.call(name, call_id, &Value::Null, None, patch_files(input))
-                } else {
-                    self.call(name, call_id, &Value::String(input.into()), None, Vec::new())
-                };
-                out.push(event);
             }
             "function_call_output" | "custom_tool_call_output" => {
                 let (text, status) = codex_output(&item["output"]);
@@ -460,19 +387,6 @@ fn plan_text(input: &Value) -> Option<String> {
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
-}
-
-/// The text of message content: a string, or the `text` of each block.
-fn block_text(content: &Value) -> String {
-    match content {
-        Value::String(s) => s.clone(),
-        Value::Array(blocks) => blocks
-            .iter()
-            .filter_map(|b| b["text"].as_str().or(b.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
-    }
 }
 
 /// A Codex tool output and its exit status: JSON with `output` and `metadata.exit_code`, or
@@ -509,20 +423,4 @@ fn exit_code(text: &str) -> Option<i64> {
         }
     }
     None
-}
-
-/// The files an `apply_patch` input names.
-fn patch_files(patch: &str) -> Vec<String> {
-    let mut files: Vec<String> = Vec::new();
-    for line in patch.lines() {
-        for marker in ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "]
-        {
-            if let Some(path) = line.strip_prefix(marker)
-                && !files.iter().any(|f| f == path.trim())
-            {
-                files.push(path.trim().to_string());
-            }
-        }
-    }
-    files
 }

@@ -199,7 +199,6 @@ impl SessionLog {
                 )
                 .map_err(err)?;
             let mut add = |event: &NewEvent, turn: i64| -> Result<()> {
-                let kind = event.kind.unwrap_or(Kind::Meta);
                 let at = event.at.map(|t| t.as_second());
                 if at.is_some() {
                     first_at = first_at.or(at);
@@ -211,7 +210,7 @@ impl SessionLog {
                         session,
                         turn,
                         at,
-                        kind.as_str(),
+                        event.kind.as_str(),
                         event.tool,
                         event.call_id,
                         event.command,
@@ -228,7 +227,7 @@ impl SessionLog {
                     Line::Skipped => imported.skipped += 1,
                     Line::Value(value) => {
                         for event in state.events(&value) {
-                            if event.kind == Some(Kind::Prompt) {
+                            if event.kind == Kind::Prompt {
                                 turn += 1;
                                 if first_prompt.is_none() {
                                     first_prompt = Some(event.text.clone());
