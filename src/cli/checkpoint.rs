@@ -4,7 +4,6 @@
 use anyhow::{Result, bail};
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::Context;
 use super::hook::{self, Agent};
@@ -193,8 +192,7 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
         return Ok(());
     };
     let root = ctx.root_near(event.cwd.as_deref())?;
-    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
-    let mut log = SessionLog::open(&path, Duration::from_secs(5))?;
+    let mut log = SessionLog::open_in(&root)?;
     if let Some(transcript) = event.transcript_file() {
         log.import(&transcript, session, None)?;
     }
@@ -212,9 +210,6 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
 /// The session log of the memory root found from the working directory, if it has one (never
 /// created here, nor the root).
 fn session_log_near(ctx: &Context) -> Option<SessionLog> {
-    let cwd = std::env::current_dir().ok()?;
-    let default = dirs::data_dir().map(|d| d.join("mem"));
-    let (root, _) = mem::store::find_root(ctx.dir.as_deref(), &cwd, default).ok()?;
-    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
-    SessionLog::open_existing(&path, Duration::from_secs(5)).ok().flatten()
+    let (root, _) = ctx.locate_root(None).ok()?;
+    SessionLog::existing_in(&root).ok().flatten()
 }

@@ -210,18 +210,24 @@ impl Context {
 
     /// The memory root and how it was found (see [`Context::root_near`]).
     fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
+        let (root, source) = self.locate_root(cwd)?;
+        if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
+            init_root(&root, self.now)?;
+            eprintln!("mem: created the default memory root {}", root.display());
+        }
+        Ok((root, source))
+    }
+
+    /// Where the memory root is (see [`Context::root_near`]), without creating the per-user
+    /// one.
+    fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let cwd = match cwd {
             // A relative `--dir` is the user's, relative to where they ran the command.
             Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
             _ => std::env::current_dir().context("cannot read the working directory")?,
         };
         let default = dirs::data_dir().map(|d| d.join("mem"));
-        let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
-        if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
-            init_root(&root, self.now)?;
-            eprintln!("mem: created the default memory root {}", root.display());
-        }
-        Ok((root, source))
+        Ok(store::find_root(self.dir.as_deref(), &cwd, default)?)
     }
 
     /// The root found from `cwd` (see [`Context::root_near`]) as the project layer, and the

@@ -2,7 +2,6 @@
 //! (`.mem/sessions.db`, see [`mem::session`]), which `mem capture` feeds.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{Result, bail};
 use mem::format::{clip, whole_second};
@@ -10,9 +9,6 @@ use mem::session::{Event, Kind, SessionLog, resume};
 
 use super::Context;
 use super::hook::{self, Agent};
-
-/// How long a command waits for another process writing the log.
-const BUSY: Duration = Duration::from_secs(5);
 
 /// Arguments of `mem session`.
 #[derive(Debug, clap::Args)]
@@ -87,8 +83,7 @@ enum Action {
 
 /// The session log of `root`.
 fn open(root: &Path) -> Result<SessionLog> {
-    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
-    match SessionLog::open_existing(&path, BUSY)? {
+    match SessionLog::existing_in(root)? {
         Some(log) => Ok(log),
         None => bail!(
             "no session log yet in {}: `mem capture` writes it from the agents' hooks \
@@ -221,8 +216,7 @@ fn resume_hook(
     budget: u64,
 ) -> Result<Option<String>> {
     let root = ctx.root_near(event.cwd.as_deref())?;
-    let path = root.join(mem::store::STATE_DIR).join(mem::session::FILE);
-    let Some(mut log) = SessionLog::open_existing(&path, BUSY)? else { return Ok(None) };
+    let Some(mut log) = SessionLog::existing_in(&root)? else { return Ok(None) };
     let current = event.session_id.as_deref();
     if let (Some(id), Some(transcript)) = (current, event.transcript_file()) {
         log.import(&transcript, id, None)?;

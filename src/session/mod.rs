@@ -30,6 +30,10 @@ const MIGRATIONS: &[&str] = &[include_str!("migrations/001_sessions.sql")];
 /// recent matches (a word in every other event of a thousand sessions would take over 100 ms).
 pub const RANKED_MATCHES: usize = 10_000;
 
+/// How long a front end that has no configuration at hand waits for another process writing
+/// the log (the engine uses `[usage] busy_timeout_ms`, whose default this is).
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Schema version of a database this code writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -166,6 +170,22 @@ impl SessionLog {
         SessionLog::open(path, busy).map(Some)
     }
 
+    /// The log file of the memory root `root`.
+    pub fn file_in(root: &Path) -> PathBuf {
+        root.join(crate::store::STATE_DIR).join(FILE)
+    }
+
+    /// Opens (creating if needed) the log of the memory root `root`, waiting up to
+    /// [`BUSY_TIMEOUT`] for other writers.
+    pub fn open_in(root: &Path) -> Result<SessionLog> {
+        SessionLog::open(&SessionLog::file_in(root), BUSY_TIMEOUT)
+    }
+
+    /// The log of the memory root `root`, if it has one (never created here).
+    pub fn existing_in(root: &Path) -> Result<Option<SessionLog>> {
+        SessionLog::open_existing(&SessionLog::file_in(root), BUSY_TIMEOUT)
+    }
+
     /// Where it is.
     pub fn path(&self) -> &Path {
         &self.path
@@ -191,8 +211,8 @@ impl SessionLog {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         tx.execute(
-            "INSERT INTO sessions (id, agent, started_at, last_at) VALUES (?1, 'unknown', ?2, ?2) \
-             ON CONFLICT (id) DO UPDATE SET events = events",
+            "INSERT OR IGNORE INTO sessions (id, agent, started_at, last_at) \
+             VALUES (?1, 'unknown', ?2, ?2)",
             params![session, at.as_second()],
         )
         .map_err(err)?;
@@ -257,12 +277,11 @@ impl SessionLog {
     pub fn list(&self, project: Option<&str>, limit: usize) -> Result<Vec<Session>> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT id, agent, project, started_at, last_at, turns, events, first_prompt, \
-                 memory, model, mode FROM sessions \
+            .prepare_cached(&format!(
+                "{SELECT_SESSIONS} \
                  WHERE ?1 IS NULL OR project = ?1 OR substr(project, 1, length(?1) + 1) = ?1 || '/' \
-                 ORDER BY COALESCE(last_at, started_at, 0) DESC, id LIMIT ?2",
-            )
+                 ORDER BY COALESCE(last_at, started_at, 0) DESC, id LIMIT ?2"
+            ))
             .map_err(self.err())?;
         let rows =
             stmt.query_map(params![project, limit as i64], session_row).map_err(self.err())?;
@@ -273,11 +292,10 @@ impl SessionLog {
     pub fn session(&self, id: &str) -> Result<Session> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT id, agent, project, started_at, last_at, turns, events, first_prompt, \
-                 memory, model, mode FROM sessions WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 \
-                 ORDER BY id != ?1, id LIMIT 3",
-            )
+            .prepare_cached(&format!(
+                "{SELECT_SESSIONS} WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 \
+                 ORDER BY id != ?1, id LIMIT 3"
+            ))
             .map_err(self.err())?;
         let found = stmt
             .query_map([id], session_row)
@@ -423,6 +441,11 @@ fn read_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<Source>
     .optional()
 }
 
+/// The columns [`session_row`] reads, in its order.
+const SELECT_SESSIONS: &str = "SELECT id, agent, project, started_at, last_at, turns, events, \
+    first_prompt, memory, model, mode FROM sessions";
+
+/// A [`Session`] from a row of [`SELECT_SESSIONS`].
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
         id: r.get(0)?,
