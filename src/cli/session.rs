@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
-use mem::format::{clip, whole_second};
-use mem::session::{Event, Kind, SessionLog, resume};
+use mem::format::whole_second;
+use mem::session::resume::{self, one_line};
+use mem::session::{Event, Kind, SessionLog};
 
 use super::Context;
 use super::hook::{self, Agent};
@@ -201,10 +202,6 @@ fn show_event(e: &Event, full: bool) -> String {
     } else {
         format!("turn {}\t{at}\t{}\t{}\n", e.turn, e.kind.as_str(), one_line(&text, 200))
     }
-}
-
-fn one_line(s: &str, max: usize) -> String {
-    clip(&s.split_whitespace().collect::<Vec<_>>().join(" "), max)
 }
 
 /// `resume --hook`: the session the SessionStart continues (a resume, a compaction: the log

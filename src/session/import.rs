@@ -291,6 +291,6 @@ fn format_agent(format: Format) -> &'static str {
 }
 
 /// The format of an agent named in the log.
-fn agent_format(agent: &str) -> Option<Format> {
+pub(super) fn agent_format(agent: &str) -> Option<Format> {
     [Format::ClaudeCode, Format::Codex].into_iter().find(|f| format_agent(*f) == agent)
 }

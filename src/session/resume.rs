@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::capture::inline_code;
+use crate::capture::{Format, inline_code};
 use crate::format::{clip, whole_second};
 
 use super::events::PLAN_TOOLS;
@@ -190,14 +190,8 @@ pub fn render(session: &Session, events: &[Event], budget: usize) -> String {
 }
 
 fn render_with(session: &Session, state: &State, limits: Limits) -> String {
-    let one_line =
-        |s: &str, max: usize| clip(&s.split_whitespace().collect::<Vec<_>>().join(" "), max);
     let mut out = format!("# Resume session {}\n\n", session.id);
-    let agent = match session.agent.as_str() {
-        "claude-code" => "Claude Code",
-        "codex" => "Codex",
-        _ => "Agent",
-    };
+    let agent = super::import::agent_format(&session.agent).map_or("Agent", Format::name);
     let mut header = format!("{agent} session");
     if let Some(project) = &session.project {
         header.push_str(&format!(" in {}", inline_code(project)));
@@ -232,15 +226,15 @@ fn render_with(session: &Session, state: &State, limits: Limits) -> String {
         let open: Vec<&str> = lines.iter().copied().filter(|l| !l.starts_with("- [x]")).collect();
         let done = lines.len() - open.len();
         out.push_str(&format!("\n## Plan (turn {turn})\n\n"));
-        if open.len() < lines.len() && lines.len() > limits.plan {
-            out.push_str(&format!("- {done} steps done\n"));
-            for line in open.iter().take(limits.plan) {
-                out.push_str(&format!("{}\n", clip(line, limits.item_chars)));
+        let shown = match done > 0 && lines.len() > limits.plan {
+            true => {
+                out.push_str(&format!("- {done} steps done\n"));
+                open
             }
-        } else {
-            for line in lines.iter().take(limits.plan) {
-                out.push_str(&format!("{}\n", clip(line, limits.item_chars)));
-            }
+            false => lines,
+        };
+        for line in shown.iter().take(limits.plan) {
+            out.push_str(&format!("{}\n", clip(line, limits.item_chars)));
         }
     }
     let later = state.prompts.get(1..).unwrap_or_default();
@@ -309,4 +303,9 @@ fn render_with(session: &Session, state: &State, limits: Limits) -> String {
         ));
     }
     out
+}
+
+/// `s` on one line (every run of whitespace one space), cut to `max` characters.
+pub fn one_line(s: &str, max: usize) -> String {
+    clip(&s.split_whitespace().collect::<Vec<_>>().join(" "), max)
 }
