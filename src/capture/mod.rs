@@ -49,6 +49,7 @@ pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
 }
 
 mod json;
+mod jsonl;
 mod lines;
 mod log;
 mod payload;
@@ -57,6 +58,7 @@ mod summary;
 mod transcript;
 
 pub use self::json::*;
+pub(crate) use self::jsonl::*;
 pub use self::lines::*;
 pub use self::log::*;
 pub use self::payload::*;

@@ -8,14 +8,14 @@ use serde_json::Value;
 
 use crate::format::parse_time;
 
+use super::jsonl::{JsonLine, read_json_lines};
 use super::lines::{
     ClaudeUserText, CodexCall, block_text, claude_user_content, claude_user_text, codex_added,
     codex_call, patch_paths, relative_to,
 };
 use super::{
-    COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, Format, MAX_LINE_BYTES,
-    MAX_TRANSCRIPT_BYTES, RAW_ITEM_CHARS, REQUESTS_HEAD, REQUESTS_TAIL, item, item_of,
-    parse_json_lenient, prefix,
+    COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, Format, MAX_TRANSCRIPT_BYTES,
+    RAW_ITEM_CHARS, REQUESTS_HEAD, REQUESTS_TAIL, item, item_of, prefix,
 };
 
 /// A list that keeps its first `head` and last `tail` items, and counts them all.
@@ -136,73 +136,30 @@ pub(crate) fn read_transcript_upto(
 ) -> std::io::Result<Transcript> {
     let mut reader = reader.take(limit);
     let mut t = Transcript::default();
-    let mut buf = Vec::with_capacity(64 * 1024);
-    // A line cut short, and how many lines it already spans.
-    let mut pending: Option<(String, usize)> = None;
-    while let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)? {
-        if !kept {
-            t.lines += 1;
-            t.skipped_lines += 1 + pending.take().map_or(0, |(_, n)| n);
-            t.oversized_lines += 1;
-            continue;
-        }
-        let text = String::from_utf8_lossy(&buf);
-        if text.trim().is_empty() && pending.is_none() {
-            continue;
-        }
-        t.lines += 1;
-        let parsed = parse_json_lenient(&text);
-        match (pending.take(), parsed) {
-            (None, Ok(value)) => t.feed(&value),
-            (None, Err(e)) if e.is_eof() => pending = Some((text.into_owned(), 1)),
-            (None, Err(_)) => t.skipped_lines += 1,
-            (Some((_, n)), Ok(value)) => {
-                t.skipped_lines += n;
-                t.feed(&value);
-            }
-            (Some((before, n)), Err(_)) => {
-                let joined = format!("{before}\n{text}");
-                match parse_json_lenient(&joined) {
-                    Ok(value) => t.feed(&value),
-                    Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => {
-                        pending = Some((joined, n + 1))
-                    }
-                    Err(_) => t.skipped_lines += n + 1,
+    read_json_lines(
+        &mut reader,
+        false,
+        |e| e,
+        |line| {
+            match line {
+                JsonLine::Value { value, lines } => {
+                    t.lines += lines;
+                    t.feed(&value);
+                }
+                JsonLine::Skipped { lines, oversized } => {
+                    t.lines += lines;
+                    t.skipped_lines += lines;
+                    t.oversized_lines += usize::from(oversized);
                 }
             }
-        }
-        if buf.capacity() > 1024 * 1024 {
-            // Do not hold on to the memory of one long line.
-            buf = Vec::with_capacity(64 * 1024);
-        }
-    }
-    t.skipped_lines += pending.map_or(0, |(_, n)| n);
+            Ok(())
+        },
+    )?;
     if reader.limit() == 0 {
         // At the limit: truncated if the transcript goes on.
         t.truncated = !reader.into_inner().fill_buf()?.is_empty();
     }
     Ok(t)
-}
-
-/// Reads one line (without caring for its encoding) into `buf`. `Some(true)`: a line of at
-/// most `max` bytes; `Some(false)`: a longer line, read past and not kept; `None`: the end.
-pub(crate) fn read_line_capped(
-    reader: &mut impl BufRead,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Option<bool>> {
-    use std::io::Read;
-    buf.clear();
-    let n = reader.by_ref().take(max as u64 + 1).read_until(b'\n', buf)?;
-    if n == 0 {
-        return Ok(None);
-    }
-    if buf.last() == Some(&b'\n') || buf.len() <= max {
-        return Ok(Some(true));
-    }
-    buf.clear();
-    reader.skip_until(b'\n')?;
-    Ok(Some(false))
 }
 
 impl Transcript {

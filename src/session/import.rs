@@ -3,12 +3,12 @@
 //! (a kill, a power cut) leaves the log as it was and the next one appends exactly what is
 //! missing.
 
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::capture::{Format, MAX_LINE_BYTES, parse_json_lenient};
+use crate::capture::{Format, JsonLine, read_json_lines};
 use crate::{Error, Result};
 
 use super::SessionLog;
@@ -21,9 +21,10 @@ pub struct Imported {
     pub session: String,
     /// Events appended.
     pub events: usize,
-    /// Lines read (complete lines past the previous offset).
+    /// Lines read past the previous offset: each value (lines joined after a raw line break
+    /// count once) and each run of lines given up on.
     pub lines: usize,
-    /// Of those, lines that were not JSON, or longer than the line limit.
+    /// Of those, the runs given up on: not JSON, or longer than the line limit.
     pub skipped: usize,
     /// Bytes at the end left for the next import: a last line without its line break (still
     /// being written, or cut short) is not an event yet.
@@ -33,99 +34,6 @@ pub struct Imported {
     /// The transcript is shorter than what was already imported from it (it was replaced or
     /// cut): nothing was imported, and the log keeps what it had.
     pub shrunk: bool,
-}
-
-/// One line of the transcript.
-enum Line {
-    /// A line that parsed.
-    Value(serde_json::Value),
-    /// A line that is not JSON, or longer than [`MAX_LINE_BYTES`].
-    Skipped,
-}
-
-/// Reads the complete lines of `reader`, which is at byte `offset` of the transcript, and
-/// returns the offset just past the last line taken. A line that ends inside a JSON value (a
-/// raw line break in a string) is joined with the next ones, as capture does. A last line
-/// without its line break is not taken, nor a value still open at the end: both are read again
-/// by the next import, once they are whole.
-fn read_lines<R: BufRead>(
-    reader: &mut R,
-    path: &Path,
-    mut offset: u64,
-    mut each: impl FnMut(Line) -> Result<()>,
-) -> Result<u64> {
-    let mut buf = Vec::with_capacity(64 * 1024);
-    // A value cut by a raw line break: its text so far.
-    let mut pending: Option<String> = None;
-    let mut at = offset;
-    loop {
-        buf.clear();
-        let io = |e: std::io::Error| Error::io(path, e);
-        let n = std::io::Read::take(&mut *reader, MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .map_err(io)?;
-        if n == 0 {
-            return Ok(offset);
-        }
-        if buf.last() != Some(&b'\n') {
-            if n <= MAX_LINE_BYTES {
-                return Ok(offset);
-            }
-            // Too long to keep: read past it, if its end is there yet.
-            let Some(rest) = skip_line(reader).map_err(io)? else { return Ok(offset) };
-            at += (n + rest) as u64;
-            offset = at;
-            pending = None;
-            each(Line::Skipped)?;
-            continue;
-        }
-        at += n as u64;
-        let text = String::from_utf8_lossy(&buf[..n - 1]);
-        if text.trim().is_empty() && pending.is_none() {
-            offset = at;
-            continue;
-        }
-        let joined = match pending.take() {
-            Some(before) => format!("{before}\n{text}"),
-            None => text.into_owned(),
-        };
-        match parse_json_lenient(&joined) {
-            Ok(value) => {
-                offset = at;
-                each(Line::Value(value))?;
-            }
-            Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => pending = Some(joined),
-            Err(_) => {
-                offset = at;
-                each(Line::Skipped)?;
-            }
-        }
-        if buf.capacity() > 1024 * 1024 {
-            buf = Vec::with_capacity(64 * 1024);
-        }
-    }
-}
-
-/// Reads past the rest of a line: the bytes read, when its line break was found.
-fn skip_line(reader: &mut impl BufRead) -> std::io::Result<Option<usize>> {
-    let mut read = 0;
-    loop {
-        let chunk = reader.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(None);
-        }
-        match chunk.iter().position(|b| *b == b'\n') {
-            Some(i) => {
-                reader.consume(i + 1);
-                return Ok(Some(read + i + 1));
-            }
-            None => {
-                let len = chunk.len();
-                read += len;
-                reader.consume(len);
-            }
-        }
-    }
 }
 
 impl SessionLog {
@@ -221,11 +129,12 @@ impl SessionLog {
                     .map_err(err)?;
                 Ok(())
             };
-            end = read_lines(&mut reader, transcript, offset, |line| {
+            let io = |e: std::io::Error| Error::io(transcript, e);
+            let taken = read_json_lines(&mut reader, true, io, |line| {
                 imported.lines += 1;
                 match line {
-                    Line::Skipped => imported.skipped += 1,
-                    Line::Value(value) => {
+                    JsonLine::Skipped { .. } => imported.skipped += 1,
+                    JsonLine::Value { value, .. } => {
                         for event in state.events(&value) {
                             if event.kind == Kind::Prompt {
                                 turn += 1;
@@ -240,6 +149,7 @@ impl SessionLog {
                 }
                 Ok(())
             })?;
+            end = offset + taken;
         }
         imported.pending_bytes = len.saturating_sub(end);
         imported.redacted = state.redacted;

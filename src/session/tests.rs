@@ -311,3 +311,15 @@ fn a_word_in_too_many_events_is_ranked_among_its_most_recent_matches() {
     assert_ne!(best_of(&log), first);
     assert_eq!(log.search("alpha", None, 1).unwrap()[0].session, "many");
 }
+
+#[test]
+fn a_line_cut_short_by_a_killed_writer_does_not_take_the_next_one_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let cut = &CLAUDE[1][..CLAUDE[1].len() / 2];
+    write(&transcript, &format!("{cut}\n{}\n", CLAUDE[8]));
+    let mut log = log_in(dir.path());
+    let imported = log.import(&transcript, "s1", None).unwrap();
+    assert_eq!((imported.skipped, imported.events), (1, 1), "the answer is logged");
+    assert_eq!(log.events("s1", None).unwrap()[0].kind, Kind::Assistant);
+}
