@@ -90,6 +90,16 @@ pub enum Error {
     /// never written, moved or deleted.
     #[error("{} is reached through a symbolic link that leaves the memory root: mem reads it but never writes, moves or deletes it; change it where it lives", .0.display())]
     OutsideRoot(PathBuf),
+    /// `.mem/`, or something in it, is a symbolic link or not a plain file or folder: mem
+    /// writes, replaces and deletes files there, so it never follows one (see
+    /// `store::state_dir`).
+    #[error("{} is {what}; mem writes and deletes files in .mem/ and never follows links there: remove it (`mem index` rebuilds what .mem/ derives; if you moved .mem/ elsewhere yourself, move the folder back in place of the link)", path.display())]
+    UnsafeState {
+        /// The link or odd file.
+        path: PathBuf,
+        /// What it is ("a symbolic link to ...", "not a folder" ...).
+        what: String,
+    },
     /// A move (prune, restore) finds its destination taken by another memory.
     #[error("{} exists and holds another memory ({other}); move one of them elsewhere, then run the command again", to.display())]
     MoveBlocked {

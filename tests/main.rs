@@ -21,6 +21,8 @@ mod eval;
 mod fresh;
 /// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
 mod hardening;
+/// Regressions of the second probe: links in `.mem/`, crafted indexes, names that are not UTF-8.
+mod hostile;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
 /// The source layout: docs/architecture.md names every file, short files, no front end in the

@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::format::clip;
-use crate::store::STATE_DIR;
 use crate::{Error, Result};
 
 use super::parse_json_lenient;
@@ -113,10 +112,10 @@ impl LogEntry {
     }
 }
 
-/// Appends `entry` as one JSON line to `<root>/.mem/capture.log`, creating `.mem/` if needed.
+/// Appends `entry` as one JSON line to `<root>/.mem/capture.log`, creating `.mem/` if needed
+/// (never through a link: [`crate::store::state_dir`]).
 pub fn append_log(root: &Path, entry: &LogEntry) -> Result<()> {
-    let dir = root.join(STATE_DIR);
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+    let dir = crate::store::state_dir(root)?;
     let path = dir.join(LOG_FILE);
     let mut line = serde_json::to_string(entry).expect("a log entry always serialises");
     line.push('\n');

@@ -72,7 +72,9 @@ impl Folders {
 
     /// Records it in `state_dir`.
     pub(super) fn save(&self, state_dir: &Path) -> Result<()> {
-        let bytes = postcard::to_stdvec(self).expect("folders always serialise");
+        let bytes = postcard::to_stdvec(self).map_err(|e| {
+            crate::Error::io(Folders::path(state_dir), std::io::Error::other(e.to_string()))
+        })?;
         // Derived and checked on reading (the index state it describes): no fsync.
         store::write_cache(&Folders::path(state_dir), &bytes)
     }

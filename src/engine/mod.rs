@@ -12,7 +12,7 @@ use crate::embed::ModelOverrides;
 use crate::format::{Memory, MemoryId, MemoryType};
 use crate::index::synonyms::Thesaurus;
 use crate::index::{MemoryIndex, Record, RefreshReport, tokenizer};
-use crate::store::{self, STATE_DIR};
+use crate::store;
 use crate::usage::{self, UsageLog};
 use crate::{Error, Result};
 
@@ -92,8 +92,7 @@ impl Engine {
             return Err(Error::NoRoot(root.to_path_buf()));
         }
         let config = Config::load(root)?;
-        let state_dir = root.join(STATE_DIR);
-        std::fs::create_dir_all(&state_dir).map_err(|e| Error::io(&state_dir, e))?;
+        let state_dir = store::state_dir(root)?;
         let lock_path = state_dir.join("lock");
         let lock = File::options()
             .create(true)

@@ -126,6 +126,7 @@ impl MemoryIndex {
 
     fn try_open(state_dir: &Path) -> std::result::Result<MemoryIndex, String> {
         let index_dir = state_dir.join(INDEX_DIR);
+        check_managed(&index_dir)?;
         let index =
             tantivy::Index::open_in_dir(&index_dir).map_err(|e| format!("is corrupt ({e})"))?;
         let metas = index.load_metas().map_err(|e| format!("is corrupt ({e})"))?;
@@ -291,6 +292,26 @@ fn check_segments(searcher: &Searcher) -> tantivy::Result<()> {
         columns::Columns::open(segment, 0)?;
     }
     Ok(())
+}
+
+/// tantivy's list of the files it manages in an index folder, which it deletes when they are
+/// no longer used.
+const MANAGED_FILE: &str = ".managed.json";
+
+/// Refuses an index whose list of managed files names anything but a plain file name: tantivy
+/// would delete such a path relative to the index folder, or absolute, wherever it is (a
+/// `.mem/index/` committed to a cloned repository could name any file).
+fn check_managed(index_dir: &Path) -> std::result::Result<(), String> {
+    let Ok(bytes) = std::fs::read(index_dir.join(MANAGED_FILE)) else { return Ok(()) };
+    let names: Vec<String> =
+        serde_json::from_slice(&bytes).map_err(|_| format!("has an unreadable {MANAGED_FILE}"))?;
+    let plain = |n: &str| {
+        !n.is_empty() && n != "." && n != ".." && !n.contains(['/', '\\']) && !n.contains('\0')
+    };
+    match names.iter().find(|n| !plain(n)) {
+        Some(bad) => Err(format!("lists {bad:?} among its files, outside its folder")),
+        None => Ok(()),
+    }
 }
 
 /// Deletes manifest files other than `keep`.

@@ -170,20 +170,18 @@ impl SessionLog {
         SessionLog::open(path, busy).map(Some)
     }
 
-    /// The log file of the memory root `root`.
-    pub fn file_in(root: &Path) -> PathBuf {
-        root.join(crate::store::STATE_DIR).join(FILE)
-    }
-
     /// Opens (creating if needed) the log of the memory root `root`, waiting up to
     /// [`BUSY_TIMEOUT`] for other writers.
     pub fn open_in(root: &Path) -> Result<SessionLog> {
-        SessionLog::open(&SessionLog::file_in(root), BUSY_TIMEOUT)
+        SessionLog::open(&crate::store::state_dir(root)?.join(FILE), BUSY_TIMEOUT)
     }
 
     /// The log of the memory root `root`, if it has one (never created here).
     pub fn existing_in(root: &Path) -> Result<Option<SessionLog>> {
-        SessionLog::open_existing(&SessionLog::file_in(root), BUSY_TIMEOUT)
+        match crate::store::existing_state_dir(root)? {
+            Some(dir) => SessionLog::open_existing(&dir.join(FILE), BUSY_TIMEOUT),
+            None => Ok(None),
+        }
     }
 
     /// Where it is.

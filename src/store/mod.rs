@@ -128,7 +128,7 @@ pub fn init(dir: &Path) -> Result<InitReport> {
         write_atomic(&config, DEFAULT_CONFIG.as_bytes(), Overwrite::No)?;
         report.wrote_config = true;
     }
-    let gitignore = dir.join(".gitignore");
+    let gitignore = inside_root(dir, ".gitignore")?;
     let line = format!("{STATE_DIR}/");
     match std::fs::read_to_string(&gitignore) {
         Ok(text) => {
@@ -149,6 +149,63 @@ pub fn init(dir: &Path) -> Result<InitReport> {
         Err(e) => return Err(Error::io(gitignore, e)),
     }
     Ok(report)
+}
+
+/// The state folder ([`STATE_DIR`]) of `root`, created if missing, once it is checked to be a
+/// real folder holding only real files and folders. mem replaces and deletes files there, so a
+/// symbolic link in it (say, committed to a cloned repository) would make it change files
+/// outside the root: it is refused with [`Error::UnsafeState`], never followed. Every writer
+/// of `.mem/` gets the folder from here.
+pub fn state_dir(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(STATE_DIR);
+    if std::fs::symlink_metadata(&dir).is_err() {
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            // Made by another process meanwhile (or a link made meanwhile): checked below.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(Error::io(&dir, e)),
+        }
+    }
+    check_real(&dir, true)?;
+    Ok(dir)
+}
+
+/// The state folder of `root` as [`state_dir`] checks it, or `None` when it does not exist
+/// (never created here).
+pub fn existing_state_dir(root: &Path) -> Result<Option<PathBuf>> {
+    let dir = root.join(STATE_DIR);
+    match std::fs::symlink_metadata(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        _ => state_dir(root).map(Some),
+    }
+}
+
+/// Refuses `path` unless it is a real folder (`dir`) or file, and, for a folder, everything
+/// in it likewise.
+fn check_real(path: &Path, dir: bool) -> Result<()> {
+    let unsafe_state = |what: String| Error::UnsafeState { path: path.to_path_buf(), what };
+    let meta = std::fs::symlink_metadata(path).map_err(|e| Error::io(path, e))?;
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = std::fs::read_link(path).map(|t| format!(" to {}", t.display()));
+        return Err(unsafe_state(format!("a symbolic link{}", target.unwrap_or_default())));
+    }
+    if !kind.is_dir() {
+        return match (dir, kind.is_file()) {
+            (false, true) => Ok(()),
+            (true, _) => Err(unsafe_state("not a folder".into())),
+            (false, false) => Err(unsafe_state("not a regular file".into())),
+        };
+    }
+    for entry in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+        let entry = entry.map_err(|e| Error::io(path, e))?;
+        let kind = entry.file_type().map_err(|e| Error::io(entry.path(), e))?;
+        // Files are checked by their entry's type alone: no stat per file.
+        if kind.is_dir() || kind.is_symlink() || !kind.is_file() {
+            check_real(&entry.path(), kind.is_dir())?;
+        }
+    }
+    Ok(())
 }
 
 /// Name prefix of the temporary files [`write_atomic`] writes next to their target.

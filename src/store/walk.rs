@@ -285,6 +285,8 @@ pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
         .unwrap_or(0)
 }
 
+/// `path` relative to `root`, as valid UTF-8: a name that is not is shown lossily (an issue
+/// names it for people, and is stored in `.mem/`, which takes only UTF-8).
 fn relative(root: &Path, path: &Path) -> PathBuf {
-    path.strip_prefix(root).unwrap_or(path).to_path_buf()
+    PathBuf::from(path.strip_prefix(root).unwrap_or(path).to_string_lossy().into_owned())
 }
