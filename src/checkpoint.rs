@@ -49,6 +49,9 @@ pub struct Rewound {
     pub removed: Vec<String>,
     /// Files the checkpoint has that are ignored now and exist: left as they are.
     pub kept_ignored: Vec<String>,
+    /// The memory roots of the repository, now or in the checkpoint: left as they are (memory
+    /// is not workspace state; see [`MemoryRoots`]).
+    pub kept_memory: Vec<String>,
 }
 
 /// A git repository's working tree, found from a folder inside it.
@@ -87,8 +90,9 @@ impl Workspace {
     }
 
     /// The tree of the working tree as it is now (tracked files and untracked ones that are
-    /// not ignored), built in a temporary index seeded from the user's, which is not touched.
-    fn snapshot(&self) -> Result<String> {
+    /// not ignored, memory roots left out), built in a temporary index seeded from the
+    /// user's, which is not touched; with the memory roots it left out.
+    fn snapshot(&self) -> Result<(String, MemoryRoots)> {
         let index = TempIndex::new(&self.git_dir)?;
         let user_index = self.git_dir.join("index");
         if user_index.is_file() {
@@ -96,7 +100,22 @@ impl Workspace {
         }
         let env = [("GIT_INDEX_FILE", index.path_str())];
         self.git(&["add", "--all", "--", "."], &env)?;
-        Ok(self.git(&["write-tree"], &env)?.trim().to_string())
+        let listed = git_raw(&self.top, &["ls-files", "-z", "--cached"], &env, b"")?;
+        let roots = MemoryRoots::of(nul_separated(&listed));
+        let mut memory: Vec<u8> = Vec::new();
+        for file in nul_separated(&listed).filter(|f| roots.holds(f)) {
+            memory.extend_from_slice(file);
+            memory.push(0);
+        }
+        if !memory.is_empty() {
+            git_raw(
+                &self.top,
+                &["update-index", "--force-remove", "-z", "--stdin"],
+                &env,
+                &memory,
+            )?;
+        }
+        Ok((self.git(&["write-tree"], &env)?.trim().to_string(), roots))
     }
 
     /// The refs of the checkpoints, newest first (the first `count` only, if given): one
@@ -159,7 +178,7 @@ impl Workspace {
     /// Takes a checkpoint labelled `label` at `now`, unless the working tree is as the latest
     /// checkpoint has it.
     pub fn checkpoint(&self, label: &str, now: Timestamp) -> Result<Taken> {
-        let tree = self.snapshot()?;
+        let (tree, _) = self.snapshot()?;
         self.record(&tree, label, now)
     }
 
@@ -233,7 +252,11 @@ impl Workspace {
         }
         let target = self.resolve(id)?;
         let target_tree = target.tree.as_str();
-        let current = self.snapshot()?;
+        let (current, mut roots) = self.snapshot()?;
+        // Checkpoints taken before memory roots were left out hold them: never restored.
+        let target_files =
+            git_raw(&self.top, &["ls-tree", "-r", "-z", "--name-only", target_tree], &[], b"")?;
+        roots.extend(MemoryRoots::of(nul_separated(&target_files)));
         let mut args = vec![
             "diff-tree",
             "-r",
@@ -246,9 +269,12 @@ impl Workspace {
         ];
         args.extend(paths.iter().map(String::as_str));
         let out = self.git(&args, &[])?;
-        let mut rewound = Rewound::default();
+        let mut rewound = Rewound { kept_memory: roots.names(), ..Rewound::default() };
         let mut fields = out.split('\0').filter(|f| !f.is_empty());
         while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+            if roots.holds(path.as_bytes()) {
+                continue;
+            }
             match status {
                 "D" => rewound.removed.push(path.to_string()),
                 // Not in the present snapshot yet on disk: ignored now; never touched.
@@ -345,11 +371,89 @@ impl Drop for TempIndex {
     }
 }
 
+/// The memory roots in a list of a repository's files: `.memory/` and every other folder
+/// holding a `mem.toml` (its whole content), and, when the repository's top is a root itself,
+/// the files it reads as memories (Markdown outside hidden folders), `archive/` and `usage/`.
+/// Memory is a layer of its own: checkpoints leave it out and rewind never changes it.
+#[derive(Debug, Default)]
+pub struct MemoryRoots {
+    /// The roots' folders, each ending in `/` (raw bytes: names need not be UTF-8).
+    folders: Vec<Vec<u8>>,
+    /// The top of the repository is a root.
+    top: bool,
+}
+
+impl MemoryRoots {
+    /// The roots that the files `files` (relative to the top) show.
+    fn of<'a>(files: impl Iterator<Item = &'a [u8]>) -> MemoryRoots {
+        let project = format!("{}/", crate::store::PROJECT_DIR).into_bytes();
+        let mut roots = MemoryRoots::default();
+        for file in files {
+            let Some(folder) = file.strip_suffix(crate::config::CONFIG_FILE.as_bytes()) else {
+                if file.starts_with(&project) && !roots.folders.contains(&project) {
+                    roots.folders.push(project.clone());
+                }
+                continue;
+            };
+            if folder.is_empty() {
+                roots.top = true;
+            } else if folder.ends_with(b"/") && !roots.folders.iter().any(|f| f == folder) {
+                roots.folders.push(folder.to_vec());
+            }
+        }
+        roots
+    }
+
+    /// Adds the roots of `other`.
+    fn extend(&mut self, other: MemoryRoots) {
+        for folder in other.folders {
+            if !self.folders.contains(&folder) {
+                self.folders.push(folder);
+            }
+        }
+        self.top |= other.top;
+    }
+
+    /// Whether the file `path` (relative to the top) belongs to a memory root.
+    fn holds(&self, path: &[u8]) -> bool {
+        if self.folders.iter().any(|f| path.starts_with(f)) {
+            return true;
+        }
+        let text = String::from_utf8_lossy(path);
+        self.top
+            && (crate::store::is_memory_path(Path::new(text.as_ref()))
+                || ["archive/", "usage/"].iter().any(|d| text.starts_with(d)))
+    }
+
+    /// The roots, as folders ending in `/` (`./` for the top), sorted.
+    fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            self.folders.iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect();
+        names.sort();
+        if self.top {
+            names.insert(0, "./".to_string());
+        }
+        names
+    }
+}
+
+/// The non-empty NUL-separated fields of git's `-z` output.
+fn nul_separated(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split(|b| *b == 0).filter(|f| !f.is_empty())
+}
+
 fn git_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
     git_stdin(dir, args, env, "")
 }
 
 fn git_stdin(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Result<String> {
+    let out = git_raw(dir, args, env, input.as_bytes())?;
+    Ok(String::from_utf8(out)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+}
+
+/// Runs git in `dir` with `input` on its stdin; its stdout as bytes, or its stderr as the error.
+fn git_raw(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Result<Vec<u8>> {
     use std::io::Write;
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args).envs(env.iter().copied());
@@ -358,9 +462,7 @@ fn git_stdin(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Re
         Error::Checkpoint(format!("cannot run git ({e}); checkpoints need git on the PATH"))
     })?;
     if let Some(mut stdin) = child.stdin.take() {
-        stdin
-            .write_all(input.as_bytes())
-            .map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
+        stdin.write_all(input).map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
     }
     let out =
         child.wait_with_output().map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
@@ -368,5 +470,5 @@ fn git_stdin(dir: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Re
         let stderr = String::from_utf8_lossy(&out.stderr);
         return Err(Error::Checkpoint(format!("git {} failed: {}", args[0], stderr.trim())));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out.stdout)
 }

@@ -173,6 +173,67 @@ fn a_file_ignored_since_the_checkpoint_is_never_touched() {
     assert_eq!(std::fs::read_to_string(dir.join(".gitignore")).unwrap(), "target/\n*.log\n");
 }
 
+/// Defect 3 of the second probe: `.memory/` lives in the work tree, so every checkpoint held
+/// it, and a rewind to before an agent's turn removed the session memory that turn's capture
+/// wrote and rolled another back. Memory roots (`.memory/`, any folder with a `mem.toml`) are
+/// left out of checkpoints, and a rewind leaves them as they are, also to a checkpoint taken
+/// before this rule (which holds them) and say so.
+#[test]
+fn rewind_never_changes_a_memory_root() {
+    let tmp = repo();
+    let dir = tmp.path();
+    ok(dir, &["init", "--project"]);
+    write(dir, ".memory/kept.md", "---\nid: kept\ntype: semantic\n---\nthe first text\n");
+    write(dir, "notes/mem.toml", "");
+    write(dir, "notes/n.md", "---\nid: n\ntype: semantic\n---\na nested root\n");
+    // A checkpoint as an older mem took it: the whole work tree, memory roots included.
+    let index = dir.join(".git/old-index");
+    let old_env = |cmd: &mut Command| -> String {
+        let out = run(cmd.env("GIT_INDEX_FILE", &index).current_dir(dir));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout.trim().to_string()
+    };
+    old_env(Command::new("git").args(["add", "-A"]));
+    let old_tree = old_env(Command::new("git").args(["write-tree"]));
+    let old = old_env(Command::new("git").args([
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "commit-tree",
+        &old_tree,
+        "-m",
+        "old",
+    ]));
+    git(dir, &["update-ref", "refs/mem/checkpoints/00000001", &old]);
+    let taken: serde_json::Value =
+        serde_json::from_str(&ok(dir, &["checkpoint", "--json"])).unwrap();
+    assert_eq!(taken["id"], "2", "{taken}");
+    let held = git(dir, &["ls-tree", "-r", "--name-only", "refs/mem/checkpoints/00000002"]);
+    assert!(!held.contains(".memory/") && !held.contains("notes/"), "{held}");
+
+    // The agent's turn: code changes, a capture writes a session memory, a memory changes.
+    write(dir, "src/main.rs", "fn main() { panic!() }\n");
+    write(dir, ".memory/sessions/session-s1.md", "---\nid: s1\ntype: episodic\n---\nturn\n");
+    write(dir, ".memory/kept.md", "---\nid: kept\ntype: semantic\n---\nthe second text\n");
+    write(dir, "notes/n.md", "---\nid: n\ntype: semantic\n---\nchanged\n");
+    let memory = |d: &Path| -> Vec<_> {
+        tree(d)
+            .into_iter()
+            .filter(|(rel, _, _)| rel.starts_with(".memory/") || rel.starts_with("notes/"))
+            .collect()
+    };
+    let after_turn = memory(dir);
+    for target in ["2", "1"] {
+        let out = ok(dir, &["rewind", target]);
+        assert!(out.contains("restored src/main.rs"), "{out}");
+        assert!(out.contains("left .memory/ as it is (a memory root"), "{target}: {out}");
+        assert!(out.contains("left notes/ as it is (a memory root"), "{target}: {out}");
+        assert_eq!(memory(dir), after_turn, "rewind to {target} changed a memory root");
+        write(dir, "src/main.rs", "fn main() { panic!() }\n");
+    }
+}
+
 #[test]
 fn a_merge_in_progress_is_not_disturbed_and_rewind_refuses() {
     let tmp = repo();
@@ -183,7 +244,10 @@ fn a_merge_in_progress_is_not_disturbed_and_rewind_refuses() {
     git(dir, &["checkout", "-q", "main"]);
     write(dir, "README.md", "# main\n");
     git(dir, &["commit", "-q", "-am", "main"]);
-    let merge = run(Command::new("git").args(["merge", "-q", "other"]).current_dir(dir));
+    // With its own identity: the suite passes on a machine that has none (an empty HOME).
+    let merge = run(Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid", "merge", "-q", "other"])
+        .current_dir(dir));
     assert_ne!(merge.code, 0, "a conflict");
     let before_view = user_view(dir);
     let before_tree = tree(dir);

@@ -167,6 +167,9 @@ pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
     for path in &rewound.kept_ignored {
         println!("left {path} as it is (ignored now)");
     }
+    for root in &rewound.kept_memory {
+        println!("left {root} as it is (a memory root: checkpoints hold no memories)");
+    }
     if rewound.restored.is_empty() && rewound.removed.is_empty() {
         println!("the working tree is as checkpoint {} has it", args.id);
     }
