@@ -100,6 +100,15 @@ pub enum Error {
         /// What it is ("a symbolic link to ...", "not a folder" ...).
         what: String,
     },
+    /// A memory file that broke the format when it was last read and has not changed since
+    /// (not read again; see `index::BadFile`).
+    #[error("{message}")]
+    StillBad {
+        /// The file, relative to the memory root.
+        path: PathBuf,
+        /// The failure as it was reported then (`path:line: reason`).
+        message: String,
+    },
     /// A move (prune, restore) finds its destination taken by another memory.
     #[error("{} exists and holds another memory ({other}); move one of them elsewhere, then run the command again", to.display())]
     MoveBlocked {
@@ -252,6 +261,29 @@ pub enum FormatError {
         /// The limit.
         limit: u64,
     },
+    /// The front-matter is larger than mem parses (`format::MAX_FRONT_MATTER_BYTES`).
+    #[error(
+        "front-matter is {size} bytes, over the {limit}-byte limit; keep long text in the body"
+    )]
+    FrontMatterTooLarge {
+        /// Size of the front-matter.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The front-matter opens more YAML flow collections (`[`, `{`) than mem parses
+    /// (`format::MAX_FLOW_OPENERS`): the YAML parser's work grows with their nesting.
+    #[error(
+        "front-matter has {count} `[` or `{{`, over the limit of {limit} (deeply nested YAML is refused before parsing); write lists one item per line"
+    )]
+    TooNested {
+        /// Line of the first bracket over the limit.
+        line: usize,
+        /// Brackets counted up to there.
+        count: usize,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl FormatError {
@@ -263,8 +295,10 @@ impl FormatError {
             | FormatError::Unterminated
             | FormatError::NotMapping => Some(1),
             FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
-            FormatError::NotUtf8 { line, .. } => Some(*line),
-            FormatError::Missing(_) | FormatError::TooLarge { .. } => None,
+            FormatError::NotUtf8 { line, .. } | FormatError::TooNested { line, .. } => Some(*line),
+            FormatError::Missing(_)
+            | FormatError::TooLarge { .. }
+            | FormatError::FrontMatterTooLarge { .. } => None,
         }
     }
 }

@@ -215,3 +215,66 @@ fn a_name_that_is_not_utf8_is_reported_and_skipped_by_every_command() {
     let (answer, stderr) = mcp_recall(&dir);
     assert!(answer.contains("in1") && !answer.contains("internal error"), "{answer}\n{stderr}");
 }
+
+/// Defect 5: a 200 KB file nesting 100,000 `[` made each `mem context --hook` take 75 s. The
+/// front-matter is bounded before the YAML parser sees it, and the error names the limit.
+#[test]
+fn hostile_front_matter_is_refused_before_parsing_with_the_limit_named() {
+    let (dir, _victim) = root_and_victim();
+    dir.write(
+        "nested.md",
+        format!("---\nid: x\ntype: semantic\ntags: {}\n---\n", "[".repeat(50_000)),
+    );
+    let long = format!("---\nid: y\ntype: semantic\ntitle: \"{}\"\n---\n", "a".repeat(70_000));
+    dir.write("long.md", long);
+    let quoted = format!("---\nid: z\ntype: semantic\ntitle: \"{}\"\n---\n", "[".repeat(300));
+    dir.write("quoted.md", quoted);
+    let out = dir.mem(&["recall", "--json", "kafka"]);
+    assert_eq!(crate::util::ids(&out.json()), ["in1"], "{}", out.stderr);
+    let nested = "nested.md:4: front-matter has 257 `[` or `{`, over the limit of 256";
+    assert!(out.stderr.contains(nested), "{}", out.stderr);
+    assert!(out.stderr.contains("quoted.md:4: front-matter has 257"), "{}", out.stderr);
+    let long = "long.md: front-matter is 70031 bytes, over the 65536-byte limit";
+    assert!(out.stderr.contains(long), "{}", out.stderr);
+    // Reported by every recall, and by the hook's context without a failure.
+    let again = dir.mem(&["recall", "--json", "kafka"]);
+    assert!(again.stderr.contains(nested), "{}", again.stderr);
+}
+
+/// Defect 13: one Latin-1 byte in a committed `usage/*.tsv` made recall, show, prune, sync,
+/// MCP recall and the context hook fail, while `mem health` said the usage check passed. The
+/// line is skipped and counted; health fails on it and names it.
+#[test]
+fn a_usage_line_that_is_not_utf8_is_skipped_and_health_fails_on_it() {
+    let (dir, _victim) = root_and_victim();
+    let mut tsv =
+        b"# usage\nsince\t2026-01-01T00:00:00Z\nused\t1\t2026-02-01T00:00:00Z\tcaf\xe9\n".to_vec();
+    tsv.extend_from_slice(b"used\t2\t2026-02-02T00:00:00Z\tin1\n");
+    dir.write("usage/other.tsv", &tsv);
+    let recall = dir.mem(&["recall", "--json", "kafka"]);
+    assert_eq!(crate::util::ids(&recall.json()), ["in1"], "{}", recall.stderr);
+    let show = dir.mem(&["show", "--json", "in1"]).json();
+    assert_eq!(show["access_count"], 1, "{show}");
+    for args in [&["prune", "--dry-run"][..], &["sync"], &["used", "in1"], &["sync"]] {
+        let out = dir.mem(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    }
+    let payload = serde_json::json!({
+        "session_id": "s1", "cwd": dir.path(), "hook_event_name": "UserPromptSubmit",
+        "prompt": "kafka inside",
+    });
+    let hook = dir.mem_stdin(&["context", "--hook", "claude"], payload.to_string());
+    assert!(hook.stdout.contains("kafka inside"), "{}{}", hook.stdout, hook.stderr);
+    let (answer, stderr) = mcp_recall(&dir);
+    assert!(answer.contains("in1") && !answer.contains("isError\":true"), "{answer}\n{stderr}");
+    let health = dir.mem(&["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(
+        health.stdout.contains("1 lines of the usage files cannot be read"),
+        "{}",
+        health.stdout
+    );
+    assert!(health.stdout.contains("other.tsv:3: not valid UTF-8; skipped"), "{}", health.stdout);
+    // The bytes of the file are kept as they were: mem appends only to its own file.
+    assert!(std::fs::read(dir.path().join("usage/other.tsv")).unwrap().starts_with(&tsv));
+}

@@ -108,6 +108,17 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
             (None, false) => "no usage log yet".to_string(),
         },
     ));
+    if !u.file_problems.is_empty() {
+        let what = format!(
+            "{} lines of the usage files cannot be read and are skipped; fix or delete them \
+             (each is one event, or a note of when observation began)",
+            u.file_problems.len()
+        );
+        text.push_str(&status(false, "usage files", &what));
+        for line in &u.file_problems {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
     let l = &health.sessions;
     text.push_str(&status(
         l.error.is_none(),

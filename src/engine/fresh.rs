@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::Engine;
 use crate::Result;
 use crate::config::Check;
-use crate::index::{RefreshReport, Scope};
+use crate::index::{BadFile, Reading, RefreshReport, Scope};
 use crate::store::{self, DirStamp, FileStat, ScanIssue};
 
 /// File under `.mem/` that holds what the last check of the folders saw.
@@ -43,8 +43,11 @@ pub(super) struct Folders {
     checked_ns: i64,
     /// Every folder walked.
     dirs: Vec<DirStamp>,
-    /// Files that could not be read or parsed (re-read by every recall, to report them).
+    /// Files that could not be read or parsed (checked by every recall, to report them).
     bad: Vec<String>,
+    /// Those that break the format, as read: reported without being read again while they
+    /// stay as they were.
+    pub(super) bad_files: Vec<BadFile>,
     /// What the walk could not use.
     issues: Vec<ScanIssue>,
 }
@@ -92,8 +95,14 @@ impl Folders {
             checked_ns: taken_ns,
             dirs,
             bad: report.bad_paths.clone(),
+            bad_files: stamped(&report.bad_files, taken_ns),
             issues: report.scan_issues.clone(),
         }
+    }
+
+    /// The bad files known to the last check, if it can be read.
+    pub(super) fn known_bad(state_dir: &Path) -> Vec<BadFile> {
+        Folders::load(state_dir).map(|f| f.bad_files).unwrap_or_default()
     }
 
     /// The folders that changed since they were checked: gone, another mtime, or (when
@@ -133,6 +142,15 @@ impl Folders {
     fn has_racy(&self) -> bool {
         self.dirs.iter().any(|d| d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns)
     }
+}
+
+/// `bad` with the files read by this check stamped as read at `taken_ns` (when it started).
+fn stamped(bad: &[BadFile], taken_ns: i64) -> Vec<BadFile> {
+    let stamp = |b: &BadFile| BadFile {
+        seen_ns: if b.seen_ns == 0 { taken_ns } else { b.seen_ns },
+        ..b.clone()
+    };
+    bad.iter().map(stamp).collect()
 }
 
 fn under(rel: &str, prefixes: &[String]) -> bool {
@@ -281,11 +299,14 @@ impl Engine {
         }
         let dirs = std::mem::take(&mut scan.dirs);
         let max = self.config.limits.max_file_bytes;
+        let known = std::mem::take(&mut folders.bad_files);
+        let reading = Reading { max_file_bytes: max, known_bad: &known };
         let report =
-            self.index.refresh(&self.root, scan, Scope::Files(&scope), max, now, progress)?;
+            self.index.refresh(&self.root, scan, Scope::Files(&scope), reading, now, progress)?;
         folders.dirs.retain(|d| !under(&d.rel, &changed));
         folders.dirs.extend(dirs);
         folders.bad = report.bad_paths.clone();
+        folders.bad_files = stamped(&report.bad_files, started);
         folders.issues.retain(|i| !under(&i.path.to_string_lossy(), &changed));
         folders.issues.extend(report.scan_issues.iter().cloned());
         folders.version = self.index.version();
@@ -313,8 +334,17 @@ impl Engine {
             let scope: FxHashSet<String> = rels.iter().cloned().collect();
             let max = engine.config.limits.max_file_bytes;
             let silent = &crate::progress::Silent;
-            let report =
-                engine.index.refresh(&engine.root, scan, Scope::Files(&scope), max, now, silent)?;
+            let started = wall_ns();
+            let known = Folders::known_bad(&engine.state_dir);
+            let reading = Reading { max_file_bytes: max, known_bad: &known };
+            let report = engine.index.refresh(
+                &engine.root,
+                scan,
+                Scope::Files(&scope),
+                reading,
+                now,
+                silent,
+            )?;
             // The folders described the index before this commit, which changed no folder.
             if report.changed()
                 && let Some(mut folders) = Folders::load(&engine.state_dir)
@@ -323,6 +353,8 @@ impl Engine {
                 folders.version = engine.index.version();
                 folders.bad.retain(|rel| !scope.contains(rel));
                 folders.bad.extend(report.bad_paths.iter().cloned());
+                folders.bad_files.retain(|b| !scope.contains(&b.rel));
+                folders.bad_files.extend(stamped(&report.bad_files, started));
                 folders.save(&engine.state_dir)?;
             }
             Ok(report)
@@ -344,5 +376,68 @@ impl Engine {
             })
             .map(|(rel, _)| rel.to_string())
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{MemoryType, NewMemory};
+
+    /// A file that broke the format is parsed once, then reported from what was read while
+    /// it stays as it was (defect 5 of the second probe: every recall re-parsed it).
+    #[test]
+    fn a_bad_file_is_parsed_once_and_reported_every_time() {
+        let now: Timestamp = "2026-11-30T12:00:00Z".parse().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut engine = Engine::open(dir.path()).unwrap();
+        let note = NewMemory {
+            text: "kafka".into(),
+            kind: MemoryType::Semantic,
+            importance: 5,
+            tags: vec![],
+            title: None,
+            source: None,
+        };
+        engine.add(note, now).unwrap();
+        let bad = dir.path().join("bad.md");
+        std::fs::write(&bad, format!("---\nid: b\ntags: {}\n---\n", "[".repeat(5000))).unwrap();
+        let hour_ago = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::from_nanos(u64::try_from(wall_ns()).unwrap())
+            - std::time::Duration::from_secs(3600);
+        // Both an hour old: old enough to trust their mtimes.
+        let set_mtime = || {
+            for entry in std::fs::read_dir(dir.path()).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    let file = std::fs::File::options().write(true).open(&path).unwrap();
+                    file.set_modified(hour_ago).unwrap();
+                }
+            }
+        };
+        set_mtime();
+        let silent = &crate::progress::Silent;
+        let first = engine.refresh_for_recall(now, silent).unwrap();
+        assert_eq!(first.read, 2, "both files read");
+        let message = first.bad[0].to_string();
+        assert!(message.contains("bad.md:3: front-matter has 257 `[`"), "{message}");
+        for _ in 0..2 {
+            let again = engine.refresh_for_recall(now, silent).unwrap();
+            assert_eq!(again.read, 0, "nothing read again");
+            assert_eq!(
+                again.bad.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+                std::slice::from_ref(&message)
+            );
+        }
+        // Another process's engine, and a full check, take it from `.mem/` too.
+        let mut other = Engine::open(dir.path()).unwrap();
+        let full = other.refresh(now, silent).unwrap();
+        assert_eq!((full.read, full.bad.len()), (0, 1));
+        // Changed, it is read again.
+        std::fs::write(&bad, "---\nid: b\ntype: semantic\ncreated: 2026-01-01\n---\nfixed\n")
+            .unwrap();
+        set_mtime();
+        let fixed = engine.refresh_for_recall(now, silent).unwrap();
+        assert_eq!((fixed.read, fixed.bad.len(), fixed.added), (1, 0, 1));
     }
 }

@@ -23,6 +23,9 @@ pub struct UsageCheck {
     pub events: u64,
     /// What is wrong with it, if anything.
     pub error: Option<String>,
+    /// Lines of the usage files (`usage/*.tsv`) that could not be read, each `path:line:
+    /// reason`: skipped by every reader, and a failed check here.
+    pub file_problems: Vec<String>,
 }
 
 /// The session log's condition.
@@ -69,6 +72,7 @@ impl Health {
         self.notice.is_none()
             && self.index.ok()
             && self.usage.error.is_none()
+            && self.usage.file_problems.is_empty()
             && self.sessions.error.is_none()
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
@@ -110,13 +114,19 @@ impl Engine {
             self.config.limits.max_file_bytes,
         );
         let usage_path = self.state_dir.join(usage::FILE);
-        let usage = if usage_path.exists() {
+        let mut usage = if usage_path.exists() {
             match self.usage().and_then(|log| log.check().and_then(|()| log.event_count())) {
-                Ok(events) => UsageCheck { present: true, events, error: None },
-                Err(e) => UsageCheck { present: true, events: 0, error: Some(e.to_string()) },
+                Ok(events) => UsageCheck { present: true, events, ..Default::default() },
+                Err(e) => {
+                    UsageCheck { present: true, error: Some(e.to_string()), ..Default::default() }
+                }
             }
         } else {
             UsageCheck::default()
+        };
+        usage.file_problems = match usage::shared::load(&self.root) {
+            Ok(files) => files.problems,
+            Err(e) => vec![e.to_string()],
         };
         let sessions_path = self.state_dir.join(crate::session::FILE);
         let sessions = if sessions_path.exists() {

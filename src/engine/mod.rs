@@ -228,21 +228,23 @@ impl Engine {
             ));
         }
         let all = crate::index::Scope::All;
-        let mut report =
-            match self.index.refresh(&self.root, scan, all, max_file_bytes, now, progress) {
-                // The index is derived from the files: one that cannot be updated is rebuilt,
-                // and nothing else under `.mem/` is touched.
-                Err(Error::Index(e)) if !rebuild => {
-                    self.index = MemoryIndex::create(&self.state_dir)?;
-                    notices.push(format!(
-                        "the index could not be updated ({e}); rebuilt it from the memory files"
-                    ));
-                    let mut scan = store::scan(&self.root);
-                    dirs = std::mem::take(&mut scan.dirs);
-                    self.index.refresh(&self.root, scan, all, max_file_bytes, now, progress)?
-                }
-                result => result?,
-            };
+        let known = if rebuild { Vec::new() } else { fresh::Folders::known_bad(&self.state_dir) };
+        let reading = crate::index::Reading { max_file_bytes, known_bad: &known };
+        let mut report = match self.index.refresh(&self.root, scan, all, reading, now, progress) {
+            // The index is derived from the files: one that cannot be updated is rebuilt,
+            // and nothing else under `.mem/` is touched.
+            Err(Error::Index(e)) if !rebuild => {
+                self.index = MemoryIndex::create(&self.state_dir)?;
+                notices.push(format!(
+                    "the index could not be updated ({e}); rebuilt it from the memory files"
+                ));
+                let mut scan = store::scan(&self.root);
+                dirs = std::mem::take(&mut scan.dirs);
+                let reading = crate::index::Reading { max_file_bytes, known_bad: &[] };
+                self.index.refresh(&self.root, scan, all, reading, now, progress)?
+            }
+            result => result?,
+        };
         report.notices.splice(0..0, notices);
         let version = self.index.version();
         fresh::Folders::after_full(version, started, dirs, &report).save(&self.state_dir)?;

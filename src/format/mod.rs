@@ -9,9 +9,11 @@ pub use crate::error::FormatError;
 use jiff::Timestamp;
 use serde_norway::{Mapping, Value};
 
+mod bounds;
 mod edit;
 mod id;
 
+pub use self::bounds::{MAX_FLOW_OPENERS, MAX_FRONT_MATTER_BYTES};
 pub use self::edit::*;
 pub use self::id::*;
 
@@ -73,6 +75,7 @@ impl Memory {
     /// Parses a memory file's text.
     pub fn parse(text: &str) -> Result<Memory, FormatError> {
         let (yaml, body) = split_front_matter(text)?;
+        bounds::check(yaml)?;
         let value: Value = serde_norway::from_str(yaml).map_err(|e| FormatError::Yaml {
             // The YAML starts on line 2 of the file.
             line: e.location().map(|l| l.line() + 1),

@@ -35,6 +35,11 @@ pub struct RefreshReport {
     pub bad: Vec<Error>,
     /// The paths of those files, relative to the root.
     pub bad_paths: Vec<String>,
+    /// Those of them whose content breaks the format, as read: not read again while their
+    /// size and mtime stay (see [`BadFile`]).
+    pub bad_files: Vec<BadFile>,
+    /// Files read (and parsed) by this refresh.
+    pub read: usize,
     /// Folders or files the walk could not use.
     pub scan_issues: Vec<ScanIssue>,
     /// Ids used by more than one file.
@@ -60,6 +65,44 @@ impl RefreshReport {
     pub fn changed(&self) -> bool {
         self.added + self.updated + self.removed + self.touched > 0
     }
+}
+
+/// A file whose content breaks the format, as a refresh read it. A later refresh takes the
+/// failure from here instead of reading and parsing the file again while its size and mtime
+/// are the same and its mtime was old enough to trust when it was read: a hostile file costs
+/// its parse once, not on every recall, and is still reported every time.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BadFile {
+    /// Path relative to the root.
+    pub rel: String,
+    /// Its size when read.
+    pub size: u64,
+    /// Its mtime when read (ns since the epoch).
+    pub mtime_ns: i64,
+    /// When it was read, by the file system's clock (ns since the epoch); 0 until the caller
+    /// stamps it.
+    pub seen_ns: i64,
+    /// The failure, as reported (`path:line: reason`).
+    pub message: String,
+}
+
+impl BadFile {
+    /// Whether `file` is this bad file as it was read.
+    fn still(&self, file: &FileStat) -> bool {
+        self.size == file.size
+            && self.mtime_ns == file.mtime_ns
+            && self.mtime_ns + RACY_WINDOW_NS < self.seen_ns
+    }
+}
+
+/// How a refresh reads files: the size over which a file is not read, and the bad files
+/// known from an earlier refresh.
+#[derive(Clone, Copy, Debug)]
+pub struct Reading<'a> {
+    /// `[limits] max_file_bytes`.
+    pub max_file_bytes: u64,
+    /// Files that broke the format when last read (see [`BadFile`]).
+    pub known_bad: &'a [BadFile],
 }
 
 /// Which indexed files a refresh may find gone.
@@ -89,17 +132,21 @@ enum Outcome {
 impl MemoryIndex {
     /// Brings the index up to date with `scan`, which covers `scope`: reads only new files
     /// and files whose size or mtime changed (or that changed too recently to trust their
-    /// mtime), parses them in parallel, and commits once. Bad files are reported and left out.
+    /// mtime), parses them in parallel, and commits once. Bad files are reported and left out;
+    /// those of `known_bad` that did not change are reported without being read.
     pub fn refresh(
         &mut self,
         root: &Path,
         scan: Scan,
         scope: Scope,
-        max_file_bytes: u64,
+        reading: Reading,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
+        let Reading { max_file_bytes, known_bad } = reading;
+        let known_bad: rustc_hash::FxHashMap<&str, &BadFile> =
+            known_bad.iter().map(|b| (b.rel.as_str(), b)).collect();
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
         // way leaves it to be read again from its file.
         let manifest = self.take_manifest()?;
@@ -115,6 +162,13 @@ impl MemoryIndex {
                         && e.mtime_ns + RACY_WINDOW_NS < self.verified_ns =>
                 {
                     report.unchanged += 1
+                }
+                None if known_bad.get(file.rel.as_str()).is_some_and(|b| b.still(file)) => {
+                    let bad = known_bad[file.rel.as_str()];
+                    let path = file.rel.clone().into();
+                    report.bad.push(Error::StillBad { path, message: bad.message.clone() });
+                    report.bad_paths.push(file.rel.clone());
+                    report.bad_files.push(bad.clone());
                 }
                 _ => candidates.push((file, previous)),
             }
@@ -141,14 +195,15 @@ impl MemoryIndex {
             }
         };
 
+        report.read = candidates.len();
         progress.set_length(candidates.len() as u64);
         let fields = self.fields;
-        let outcomes: Vec<(&str, bool, Outcome)> = candidates
+        let outcomes: Vec<(&FileStat, bool, Outcome)> = candidates
             .par_iter()
             .map(|(file, previous)| {
                 let outcome = read_one(root, file, *previous, max_file_bytes, &fields);
                 progress.inc(1);
-                (file.rel.as_str(), previous.is_some(), outcome)
+                (*file, previous.is_some(), outcome)
             })
             .collect();
         progress.finish();
@@ -157,7 +212,8 @@ impl MemoryIndex {
         let mut changes: Vec<(&str, Option<Entry>)> = Vec::new();
         let mut deletes: Vec<&str> = removed.iter().map(String::as_str).collect();
         let mut adds: Vec<TantivyDocument> = Vec::new();
-        for (rel, was_indexed, outcome) in outcomes {
+        for (file, was_indexed, outcome) in outcomes {
+            let rel = file.rel.as_str();
             match outcome {
                 Outcome::Same => {
                     report.unchanged += 1;
@@ -185,6 +241,19 @@ impl MemoryIndex {
                         deletes.push(rel);
                         changes.push((rel, None));
                     }
+                    // A file too large is found so without reading it; nor is an I/O error
+                    // (permissions, say) a matter of content.
+                    if let Error::Parse { source, .. } = &error
+                        && !matches!(source, crate::format::FormatError::TooLarge { .. })
+                    {
+                        report.bad_files.push(BadFile {
+                            rel: rel.to_string(),
+                            size: file.size,
+                            mtime_ns: file.mtime_ns,
+                            seen_ns: 0,
+                            message: error.to_string(),
+                        });
+                    }
                     report.bad.push(error);
                     report.bad_paths.push(rel.to_string());
                 }
@@ -193,6 +262,7 @@ impl MemoryIndex {
         report.removed += removed.len();
         report.bad.sort_by_key(|e| e.to_string());
         report.bad_paths.sort();
+        report.bad_files.sort_by(|a, b| a.rel.cmp(&b.rel));
         report.future.sort();
 
         if report.changed() {

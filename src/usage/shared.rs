@@ -77,15 +77,29 @@ pub fn load(root: &Path) -> Result<SharedUsage> {
         .collect();
     files.sort();
     for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        read_into(&text, &path, &mut out);
+        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+        read_into(&bytes, &path, &mut out);
     }
     Ok(out)
 }
 
-fn read_into(text: &str, path: &Path, out: &mut SharedUsage) {
+/// The whole lines of a usage file's bytes (all but an unfinished last line), numbered from
+/// 1, each as text, or `None` when it is not valid UTF-8. The files come from other machines
+/// and through git: one bad line is skipped and reported, never fatal to the rest.
+fn file_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, Option<&str>)> {
+    complete(bytes).split(|b| *b == b'\n').enumerate().filter_map(|(n, line)| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        (!line.is_empty()).then(|| (n + 1, std::str::from_utf8(line).ok()))
+    })
+}
+
+fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
     let mut seen = HashSet::new();
-    for (n, line) in complete(text).lines().enumerate() {
+    for (n, line) in file_lines(bytes) {
+        let Some(line) = line else {
+            out.problems.push(format!("{}:{n}: not valid UTF-8; skipped", path.display()));
+            continue;
+        };
         if line.trim().is_empty() || line.starts_with('#') {
             continue;
         }
@@ -103,21 +117,20 @@ fn read_into(text: &str, path: &Path, out: &mut SharedUsage) {
                     out.events.entry(id).or_default().push(event);
                 }
             }
-            Err(why) => out.problems.push(format!("{}:{}: {why}", path.display(), n + 1)),
+            Err(why) => out.problems.push(format!("{}:{n}: {why}", path.display())),
         }
     }
 }
 
 /// The highest event number in one machine's file (0 when it has none or does not exist).
 pub fn last_seq(path: &Path) -> Result<i64> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(Error::io(path, e)),
     };
-    Ok(complete(&text)
-        .lines()
-        .filter_map(|l| match parse_line(l) {
+    Ok(file_lines(&bytes)
+        .filter_map(|(_, l)| match parse_line(l?) {
             Ok(Line::Event(seq, ..)) => Some(seq),
             _ => None,
         })
@@ -126,8 +139,8 @@ pub fn last_seq(path: &Path) -> Result<i64> {
 }
 
 /// The whole lines of a usage file: all but an unfinished last line (one without its newline).
-fn complete(text: &str) -> &str {
-    text.rfind('\n').map_or("", |end| &text[..=end])
+fn complete(bytes: &[u8]) -> &[u8] {
+    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |end| &bytes[..end])
 }
 
 enum Line {
@@ -196,18 +209,21 @@ pub fn append(path: &Path, since: Timestamp, lines: &str) -> Result<()> {
         .truncate(false)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
-    let mut old = String::new();
-    file.read_to_string(&mut old).map_err(|e| Error::io(path, e))?;
-    let whole = complete(&old);
-    if whole.len() < old.len() {
-        file.set_len(whole.len() as u64).map_err(|e| Error::io(path, e))?;
+    let mut old = Vec::new();
+    file.read_to_end(&mut old).map_err(|e| Error::io(path, e))?;
+    // With its line break: what stays of the file.
+    let whole = old.iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
+    if whole < old.len() {
+        file.set_len(whole as u64).map_err(|e| Error::io(path, e))?;
     }
-    file.seek(SeekFrom::Start(whole.len() as u64)).map_err(|e| Error::io(path, e))?;
+    file.seek(SeekFrom::Start(whole as u64)).map_err(|e| Error::io(path, e))?;
     let mut text = String::new();
-    if whole.is_empty() {
+    if whole == 0 {
         text.push_str(HEADER);
     }
-    if !whole.lines().any(|l| matches!(parse_line(l), Ok(Line::Since(_)))) {
+    if !file_lines(&old)
+        .any(|(_, l)| l.is_some_and(|l| matches!(parse_line(l), Ok(Line::Since(_)))))
+    {
         text.push_str(&format!("since\t{since}\n"));
     }
     text.push_str(lines);
