@@ -13,9 +13,10 @@ struct Rule {
     keep: fn(&Captures, &str) -> bool,
 }
 
-/// The groups that hold the secret of a match: `secret`, or one of the three forms of an
-/// assigned value (double-quoted, single-quoted, bare).
-const SECRET_GROUPS: [&str; 4] = ["secret", "dq", "sq", "bare"];
+/// The groups that hold the secret of a match: `secret`, or one of the four forms of an
+/// assigned value (double-quoted, double-quoted inside a JSON string as `\"…\"` (or deeper, `\\\"…\\\"`),
+/// single-quoted, bare).
+const SECRET_GROUPS: [&str; 5] = ["secret", "dq", "eq", "sq", "bare"];
 
 /// Key names (their ends) whose assigned value is a password.
 const PASSWORD_KEYS: &str = "password|passwd|passphrase|pwd|[_-]pass";
@@ -26,10 +27,11 @@ const SECRET_KEYS: &str = "secret|secret[_-]?key|secret[_-]?key[_-]?base|token|a
 
 /// A `KEY=value` assignment (also `KEY: value`, `"key": "value"`, `key='value'`, `key := v`,
 /// `'key' => 'v'`) whose key ends with one of `keys`, case-insensitively, with any prefix
-/// (`DB_`, `AWS_`, `spring.datasource.`, `--`). The value is the `dq`, `sq` or `bare` group.
+/// (`DB_`, `AWS_`, `spring.datasource.`, `--`). The value is the `dq`, `eq`, `sq` or `bare`
+/// group.
 fn assignment(keys: &str) -> String {
     format!(
-        r#"(?i)(?:^|[^\w.-])(?P<key>[a-z0-9_.-]*?(?:{keys}))["']?[ \t]*(?P<sep>:=|=>|={{1,3}}|:)[ \t]*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|'(?P<sq>[^']+)'|(?P<bare>[^\s"'`]+))"#
+        r#"(?i)(?:^|[^\w.-])(?P<key>[a-z0-9_.-]*?(?:{keys}))["']?[ \t]*(?P<sep>:=|=>|={{1,3}}|:)[ \t]*(?:"(?P<dq>(?:[^"\\]|\\.)+)"|\\+"(?P<eq>(?:[^"\\]|\\[^"])+?)\\+"|'(?P<sq>[^']+)'|(?P<bare>[^\s"'`]+))"#
     )
 }
 
@@ -60,6 +62,12 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule("aws-key", r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b", never),
         rule("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", never),
+        // The MySQL and MariaDB clients take the password glued to `-p` (`-pS3cret`).
+        rule(
+            "password",
+            r#"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n|;&]*?\s-p(?P<secret>[^\s'"]+|'[^']+'|"[^"]+")"#,
+            never,
+        ),
         // Last: a value a rule above already replaced is not counted again.
         rule("password", &assignment(PASSWORD_KEYS), assigned_non_secret),
         rule("secret", &assignment(SECRET_KEYS), assigned_non_secret),
@@ -140,6 +148,42 @@ fn secret<'h>(caps: &Captures<'h>) -> Match<'h> {
         .iter()
         .find_map(|g| caps.name(g))
         .unwrap_or_else(|| caps.get(0).expect("group 0 always matches"))
+}
+
+/// A tool call's JSON input with the secrets of every string in it redacted, one string at a
+/// time, so that a value quoted inside a string (`DB_PASSWORD="pw"` in a command) is seen
+/// with its own quotes rather than JSON's escaped ones; a string that holds JSON itself (a
+/// Codex call's arguments) is walked too. Object keys are kept; a `"password": "pw"` pair is
+/// caught when the serialised input is redacted as a whole afterwards.
+pub fn redact_json(value: &serde_json::Value) -> (serde_json::Value, usize) {
+    use serde_json::Value;
+    let mut count = 0;
+    fn walk(value: &Value, count: &mut usize, depth: usize) -> Value {
+        match value {
+            Value::String(s) => {
+                let inner = (depth < 8 && s.trim_start().starts_with(['{', '[']))
+                    .then(|| serde_json::from_str::<Value>(s).ok())
+                    .flatten();
+                match inner {
+                    Some(inner) => Value::String(walk(&inner, count, depth + 1).to_string()),
+                    None => {
+                        let (text, found) = redact(s);
+                        *count += found;
+                        Value::String(text)
+                    }
+                }
+            }
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| walk(v, count, depth + 1)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter().map(|(k, v)| (k.clone(), walk(v, count, depth + 1))).collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+    let redacted = walk(value, &mut count, 0);
+    (redacted, count)
 }
 
 /// Replaces the secrets in `text` (see `docs/capture.md` for the patterns) with

@@ -532,3 +532,36 @@ fn a_codex_rollout_is_found_by_session_id() {
     assert_eq!(find_rollout(dir.path(), id), Some(path));
     assert_eq!(find_rollout(&dir.path().join("missing"), id), None);
 }
+
+/// Defect 15 of the second probe: a quoted assignment inside a non-shell tool's JSON input
+/// kept its value, and so did `mysql -pPASSWORD` and `PGPASSWORD=…`.
+#[test]
+fn secrets_in_tool_inputs_and_client_flags_are_redacted() {
+    let input = serde_json::json!({
+        "query": "connect with DB_PASSWORD=\"QuotedPw123\" now",
+        "env": ["PGPASSWORD='PgQuoted9'"],
+        "password": "PlainPw77",
+        "arguments": "{\"cmd\":\"export API_TOKEN=\\\"Nested55x\\\"\"}",
+    });
+    let (walked, found) = redact_json(&input);
+    let (text, whole) = redact(&walked.to_string());
+    for secret in ["QuotedPw123", "PgQuoted9", "PlainPw77", "Nested55x"] {
+        assert!(!text.contains(secret), "{secret} kept: {text}");
+    }
+    assert_eq!((found, whole), (3, 1), "{text}");
+    for (command, secret) in [
+        ("mysql -uroot -pMysqlInlinePw1 shop", "MysqlInlinePw1"),
+        ("mysqldump -h db -p'Quoted Pw' shop > x.sql", "Quoted Pw"),
+        ("mariadb -u app -p\"Dq9pw\"", "Dq9pw"),
+        ("PGPASSWORD=PgSecret9 psql -h db", "PgSecret9"),
+        ("PGPASSWORD=pgsecret psql -h db", "pgsecret"),
+        ("export PGPASSWORD=\"Quoted9\"", "Quoted9"),
+    ] {
+        let (out, n) = redact(command);
+        assert!(!out.contains(secret) && n == 1, "{command} -> {out}");
+    }
+    // `-p` of other commands is not a password; nor is a bare `-p` (the client prompts).
+    for text in ["mkdir -p src/a", "mysql -u root -p shop", "ssh -p 2222 host"] {
+        assert_eq!(redact(text).1, 0, "{text}");
+    }
+}

@@ -276,7 +276,11 @@ impl LineState {
             (None, true) => match plan_text(input) {
                 Some(plan) => plan,
                 None if input.is_null() => String::new(),
-                None => input.to_string(),
+                None => {
+                    let (input, found) = crate::capture::redact_json(input);
+                    self.redacted += found;
+                    input.to_string()
+                }
             },
         };
         let mut event = self.event(Kind::ToolCall, &format!("{tool} {text}"));

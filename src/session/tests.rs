@@ -167,6 +167,29 @@ fn secrets_never_reach_the_log() {
     assert!(log.search("key please", None, 5).unwrap()[0].snippet.contains("[REDACTED:"));
 }
 
+/// Defect 15 of the second probe: a quoted assignment inside an MCP tool's JSON input kept
+/// its value in the log (`DB_PASSWORD=[REDACTED:password]"QuotedPw123\"`).
+#[test]
+fn secrets_in_a_tool_calls_json_input_never_reach_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    let call = serde_json::json!({
+        "type": "assistant", "sessionId": "s1", "timestamp": "2026-11-30T10:00:00Z",
+        "message": {"role": "assistant", "content": [{
+            "type": "tool_use", "id": "t1", "name": "mcp__db__query",
+            "input": {"sql": "select 1", "env": "DB_PASSWORD=\"QuotedPw123\" PGPASSWORD=PgPw9"},
+        }]},
+    });
+    write(&transcript, &format!("{}\n{call}\n", CLAUDE[1]));
+    let mut log = log_in(dir.path());
+    assert_eq!(log.import(&transcript, "s1", None).unwrap().redacted, 2);
+    let events = log.events("s1", None).unwrap();
+    let call = events.iter().find(|e| e.kind == Kind::ToolCall).expect("the call is logged");
+    assert!(call.text.contains("DB_PASSWORD=\\\"[REDACTED:password]\\\""), "{}", call.text);
+    assert!(!call.text.contains("QuotedPw123") && !call.text.contains("PgPw9"), "{}", call.text);
+    assert!(log.search("QuotedPw123", None, 5).unwrap().is_empty());
+}
+
 #[test]
 fn search_finds_events_with_snippets() {
     let dir = tempfile::tempdir().unwrap();
