@@ -9,6 +9,15 @@ use serde_json::Value;
 
 use super::{MAX_LINE_BYTES, parse_json_lenient};
 
+/// At most this many physical lines are joined into one value: each join parses the value
+/// again from its start, so a cut line followed by thousands of lines that are not JSON would
+/// cost work growing with the square of their number (20,000 such lines took 20 s).
+pub const MAX_JOINED_LINES: usize = 32;
+
+/// At most this many bytes are joined into one value, for the same reason: a run of joins
+/// parses at most [`MAX_JOINED_LINES`] times this much.
+pub const MAX_JOINED_BYTES: usize = 1024 * 1024;
+
 /// What [`read_json_lines`] makes of one or more physical lines.
 #[derive(Debug)]
 pub(crate) enum JsonLine {
@@ -88,8 +97,9 @@ pub(crate) fn read_line_capped(
 
 /// Reads `reader` to its end and hands each value, or each run of lines given up on, to
 /// `each`, in order. A line that ends inside a JSON value is joined with the next ones (up to
-/// [`MAX_LINE_BYTES`] in all) until they parse; when a line parses alone, the lines waiting to
-/// be joined before it are given up on. Blank lines are passed over.
+/// [`MAX_JOINED_LINES`] lines and [`MAX_JOINED_BYTES`] in all) until they parse; when a line
+/// parses alone, the lines waiting to be joined before it are given up on. Blank lines are
+/// passed over.
 ///
 /// Returns the bytes taken: up to the end of the last line handed to `each` (or blank). A value
 /// still open at the end is not taken; with `whole_lines`, neither is a last line without its
@@ -135,7 +145,9 @@ pub(crate) fn read_json_lines<E>(
                 taken = read;
                 each(JsonLine::Value { value, lines: 1 })?;
             }
-            (None, Err(e)) if e.is_eof() => pending = Some((text.into_owned(), 1)),
+            (None, Err(e)) if e.is_eof() && text.len() <= MAX_JOINED_BYTES => {
+                pending = Some((text.into_owned(), 1))
+            }
             (None, Err(_)) => {
                 taken = read;
                 each(JsonLine::Skipped { lines: 1, oversized: false })?;
@@ -152,7 +164,11 @@ pub(crate) fn read_json_lines<E>(
                         taken = read;
                         each(JsonLine::Value { value, lines: n + 1 })?;
                     }
-                    Err(e) if e.is_eof() && joined.len() <= MAX_LINE_BYTES => {
+                    Err(e)
+                        if e.is_eof()
+                            && joined.len() <= MAX_JOINED_BYTES
+                            && n + 1 < MAX_JOINED_LINES =>
+                    {
                         pending = Some((joined, n + 1))
                     }
                     Err(_) => {

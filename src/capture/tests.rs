@@ -565,3 +565,33 @@ fn secrets_in_tool_inputs_and_client_flags_are_redacted() {
         assert_eq!(redact(text).1, 0, "{text}");
     }
 }
+
+/// Defect 14 of the second probe: a line cut inside a JSON string followed by 20,000 lines
+/// that are not JSON was joined with all of them, each join parsing the whole run again (20 s
+/// to capture). A run of joined lines stops at `MAX_JOINED_LINES`.
+#[test]
+fn joining_cut_lines_is_bounded() {
+    let mut text = String::from("{\"type\":\"user\",\"text\":\"cut here\n");
+    text.push_str(&"not json at all\n".repeat(20_000));
+    text.push_str("{\"type\":\"user\",\"text\":\"whole\"}\n");
+    let mut runs = Vec::new();
+    let mut values = 0;
+    let mut reader = std::io::Cursor::new(text.as_bytes());
+    read_json_lines(
+        &mut reader,
+        true,
+        |e| e,
+        |line| {
+            match line {
+                JsonLine::Skipped { lines, .. } => runs.push(lines),
+                JsonLine::Value { .. } => values += 1,
+            }
+            Ok::<(), std::io::Error>(())
+        },
+    )
+    .unwrap();
+    assert_eq!(values, 1);
+    assert_eq!(runs.iter().sum::<usize>(), 20_001);
+    assert_eq!(runs[0], MAX_JOINED_LINES, "the cut line and the lines joined to it");
+    assert!(runs.iter().all(|&n| n <= MAX_JOINED_LINES), "{runs:?}");
+}

@@ -352,11 +352,7 @@ impl SessionLog {
     /// all, events with any of them are returned. Only the [`RANKED_MATCHES`] most recent
     /// matching events are ranked.
     pub fn search(&self, query: &str, project: Option<&str>, limit: usize) -> Result<Vec<Hit>> {
-        let words: Vec<String> = query
-            .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .filter(|w| !w.is_empty())
-            .map(|w| format!("\"{w}\""))
-            .collect();
+        let words: Vec<String> = search_terms(query).iter().map(|w| format!("\"{w}\"")).collect();
         if words.is_empty() {
             return Ok(Vec::new());
         }
@@ -425,6 +421,26 @@ impl SessionLog {
             problem: (check != "ok").then_some(check),
         })
     }
+}
+
+/// The most words a search looks for: the rest of a longer query is left out (a word repeated
+/// 8,000 times took a search minutes).
+pub const MAX_SEARCH_TERMS: usize = 16;
+
+/// The longest word searched, in characters; a longer one is cut.
+pub const MAX_TERM_CHARS: usize = 64;
+
+/// The words `session search` looks for in `query`: runs of letters, digits and `_`, each once
+/// (case aside), cut to [`MAX_TERM_CHARS`], the first [`MAX_SEARCH_TERMS`] of them.
+pub fn search_terms(query: &str) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    query
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| !w.is_empty())
+        .map(|w| w.chars().take(MAX_TERM_CHARS).collect::<String>())
+        .filter(|w| seen.insert(w.to_lowercase()))
+        .take(MAX_SEARCH_TERMS)
+        .collect()
 }
 
 /// How far the transcript `path` has been imported.

@@ -346,3 +346,23 @@ fn a_line_cut_short_by_a_killed_writer_does_not_take_the_next_one_with_it() {
     assert_eq!((imported.skipped, imported.events), (1, 1), "the answer is logged");
     assert_eq!(log.events("s1", None).unwrap()[0].kind, Kind::Assistant);
 }
+
+/// Defect 14 of the second probe: a word repeated 8,000 times made one search take minutes.
+/// Words are searched once each, at most `MAX_SEARCH_TERMS` of them, each cut.
+#[test]
+fn a_search_looks_for_each_word_once_and_at_most_sixteen() {
+    assert_eq!(search_terms(&"login ".repeat(8000)), ["login"]);
+    assert_eq!(search_terms("Login LOGIN login fails"), ["Login", "fails"]);
+    let many: String = (0..100).map(|i| format!("w{i} ")).collect();
+    let terms = search_terms(&many);
+    assert_eq!(terms.len(), MAX_SEARCH_TERMS);
+    assert_eq!(terms[15], "w15");
+    assert_eq!(search_terms(&"x".repeat(10_000))[0].chars().count(), MAX_TERM_CHARS);
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    write(&transcript, &format!("{}\n", CLAUDE[1]));
+    let mut log = log_in(dir.path());
+    log.import(&transcript, "s1", None).unwrap();
+    let query = format!("{} {}", "failing ".repeat(8000), "login ".repeat(8000));
+    assert_eq!(log.search(&query, None, 5).unwrap().len(), 1);
+}
