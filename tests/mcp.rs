@@ -134,7 +134,7 @@ impl Server {
 
     /// A tool call that must fail as a tool error (`isError: true`): its message.
     #[track_caller]
-    fn tool_error(&mut self, tool: &str, arguments: Value) -> String {
+    pub(crate) fn tool_error(&mut self, tool: &str, arguments: Value) -> String {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], true, "{tool} should fail: {result}");
         text(&result).to_string()

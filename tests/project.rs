@@ -434,3 +434,69 @@ fn without_a_user_layer_add_to_it_says_how_to_name_one() {
     let json = repo.mem_in(".", &["recall", "--json", "orders"], "").json();
     assert!(json[0].get("layer").is_none(), "one root: no layer label: {json}");
 }
+
+/// Defect 12 of the second probe: a `[layers] user` path that is a file, holds a bad
+/// `mem.toml`, or cannot be created made recall, add, the hooks and `mem mcp` fail in every
+/// project, with a message that did not name the configuration file. The project is served
+/// alone, with one warning that names the file and the fix.
+#[test]
+fn a_broken_user_layer_leaves_the_project_working() {
+    let repo = repository();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    repo.mem_in(".", &["add", "Orders live in Postgres 16"], "").ok();
+    let afile = repo.home().join("afile");
+    std::fs::write(&afile, "not a folder\n").unwrap();
+    let bad_toml = repo.home().join("bad-root");
+    std::fs::create_dir_all(&bad_toml).unwrap();
+    std::fs::write(bad_toml.join("mem.toml"), "[ranking\n").unwrap();
+    for user in [afile.clone(), bad_toml, afile.join("below")] {
+        repo.write_user_config(&format!("[layers]\nuser = {:?}\n", user.to_str().unwrap()));
+        let config = repo.home().join("mem/config.toml");
+        let warning = format!("([layers] user in {})", config.display());
+        let hits = repo.mem_in("src", &["recall", "--json", "orders postgres"], "");
+        assert_eq!(hits.json()[0]["title"], "Orders live in Postgres 16", "{}", hits.stderr);
+        assert!(hits.stderr.contains(&warning), "{}: {}", user.display(), hits.stderr);
+        assert_eq!(hits.stderr.matches("warning: the user layer").count(), 1, "{}", hits.stderr);
+        repo.mem_in("src", &["add", "Payments use Stripe"], "").ok();
+        let out = repo.mem_in("src", &["add", "--layer", "user", "terse commits"], "");
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(out.stderr.contains("cannot be used"), "{}", out.stderr);
+        let cwd = repo.path().join("src");
+        let start = repo.mem_in(
+            "src",
+            &["context", "--hook", "claude"],
+            payload("UserPromptSubmit", "u1", &cwd, r#","prompt":"where do orders live""#),
+        );
+        assert!(start.stdout.contains("Postgres 16"), "{}{}", start.stdout, start.stderr);
+        let mut server = crate::mcp::Server::start_in(&repo, "src");
+        server.initialize();
+        let hits = server.ok("recall", serde_json::json!({ "query": "orders postgres" }));
+        assert_eq!(hits[0]["title"], "Orders live in Postgres 16", "{hits}");
+        let refused =
+            server.tool_error("remember", serde_json::json!({ "text": "x y z", "layer": "user" }));
+        assert!(refused.contains("cannot be used"), "{refused}");
+        server.finish();
+    }
+    assert_eq!(std::fs::read_to_string(&afile).unwrap(), "not a folder\n");
+}
+
+/// Defect 16 of the second probe (one item): after the root of a running `mem mcp` was
+/// renamed, `remember` re-created the old path without a `mem.toml` and reported ok.
+#[test]
+fn a_server_whose_root_is_gone_answers_an_error_and_writes_nothing() {
+    let repo = repository();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    server.ok("remember", serde_json::json!({ "text": "Orders live in Postgres 16" }));
+    let root = repo.path().join(".memory");
+    let moved = repo.path().join("memory-moved");
+    std::fs::rename(&root, &moved).unwrap();
+    let refused =
+        server.tool_error("remember", serde_json::json!({ "text": "Payments use Stripe" }));
+    assert!(refused.contains("is gone (moved or deleted since this server started)"), "{refused}");
+    let refused = server.tool_error("recall", serde_json::json!({ "query": "orders" }));
+    assert!(refused.contains("is gone"), "{refused}");
+    server.finish();
+    assert!(!root.exists(), "the old path is not made again");
+}

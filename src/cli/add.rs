@@ -59,7 +59,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         }
     };
     let mut layers = ctx.layers_near(None)?;
+    let problem = layers.user_problem().map(String::from);
     let Some(engine) = layers.engine(args.layer) else {
+        if let Some(problem) = problem {
+            bail!("{problem}");
+        }
         bail!(
             "no user layer: name one with `[layers] user = \"~/.local/share/mem\"` in {} (a root \
              given with --dir or MEM_DIR is searched alone)",

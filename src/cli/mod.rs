@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use jiff::Timestamp;
+use mem::engine::Layers;
 use mem::store::{self, RootSource};
 use mem::{Engine, MemoryType, RefreshReport};
 
@@ -233,21 +234,37 @@ impl Context {
     /// The root found from `cwd` (see [`Context::root_near`]) as the project layer, and the
     /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
     /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
-    fn layers_near(&self, cwd: Option<&str>) -> Result<mem::engine::Layers> {
+    fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
         let (root, source) = self.find_root(cwd)?;
         let project = self.engine_at(&root)?;
-        let user = match (source, user::load()?.layers.user) {
-            (RootSource::Explicit, _) | (_, None) => None,
-            (_, Some(dir)) if same_folder(&dir, &root) => None,
-            (_, Some(dir)) => {
-                if !dir.join(mem::config::CONFIG_FILE).exists() {
-                    init_root(&dir, self.now)?;
-                    eprintln!("mem: created the user memory root {}", dir.display());
-                }
-                Some(self.engine_at(&dir)?)
-            }
+        let dir = match (source, user::load()?.layers.user) {
+            (RootSource::Explicit, _) | (_, None) => return Ok(Layers::new(project, None)),
+            (_, Some(dir)) if same_folder(&dir, &root) => return Ok(Layers::new(project, None)),
+            (_, Some(dir)) => dir,
         };
-        Ok(mem::engine::Layers::new(project, user))
+        let user = (|| -> Result<Engine> {
+            if !dir.join(mem::config::CONFIG_FILE).exists() {
+                init_root(&dir, self.now)?;
+                eprintln!("mem: created the user memory root {}", dir.display());
+            }
+            self.engine_at(&dir)
+        })();
+        match user {
+            Ok(user) => Ok(Layers::new(project, Some(user))),
+            // A broken user layer must not break every project: the project is served alone.
+            Err(e) => {
+                let file = user::path()
+                    .map_or("the user configuration file".into(), |p| p.display().to_string());
+                let problem = format!(
+                    "the user layer {} ([layers] user in {file}) cannot be used: {}; fix the \
+                     folder or the setting",
+                    dir.display(),
+                    describe(&e)
+                );
+                eprintln!("mem: warning: {problem}; searching the project alone");
+                Ok(Layers::new(project, None).without_user(problem))
+            }
+        }
     }
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.

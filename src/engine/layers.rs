@@ -3,6 +3,8 @@
 //! recall searches both and merges the hits, project first on ties, every hit labelled with
 //! its layer.
 
+use std::path::Path;
+
 use jiff::Timestamp;
 
 use super::{Engine, Recall, RecallOptions};
@@ -14,6 +16,8 @@ use crate::store::Layer;
 pub struct Layers {
     project: Engine,
     user: Option<Engine>,
+    /// Why the configured user layer is not searched, when it could not be opened.
+    user_problem: Option<String>,
 }
 
 /// A recall over both layers: the merged hits in `recall`, with the project's report, mode
@@ -30,7 +34,30 @@ impl Layers {
     /// The project's root, and the user's when given (a user root that is the project's root
     /// is not searched twice: give `None`).
     pub fn new(project: Engine, user: Option<Engine>) -> Layers {
-        Layers { project, user }
+        Layers { project, user, user_problem: None }
+    }
+
+    /// Records why the user layer named in the user configuration is not searched (it could
+    /// not be opened): the project is served alone, and a request for the user layer gets
+    /// this reason.
+    pub fn without_user(mut self, problem: String) -> Layers {
+        self.user = None;
+        self.user_problem = Some(problem);
+        self
+    }
+
+    /// Why the configured user layer is not searched, if it is not.
+    pub fn user_problem(&self) -> Option<&str> {
+        self.user_problem.as_deref()
+    }
+
+    /// A root that is no longer a folder (moved or deleted since it was opened), if any: a
+    /// long-lived process must not write to its old path.
+    pub fn missing_root(&self) -> Option<&Path> {
+        std::iter::once(&self.project)
+            .chain(&self.user)
+            .map(|e| e.root())
+            .find(|root| !root.is_dir())
     }
 
     /// Whether a user layer is searched beside the project.

@@ -312,7 +312,11 @@ impl MemServer {
                 None => Layer::Project,
                 Some(name) => name.parse().map_err(|e: String| anyhow!(e))?,
             };
+            let problem = layers.user_problem().map(String::from);
             let Some(engine) = layers.engine(layer) else {
+                if let Some(problem) = problem {
+                    bail!("{problem}");
+                }
                 bail!("there is no user layer: the user configuration names none ([layers] user)");
             };
             let limit = engine.config().limits.max_file_bytes.min(MAX_TEXT_BYTES);
@@ -485,6 +489,14 @@ impl MemServer {
         let now = super::now(self.fixed_now);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut layers = lock(&self.layers);
+            if let Some(root) = layers.missing_root() {
+                bail!(
+                    "the memory root {} is gone (moved or deleted since this server started); \
+                     nothing was read or written: start a new session so that the server opens \
+                     the root where it is now",
+                    root.display()
+                );
+            }
             if refresh {
                 for (_, report) in layers.refresh_for_recall(now, &mem::progress::Silent)? {
                     self.log_problems(&report);
