@@ -38,6 +38,17 @@ pub struct Config {
     pub limits: Limits,
     /// How recall keeps the index fresh.
     pub index: IndexConfig,
+    /// Workspace checkpoints.
+    pub checkpoint: CheckpointConfig,
+}
+
+/// `[checkpoint]`: what workspace checkpoints leave out.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CheckpointConfig {
+    /// Files larger than this are left out of checkpoints; a root may only lower the user's
+    /// setting (`checkpoint::DEFAULT_MAX_FILE_BYTES` when neither sets it).
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[index]`: how recall checks that the index matches the files.
@@ -459,6 +470,9 @@ impl Config {
                     self.usage.busy_timeout_ms
                 ),
             ));
+        }
+        if self.checkpoint.max_file_bytes == Some(0) {
+            return Err(bad("checkpoint", "max_file_bytes", "must be positive".into()));
         }
         if self.limits.max_file_bytes == 0 {
             return Err(bad("limits", "max_file_bytes", "must be positive".into()));

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use crate::util::{Out, bin, run};
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = run(Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
         .args(args)
@@ -15,17 +15,17 @@ fn git(dir: &Path, args: &[&str]) -> String {
     out.stdout
 }
 
-fn mem(dir: &Path, args: &[&str]) -> Out {
+pub(crate) fn mem(dir: &Path, args: &[&str]) -> Out {
     run(Command::new(bin()).args(args).current_dir(dir))
 }
 
-fn ok(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn ok(dir: &Path, args: &[&str]) -> String {
     let out = mem(dir, args);
     assert_eq!(out.code, 0, "mem {args:?}: {}", out.stderr);
     out.stdout
 }
 
-fn write(dir: &Path, rel: &str, text: &str) {
+pub(crate) fn write(dir: &Path, rel: &str, text: &str) {
     let path = dir.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -44,7 +44,7 @@ fn user_view(dir: &Path) -> Vec<String> {
 
 /// Every file under `dir` but `.git/`, with its bytes (a symlink as its target) and whether it
 /// is executable.
-fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
+pub(crate) fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
     fn walk(top: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>, bool)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -70,7 +70,7 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>, bool)> {
     out
 }
 
-fn repo() -> tempfile::TempDir {
+pub(crate) fn repo() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     git(dir, &["init", "-q", "-b", "main"]);

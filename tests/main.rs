@@ -39,6 +39,9 @@ mod ranking;
 mod recall;
 /// `mem reflect` and admission control on `mem add`.
 mod reflect;
+/// Rewind and checkpoints on the tree: kind changes, byte names, the checkpoint's ignore rules,
+/// worktrees, the size cap, home, concurrency, submodules, control characters.
+mod rewind;
 /// `mem init`, root resolution, `mem add`.
 mod root;
 /// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.

@@ -66,16 +66,33 @@ pub struct RewindArgs {
     json: bool,
 }
 
-fn workspace() -> Result<Workspace> {
+fn workspace(ctx: &Context) -> Result<Workspace> {
     let cwd = std::env::current_dir()?;
-    Ok(Workspace::find(&cwd)?)
+    workspace_at(ctx, &cwd)
+}
+
+/// The repository `dir` is in, with the size cap of the user configuration, lowered by the
+/// `mem.toml` of the memory root found from `dir` when it sets a smaller one.
+fn workspace_at(ctx: &Context, dir: &Path) -> Result<Workspace> {
+    let workspace = Workspace::find(dir)?;
+    let user = super::user::load()?.checkpoint.max_file_bytes;
+    let root = ctx
+        .locate_root(dir.to_str())
+        .ok()
+        .and_then(|(root, _)| mem::config::Config::load(&root).ok())
+        .and_then(|config| config.checkpoint.max_file_bytes);
+    let cap = [user, root].into_iter().flatten().min();
+    Ok(match cap {
+        Some(bytes) => workspace.with_max_file_bytes(bytes),
+        None => workspace,
+    })
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if args.hook.is_some() {
         return hook::run(ctx, "checkpoint", |_, event| checkpoint_turn(ctx, event).map(|_| None));
     }
-    let workspace = workspace()?;
+    let workspace = workspace(ctx)?;
     if let Some(Action::Prune { keep, older_than }) = args.action {
         if keep.is_none() && older_than.is_none() {
             bail!("say which to remove: --keep N, --older-than DURATION, or both");
@@ -102,16 +119,31 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if args.json {
         return super::print_json(&taken);
     }
-    if taken.new {
-        println!("checkpoint {}", taken.id);
-    } else {
-        println!("nothing changed since checkpoint {}", taken.id);
+    let mut text = match taken.new {
+        true => format!("checkpoint {}\n", taken.id),
+        false => format!("nothing changed since checkpoint {}\n", taken.id),
+    };
+    text.push_str(&skipped_text(&taken.skipped_roots, &taken.skipped_files));
+    super::print_text(&text)
+}
+
+/// What a checkpoint left out, one line each.
+fn skipped_text(roots: &[String], files: &[mem::checkpoint::SkippedFile]) -> String {
+    let mut text = String::new();
+    for root in roots {
+        text.push_str(&format!("  left out {root} (a memory root: memories are not rewound)\n"));
     }
-    Ok(())
+    for file in files {
+        text.push_str(&format!(
+            "  left out {} ({} bytes, over the checkpoint size cap: [checkpoint] max_file_bytes)\n",
+            file.path, file.bytes
+        ));
+    }
+    text
 }
 
 pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
-    let workspace = workspace()?;
+    let workspace = workspace(ctx)?;
     let list = workspace.list()?;
     // The turns the checkpoint hook recorded, when the session log of this root has any.
     let turns = match session_log_near(ctx) {
@@ -136,8 +168,9 @@ pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
             .collect();
         return super::print_json(&list);
     }
+    let mut text = String::new();
     if list.is_empty() {
-        println!("no checkpoints yet: `mem checkpoint` takes one");
+        text.push_str("no checkpoints yet: `mem checkpoint` takes one\n");
     }
     for c in &list {
         let before: Vec<String> =
@@ -146,37 +179,59 @@ pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
             true => String::new(),
             false => format!("  (before {})", before.join(", ")),
         };
-        println!("{}  {}  {} files changed  {}{before}", c.id, c.at, c.files_changed, c.label);
+        let skipped = match c.skipped_files.len() {
+            0 => String::new(),
+            n => format!("  ({n} large files left out)"),
+        };
+        text.push_str(&format!(
+            "{}  {}  {} files changed  {}{before}{skipped}\n",
+            c.id, c.at, c.files_changed, c.label
+        ));
     }
-    Ok(())
+    // Labels, session ids and names come from others: printed without control characters.
+    super::print_text(&text)
 }
 
 pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
-    let rewound = workspace()?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
+    let rewound = workspace(ctx)?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
     if args.json {
         return super::print_json(&rewound);
     }
-    let verb =
-        |done: &str, would: &str| if args.dry_run { would.to_string() } else { done.to_string() };
-    for path in &rewound.restored {
-        println!("{} {path}", verb("restored", "would restore"));
-    }
-    for path in &rewound.removed {
-        println!("{} {path}", verb("removed", "would remove"));
-    }
-    for path in &rewound.kept_ignored {
-        println!("left {path} as it is (ignored now)");
-    }
-    for root in &rewound.kept_memory {
-        println!("left {root} as it is (a memory root: checkpoints hold no memories)");
-    }
+    let verb = |done: &str, would: &str| if args.dry_run { would } else { done }.to_string();
+    let mut text = String::new();
+    let mut say = |paths: &[String], what: &dyn Fn(&str) -> String| {
+        for path in paths {
+            text.push_str(&what(path));
+            text.push('\n');
+        }
+    };
+    say(&rewound.restored, &|p| format!("{} {p}", verb("restored", "would restore")));
+    say(&rewound.removed, &|p| format!("{} {p}", verb("removed", "would remove")));
+    say(&rewound.kept_ignored, &|p| format!("left {p} as it is (ignored now)"));
+    say(&rewound.kept_ignored_then, &|p| {
+        format!("left {p} as it is (the checkpoint's .gitignore excluded it)")
+    });
+    say(&rewound.kept_skipped, &|p| {
+        format!("left {p} as it is (too large: the checkpoint left it out)")
+    });
+    say(&rewound.kept_folders, &|p| {
+        format!(
+            "left {p} as it is (a folder holding ignored files; the checkpoint has a file there)"
+        )
+    });
+    say(&rewound.submodules, &|p| {
+        format!("left submodule {p} at its commit (rewind does not move submodules)")
+    });
+    say(&rewound.kept_memory, &|p| {
+        format!("left {p} as it is (a memory root: checkpoints hold no memories)")
+    });
     if rewound.restored.is_empty() && rewound.removed.is_empty() {
-        println!("the working tree is as checkpoint {} has it", args.id);
+        text.push_str(&format!("the working tree is as checkpoint {} has it\n", args.id));
     }
     if let Some(before) = &rewound.before {
-        println!("undo with: mem rewind {before}");
+        text.push_str(&format!("undo with: mem rewind {before}\n"));
     }
-    Ok(())
+    super::print_text(&text)
 }
 
 /// The checkpoint hook: the repository of the agent's working directory checkpointed before
@@ -189,11 +244,29 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
         Some(cwd) => Path::new(cwd).to_path_buf(),
         None => std::env::current_dir()?,
     };
-    let Ok(workspace) = Workspace::find(&cwd) else { return Ok(()) };
+    if Workspace::find(&cwd).is_err() {
+        return Ok(());
+    }
+    let workspace = workspace_at(ctx, &cwd)?;
+    let home = dirs::home_dir().and_then(|h| std::fs::canonicalize(h).ok());
+    let top = std::fs::canonicalize(workspace.top()).ok();
+    if home.is_some() && home == top {
+        bail!(
+            "the repository at {} is your home folder: the checkpoint hook never snapshots it \
+             (every file under home would be in each checkpoint); run `mem checkpoint` there \
+             yourself if you mean it",
+            workspace.top().display()
+        );
+    }
     let Some(session) = &event.session_id else {
         workspace.checkpoint("before a prompt", ctx.now)?;
         return Ok(());
     };
+    if let Err(e) = mem::capture::check_session_id(session) {
+        // The files are checkpointed all the same; the turn cannot be recorded.
+        workspace.checkpoint("before a prompt", ctx.now)?;
+        bail!("checkpoint taken, turn not recorded: {e}");
+    }
     let root = ctx.root_near(event.cwd.as_deref())?;
     let mut log = SessionLog::open_in(&root)?;
     if let Some(transcript) = event.transcript_file() {

@@ -494,10 +494,25 @@ fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value {
 
 /// Writes `value` as pretty JSON and a newline to stdout.
 fn print_json(value: &impl serde::Serialize) -> Result<()> {
+    let text = escape_controls(&serde_json::to_string_pretty(value)?);
     let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    writeln!(out, "{text}")?;
     Ok(())
+}
+
+/// JSON text with DEL and the C1 control characters (U+0080 to U+009F, CSI among them) escaped
+/// too: serde_json escapes only those below U+0020, and a terminal acts on the others. They
+/// can only stand inside strings, so the text stays the same JSON.
+fn escape_controls(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if ('\u{7f}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Writes text to stdout.

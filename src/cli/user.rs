@@ -22,6 +22,17 @@ pub struct UserConfig {
     pub reflect: Reflect,
     /// `[layers]`.
     pub layers: Layers,
+    /// `[checkpoint]`.
+    pub checkpoint: Checkpoint,
+}
+
+/// `[checkpoint]` of the user configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Checkpoint {
+    /// Files larger than this are left out of workspace checkpoints (a root's `mem.toml` may
+    /// lower it).
+    pub max_file_bytes: Option<u64>,
 }
 
 /// `[layers]` of the user configuration.

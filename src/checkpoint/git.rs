@@ -1,0 +1,134 @@
+//! Running `git` for checkpoints: output as bytes (file names need not be UTF-8), temporary
+//! index files that are swept when a killed run left them, and paths made from git's bytes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::{Error, Result};
+
+/// Name prefix of the temporary index files checkpoints build in the git folder.
+const TEMP_INDEX_PREFIX: &str = "mem-checkpoint-index-";
+
+/// A temporary index file left by a run killed before it could remove it is removed by the
+/// next run once it is this old (a run in progress finishes long before).
+const STALE_INDEX_SECS: u64 = 600;
+
+/// Runs git in `dir` and returns its stdout as text (lossy where not UTF-8).
+pub(super) fn git_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
+    let out = git_raw(dir, args, env, b"")?;
+    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()))
+}
+
+/// Runs git in `dir` with `input` on its stdin; its stdout as bytes, or its stderr as the error.
+pub(super) fn git_raw(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    input: &[u8],
+) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir).args(args).envs(env.iter().copied());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::Checkpoint(format!("cannot run git ({e}); checkpoints need git on the PATH"))
+    })?;
+    let stdin = child.stdin.take();
+    let input = input.to_vec();
+    // Written from another thread: git may fill its stdout before it has read all of stdin.
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let out =
+        child.wait_with_output().map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
+    let _ = writer.join();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Checkpoint(format!("git {} failed: {}", args[0], stderr.trim())));
+    }
+    Ok(out.stdout)
+}
+
+/// The non-empty NUL-separated fields of git's `-z` output.
+pub(super) fn nul_separated(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split(|b| *b == 0).filter(|f| !f.is_empty())
+}
+
+/// The path a file name of git's output (bytes, `/`-separated) names under `top`.
+pub(super) fn path_under(top: &Path, name: &[u8]) -> PathBuf {
+    top.join(os_path(name))
+}
+
+/// A relative path from git's bytes, byte for byte where the platform allows.
+#[cfg(unix)]
+pub(super) fn os_path(name: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(name))
+}
+
+/// A relative path from git's bytes (lossy where not UTF-8, off Unix).
+#[cfg(not(unix))]
+pub(super) fn os_path(name: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(name).into_owned())
+}
+
+/// A file name of git's output, for people (lossy where not UTF-8).
+pub(super) fn shown(name: &[u8]) -> String {
+    String::from_utf8_lossy(name).into_owned()
+}
+
+/// A temporary index file in the repository's git folder, removed when dropped.
+pub(super) struct TempIndex {
+    pub(super) path: PathBuf,
+}
+
+impl TempIndex {
+    /// A new temporary index; first removes those a killed run left behind.
+    pub(super) fn new(git_dir: &Path) -> Result<TempIndex> {
+        let file = tempfile::Builder::new()
+            .prefix(TEMP_INDEX_PREFIX)
+            .tempfile_in(git_dir)
+            .map_err(|e| Error::io(git_dir, e))?;
+        let (handle, path) = file.keep().map_err(|e| Error::io(git_dir, e.error))?;
+        // Its mtime is "now" by the file system's clock, which stamped the others too.
+        if let Ok(now) = handle.metadata().and_then(|m| m.modified()) {
+            sweep(git_dir, &path, now);
+        }
+        // git wants to create the index itself, or to find a valid one.
+        let _ = std::fs::remove_file(&path);
+        Ok(TempIndex { path })
+    }
+
+    /// The environment that makes git use it.
+    pub(super) fn env(&self) -> [(&str, &str); 1] {
+        [("GIT_INDEX_FILE", self.path.to_str().unwrap_or_default())]
+    }
+}
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        let _ = std::fs::remove_file(self.path.with_extension("lock"));
+    }
+}
+
+/// Removes the temporary index files (and their locks) of runs that were killed: those last
+/// written [`STALE_INDEX_SECS`] before `now`, `own` aside.
+fn sweep(git_dir: &Path, own: &Path, now: std::time::SystemTime) {
+    let Ok(entries) = std::fs::read_dir(git_dir) else { return };
+    for entry in entries.flatten() {
+        let stale = entry.file_name().to_string_lossy().starts_with(TEMP_INDEX_PREFIX)
+            && entry.path() != own
+            && entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age.as_secs() > STALE_INDEX_SECS);
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
