@@ -278,3 +278,20 @@ fn a_usage_line_that_is_not_utf8_is_skipped_and_health_fails_on_it() {
     // The bytes of the file are kept as they were: mem appends only to its own file.
     assert!(std::fs::read(dir.path().join("usage/other.tsv")).unwrap().starts_with(&tsv));
 }
+
+/// Defect 16 (one item): `list --json` and `show --json` passed raw U+007F and U+009B (a
+/// terminal's CSI) from a hand-edited file. JSON output escapes them.
+#[test]
+fn json_output_escapes_del_and_c1_controls() {
+    let (dir, _victim) = root_and_victim();
+    dir.write("odd.md", memory("odd1", "semantic", 5, NOW, "title \u{9b}31m red \u{7f} del\n"));
+    for args in [&["list", "--json"][..], &["show", "--json", "odd1"], &["recall", "--json", "red"]]
+    {
+        let out = dir.mem(args);
+        assert!(out.code <= 1, "{args:?}: {}", out.stderr);
+        assert!(!out.stdout.contains(['\u{9b}', '\u{7f}']), "{args:?}: {:?}", out.stdout);
+        assert!(out.stdout.contains("\\u009b31m"), "{args:?}: {}", out.stdout);
+        let parsed: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert!(parsed.to_string().contains('\u{9b}'), "the same JSON once parsed");
+    }
+}

@@ -59,7 +59,8 @@ impl SessionLog {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        let source = super::read_source(&tx, &key).map_err(err)?;
+        // A file another session wrote before (a path reused) is read from its start.
+        let source = super::read_source(&tx, &key).map_err(err)?.filter(|s| s.session == session);
         let io = |e: std::io::Error| Error::io(transcript, e);
         let mut file = std::fs::File::open(transcript).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();

@@ -46,6 +46,8 @@ pub struct SessionLog {
 /// How far a transcript has been imported.
 #[derive(Clone, Debug, PartialEq)]
 struct Source {
+    /// The session its lines were imported into.
+    session: String,
     offset: u64,
     lines: usize,
     skipped: usize,
@@ -445,11 +447,13 @@ pub fn search_terms(query: &str) -> Vec<String> {
 
 /// How far the transcript `path` has been imported.
 fn read_source(conn: &Connection, path: &str) -> rusqlite::Result<Option<Source>> {
-    conn.query_row("SELECT offset, lines, skipped FROM sources WHERE path = ?1", [path], |r| {
+    let sql = "SELECT session, offset, lines, skipped FROM sources WHERE path = ?1";
+    conn.query_row(sql, [path], |r| {
         Ok(Source {
-            offset: r.get::<_, i64>(0)? as u64,
-            lines: r.get::<_, i64>(1)? as usize,
-            skipped: r.get::<_, i64>(2)? as usize,
+            session: r.get(0)?,
+            offset: r.get::<_, i64>(1)? as u64,
+            lines: r.get::<_, i64>(2)? as usize,
+            skipped: r.get::<_, i64>(3)? as usize,
         })
     })
     .optional()

@@ -366,3 +366,21 @@ fn a_search_looks_for_each_word_once_and_at_most_sixteen() {
     let query = format!("{} {}", "failing ".repeat(8000), "login ".repeat(8000));
     assert_eq!(log.search(&query, None, 5).unwrap().len(), 1);
 }
+
+/// Defect 16 of the second probe (one item): a transcript path reused by another session was
+/// read from the offset the first session had reached (its first turns missing, turns
+/// misnumbered). Another session's import of that path starts at the beginning.
+#[test]
+fn a_transcript_path_reused_by_another_session_is_read_from_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("t.jsonl");
+    write(&transcript, &(CLAUDE[..4].join("\n") + "\n"));
+    let mut log = log_in(dir.path());
+    log.import(&transcript, "s1", None).unwrap();
+    write(&transcript, &(CLAUDE.join("\n") + "\n"));
+    log.import(&transcript, "s2", None).unwrap();
+    let events = log.events("s2", None).unwrap();
+    assert_eq!(events.iter().filter(|e| e.kind == Kind::Prompt).count(), 2);
+    assert_eq!(events.iter().find(|e| e.kind == Kind::Prompt).unwrap().turn, 1);
+    assert_eq!(log.session("s2").unwrap().turns, 2);
+}
