@@ -13,6 +13,8 @@ mod capture;
 mod checkpoint;
 /// The crash harness: every writing command killed at random moments, invariants checked.
 mod crash;
+/// The crash harness of the workspace writers: checkpoint and rewind killed at random moments.
+mod crash_git;
 /// Local embeddings with the real model: hybrid recall, vectors, fallback, admission, reflection.
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.

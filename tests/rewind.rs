@@ -275,7 +275,13 @@ fn temporary_indexes_left_by_a_killed_run_are_swept() {
     file.set_modified(written - std::time::Duration::from_secs(3600)).unwrap();
     let recent = dir.join(".git/mem-checkpoint-index-running");
     std::fs::write(&recent, "another run's").unwrap();
+    // Just left by a run whose process is gone (no such process id).
+    let dead = dir.join(".git/mem-checkpoint-index-4000000000-abc");
+    std::fs::write(&dead, "a killed run's").unwrap();
+    let alive = dir.join(format!(".git/mem-checkpoint-index-{}-abc", std::process::id()));
+    std::fs::write(&alive, "a running process's").unwrap();
     ok(dir, &["checkpoint"]);
-    assert!(!left.exists(), "swept");
+    assert!(!left.exists() && !dead.exists(), "swept");
+    assert!(alive.exists(), "its process runs");
     assert!(recent.exists(), "a recent one may belong to a run in progress");
 }

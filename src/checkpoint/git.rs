@@ -6,7 +6,8 @@ use std::process::{Command, Stdio};
 
 use crate::{Error, Result};
 
-/// Name prefix of the temporary index files checkpoints build in the git folder.
+/// Name prefix of the temporary index files checkpoints build in the git folder; the process
+/// id of the run that made one follows, so that the next run knows a killed run's file.
 const TEMP_INDEX_PREFIX: &str = "mem-checkpoint-index-";
 
 /// A temporary index file left by a run killed before it could remove it is removed by the
@@ -87,8 +88,9 @@ pub(super) struct TempIndex {
 impl TempIndex {
     /// A new temporary index; first removes those a killed run left behind.
     pub(super) fn new(git_dir: &Path) -> Result<TempIndex> {
+        let prefix = format!("{TEMP_INDEX_PREFIX}{}-", std::process::id());
         let file = tempfile::Builder::new()
-            .prefix(TEMP_INDEX_PREFIX)
+            .prefix(&prefix)
             .tempfile_in(git_dir)
             .map_err(|e| Error::io(git_dir, e))?;
         let (handle, path) = file.keep().map_err(|e| Error::io(git_dir, e.error))?;
@@ -114,20 +116,30 @@ impl Drop for TempIndex {
     }
 }
 
-/// Removes the temporary index files (and their locks) of runs that were killed: those last
-/// written [`STALE_INDEX_SECS`] before `now`, `own` aside.
+/// Removes the temporary index files (and their locks) of runs that were killed: those whose
+/// process is gone (where `/proc` tells), else those last written [`STALE_INDEX_SECS`] before
+/// `now`; `own` aside.
 fn sweep(git_dir: &Path, own: &Path, now: std::time::SystemTime) {
     let Ok(entries) = std::fs::read_dir(git_dir) else { return };
+    let proc = Path::new("/proc/self").exists();
     for entry in entries.flatten() {
-        let stale = entry.file_name().to_string_lossy().starts_with(TEMP_INDEX_PREFIX)
-            && entry.path() != own
-            && entry
-                .metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| now.duration_since(t).ok())
-                .is_some_and(|age| age.as_secs() > STALE_INDEX_SECS);
-        if stale {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_INDEX_PREFIX) else { continue };
+        if entry.path() == own || own.with_extension("lock") == entry.path() {
+            continue;
+        }
+        let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
+        let gone = match pid {
+            Some(pid) if proc => !Path::new("/proc").join(pid.to_string()).exists(),
+            _ => false,
+        };
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age.as_secs() > STALE_INDEX_SECS);
+        if gone || old {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -1,0 +1,255 @@
+//! The crash harness for the writers of the workspace: `mem checkpoint` and `mem rewind` are
+//! killed (SIGKILL) at random moments of their run in a throw-away repository, and after each
+//! kill:
+//!
+//! - the user's repository did not move (index, HEAD, branches, stash);
+//! - every path of the working tree is either as the agent left it or as the checkpoint has
+//!   it (a rewind), or untouched (a checkpoint);
+//! - no git process the killed run started is still running after a short grace;
+//! - the next run works without repair and completes the work: a rewind run again leaves the
+//!   checkpoint's tree, and the undo checkpoint the killed rewind took (if it got that far)
+//!   brings back the agent's tree; a checkpoint run again is taken, every checkpoint ref names
+//!   a commit, and no temporary index of the killed run is left.
+//!
+//! `cargo test` runs [`CI_KILLS`] kills per command; `MEM_CRASH_SOAK=N` runs N (see
+//! docs/reliability.md), `MEM_CRASH_SEED` picks the seed.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::checkpoint::{git, ok, tree, write};
+use crate::util::{bin, clean_env};
+
+/// Kills per command in a normal test run.
+const CI_KILLS: usize = 6;
+
+/// A working tree, as [`tree`] reads it.
+type Tree = Vec<(String, Vec<u8>, bool)>;
+
+/// A repository with checkpoint 1 taken, then an agent's changes of every kind: edits,
+/// deletions, new files and folders, a file that became a folder, a folder that became a link,
+/// a mode change. Returns it with the tree of checkpoint 1 and the agent's tree.
+fn prepared() -> (tempfile::TempDir, Tree, Tree) {
+    let tmp = crate::checkpoint::repo();
+    let dir = tmp.path();
+    for i in 0..40 {
+        write(dir, &format!("src/m{i}.rs"), &format!("pub fn f{i}() -> u32 {{ {i} }}\n"));
+    }
+    write(dir, "notes/a.txt", "a\n");
+    write(dir, "notes/b.txt", "b\n");
+    write(dir, "was-file", "a file at first\n");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "two"]);
+    write(dir, "draft.txt", "untracked at the checkpoint\n");
+    ok(dir, &["checkpoint", "-m", "before the agent"]);
+    let checkpointed = tree(dir);
+    for i in (0..40).step_by(3) {
+        write(dir, &format!("src/m{i}.rs"), &format!("pub fn f{i}() -> u32 {{ {i} + 1 }}\n"));
+    }
+    for i in (1..40).step_by(7) {
+        std::fs::remove_file(dir.join(format!("src/m{i}.rs"))).unwrap();
+    }
+    for i in 0..20 {
+        write(dir, &format!("gen/g{i}.rs"), &format!("// generated {i}\n"));
+    }
+    std::fs::remove_file(dir.join("draft.txt")).unwrap();
+    std::fs::remove_file(dir.join("was-file")).unwrap();
+    write(dir, "was-file/inside.txt", "a folder now\n");
+    std::fs::remove_dir_all(dir.join("notes")).unwrap();
+    std::os::unix::fs::symlink("src", dir.join("notes")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.join("run.sh"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let agent = tree(dir);
+    (tmp, checkpointed, agent)
+}
+
+/// What the user sees of the repository besides the working tree.
+fn user_view(dir: &Path) -> Vec<String> {
+    vec![
+        git(dir, &["ls-files", "--stage"]),
+        git(dir, &["stash", "list"]),
+        git(dir, &["for-each-ref", "refs/heads", "refs/tags", "refs/stash"]),
+        git(dir, &["rev-parse", "HEAD"]),
+    ]
+}
+
+/// A copy of the prepared repository.
+fn fresh(template: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new("cp")
+        .arg("-a")
+        .arg(format!("{}/.", template.display()))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir
+}
+
+fn mem_command(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(dir);
+    clean_env(&mut cmd);
+    cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+    cmd
+}
+
+/// The processes whose working directory is `dir` or below it (git children of a killed run).
+fn processes_in(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let dir = std::fs::canonicalize(dir).unwrap();
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| std::fs::read_link(e.path().join("cwd")).is_ok_and(|cwd| cwd.starts_with(&dir)))
+        .map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            String::from_utf8_lossy(&cmdline).replace('\0', " ")
+        })
+        .collect()
+}
+
+/// Waits (up to a generous guard, not a timing) until no process runs in `dir`.
+#[allow(clippy::disallowed_methods)]
+fn no_process_left(dir: &Path, context: &str) {
+    let started = Instant::now();
+    loop {
+        let left = processes_in(dir);
+        if left.is_empty() {
+            return;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{context}: still running: {left:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// How long an uninterrupted run of `args` takes on a copy (the kills are spread over it).
+#[allow(clippy::disallowed_methods)]
+fn duration(template: &Path, args: &[&str]) -> Duration {
+    let dir = fresh(template);
+    let started = Instant::now();
+    let out = mem_command(dir.path(), args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    started.elapsed()
+}
+
+/// The path's entry in `tree`, if any (content and mode).
+fn entry<'a>(tree: &'a Tree, path: &str) -> Option<(&'a Vec<u8>, bool)> {
+    tree.iter().find(|(p, _, _)| p == path).map(|(_, b, x)| (b, *x))
+}
+
+/// Every path is as in `a` or as in `b` (absent counts).
+fn each_path_old_or_new(now: &Tree, a: &Tree, b: &Tree, context: &str) {
+    let mut paths: Vec<&String> = a.iter().chain(b).chain(now).map(|(p, _, _)| p).collect();
+    paths.sort();
+    paths.dedup();
+    for path in paths {
+        let here = entry(now, path);
+        assert!(
+            here == entry(a, path) || here == entry(b, path),
+            "{context}: {path} is neither the agent's nor the checkpoint's: {here:?}"
+        );
+    }
+}
+
+fn kill_after(mut cmd: Command, delay: Duration) -> bool {
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(delay);
+    let killed = child.try_wait().unwrap().is_none();
+    let _ = child.kill();
+    child.wait().unwrap();
+    killed
+}
+
+fn kills() -> usize {
+    std::env::var("MEM_CRASH_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_KILLS)
+}
+
+/// The refs of the checkpoints with their labels.
+fn checkpoints(dir: &Path) -> Vec<(String, String)> {
+    let out =
+        git(dir, &["for-each-ref", "--format=%(refname) %(objecttype) %(subject)", "refs/mem/"]);
+    out.lines()
+        .map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let (name, kind) = (parts.next().unwrap(), parts.next().unwrap());
+            assert_eq!(kind, "commit", "{l}");
+            (
+                name.rsplit('/').next().unwrap().trim_start_matches('0').to_string(),
+                parts.next().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn checkpoint_and_rewind_survive_a_kill_at_any_moment() {
+    let seed = std::env::var("MEM_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(11);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let (template, checkpointed, agent) = prepared();
+    let view = user_view(template.path());
+    let mut summary = Vec::new();
+
+    let took = duration(template.path(), &["rewind", "1"]);
+    let mut landed = 0;
+    for _ in 0..kills() {
+        let dir = fresh(template.path());
+        let dir = dir.path();
+        let delay = took.mul_f64(rng.f64() * 1.1);
+        landed += usize::from(kill_after(mem_command(dir, &["rewind", "1"]), delay));
+        let context = format!("rewind killed after {delay:?}");
+        no_process_left(dir, &context);
+        each_path_old_or_new(&tree(dir), &agent, &checkpointed, &context);
+        assert_eq!(user_view(dir), view, "{context}: the user's repository moved");
+        let undo = checkpoints(dir).into_iter().find(|(_, label)| label == "before rewind to 1");
+        if tree(dir) != agent {
+            assert!(undo.is_some(), "{context}: files changed before the undo checkpoint");
+        }
+        // A rerun completes it; the undo checkpoint brings the agent's work back.
+        ok(dir, &["rewind", "1"]);
+        assert_eq!(tree(dir), checkpointed, "{context}: the rerun did not complete it");
+        if let Some((id, _)) = undo {
+            ok(dir, &["rewind", &id]);
+            assert_eq!(tree(dir), agent, "{context}: undo checkpoint {id}");
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.join(".git"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("mem-checkpoint-index-"))
+            .collect();
+        assert!(left.is_empty(), "{context}: temporary indexes left: {left:?}");
+    }
+    summary.push(format!("rewind: {landed}/{} kills landed (run {took:?})", kills()));
+
+    let took = duration(template.path(), &["checkpoint"]);
+    let mut landed = 0;
+    for _ in 0..kills() {
+        let dir = fresh(template.path());
+        let dir = dir.path();
+        let delay = took.mul_f64(rng.f64() * 1.1);
+        landed += usize::from(kill_after(mem_command(dir, &["checkpoint", "-m", "killed"]), delay));
+        let context = format!("checkpoint killed after {delay:?}");
+        no_process_left(dir, &context);
+        assert_eq!(tree(dir), agent, "{context}: a checkpoint changed the working tree");
+        assert_eq!(user_view(dir), view, "{context}: the user's repository moved");
+        let before = checkpoints(dir);
+        ok(dir, &["checkpoint", "-m", "again"]);
+        let after = checkpoints(dir);
+        assert!(
+            after.len() == before.len() + 1 || before.iter().any(|(_, l)| l == "killed"),
+            "{context}: {after:?}"
+        );
+        ok(dir, &["checkpoints"]);
+        ok(dir, &["rewind", "1"]);
+        assert_eq!(tree(dir), checkpointed, "{context}");
+        let left: Vec<_> = std::fs::read_dir(dir.join(".git"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("mem-checkpoint-index-"))
+            .collect();
+        assert!(left.is_empty(), "{context}: temporary indexes left: {left:?}");
+    }
+    summary.push(format!("checkpoint: {landed}/{} kills landed (run {took:?})", kills()));
+    eprintln!("crash harness, workspace (seed {seed}):\n  {}", summary.join("\n  "));
+}
