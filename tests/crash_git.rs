@@ -253,3 +253,141 @@ fn checkpoint_and_rewind_survive_a_kill_at_any_moment() {
     summary.push(format!("checkpoint: {landed}/{} kills landed (run {took:?})", kills()));
     eprintln!("crash harness, workspace (seed {seed}):\n  {}", summary.join("\n  "));
 }
+
+/// The configuration files setup edits in a repository, with the user's own entries in each.
+const USER_FILES: &[(&str, &str)] = &[
+    (
+        ".claude/settings.json",
+        "{\n  \"permissions\": { \"allow\": [\"Bash(cargo test)\"] },\n  \"hooks\": { \"Stop\": [ { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] } ] }\n}\n",
+    ),
+    (
+        ".mcp.json",
+        "{\n  \"mcpServers\": {\n    \"db\": {\n      \"command\": \"pg-mcp\"\n    }\n  }\n}\n",
+    ),
+    (".codex/config.toml", "# mine\n[mcp_servers.db]\ncommand = \"pg-mcp\"\n"),
+];
+
+/// The files setup may write, by path, with the paths of the temporary repositories replaced
+/// by `<repo>` (a copy lives elsewhere, and names the checkout it was copied from); `None` for
+/// a file that does not exist.
+fn setup_files(dir: &Path) -> Vec<(String, Option<String>)> {
+    let paths = [".claude/settings.json", ".mcp.json", ".codex/config.toml", ".codex/hooks.json"];
+    let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+    let repo =
+        regex::Regex::new(&format!(r"{}/\.tmp[A-Za-z0-9]+", regex::escape(tmp.to_str().unwrap())))
+            .unwrap();
+    paths
+        .iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(dir.join(rel))
+                .ok()
+                .map(|t| repo.replace_all(&t, "<repo>").into_owned());
+            (rel.to_string(), text)
+        })
+        .collect()
+}
+
+/// Each file parses and keeps the user's entries.
+fn user_entries_kept(dir: &Path, context: &str) {
+    for rel in [".claude/settings.json", ".mcp.json", ".codex/hooks.json"] {
+        if let Ok(text) = std::fs::read_to_string(dir.join(rel)) {
+            serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap_or_else(|e| panic!("{context}: {rel} does not parse: {e}\n{text}"));
+        }
+    }
+    let settings = std::fs::read_to_string(dir.join(".claude/settings.json")).unwrap();
+    assert!(
+        settings.contains("notify-send done") && settings.contains("Bash(cargo test)"),
+        "{context}: {settings}"
+    );
+    let mcp = std::fs::read_to_string(dir.join(".mcp.json")).unwrap();
+    assert!(mcp.contains("pg-mcp"), "{context}: {mcp}");
+    let codex = std::fs::read_to_string(dir.join(".codex/config.toml")).unwrap();
+    codex.parse::<toml::Table>().unwrap_or_else(|e| panic!("{context}: config.toml: {e}"));
+    assert!(codex.contains("[mcp_servers.db]"), "{context}: {codex}");
+}
+
+fn setup_command(dir: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut cmd = mem_command(dir, args);
+    cmd.env("HOME", home).env("XDG_CONFIG_HOME", home.join(".config"));
+    cmd.env("CODEX_HOME", home.join(".codex"));
+    cmd
+}
+
+#[test]
+fn setup_and_its_removal_survive_a_kill_at_any_moment() {
+    let seed = std::env::var("MEM_CRASH_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(13);
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let template = crate::checkpoint::repo();
+    for (rel, text) in USER_FILES {
+        write(template.path(), rel, text);
+    }
+    let home = tempfile::tempdir().unwrap();
+    let setup: &[&[&str]] = &[&["setup", "claude", "--scope", "project"], &["setup", "codex"]];
+    let remove: &[&[&str]] =
+        &[&["setup", "claude", "--scope", "project", "--remove"], &["setup", "codex", "--remove"]];
+    // The states: before, after setup, after its removal (each by an uninterrupted run).
+    let run_all = |dir: &Path, steps: &[&[&str]]| {
+        for args in steps {
+            let out = setup_command(dir, home.path(), args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    };
+    let before = setup_files(template.path());
+    let set_up = fresh(template.path());
+    run_all(set_up.path(), setup);
+    let after = setup_files(set_up.path());
+    let removed = fresh(set_up.path());
+    run_all(removed.path(), remove);
+    let after_removal = setup_files(removed.path());
+    let mut summary = Vec::new();
+    for (name, start, steps, old, new) in [
+        ("setup", template.path(), setup, &before, &after),
+        ("setup --remove", set_up.path(), remove, &after, &after_removal),
+    ] {
+        let took = {
+            let dir = fresh(start);
+            #[allow(clippy::disallowed_methods)]
+            let started = Instant::now();
+            run_all(dir.path(), steps);
+            #[allow(clippy::disallowed_methods)]
+            let took = started.elapsed();
+            took
+        };
+        let mut landed = 0;
+        for _ in 0..kills() {
+            let dir = fresh(start);
+            let dir = dir.path();
+            // Each command of the steps in turn: the kill lands in one of them.
+            let delay = took.mul_f64(rng.f64() * 1.1);
+            let context = format!("{name} killed after {delay:?}");
+            let mut spent = Duration::ZERO;
+            for args in steps {
+                let share = took / steps.len() as u32;
+                if delay < spent + share {
+                    landed += usize::from(kill_after(
+                        setup_command(dir, home.path(), args),
+                        delay - spent,
+                    ));
+                    break;
+                }
+                run_all(dir, &[args]);
+                spent += share;
+            }
+            no_process_left(dir, &context);
+            for ((rel, now), ((_, old), (_, new))) in
+                setup_files(dir).iter().zip(old.iter().zip(new.iter()))
+            {
+                assert!(
+                    now == old || now == new,
+                    "{context}: {rel} is neither old nor new:\n{now:?}"
+                );
+            }
+            user_entries_kept(dir, &context);
+            run_all(dir, steps);
+            assert_eq!(&setup_files(dir), new, "{context}: the rerun did not complete it");
+        }
+        summary.push(format!("{name}: {landed}/{} kills landed (run {took:?})", kills()));
+    }
+    eprintln!("crash harness, setup (seed {seed}):\n  {}", summary.join("\n  "));
+}
