@@ -4,6 +4,8 @@ mod util;
 
 /// `mem context` and `mem health`.
 mod agents;
+/// The real agents (Claude Code, Codex CLI) end to end, against a model stand-in.
+mod agents_e2e;
 
 /// The file format as seen through the binary, and every bad input of the contract.
 mod bad_input;

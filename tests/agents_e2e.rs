@@ -1,0 +1,432 @@
+//! The real agents, end to end: Claude Code and Codex CLI (the pinned versions that
+//! `scripts/e2e-agents.sh` installs) run sessions in a throw-away repository with a fresh HOME,
+//! after `mem setup`, against a stand-in for the model service on 127.0.0.1
+//! (`tests/e2e/standin.py`, which logs every request it gets). The assertions are on what the
+//! stand-in received, on `.memory/`, the session log, `mem health`, rewind and `--remove`.
+//!
+//! The agents are found in `MEM_E2E_AGENTS` (their bin folder), else in the cache the script
+//! installs to. Without them the tests say so and pass, unless `CI=true`: then a missing agent
+//! is a failure (`.ci/run` installs them and sets it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::util::{Out, bin};
+
+/// The agents' bin folder, or `None` (and a note) when they are not installed outside CI.
+fn agents() -> Option<PathBuf> {
+    let dir = std::env::var_os("MEM_E2E_AGENTS").map(PathBuf::from).or_else(|| {
+        let home = std::env::var_os("HOME")?;
+        Some(Path::new(&home).join(".cache/mem-e2e/claude-2.1.197-codex-0.171.0/node_modules/.bin"))
+    });
+    let found = dir.filter(|d| d.join("claude").is_file() && d.join("codex").is_file());
+    if found.is_none() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        assert!(!ci, "CI=true and the agents are not installed: run scripts/e2e-agents.sh");
+        eprintln!("agents_e2e: the agents are not installed (scripts/e2e-agents.sh); skipped");
+    }
+    found
+}
+
+/// The model stand-in, running until dropped.
+struct StandIn {
+    child: Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl StandIn {
+    /// Starts one that answers by `plan` (see `tests/e2e/standin.py`).
+    fn start(plan: Value) -> StandIn {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/standin.py");
+        let port_file = dir.path().join("port");
+        let mut child = Command::new("python3")
+            .arg(script)
+            .arg("--port-file")
+            .arg(&port_file)
+            .arg("--log")
+            .arg(dir.path().join("requests.jsonl"))
+            .arg("--plan")
+            .arg(plan.to_string())
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        // A guard against a stand-in that never starts, not a timing.
+        for _ in 0..500 {
+            if let Ok(port) = std::fs::read_to_string(&port_file) {
+                return StandIn { child, dir, port: port.trim().parse().unwrap() };
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the model stand-in did not start");
+    }
+
+    /// Every request it got: `{path, body}`.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.dir.path().join("requests.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// The requests of the conversation (those that offer tools), as JSON text.
+    fn conversation(&self) -> Vec<String> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
+            .map(|r| r["body"].to_string())
+            .collect()
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A throw-away repository with a fresh HOME, and the agents' bin folder.
+struct Project {
+    home: tempfile::TempDir,
+    repo: tempfile::TempDir,
+    agents: PathBuf,
+}
+
+impl Project {
+    fn new(agents: PathBuf) -> Project {
+        let project = Project {
+            home: tempfile::tempdir().unwrap(),
+            repo: tempfile::tempdir().unwrap(),
+            agents,
+        };
+        let repo = project.repo.path();
+        std::fs::write(repo.join("README.md"), "# Shop\n").unwrap();
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        std::fs::write(repo.join("docs/guide.md"), "# Guide\n").unwrap();
+        std::fs::create_dir_all(repo.join("src")).unwrap();
+        std::fs::write(repo.join("src/main.rs"), "fn main() {}\n").unwrap();
+        project.git(&["init", "-q", "-b", "main"]);
+        project.git(&["add", "-A"]);
+        project.git(&["commit", "-q", "-m", "one"]);
+        project
+    }
+
+    fn repo(&self) -> &Path {
+        self.repo.path()
+    }
+
+    fn git(&self, args: &[&str]) {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(self.repo())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// The environment every program of this project runs with: nothing of the developer's.
+    fn command(&self, program: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        let home = self.home.path();
+        cmd.env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("CODEX_HOME", home.join(".codex"))
+            .env("LANG", "C.UTF-8")
+            .current_dir(self.repo());
+        cmd.stdin(Stdio::null());
+        cmd
+    }
+
+    /// `mem <args>` in the repository.
+    fn mem(&self, args: &[&str]) -> Out {
+        let out = self.command(Path::new(bin())).args(args).output().unwrap();
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    #[track_caller]
+    fn mem_ok(&self, args: &[&str]) -> String {
+        let out = self.mem(args);
+        assert_eq!(out.code, 0, "mem {args:?}: {}{}", out.stdout, out.stderr);
+        out.stdout
+    }
+
+    /// One `claude -p PROMPT` session (more arguments in `extra`) against `model`.
+    fn claude(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let mut cmd = self.command(&self.agents.join("claude"));
+        cmd.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .args(["-p", prompt])
+            .args(extra);
+        finish(cmd, "claude")
+    }
+
+    /// One `codex exec PROMPT` session against `model`, the project's hooks trusted for it.
+    fn codex(&self, model: &StandIn, prompt: &str) -> Out {
+        let config = format!(
+            "model = \"stand-in\"\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
+             sandbox_mode = \"danger-full-access\"\n\n[model_providers.mock]\nname = \"mock\"\n\
+             base_url = \"http://127.0.0.1:{}/v1\"\nwire_api = \"responses\"\n\
+             env_key = \"MOCK_API_KEY\"\nrequest_max_retries = 0\nstream_max_retries = 0\n\n\
+             [analytics]\nenabled = false\n",
+            model.port
+        );
+        let codex_home = self.home.path().join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        let path = codex_home.join("config.toml");
+        // mem setup at user scope writes into this file too: the provider goes first, once.
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        let rest =
+            old.split_once("[analytics]\nenabled = false\n").map_or(old.as_str(), |(_, r)| r);
+        std::fs::write(&path, format!("{config}{rest}")).unwrap();
+        let mut cmd = self.command(&self.agents.join("codex"));
+        cmd.env("MOCK_API_KEY", "dummy").args([
+            "exec",
+            "--trust",
+            "--dangerously-bypass-hook-trust",
+            prompt,
+        ]);
+        finish(cmd, "codex")
+    }
+
+    /// The memory files of the project root, by path relative to it, with their text.
+    fn memories(&self) -> Vec<(String, String)> {
+        let root = self.repo().join(".memory");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("sessions")] {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "md") {
+                    let rel = path.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+                    out.push((rel, std::fs::read_to_string(&path).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// The events of the session log, as `mem session show --json` gives them, of every
+    /// session.
+    fn logged_events(&self) -> Vec<Value> {
+        let list: Value =
+            serde_json::from_str(&self.mem_ok(&["session", "list", "--json"])).unwrap();
+        let mut events = Vec::new();
+        for session in list.as_array().unwrap() {
+            let id = session["id"].as_str().unwrap();
+            let shown: Value =
+                serde_json::from_str(&self.mem_ok(&["session", "show", id, "--json"])).unwrap();
+            events.extend(shown.as_array().unwrap().iter().cloned());
+        }
+        events
+    }
+}
+
+/// Runs an agent to its end (a guard of two minutes against a hang, not a timing).
+fn finish(mut cmd: Command, name: &str) -> Out {
+    use wait_timeout::ChildExt;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let status = child.wait_timeout(Duration::from_secs(120)).unwrap();
+    if status.is_none() {
+        let _ = child.kill();
+    }
+    let out = child.wait_with_output().unwrap();
+    let out = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(status.is_some(), "{name} still ran after two minutes: {out:?}");
+    assert_eq!(out.code, 0, "{name} failed: {out:?}");
+    out
+}
+
+const PNPM: &str = "We use pnpm, never npm, for the web client";
+
+/// A fake GitHub token in a command the model runs: redacted before anything is written.
+const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+
+#[test]
+fn claude_code_gets_the_memories_runs_the_hooks_and_is_captured() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let command = format!("echo GITHUB_TOKEN={TOKEN} > /dev/null; echo listed");
+    let model = StandIn::start(json!({
+        "tool": "Bash", "input": { "command": command, "description": "list" },
+        "text": "The web client uses pnpm.",
+    }));
+    let out =
+        project.claude(&model, "which package manager do we use", &["--allowedTools", "Bash"]);
+    assert!(out.stdout.contains("The web client uses pnpm."), "{out:?}");
+    // The memory reached the model (SessionStart context), and the mem tools were offered.
+    let conversation = model.conversation();
+    assert!(conversation.len() >= 2, "a tool call and the answer: {conversation:?}");
+    assert!(conversation[0].contains("SessionStart hook additional context: # Memory (from mem)"));
+    assert!(conversation[0].contains(PNPM), "{}", conversation[0]);
+    for tool in ["mcp__mem__recall", "mcp__mem__remember", "mcp__mem__session_search"] {
+        assert!(conversation[0].contains(&format!("\"name\":\"{tool}\"")), "{tool} offered");
+    }
+    // Captured: the session memory and the session log, the token redacted everywhere.
+    let sessions: Vec<_> =
+        project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(sessions[0].1.contains("which package manager do we use"), "{}", sessions[0].1);
+    let events = project.logged_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["prompt", "tool_call", "tool_result", "assistant"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], 0, "{result}");
+    let log = serde_json::to_string(&events).unwrap();
+    assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
+    assert!(!sessions[0].1.contains(TOKEN));
+    project.mem_ok(&["health"]);
+    // The next session starts with the one before it.
+    let model = StandIn::start(json!({ "text": "Noted." }));
+    project.claude(&model, "anything else about the build", &[]);
+    assert!(model.conversation()[0].contains("## Recent sessions"), "{:?}", model.conversation());
+}
+
+#[test]
+fn claude_code_calls_the_mem_tools() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    let fact = "The staging database is db-stage-2 on port 6543";
+    let model = StandIn::start(json!({
+        "tool": "mcp__mem__remember", "input": { "text": fact, "type": "semantic" },
+        "text": "Remembered.",
+    }));
+    project.claude(
+        &model,
+        "remember where staging lives",
+        &["--allowedTools", "mcp__mem__remember"],
+    );
+    let written = project.memories().into_iter().filter(|(_, text)| text.contains(fact)).count();
+    assert_eq!(written, 1, "{:?}", project.memories());
+    let model = StandIn::start(json!({
+        "tool": "mcp__mem__recall", "input": { "query": "staging database port" },
+        "text": "It is on port 6543.",
+    }));
+    project.claude(&model, "where is staging", &["--allowedTools", "mcp__mem__recall"]);
+    // The recall's answer went back to the model as the tool's result.
+    let conversation = model.conversation();
+    let last = conversation.last().unwrap();
+    assert!(last.contains("tool_result") && last.contains("db-stage-2"), "{last}");
+}
+
+#[test]
+fn claude_code_turns_are_checkpointed_and_rewound() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project", "--checkpoints"]);
+    let model = StandIn::start(json!({
+        "tool": "Bash",
+        "input": { "command": "echo 'rewritten by the agent' > README.md", "description": "edit" },
+        "text": "Edited.",
+    }));
+    project.claude(&model, "rewrite the readme", &["--allowedTools", "Bash"]);
+    let readme = project.repo().join("README.md");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "rewritten by the agent\n");
+    let listed = project.mem_ok(&["checkpoints"]);
+    assert!(listed.contains("before turn 1 of session"), "{listed}");
+    let id = listed.split_whitespace().next().unwrap().to_string();
+    let out = project.mem_ok(&["rewind", &id]);
+    assert!(out.contains("restored README.md"), "{out}");
+    assert_eq!(std::fs::read_to_string(&readme).unwrap(), "# Shop\n");
+    assert!(out.contains("left .memory/ as it is"), "the session memory stays: {out}");
+    assert_eq!(project.memories().iter().filter(|(p, _)| p.starts_with("sessions/")).count(), 1);
+}
+
+#[test]
+fn setup_remove_gives_back_the_users_own_configuration() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    let settings = "{\n  \"permissions\": { \"allow\": [\"Bash(cargo test)\"] }\n}\n";
+    let mcp = "{\n  \"mcpServers\": { \"db\": { \"command\": \"pg-mcp\" } }\n}\n";
+    std::fs::create_dir_all(project.repo().join(".claude")).unwrap();
+    std::fs::write(project.repo().join(".claude/settings.json"), settings).unwrap();
+    std::fs::write(project.repo().join(".mcp.json"), mcp).unwrap();
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    let model = StandIn::start(json!({ "text": "Hello." }));
+    project.claude(&model, "hello", &[]);
+    project.mem_ok(&["setup", "claude", "--scope", "project", "--remove"]);
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(project.repo().join(rel)).unwrap()).unwrap()
+    };
+    assert_eq!(read(".claude/settings.json"), serde_json::from_str::<Value>(settings).unwrap());
+    assert_eq!(read(".mcp.json"), serde_json::from_str::<Value>(mcp).unwrap());
+    // Without mem's entries the agent runs no mem hook and offers no mem tool.
+    let model = StandIn::start(json!({ "text": "Hello again." }));
+    project.claude(&model, "hello again", &[]);
+    let first = &model.conversation()[0];
+    assert!(!first.contains("Memory (from mem)") && !first.contains("mcp__mem__"), "{first}");
+}
+
+#[test]
+fn codex_gets_the_memories_runs_the_hooks_and_is_captured() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "codex"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let command = format!("echo GITHUB_TOKEN={TOKEN} > /dev/null; echo listed");
+    let model = StandIn::start(json!({
+        "tool": "exec_command", "input": { "cmd": command }, "text": "The web client uses pnpm.",
+    }));
+    let out = project.codex(&model, "which package manager do we use");
+    assert!(out.stdout.contains("The web client uses pnpm."), "{out:?}");
+    let conversation = model.conversation();
+    assert!(conversation.len() >= 2, "a tool call and the answer: {conversation:?}");
+    // The memory reached the model as a developer message; the mem tools were offered.
+    let first: Value = serde_json::from_str(&conversation[0]).unwrap();
+    let developer = first["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["role"] == "developer")
+        .map(|i| i.to_string())
+        .find(|t| t.contains("# Memory (from mem)"))
+        .expect("a developer message with the memories");
+    assert!(developer.contains(PNPM), "{developer}");
+    let mem_tools = first["tools"].as_array().unwrap().iter().find(|t| t["name"] == "mcp__mem");
+    let names: Vec<&str> = mem_tools.expect("the mem server's tools")["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    // Captured, the token redacted.
+    let sessions: Vec<_> =
+        project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let events = project.logged_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["prompt", "tool_call", "tool_result", "assistant"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    let log = serde_json::to_string(&events).unwrap();
+    assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
+    project.mem_ok(&["health"]);
+}

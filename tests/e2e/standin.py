@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""A stand-in for the model service of Claude Code and Codex, for the end-to-end tests.
+
+Listens on 127.0.0.1 only (port 0: the system picks one, written to --port-file), logs every
+request it gets as one JSON line (path and body) to --log, and answers:
+
+- POST /v1/messages (Anthropic Messages, streamed or not; what Claude Code speaks) and
+  /v1/messages/count_tokens;
+- POST /v1/responses (OpenAI Responses, streamed; what Codex speaks through a custom provider).
+
+The answer follows a plan (--plan, JSON): {"tool": NAME, "input": {...}, "text": "..."}. A
+request that offers the tool NAME and does not yet carry that call's result gets the tool call;
+any other request gets the text. Without a tool, every answer is the text. Python stdlib only.
+"""
+
+import argparse
+import json
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LOCK = threading.Lock()
+COUNTER = [0]
+
+
+def next_id(prefix):
+    with LOCK:
+        COUNTER[0] += 1
+        return f"{prefix}_{COUNTER[0]}"
+
+
+def anthropic_has_result(body):
+    """Whether the conversation already holds a tool result (the plan's call was answered)."""
+    for message in body.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        ):
+            return True
+    return False
+
+
+def openai_has_result(body):
+    items = body.get("input")
+    return isinstance(items, list) and any(
+        isinstance(item, dict) and item.get("type") == "function_call_output" for item in items
+    )
+
+
+def offered(tools, name, key):
+    return any(isinstance(t, dict) and t.get(key) == name for t in tools or [])
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def read_body(self):
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except ValueError:
+            body = {"unparsed": raw.decode("utf-8", "replace")}
+        with LOCK, open(self.server.log_path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"path": self.path, "body": body}) + "\n")
+        return body
+
+    def send_json(self, value, status=200):
+        data = json.dumps(value).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_events(self, events):
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for name, data in events:
+            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def do_GET(self):
+        self.read_body()
+        self.send_json({"data": [], "object": "list"})
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_POST(self):
+        body = self.read_body()
+        path = self.path.split("?")[0]
+        if path.endswith("/messages/count_tokens"):
+            self.send_json({"input_tokens": 100})
+        elif path.endswith("/messages"):
+            self.anthropic(body)
+        elif path.endswith("/responses"):
+            self.openai(body)
+        else:
+            self.send_json({"error": {"type": "not_found", "message": path}}, 404)
+
+    def anthropic(self, body):
+        plan = self.server.plan
+        text = plan.get("text", "Done.")
+        use_tool = (
+            plan.get("tool")
+            and offered(body.get("tools"), plan["tool"], "name")
+            and not anthropic_has_result(body)
+        )
+        message_id = next_id("msg")
+        model = body.get("model", "stand-in")
+        if use_tool:
+            block = {"type": "tool_use", "id": next_id("toolu"), "name": plan["tool"], "input": {}}
+            partial = json.dumps(plan.get("input", {}))
+            content = [dict(block, input=plan.get("input", {}))]
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": ""}
+            content = [{"type": "text", "text": text}]
+            stop = "end_turn"
+        usage = {"input_tokens": 100, "output_tokens": 10}
+        if not body.get("stream"):
+            self.send_json({
+                "id": message_id, "type": "message", "role": "assistant", "model": model,
+                "content": content, "stop_reason": stop, "stop_sequence": None, "usage": usage,
+            })
+            return
+        delta = (
+            {"type": "input_json_delta", "partial_json": partial}
+            if use_tool else {"type": "text_delta", "text": text}
+        )
+        self.send_events([
+            ("message_start", {"type": "message_start", "message": {
+                "id": message_id, "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": None, "stop_sequence": None,
+                "usage": {"input_tokens": 100, "output_tokens": 1}}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": block}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta",
+                               "delta": {"stop_reason": stop, "stop_sequence": None},
+                               "usage": {"output_tokens": 10}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    def openai(self, body):
+        plan = self.server.plan
+        text = plan.get("text", "Done.")
+        use_tool = (
+            plan.get("tool")
+            and offered(body.get("tools"), plan["tool"], "name")
+            and not openai_has_result(body)
+        )
+        response_id = next_id("resp")
+        model = body.get("model", "stand-in")
+        if use_tool:
+            item = {"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
+                    "name": plan["tool"], "arguments": json.dumps(plan.get("input", {})),
+                    "status": "completed"}
+            events = [
+                ("response.output_item.added", {"type": "response.output_item.added",
+                                                "output_index": 0, "item": item}),
+                ("response.output_item.done", {"type": "response.output_item.done",
+                                               "output_index": 0, "item": item}),
+            ]
+        else:
+            item_id = next_id("msg")
+            item = {"type": "message", "id": item_id, "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}]}
+            events = [
+                ("response.output_item.added", {"type": "response.output_item.added",
+                                                "output_index": 0,
+                                                "item": dict(item, status="in_progress",
+                                                             content=[])}),
+                ("response.output_text.delta", {"type": "response.output_text.delta",
+                                                "item_id": item_id, "output_index": 0,
+                                                "content_index": 0, "delta": text}),
+                ("response.output_item.done", {"type": "response.output_item.done",
+                                               "output_index": 0, "item": item}),
+            ]
+        response = {"id": response_id, "object": "response", "created_at": 0, "model": model,
+                    "status": "in_progress", "output": []}
+        usage = {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 110}
+        done = dict(response, status="completed", output=[item], usage=usage)
+        self.send_events(
+            [("response.created", {"type": "response.created", "response": response})]
+            + events
+            + [("response.completed", {"type": "response.completed", "response": done})]
+        )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--plan", default="{}")
+    args = parser.parse_args()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.log_path = args.log
+    server.plan = json.loads(args.plan)
+    open(args.log, "a").close()
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+    os.replace(args.port_file + ".tmp", args.port_file)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
