@@ -50,6 +50,8 @@ mod rewind;
 mod root;
 /// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.
 mod session;
+/// `mem setup` edits only what it wrote: foreign servers, the user's hooks, links, exact JSON.
+mod setup_edits;
 /// `mem completions` and `mem man`.
 mod shell;
 /// A root shared with git by two machines: usage merges without conflict.

@@ -226,8 +226,14 @@ pub enum Overwrite {
 pub fn inside_root(root: &Path, rel: &str) -> Result<PathBuf> {
     let path = root.join(rel);
     let real_root = std::fs::canonicalize(root).map_err(|e| Error::io(root, e))?;
-    // The longest part of the path that exists, resolved, then the rest as written.
-    let mut existing = path.as_path();
+    let real = real_path(&path)?;
+    if real.starts_with(&real_root) { Ok(path) } else { Err(Error::OutsideRoot(rel.into())) }
+}
+
+/// Where `path` (which may not exist yet) really is: the longest part of it that exists, with
+/// every symbolic link resolved, then the rest as written.
+pub fn real_path(path: &Path) -> Result<PathBuf> {
+    let mut existing = path;
     let mut rest = Vec::new();
     while std::fs::symlink_metadata(existing).is_err() {
         match (existing.parent(), existing.file_name()) {
@@ -240,7 +246,7 @@ pub fn inside_root(root: &Path, rel: &str) -> Result<PathBuf> {
     }
     let mut real = std::fs::canonicalize(existing).map_err(|e| Error::io(existing, e))?;
     real.extend(rest.iter().rev());
-    if real.starts_with(&real_root) { Ok(path) } else { Err(Error::OutsideRoot(rel.into())) }
+    Ok(real)
 }
 
 /// Writes `contents` to `path` so that readers see the old file or the new one, never a part:

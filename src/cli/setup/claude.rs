@@ -4,6 +4,9 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use jsonc_parser::common::Ranged;
+use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
 use super::{Change, Scope, Target, is_mem_exe, is_mem_hook, read, shell_word};
@@ -79,109 +82,310 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
     Ok(vec![settings, mcp])
 }
 
-/// Parses a configuration file that must hold a JSON object (missing or blank: an empty one).
-fn object(text: Option<&str>, path: &Path) -> Result<Map<String, Value>> {
-    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
-        return Ok(Map::new());
+/// A configuration file that must hold a JSON object, as a tree that keeps every byte of it
+/// (comments, layout, numbers too large for a float, repeated keys): mem edits its own entries
+/// and nothing else. `None` for a missing or blank file.
+fn parse(text: Option<&str>, path: &Path) -> Result<Option<(CstRootNode, CstObject)>> {
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else { return Ok(None) };
+    let root = CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not valid JSON ({e}); fix it, then run mem setup again",
+            path.display()
+        )
+    })?;
+    let Some(object) = root.object_value() else {
+        bail!("{} holds JSON but not an object; mem setup leaves it alone", path.display())
     };
-    match serde_json::from_str(text) {
-        Ok(Value::Object(map)) => Ok(map),
-        Ok(_) => {
-            bail!("{} holds JSON but not an object; mem setup leaves it alone", path.display())
-        }
-        Err(e) => {
-            bail!("{} is not valid JSON ({e}); fix it, then run mem setup again", path.display())
+    Ok(Some((root, object)))
+}
+
+/// The tree's text, or `None` when the object is left with nothing (nothing of the user's was
+/// in the file).
+fn text_of(root: &CstRootNode, object: &CstObject) -> Option<String> {
+    (!object.properties().is_empty()).then(|| root.to_string())
+}
+
+/// A JSON value as the tree takes it.
+fn input(value: &Value) -> CstInputValue {
+    match value {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(input).collect()),
+        Value::Object(map) => {
+            CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), input(v))).collect())
         }
     }
 }
 
-/// The file's new text: `None` when the object ends up empty (nothing of the user's is in it),
-/// the old text itself when nothing changed (no reformatting).
-fn render(old: Option<&str>, path: &Path, new: Map<String, Value>) -> Result<Option<String>> {
-    if object(old, path)? == new && old.is_some() {
-        return Ok(old.map(str::to_string));
-    }
-    if new.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(serde_json::to_string_pretty(&Value::Object(new))? + "\n"))
+/// The group of one hook, as setup writes it.
+fn group(hook: &Hook) -> Value {
+    json!({ "hooks": [{ "type": "command", "command": hook.command, "timeout": hook.timeout }] })
 }
 
-/// A settings file with every `mem` hook taken out of its `hooks` object and `hooks` added;
-/// the user's other hooks and keys are kept as they are.
+/// A settings file with `mem`'s own hooks (those [`is_mem_hook`] recognises) replaced by
+/// `hooks`; every other byte is kept. A group left empty by taking mem's hooks out goes, an
+/// event left without groups too. Nothing changes when the file already has exactly `hooks`.
 pub fn with_hooks(text: Option<&str>, path: &Path, hooks: &[Hook]) -> Result<Option<String>> {
-    let mut root = object(text, path)?;
-    let mut table = match root.remove("hooks") {
-        None => Map::new(),
-        Some(Value::Object(table)) => table,
-        Some(_) => {
-            bail!("`hooks` in {} is not an object; mem setup leaves it alone", path.display())
+    let Some((root, object)) = parse(text, path)? else {
+        if hooks.is_empty() {
+            return Ok(None);
         }
+        let mut table = Map::new();
+        for hook in hooks {
+            let groups = table.entry(hook.event).or_insert_with(|| Value::Array(Vec::new()));
+            groups.as_array_mut().expect("made as a list").push(group(hook));
+        }
+        let file = json!({ "hooks": table });
+        return Ok(Some(serde_json::to_string_pretty(&file)? + "\n"));
     };
-    for groups in table.values_mut() {
-        let Value::Array(groups) = groups else { continue };
-        groups.retain_mut(|group| {
-            let Some(Value::Array(list)) = group.get_mut("hooks") else { return true };
-            let had = list.len();
-            list.retain(|h| !h.get("command").and_then(Value::as_str).is_some_and(is_mem_hook));
-            // A group that only held mem's hooks goes with them.
-            !(list.is_empty() && had > 0)
-        });
-    }
-    table.retain(|_, groups| !groups.as_array().is_some_and(Vec::is_empty));
-    for hook in hooks {
-        let group = json!({
-            "hooks": [{ "type": "command", "command": hook.command, "timeout": hook.timeout }]
-        });
-        match table.entry(hook.event).or_insert_with(|| Value::Array(Vec::new())) {
-            Value::Array(groups) => groups.push(group),
-            _ => bail!(
-                "`hooks.{}` in {} is not a list; mem setup leaves it alone",
-                hook.event,
-                path.display()
-            ),
+    let table = match object.get("hooks") {
+        None => None,
+        Some(prop) => match prop.object_value() {
+            Some(table) => Some(table),
+            None => {
+                bail!("`hooks` in {} is not an object; mem setup leaves it alone", path.display())
+            }
+        },
+    };
+    // What is there of mem's: (event, command, timeout) of groups holding one mem hook alone.
+    let mut found: Vec<(String, String, Option<u64>)> = Vec::new();
+    let mut mixed = false;
+    for event in table.iter().flat_map(|t| t.properties()) {
+        let name = event.decoded_name().unwrap_or_default();
+        for group in event.array_value().iter().flat_map(|a| a.elements()) {
+            let list = group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value());
+            let entries: Vec<Value> =
+                list.iter().flat_map(|l| l.elements()).filter_map(|h| h.to_serde_value()).collect();
+            let ours: Vec<&Value> =
+                entries.iter().filter(|h| h["command"].as_str().is_some_and(is_mem_hook)).collect();
+            match (ours.len(), entries.len()) {
+                (0, _) => {}
+                (1, 1) => found.push((
+                    name.clone(),
+                    ours[0]["command"].as_str().unwrap_or_default().to_string(),
+                    ours[0]["timeout"].as_u64(),
+                )),
+                _ => mixed = true,
+            }
         }
     }
-    if !table.is_empty() {
-        root.insert("hooks".to_string(), Value::Object(table));
+    let wanted: Vec<(String, String, Option<u64>)> =
+        hooks.iter().map(|h| (h.event.to_string(), h.command.clone(), Some(h.timeout))).collect();
+    let same = |a: &[(String, String, Option<u64>)], b: &[(String, String, Option<u64>)]| {
+        let (mut a, mut b) = (a.to_vec(), b.to_vec());
+        a.sort();
+        b.sort();
+        a == b
+    };
+    if !mixed && same(&found, &wanted) {
+        return Ok(text.map(str::to_string));
     }
-    render(text, path, root)
+    if let Some(table) = &table {
+        for event in table.properties() {
+            let Some(groups) = event.array_value() else { continue };
+            let had = groups.elements().len();
+            for group in groups.elements() {
+                let Some(list) =
+                    group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value())
+                else {
+                    continue;
+                };
+                let before = list.elements().len();
+                for hook in list.elements() {
+                    let command = hook.to_serde_value();
+                    if command.as_ref().and_then(|h| h["command"].as_str()).is_some_and(is_mem_hook)
+                    {
+                        hook.remove();
+                    }
+                }
+                // A group that only held mem's hooks goes with them.
+                if before > 0 && list.elements().is_empty() {
+                    group.remove();
+                }
+            }
+            if had > 0 && groups.elements().is_empty() {
+                event.remove();
+            }
+        }
+    }
+    if !hooks.is_empty() {
+        let table = object.object_value_or_set("hooks");
+        for hook in hooks {
+            table.array_value_or_set(hook.event).append(input(&group(hook)));
+        }
+    } else if let Some(prop) = object.get("hooks")
+        && prop.object_value().is_some_and(|t| t.properties().is_empty())
+        && table.as_ref().is_some_and(|_| found.len() + usize::from(mixed) > 0)
+    {
+        prop.remove();
+    }
+    Ok(text_of(&root, &object))
+}
+
+/// Whether an MCP server entry is the one `mem setup` writes: a `mem` executable run with
+/// exactly `mcp`, and nothing else but the keys Claude Code itself adds (`type: stdio`, an
+/// empty `env`).
+fn is_mem_server(server: &Value) -> bool {
+    let Some(entry) = server.as_object() else { return false };
+    let known = entry.keys().all(|k| ["command", "args", "type", "env"].contains(&k.as_str()));
+    known
+        && entry.get("command").and_then(Value::as_str).is_some_and(is_mem_exe)
+        && entry.get("args") == Some(&json!(["mcp"]))
+        && entry.get("type").is_none_or(|t| t == "stdio")
+        && entry.get("env").is_none_or(|e| e.as_object().is_some_and(Map::is_empty))
 }
 
 /// An MCP configuration with the `mem` server under `mcpServers` set to `server`, or taken
-/// out (`None`; a `mem` entry that runs some other program is left alone).
+/// out (`None`). A server named `mem` that mem setup did not write is the user's: adding stops
+/// with an error that names the file and the entry, removing leaves it. The edit is a splice of
+/// the file's text at the entry's place (found by a parser that keeps positions), so every
+/// other byte stays as it is: numbers too large for a float, repeated keys, comments, a file
+/// written on one line, and a large file costs one parse.
 pub fn with_server(
     text: Option<&str>,
     path: &Path,
     server: Option<Value>,
 ) -> Result<Option<String>> {
-    let mut root = object(text, path)?;
-    let mut servers = match root.remove("mcpServers") {
-        None => Map::new(),
-        Some(Value::Object(servers)) => servers,
+    let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
+        return Ok(server.map(|server| {
+            let file = json!({ "mcpServers": { "mem": server } });
+            serde_json::to_string_pretty(&file).expect("JSON serialises") + "\n"
+        }));
+    };
+    let parsed =
+        parse_to_ast(text, &CollectOptions::default(), &ParseOptions::default()).map_err(|e| {
+            anyhow::anyhow!(
+                "{} is not valid JSON ({e}); fix it, then run mem setup again",
+                path.display()
+            )
+        })?;
+    let Some(ast::Value::Object(root)) = parsed.value else {
+        bail!("{} holds JSON but not an object; mem setup leaves it alone", path.display())
+    };
+    // Where a key is repeated, JSON readers keep the last one.
+    let last = |object: &'_ ast::Object<'_>, name: &str| {
+        object.properties.iter().rposition(|p| p.name.as_str() == name)
+    };
+    let servers_at = last(&root, "mcpServers");
+    let servers = match servers_at.map(|i| &root.properties[i].value) {
+        None => None,
+        Some(ast::Value::Object(servers)) => Some(servers),
         Some(_) => {
             bail!("`mcpServers` in {} is not an object; mem setup leaves it alone", path.display())
         }
     };
-    match server {
-        Some(server) => {
-            servers.insert("mem".to_string(), server);
+    let mem_at = servers.and_then(|s| last(s, "mem"));
+    let current = servers.zip(mem_at).map(|(s, i)| {
+        let range = s.properties[i].value.range();
+        serde_json::from_str::<Value>(&text[range.start..range.end]).unwrap_or(Value::Null)
+    });
+    if let Some(current) = &current
+        && !is_mem_server(current)
+    {
+        if server.is_none() {
+            return Ok(Some(text.to_string()));
+        }
+        bail!(
+            "{} already has an MCP server named `mem` that mem setup did not write ({}); mem \
+             setup stops rather than replace it: rename that entry (the agent's tools would be \
+             `mcp__<name>__…`) or remove it, then run mem setup again",
+            path.display(),
+            serde_json::to_string(current).unwrap_or_default()
+        );
+    }
+    let removing = server.is_none() && mem_at.is_some();
+    let edited = match (servers, mem_at, server) {
+        (Some(_), Some(_), Some(server)) if current.as_ref() == Some(&server) => {
+            return Ok(Some(text.to_string()));
+        }
+        (Some(servers), Some(i), Some(server)) => {
+            let range = servers.properties[i].value.range();
+            let indent = indent_at(text, servers.properties[i].range.start);
+            let value = render_value(&server, multiline(text, servers.range), &indent);
+            splice(text, range.start, range.end, &value)
+        }
+        (Some(servers), None, Some(server)) => insert_prop(text, servers, "mem", &server),
+        (None, _, Some(server)) => {
+            insert_prop(text, &root, "mcpServers", &json!({ "mem": server }))
+        }
+        (Some(servers), Some(_), None) if servers.properties.len() == 1 => {
+            let at = servers_at.expect("found with the servers");
+            remove_prop(text, &root, at)
+        }
+        (Some(servers), Some(i), None) => remove_prop(text, servers, i),
+        (_, _, None) => return Ok(Some(text.to_string())),
+    };
+    // Nothing is left when the servers, all mem's, were all the file held.
+    let emptied =
+        removing && servers.is_some_and(|s| s.properties.len() == 1) && root.properties.len() == 1;
+    Ok((!emptied).then_some(edited))
+}
+
+/// `text` with the bytes `start..end` replaced by `with`.
+fn splice(text: &str, start: usize, end: usize, with: &str) -> String {
+    let mut out = String::with_capacity(text.len() + with.len());
+    out.push_str(&text[..start]);
+    out.push_str(with);
+    out.push_str(&text[end..]);
+    out
+}
+
+/// Whether the text of `range` spans several lines.
+fn multiline(text: &str, range: jsonc_parser::common::Range) -> bool {
+    text[range.start..range.end].contains('\n')
+}
+
+/// The indentation of the line `at` is on, when only blanks come before it there.
+fn indent_at(text: &str, at: usize) -> String {
+    let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line..at];
+    if before.chars().all(|c| c == ' ' || c == '\t') { before.to_string() } else { String::new() }
+}
+
+/// `value` as JSON text: on one line, or spread over lines below `indent`.
+fn render_value(value: &Value, spread: bool, indent: &str) -> String {
+    if !spread {
+        return serde_json::to_string(value).expect("JSON serialises");
+    }
+    let pretty = serde_json::to_string_pretty(value).expect("JSON serialises");
+    pretty.replace('\n', &format!("\n{indent}"))
+}
+
+/// `text` with the property `name: value` added at the end of `object`, in its layout.
+fn insert_prop(text: &str, object: &ast::Object<'_>, name: &str, value: &Value) -> String {
+    let key = serde_json::to_string(name).expect("a string serialises");
+    let spread = multiline(text, object.range);
+    match object.properties.last() {
+        Some(last) if spread => {
+            let indent = indent_at(text, last.range.start);
+            let value = render_value(value, true, &indent);
+            splice(text, last.range.end, last.range.end, &format!(",\n{indent}{key}: {value}"))
+        }
+        Some(last) => {
+            let value = render_value(value, false, "");
+            splice(text, last.range.end, last.range.end, &format!(",{key}:{value}"))
         }
         None => {
-            let ours = servers
-                .get("mem")
-                .and_then(|s| s.get("command"))
-                .and_then(Value::as_str)
-                .is_some_and(is_mem_exe);
-            if ours {
-                servers.remove("mem");
-            }
+            let indent = indent_at(text, object.range.start);
+            let inner = format!("{indent}  ");
+            let value = render_value(value, true, &inner);
+            let body = format!("{{\n{inner}{key}: {value}\n{indent}}}");
+            splice(text, object.range.start, object.range.end, &body)
         }
     }
-    if !servers.is_empty() {
-        root.insert("mcpServers".to_string(), Value::Object(servers));
-    }
-    render(text, path, root)
+}
+
+/// `text` without the property number `i` of `object` (and the comma that separated it).
+fn remove_prop(text: &str, object: &ast::Object<'_>, i: usize) -> String {
+    let props = &object.properties;
+    let (start, end) = match (i.checked_sub(1).map(|p| &props[p]), props.get(i + 1)) {
+        (_, Some(next)) => (props[i].range.start, next.range.start),
+        (Some(previous), None) => (previous.range.end, props[i].range.end),
+        (None, None) => (object.range.start + 1, object.range.end - 1),
+    };
+    splice(text, start, end, "")
 }
 
 #[cfg(test)]

@@ -48,10 +48,11 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
     })?;
     let exe = target.exe.to_string_lossy();
     let notify = ["capture", "--hook", "codex"];
-    let ours_notify = doc
-        .get("notify")
-        .and_then(Item::as_array)
-        .is_some_and(|a| a.get(0).and_then(|v| v.as_str()).is_some_and(is_mem_exe));
+    // Ours: a mem executable with exactly setup's arguments; anything else is the user's.
+    let ours_notify = doc.get("notify").and_then(Item::as_array).is_some_and(|a| {
+        let words: Vec<&str> = a.iter().filter_map(|v| v.as_str()).collect();
+        words.len() == a.len() && words.len() == 4 && is_mem_exe(words[0]) && words[1..] == notify
+    });
     if target.remove {
         if ours_notify {
             doc.remove("notify");
@@ -73,13 +74,27 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
     let Some(servers) = servers.as_table_like_mut() else {
         bail!("`mcp_servers` in {} is not a table; mem setup leaves it alone", path.display());
     };
+    // Ours: a mem executable run with exactly `mcp`.
+    let ours = servers.get("mem").map(|s| {
+        let command = s.get("command").and_then(Item::as_str).is_some_and(is_mem_exe);
+        let args = s
+            .get("args")
+            .and_then(Item::as_array)
+            .map(|a| a.iter().map(|v| v.as_str().map(String::from)).collect::<Vec<_>>());
+        command && args == Some(vec![Some("mcp".to_string())])
+    });
+    if ours == Some(false) && !target.remove {
+        let entry = servers.get("mem").map(|s| s.to_string()).unwrap_or_default();
+        bail!(
+            "{} already has an MCP server named `mem` that mem setup did not write ({}); mem \
+             setup stops rather than replace it: rename that entry or remove it, then run mem \
+             setup again",
+            path.display(),
+            entry.trim()
+        );
+    }
     if target.remove {
-        let ours = servers
-            .get("mem")
-            .and_then(|s| s.get("command"))
-            .and_then(Item::as_str)
-            .is_some_and(is_mem_exe);
-        if ours {
+        if ours == Some(true) {
             servers.remove("mem");
         }
     } else {

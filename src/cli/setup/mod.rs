@@ -104,6 +104,17 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         remove: args.remove,
         checkpoints: args.checkpoints,
     };
+    if target.scope == Scope::Project {
+        // Checked before anything is read: a cloned repository may link them anywhere.
+        let files: &[&str] = match args.agent {
+            Agent::Claude => &[".claude/settings.json", ".mcp.json"],
+            Agent::Codex => &[".codex/config.toml", ".codex/hooks.json"],
+        };
+        let root = format!("{}/{}", store::PROJECT_DIR, mem::config::CONFIG_FILE);
+        for rel in files.iter().copied().chain([root.as_str()]) {
+            confined(&target.project, rel)?;
+        }
+    }
     let changes = match args.agent {
         Agent::Claude => claude::changes(&target)?,
         Agent::Codex => codex::changes(&target, &super::hook::codex_home())?,
@@ -178,14 +189,114 @@ fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
     }
 }
 
-/// The change as a unified diff, headed by the file's path.
+/// Refuses a file of the repository that a symbolic link on its way takes out of it.
+fn confined(project: &Path, rel: &str) -> Result<()> {
+    if store::inside_root(project, rel).is_ok() {
+        return Ok(());
+    }
+    let path = project.join(rel);
+    let real = store::real_path(&path).unwrap_or_else(|_| path.clone());
+    bail!(
+        "{} leads out of the repository, to {}, through a symbolic link; mem setup never \
+         writes through a link that leaves the repository: replace the link by a file or folder \
+         of the repository, or use --scope user",
+        path.display(),
+        real.display()
+    )
+}
+
+/// Lines longer than this (a configuration file written on one line) are not diffed line by
+/// line: the change is shown as the bytes that differ, with some context.
+const LONG_LINE: usize = 2000;
+
+/// Characters of context shown on each side of a change within a long line.
+const CONTEXT_CHARS: usize = 120;
+
+/// The change as a unified diff, headed by the file's path. Only the lines that differ are
+/// compared (the common start and end of the two texts are set aside first), so a small
+/// change to a large file costs little; within a very long line, only the bytes that differ
+/// are shown.
 fn diff(change: &Change) -> String {
     let before = change.before.as_deref().unwrap_or("");
     let after = change.after.as_deref().unwrap_or("");
     let name = change.path.display().to_string();
     let old = if change.before.is_some() { name.clone() } else { "/dev/null".to_string() };
     let new = if change.after.is_some() { name } else { "/dev/null".to_string() };
-    similar::TextDiff::from_lines(before, after).unified_diff().header(&old, &new).to_string()
+    // The common start and end, whole lines only.
+    let prefix = before.bytes().zip(after.bytes()).take_while(|(a, b)| a == b).count();
+    let prefix = before[..prefix].rfind('\n').map_or(0, |i| i + 1);
+    let max_suffix = (before.len() - prefix).min(after.len() - prefix);
+    let suffix = before
+        .bytes()
+        .rev()
+        .zip(after.bytes().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let suffix = before[before.len() - suffix..].find('\n').map_or(0, |i| suffix - i - 1);
+    let (old_part, new_part) =
+        (&before[prefix..before.len() - suffix], &after[prefix..after.len() - suffix]);
+    let first_line = before[..prefix].matches('\n').count();
+    if old_part.lines().chain(new_part.lines()).all(|l| l.len() <= LONG_LINE) {
+        let text = similar::TextDiff::from_lines(old_part, new_part)
+            .unified_diff()
+            .header(&old, &new)
+            .to_string();
+        return renumber(&text, first_line);
+    }
+    // One long line changed: the bytes that differ, with context.
+    let start = old_part.bytes().zip(new_part.bytes()).take_while(|(a, b)| a == b).count();
+    let end = old_part[start..]
+        .bytes()
+        .rev()
+        .zip(new_part[start..].bytes().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let cut = |s: &str, from: usize, to: usize| -> String {
+        let from = (0..=from).rev().find(|i| s.is_char_boundary(*i)).unwrap_or(0);
+        let to = (to..=s.len()).find(|i| s.is_char_boundary(*i)).unwrap_or(s.len());
+        s[from..to].to_string()
+    };
+    let show = |s: &str| {
+        let from = start.saturating_sub(CONTEXT_CHARS);
+        let to = (s.len() - end + CONTEXT_CHARS).min(s.len());
+        format!("…{}…", cut(s, from, to))
+    };
+    format!(
+        "--- {old}\n+++ {new}\n@@ line {} (one long line: the part that changes) @@\n-{}\n+{}\n",
+        first_line + 1,
+        show(old_part),
+        show(new_part)
+    )
+}
+
+/// A unified diff of a part of two files that starts at line `offset` (0-based), with its
+/// hunk headers numbered as lines of the whole files.
+fn renumber(diff: &str, offset: usize) -> String {
+    if offset == 0 {
+        return diff.to_string();
+    }
+    let shift = |range: &str| -> String {
+        let (start, count) = range.split_once(',').map_or((range, None), |(s, c)| (s, Some(c)));
+        let start: usize = start.parse().unwrap_or(0);
+        let start = if start == 0 { start } else { start + offset };
+        match count {
+            Some(count) => format!("{start},{count}"),
+            None => start.to_string(),
+        }
+    };
+    diff.lines()
+        .map(|line| {
+            let Some(rest) = line.strip_prefix("@@ -") else { return format!("{line}\n") };
+            let mut parts = rest.splitn(3, ' ');
+            match (parts.next(), parts.next().and_then(|p| p.strip_prefix('+')), parts.next()) {
+                (Some(old), Some(new), Some(tail)) => {
+                    format!("@@ -{} +{} {tail}\n", shift(old), shift(new))
+                }
+                _ => format!("{line}\n"),
+            }
+        })
+        .collect()
 }
 
 /// Writes (atomically, creating its folder) or deletes the file.
@@ -229,15 +340,38 @@ pub fn shell_word(path: &Path) -> Result<String> {
     Ok(format!("'{}'", text.replace('\'', r"'\''")))
 }
 
-/// Whether a hook command is one `mem setup` wrote: it runs an executable named `mem` with
-/// `--hook`.
+/// The argument lists of the hook commands `mem setup` writes (any agent, any version of it),
+/// after the agent's name has been put in place of `AGENT`.
+const HOOK_ARGS: &[&[&str]] = &[
+    &["context", "--hook", "AGENT"],
+    &["context", "--hook", "AGENT", "--budget", "2000"],
+    &["capture", "--hook", "AGENT"],
+    &["checkpoint", "--hook", "AGENT"],
+];
+
+/// Whether a hook command is one `mem setup` writes: an executable named `mem` (bare, or by a
+/// path, quoted or not) with exactly one of setup's argument lists. A command that runs mem
+/// with other arguments, or does more (`&& notify-send done`), is the user's.
 pub fn is_mem_hook(command: &str) -> bool {
-    let command = command.trim_start();
-    let first = match command.strip_prefix('\'') {
-        Some(rest) => rest.split('\'').next().unwrap_or(""),
-        None => command.split_whitespace().next().unwrap_or(""),
+    let command = command.trim();
+    let (program, rest) = match command.strip_prefix('\'') {
+        Some(quoted) => match quoted.split_once('\'') {
+            Some((program, rest)) => (program, rest),
+            None => return false,
+        },
+        None => command.split_once(char::is_whitespace).unwrap_or((command, "")),
     };
-    is_mem_exe(first) && command.split_whitespace().any(|w| w == "--hook")
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    is_mem_exe(program)
+        && ["claude", "codex"].iter().any(|agent| {
+            HOOK_ARGS.iter().any(|args| {
+                args.len() == words.len()
+                    && args
+                        .iter()
+                        .zip(&words)
+                        .all(|(a, w)| if *a == "AGENT" { w == agent } else { a == w })
+            })
+        })
 }
 
 /// Whether a program path names an executable called `mem`.
@@ -256,12 +390,19 @@ mod tests {
         assert_eq!(shell_word(Path::new("/it's/mem")).unwrap(), r"'/it'\''s/mem'");
     }
 
+    /// Defect 10 of the second probe: setup dropped hook commands the user wrote around mem.
     #[test]
-    fn only_mem_hooks_are_recognised() {
+    fn only_the_hooks_setup_writes_are_recognised() {
         assert!(is_mem_hook("/usr/bin/mem context --hook claude"));
+        assert!(is_mem_hook("mem context --hook codex --budget 2000"));
         assert!(is_mem_hook("'/home/a b/mem' capture --hook codex"));
+        assert!(is_mem_hook("/opt/mem checkpoint --hook claude"));
         assert!(!is_mem_hook("/usr/bin/mem capture"));
         assert!(!is_mem_hook("memo --hook x"));
         assert!(!is_mem_hook("./notify.sh --hook mem"));
+        assert!(!is_mem_hook("mem session resume --hook claude --budget 3000"));
+        assert!(!is_mem_hook("mem capture --hook claude && notify-send done"));
+        assert!(!is_mem_hook("mem context --hook claude --budget 4000"));
+        assert!(!is_mem_hook("mem context --hook gemini"));
     }
 }

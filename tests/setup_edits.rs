@@ -1,0 +1,185 @@
+//! `mem setup` edits only what it wrote (regressions of the second probe): a user's own server
+//! named `mem`, hook commands written around mem, links out of the repository, and the user's
+//! `~/.claude.json` kept byte for byte outside mem's entry.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::util::{Out, bin, run};
+
+/// A repository with an empty HOME of its own.
+struct Repo {
+    dir: tempfile::TempDir,
+    home: tempfile::TempDir,
+}
+
+impl Repo {
+    fn new() -> Repo {
+        let repo = Repo { dir: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap() };
+        std::fs::create_dir(repo.path().join(".git")).unwrap();
+        repo
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        let path = self.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path().join(rel)).unwrap()
+    }
+
+    fn mem(&self, args: &[&str]) -> Out {
+        let home = self.home.path();
+        run(Command::new(bin())
+            .args(args)
+            .current_dir(self.path())
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("CODEX_HOME", home.join(".codex")))
+    }
+}
+
+/// Defect 10: setup replaced a user's own MCP server named `mem` (`npx @acme/mem-mcp` with an
+/// env token, `uvx mem0-mcp`, mem with its own `--dir`), and `--remove` deleted it or the whole
+/// file. Setup stops, naming the file and the entry; `--remove` leaves it.
+#[test]
+fn a_server_named_mem_that_setup_did_not_write_is_never_touched() {
+    let foreign = [
+        r#"{"command":"npx","args":["@acme/mem-mcp"],"env":{"ACME_TOKEN":"t0k"}}"#,
+        r#"{"command":"uvx","args":["mem0-mcp"]}"#,
+        r#"{"command":"/usr/local/bin/mem","args":["--dir","/srv/notes","mcp"]}"#,
+    ];
+    for server in foreign {
+        let repo = Repo::new();
+        let text = format!("{{\n  \"mcpServers\": {{\n    \"mem\": {server}\n  }}\n}}\n");
+        repo.write(".mcp.json", &text);
+        let out = repo.mem(&["setup", "claude", "--scope", "project"]);
+        assert_eq!(out.code, 2, "{server}: {out:?}");
+        assert!(
+            out.stderr.contains(".mcp.json already has an MCP server named `mem`"),
+            "{}",
+            out.stderr
+        );
+        assert!(out.stderr.contains(&server[..20]), "names the entry: {}", out.stderr);
+        assert_eq!(repo.read(".mcp.json"), text);
+        assert!(!repo.path().join(".claude/settings.json").exists(), "nothing written");
+        repo.mem(&["setup", "claude", "--scope", "project", "--remove"]).ok();
+        assert_eq!(repo.read(".mcp.json"), text, "{server}");
+    }
+    let repo = Repo::new();
+    let toml = "[mcp_servers.mem]\ncommand = \"npx\"\nargs = [\"@acme/mem-mcp\"]\n";
+    repo.write(".codex/config.toml", toml);
+    let out = repo.mem(&["setup", "codex"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr.contains("config.toml already has an MCP server named `mem`"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(repo.read(".codex/config.toml"), toml);
+    repo.mem(&["setup", "codex", "--remove"]).ok();
+    assert_eq!(repo.read(".codex/config.toml"), toml);
+}
+
+/// Defect 10: setup dropped hook commands the user wrote around mem (the resume hook that
+/// docs/agents.md tells users to add, a capture chained with a notification).
+#[test]
+fn hook_commands_the_user_wrote_around_mem_stay() {
+    let repo = Repo::new();
+    let settings = r#"{
+  "hooks": {
+    "SessionStart": [
+      { "hooks": [ { "type": "command", "command": "mem session resume --hook claude --budget 3000" } ] }
+    ],
+    "Stop": [
+      { "hooks": [ { "type": "command", "command": "mem capture --hook claude && notify-send done" } ] }
+    ]
+  }
+}
+"#;
+    repo.write(".claude/settings.json", settings);
+    repo.mem(&["setup", "claude", "--scope", "project"]).ok();
+    let set_up = repo.read(".claude/settings.json");
+    for mine in [
+        "mem session resume --hook claude --budget 3000",
+        "mem capture --hook claude && notify-send done",
+    ] {
+        assert!(set_up.contains(mine), "{set_up}");
+    }
+    assert!(set_up.contains("context --hook claude --budget 2000"), "{set_up}");
+    // The user's lines are untouched bytes; mem's are added after them.
+    assert!(set_up.starts_with("{\n  \"hooks\": {\n    \"SessionStart\": [\n      { \"hooks\": [ { \"type\": \"command\", \"command\": \"mem session resume"), "{set_up}");
+    repo.mem(&["setup", "claude", "--scope", "project"]).ok();
+    assert_eq!(repo.read(".claude/settings.json"), set_up, "twice: nothing changes");
+    repo.mem(&["setup", "claude", "--scope", "project", "--remove"]).ok();
+    let removed: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    assert_eq!(removed, serde_json::from_str::<serde_json::Value>(settings).unwrap());
+}
+
+/// Defect 11: setup edited files outside the repository through links (`.mcp.json ->
+/// ../victim-cfg/settings.json`, `.codex -> ../victim-cfg`); the diff named only the paths in
+/// the repository. It refuses, naming the real path.
+#[test]
+fn setup_never_writes_through_a_link_out_of_the_repository() {
+    let victim = tempfile::tempdir().unwrap();
+    let cfg = victim.path().join("settings.json");
+    std::fs::write(&cfg, "{\"theirs\": true}\n").unwrap();
+    let repo = Repo::new();
+    std::os::unix::fs::symlink(&cfg, repo.path().join(".mcp.json")).unwrap();
+    let out = repo.mem(&["setup", "claude", "--scope", "project"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let real = std::fs::canonicalize(&cfg).unwrap();
+    assert!(out.stderr.contains(&format!("to {}", real.display())), "{}", out.stderr);
+    let repo = Repo::new();
+    std::os::unix::fs::symlink(victim.path(), repo.path().join(".codex")).unwrap();
+    let out = repo.mem(&["setup", "codex"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("leads out of the repository"), "{}", out.stderr);
+    let repo = Repo::new();
+    std::os::unix::fs::symlink(victim.path(), repo.path().join(".memory")).unwrap();
+    let out = repo.mem(&["setup", "claude", "--scope", "project"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    let names: Vec<_> =
+        std::fs::read_dir(victim.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(names, ["settings.json"], "nothing written beside it");
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), "{\"theirs\": true}\n");
+}
+
+/// Defect 16 (the `~/.claude.json` items): big integers were rewritten
+/// (12345678901234567890123 → 12345678901234568000000), a repeated key dropped, and a compact
+/// 54 MB file took 142 s with a 450,000-line diff. Only mem's entry changes: every other byte
+/// is kept, and the diff shows the bytes that change.
+#[test]
+fn the_users_claude_json_is_kept_byte_for_byte_outside_mems_entry() {
+    let repo = Repo::new();
+    let mut projects = String::new();
+    for i in 0..20_000 {
+        projects.push_str(&format!(
+            r#""/home/ana/p{i}":{{"history":[{{"display":"fix bug {i}"}}],"lastCost":0.5,"big":12345678901234567890123}},"#
+        ));
+    }
+    projects.pop();
+    let text = format!(
+        r#"{{"numStartups":12,"projects":{{{projects}}},"dup":1,"dup":2,"huge":12345678901234567890123}}"#
+    );
+    let path = repo.home.path().join(".claude.json");
+    std::fs::write(&path, &text).unwrap();
+    let out = repo.mem(&["setup", "claude", "--scope", "user"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.lines().count() < 80, "a short diff: {} lines", out.stdout.lines().count());
+    let after = std::fs::read_to_string(&path).unwrap();
+    let exe = std::fs::canonicalize(bin()).unwrap();
+    let entry =
+        format!(r#","mcpServers":{{"mem":{{"command":"{}","args":["mcp"]}}}}}}"#, exe.display());
+    assert_eq!(after, format!("{}{entry}", &text[..text.len() - 1]));
+    // And out again: the file as it was, byte for byte.
+    repo.mem(&["setup", "claude", "--scope", "user", "--remove"]).ok();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+}
