@@ -166,6 +166,16 @@ fn kills() -> usize {
     std::env::var("MEM_CRASH_SOAK").ok().and_then(|v| v.parse().ok()).unwrap_or(CI_KILLS)
 }
 
+/// No temporary index file is left in the repository's git folder.
+fn no_temporary_index(dir: &Path, context: &str) {
+    let left: Vec<_> = std::fs::read_dir(dir.join(".git"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("mem-checkpoint-index-"))
+        .collect();
+    assert!(left.is_empty(), "{context}: temporary indexes left: {left:?}");
+}
+
 /// The refs of the checkpoints with their labels.
 fn checkpoints(dir: &Path) -> Vec<(String, String)> {
     let out =
@@ -213,12 +223,7 @@ fn checkpoint_and_rewind_survive_a_kill_at_any_moment() {
             ok(dir, &["rewind", &id]);
             assert_eq!(tree(dir), agent, "{context}: undo checkpoint {id}");
         }
-        let left: Vec<_> = std::fs::read_dir(dir.join(".git"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("mem-checkpoint-index-"))
-            .collect();
-        assert!(left.is_empty(), "{context}: temporary indexes left: {left:?}");
+        no_temporary_index(dir, &context);
     }
     summary.push(format!("rewind: {landed}/{} kills landed (run {took:?})", kills()));
 
@@ -243,12 +248,7 @@ fn checkpoint_and_rewind_survive_a_kill_at_any_moment() {
         ok(dir, &["checkpoints"]);
         ok(dir, &["rewind", "1"]);
         assert_eq!(tree(dir), checkpointed, "{context}");
-        let left: Vec<_> = std::fs::read_dir(dir.join(".git"))
-            .unwrap()
-            .flatten()
-            .filter(|e| e.file_name().to_string_lossy().starts_with("mem-checkpoint-index-"))
-            .collect();
-        assert!(left.is_empty(), "{context}: temporary indexes left: {left:?}");
+        no_temporary_index(dir, &context);
     }
     summary.push(format!("checkpoint: {landed}/{} kills landed (run {took:?})", kills()));
     eprintln!("crash harness, workspace (seed {seed}):\n  {}", summary.join("\n  "));
