@@ -430,3 +430,27 @@ fn codex_gets_the_memories_runs_the_hooks_and_is_captured() {
     assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
     project.mem_ok(&["health"]);
 }
+
+/// #24, defects 1 and 2: `claude mcp list` (and `mcp get`) runs the SessionEnd hook for a
+/// session with no transcript, and a Stop can come before the transcript exists; each was a
+/// capture error, and `mem health` failed for a day. Nothing to capture yet is not an error.
+#[test]
+fn a_claude_command_that_is_not_a_session_leaves_health_clean() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    let mut cmd = project.command(&project.agents.join("claude"));
+    cmd.env("ANTHROPIC_API_KEY", "dummy")
+        .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["mcp", "list"]);
+    let out = finish(cmd, "claude mcp list");
+    assert!(out.stdout.contains("mem"), "{out:?}");
+    let log = std::fs::read_to_string(project.repo().join(".memory/.mem/capture.log")).unwrap();
+    assert!(log.contains("\"hook_event\":\"SessionEnd\""), "the hook ran: {log}");
+    assert!(log.contains("does not exist yet") && !log.contains("\"error\":\"cannot"), "{log}");
+    let health = project.mem(&["health"]);
+    assert_eq!(health.code, 0, "{}", health.stdout);
+}

@@ -285,13 +285,16 @@ fn truncated_and_garbage_payloads_fail_loudly_and_are_logged() {
 }
 
 #[test]
-fn a_missing_transcript_an_unsafe_id_and_an_unwritable_folder_fail_and_are_logged() {
+fn a_missing_transcript_is_nothing_yet_an_unsafe_id_and_an_unwritable_folder_fail_and_are_logged() {
     let s = Setup::new();
+    // A transcript not written yet (a Stop before the agent's first write, `claude mcp list`
+    // ending a session that never started): nothing to capture yet, logged as ok (#24, 1-2).
     let missing = s.files.path().join("gone.jsonl");
     let out = s.capture(s.payload("gone", &missing));
-    assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("cannot read the transcript"), "{}", out.stderr);
-    assert!(out.stderr.contains("gone.jsonl"), "{}", out.stderr);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("nothing to capture yet"), "{}", out.stderr);
+    assert!(out.stderr.contains("gone.jsonl does not exist yet"), "{}", out.stderr);
+    assert!(!s.root.path().join("sessions").exists());
 
     let t = s.transcript("s.jsonl", &[user("hello").as_bytes()]);
     let out = s.capture(s.payload("../../escape", &t));
@@ -311,7 +314,9 @@ fn a_missing_transcript_an_unsafe_id_and_an_unwritable_folder_fail_and_are_logge
 
     let log = s.log();
     assert_eq!(log.len(), 3);
-    assert!(log.iter().all(|e| e["status"] == "error"));
+    assert_eq!(log[0]["status"], "ok");
+    assert_eq!(log[0]["note"], "the transcript does not exist yet: nothing to capture");
+    assert!(log[1..].iter().all(|e| e["status"] == "error"));
     assert_eq!(log[0]["session_id"], "gone");
     assert_eq!(log[0]["transcript"], missing.to_str().unwrap());
     assert_eq!(log[1]["session_id"], "../../escape");

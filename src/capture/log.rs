@@ -56,6 +56,9 @@ pub struct LogEntry {
     /// Why it failed.
     #[serde(default)]
     pub error: Option<String>,
+    /// What an `ok` capture that wrote nothing found (the transcript did not exist yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl LogEntry {
@@ -71,6 +74,7 @@ impl LogEntry {
             redacted: 0,
             skipped_lines: 0,
             error: None,
+            note: None,
         }
     }
 

@@ -113,5 +113,33 @@ pub struct Captured {
     pub logged_events: usize,
 }
 
+impl Captured {
+    /// A capture of session `session_id` (memory `id`) that found nothing to read at
+    /// `transcript`.
+    pub fn nothing(
+        id: &crate::format::MemoryId,
+        session_id: &str,
+        hook_event: &Option<String>,
+        transcript: &std::path::Path,
+    ) -> Captured {
+        Captured {
+            id: id.to_string(),
+            path: None,
+            written: Written::Nothing,
+            session_id: session_id.to_string(),
+            hook_event: hook_event.clone(),
+            transcript: transcript.display().to_string(),
+            format: None,
+            requests: 0,
+            tool_calls: 0,
+            redacted: 0,
+            skipped_lines: 0,
+            oversized_lines: 0,
+            truncated: false,
+            logged_events: 0,
+        }
+    }
+}
+
 #[cfg(test)]
 pub(crate) mod tests;

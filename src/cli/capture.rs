@@ -89,6 +89,10 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         return Ok(());
     }
     match &captured.path {
+        None if !std::path::Path::new(&captured.transcript).exists() => {
+            eprintln!("mem: nothing to capture yet: {} does not exist yet", captured.transcript);
+            Ok(())
+        }
         None => {
             eprintln!(
                 "mem: nothing to capture yet: {} has no request, message or tool call",

@@ -115,7 +115,16 @@ impl Engine {
         };
         // Stat before opening: opening a FIFO waits for a writer, and a device such as
         // /dev/zero never ends. Then again on the open file, in case the path changed between.
-        let meta = std::fs::metadata(&path).map_err(cannot_read)?;
+        let meta = match std::fs::metadata(&path) {
+            // Not written yet (a Stop that comes before the agent's first write, a session
+            // that never started, as `claude mcp list` ends one): nothing to capture yet; the
+            // next hook of the session captures it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                entry.note = Some("the transcript does not exist yet: nothing to capture".into());
+                return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
+            }
+            meta => meta.map_err(cannot_read)?,
+        };
         if !meta.is_file() {
             return Err(not_regular(&meta));
         }
