@@ -178,17 +178,23 @@ fn a_failing_hook_exits_0_and_is_logged_for_health() {
     let repo = repository();
     repo.mem_in(".", &["init", "--project"], "").ok();
     let cwd = repo.path().join("src");
-    let missing = r#","transcript_path":"/nowhere/x.jsonl""#;
+    // A folder where the transcript should be: a failure (a missing one is nothing yet).
+    let folder = cwd.to_str().unwrap();
+    let not_a_file = format!(r#","transcript_path":{}"#, serde_json::to_string(folder).unwrap());
+    let not_a_file = not_a_file.as_str();
     for agent in ["claude", "codex"] {
-        let out =
-            repo.mem_in("src", &["capture", "--hook", agent], payload("Stop", "f1", &cwd, missing));
+        let out = repo.mem_in(
+            "src",
+            &["capture", "--hook", agent],
+            payload("Stop", "f1", &cwd, not_a_file),
+        );
         assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
-        assert!(out.stderr.contains("/nowhere/x.jsonl"), "{}", out.stderr);
+        assert!(out.stderr.contains("it is not a regular file but a folder"), "{}", out.stderr);
     }
     let context = repo.mem_in("src", &["context", "--hook", "claude"], "not json at all");
     assert_eq!(context.code, 0, "{context:?}");
     // Outside hook mode, the same failure is exit status 2.
-    let plain = repo.mem_in("src", &["capture"], payload("Stop", "f1", &cwd, missing));
+    let plain = repo.mem_in("src", &["capture"], payload("Stop", "f1", &cwd, not_a_file));
     assert_eq!(plain.code, 2, "{plain:?}");
     let health = repo.mem_in(".", &["health"], "");
     assert_eq!(health.code, 1, "{health:?}");
