@@ -454,3 +454,33 @@ fn a_claude_command_that_is_not_a_session_leaves_health_clean() {
     let health = project.mem(&["health"]);
     assert_eq!(health.code, 0, "{}", health.stdout);
 }
+
+/// #24, defect 5: with mem set up at both scopes, Codex ran every hook twice and the model got
+/// the memories two and four times per request. Setup refuses the second set, naming the first;
+/// the real Codex then gets each memory once.
+#[test]
+fn setup_keeps_one_set_of_hooks_per_agent() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "codex"]);
+    let twice = project.mem(&["setup", "codex", "--scope", "user"]);
+    assert_eq!(twice.code, 2, "{twice:?}");
+    assert!(
+        twice.stderr.contains("mem's hooks are already set up at project scope"),
+        "{}",
+        twice.stderr
+    );
+    assert!(twice.stderr.contains(".codex/hooks.json"), "{}", twice.stderr);
+    let user_hooks = project.home.path().join(".codex/hooks.json");
+    assert!(!user_hooks.exists(), "nothing written at user scope");
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    project.codex(&model, "which package manager do we use");
+    let first = &model.conversation()[0];
+    assert_eq!(first.matches("# Memory (from mem)").count(), 1, "{first}");
+    // Claude Code likewise.
+    project.mem_ok(&["setup", "claude", "--scope", "user"]);
+    let out = project.mem(&["setup", "claude", "--scope", "project"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("already set up at user scope"), "{}", out.stderr);
+}

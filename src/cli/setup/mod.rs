@@ -115,6 +115,9 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             confined(&target.project, rel)?;
         }
     }
+    if !target.remove {
+        one_set_of_hooks(args.agent, &target)?;
+    }
     let changes = match args.agent {
         Agent::Claude => claude::changes(&target)?,
         Agent::Codex => codex::changes(&target, &super::hook::codex_home())?,
@@ -187,6 +190,48 @@ fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
             notes
         }
     }
+}
+
+/// Refuses to set up hooks at one scope when mem's hooks are at the other: the agent would run
+/// both sets (Codex runs every hook of each file, so each memory would reach the model twice).
+fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
+    let (other, flag) = match target.scope {
+        Scope::Project => (Scope::User, "user"),
+        Scope::User => (Scope::Project, "project"),
+    };
+    let file = match (agent, other) {
+        (Agent::Claude, Scope::Project) => target.project.join(".claude/settings.json"),
+        (Agent::Claude, Scope::User) => target.home.join(".claude/settings.json"),
+        (Agent::Codex, Scope::Project) => target.project.join(".codex/hooks.json"),
+        (Agent::Codex, Scope::User) => match super::hook::codex_home() {
+            Some(home) => home.join("hooks.json"),
+            None => return Ok(()),
+        },
+    };
+    let Ok(text) = std::fs::read_to_string(&file) else { return Ok(()) };
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(()) };
+    let ours = value["hooks"].as_object().into_iter().flat_map(|t| t.values()).any(|groups| {
+        groups.as_array().into_iter().flatten().any(|group| {
+            group["hooks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|h| h["command"].as_str().is_some_and(is_mem_hook))
+        })
+    });
+    if ours {
+        let agent = match agent {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+        };
+        bail!(
+            "mem's hooks are already set up at {flag} scope, in {}: the agent would run both \
+             sets and get every memory twice; keep that one, or take it out first with `mem \
+             setup {agent} --scope {flag} --remove`",
+            file.display()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a file of the repository that a symbolic link on its way takes out of it.
