@@ -114,8 +114,8 @@ pub struct Captured {
 }
 
 impl Captured {
-    /// A capture of session `session_id` (memory `id`) that found nothing to read at
-    /// `transcript`.
+    /// A capture of session `session_id` (memory `id`) of `transcript` that wrote nothing and
+    /// read nothing (yet).
     pub fn nothing(
         id: &crate::format::MemoryId,
         session_id: &str,

@@ -57,6 +57,11 @@ pub(super) fn nul_separated(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     bytes.split(|b| *b == 0).filter(|f| !f.is_empty())
 }
 
+/// Names joined for git's `-z --stdin` input: each followed by a NUL.
+pub(super) fn nul_joined<T: AsRef<[u8]>>(names: &[T]) -> Vec<u8> {
+    names.iter().flat_map(|n| n.as_ref().iter().chain(&[0])).copied().collect()
+}
+
 /// The path a file name of git's output (bytes, `/`-separated) names under `top`.
 pub(super) fn path_under(top: &Path, name: &[u8]) -> PathBuf {
     top.join(os_path(name))

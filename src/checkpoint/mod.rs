@@ -231,7 +231,7 @@ impl Workspace {
     /// process taking a checkpoint at the same time takes another number: the first to create
     /// a number's ref has it, and the other tries the next.
     fn record(&self, snapshot: &Snapshot, label: &str, now: Timestamp) -> Result<Taken> {
-        let (skipped_roots, skipped_files) = snapshot::skipped_of(&snapshot.skipped_lines());
+        let (skipped_roots, skipped_files) = snapshot.skipped();
         let taken = |id: u64, new| Taken {
             id: id.to_string(),
             new,

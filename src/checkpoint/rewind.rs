@@ -8,7 +8,7 @@ use std::path::Path;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use jiff::Timestamp;
 
-use super::git::{TempIndex, git_raw, nul_separated, os_path, path_under, shown};
+use super::git::{TempIndex, git_raw, nul_joined, nul_separated, os_path, path_under, shown};
 use super::snapshot::{MemoryRoots, skipped_of};
 use super::{Rewound, Workspace};
 use crate::{Error, Result};
@@ -210,9 +210,8 @@ impl Workspace {
             let index = TempIndex::new(&self.git_dir)?;
             let env = index.env();
             git_raw(&self.top, &["read-tree", then], &env, b"")?;
-            let input: Vec<u8> =
-                restore.iter().flat_map(|n| n.iter().chain(&[0])).copied().collect();
-            git_raw(&self.top, &["checkout-index", "-f", "-z", "--stdin"], &env, &input)?;
+            let checkout = ["checkout-index", "-f", "-z", "--stdin"];
+            git_raw(&self.top, &checkout, &env, &nul_joined(&restore))?;
         }
         Ok(rewound)
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::Workspace;
-use super::git::{TempIndex, git_raw, nul_separated, path_under, shown};
+use super::git::{TempIndex, git_raw, nul_joined, nul_separated, path_under, shown};
 use crate::Result;
 
 /// The memory roots in a list of a repository's files: `.memory/` and every other folder
@@ -93,15 +93,26 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
+    /// What it left out: the memory roots (folders ending in `/`) and the files too large.
+    pub(super) fn skipped(&self) -> (Vec<String>, Vec<SkippedFile>) {
+        let files = self
+            .too_large
+            .iter()
+            .map(|(name, bytes)| SkippedFile { path: shown(name), bytes: *bytes })
+            .collect();
+        (self.roots.names(), files)
+    }
+
     /// The lines a checkpoint's commit message records of what it left out (read back by
     /// [`skipped_of`]).
     pub(super) fn skipped_lines(&self) -> String {
+        let (roots, files) = self.skipped();
         let mut lines = String::new();
-        for root in self.roots.names() {
+        for root in roots {
             lines.push_str(&format!("{SKIPPED} memory-root {}\n", quoted(&root)));
         }
-        for (name, bytes) in &self.too_large {
-            lines.push_str(&format!("{SKIPPED} size {bytes} {}\n", quoted(&shown(name))));
+        for file in files {
+            lines.push_str(&format!("{SKIPPED} size {} {}\n", file.bytes, quoted(&file.path)));
         }
         lines
     }
@@ -185,10 +196,8 @@ impl Workspace {
         let add = ["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"];
         git_raw(&self.top, &add, &env, &pathspecs)?;
         if !left_out.is_empty() {
-            let input: Vec<u8> =
-                left_out.iter().flat_map(|n| n.iter().chain(&[0])).copied().collect();
             let remove = ["update-index", "--force-remove", "-z", "--stdin"];
-            git_raw(&self.top, &remove, &env, &input)?;
+            git_raw(&self.top, &remove, &env, &nul_joined(&left_out))?;
         }
         let tree = super::git::git_in(&self.top, &["write-tree"], &env)?.trim().to_string();
         Ok(Snapshot { tree, roots, too_large })

@@ -59,9 +59,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         }
     };
     let mut layers = ctx.layers_near(None)?;
-    let problem = layers.user_problem().map(String::from);
     let Some(engine) = layers.engine(args.layer) else {
-        if let Some(problem) = problem {
+        if let Some(problem) = layers.user_problem() {
             bail!("{problem}");
         }
         bail!(

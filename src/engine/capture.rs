@@ -150,20 +150,13 @@ impl Engine {
             ));
         }
         let mut captured = Captured {
-            id: id.to_string(),
-            path: None,
-            written: Written::Nothing,
-            session_id: payload.session_id.clone(),
-            hook_event: payload.hook_event.clone(),
-            transcript: path.display().to_string(),
             format: transcript.format,
             requests: transcript.request_count(),
             tool_calls: transcript.tool_calls,
-            redacted: 0,
             skipped_lines: transcript.skipped_lines,
             oversized_lines: transcript.oversized_lines,
             truncated: transcript.truncated,
-            logged_events: 0,
+            ..Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path)
         };
         if transcript.is_empty() && payload.last_assistant_message.is_none() {
             captured.logged_events = self.log_session(&path, &payload.session_id, None)?;

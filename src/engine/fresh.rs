@@ -47,7 +47,7 @@ pub(super) struct Folders {
     bad: Vec<String>,
     /// Those that break the format, as read: reported without being read again while they
     /// stay as they were.
-    pub(super) bad_files: Vec<BadFile>,
+    bad_files: Vec<BadFile>,
     /// What the walk could not use.
     issues: Vec<ScanIssue>,
 }
@@ -335,8 +335,10 @@ impl Engine {
             let max = engine.config.limits.max_file_bytes;
             let silent = &crate::progress::Silent;
             let started = wall_ns();
-            let known = Folders::known_bad(&engine.state_dir);
-            let reading = Reading { max_file_bytes: max, known_bad: &known };
+            // Read once: its bad files now, and it is updated after the commit.
+            let folders = Folders::load(&engine.state_dir);
+            let known = folders.as_ref().map_or(&[][..], |f| &f.bad_files[..]);
+            let reading = Reading { max_file_bytes: max, known_bad: known };
             let report = engine.index.refresh(
                 &engine.root,
                 scan,
@@ -347,7 +349,7 @@ impl Engine {
             )?;
             // The folders described the index before this commit, which changed no folder.
             if report.changed()
-                && let Some(mut folders) = Folders::load(&engine.state_dir)
+                && let Some(mut folders) = folders
                 && folders.version == before
             {
                 folders.version = engine.index.version();

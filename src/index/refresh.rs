@@ -163,13 +163,15 @@ impl MemoryIndex {
                 {
                     report.unchanged += 1
                 }
-                None if known_bad.get(file.rel.as_str()).is_some_and(|b| b.still(file)) => {
-                    let bad = known_bad[file.rel.as_str()];
-                    let path = file.rel.clone().into();
-                    report.bad.push(Error::StillBad { path, message: bad.message.clone() });
-                    report.bad_paths.push(file.rel.clone());
-                    report.bad_files.push(bad.clone());
-                }
+                None => match known_bad.get(file.rel.as_str()).filter(|b| b.still(file)) {
+                    Some(bad) => {
+                        let path = file.rel.clone().into();
+                        report.bad.push(Error::StillBad { path, message: bad.message.clone() });
+                        report.bad_paths.push(file.rel.clone());
+                        report.bad_files.push((*bad).clone());
+                    }
+                    None => candidates.push((file, None)),
+                },
                 _ => candidates.push((file, previous)),
             }
         }

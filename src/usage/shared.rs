@@ -140,7 +140,7 @@ pub fn last_seq(path: &Path) -> Result<i64> {
 
 /// The whole lines of a usage file: all but an unfinished last line (one without its newline).
 fn complete(bytes: &[u8]) -> &[u8] {
-    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |end| &bytes[..end])
+    bytes.iter().rposition(|b| *b == b'\n').map_or(&[], |end| &bytes[..=end])
 }
 
 enum Line {
@@ -211,8 +211,7 @@ pub fn append(path: &Path, since: Timestamp, lines: &str) -> Result<()> {
         .map_err(|e| Error::io(path, e))?;
     let mut old = Vec::new();
     file.read_to_end(&mut old).map_err(|e| Error::io(path, e))?;
-    // With its line break: what stays of the file.
-    let whole = old.iter().rposition(|b| *b == b'\n').map_or(0, |end| end + 1);
+    let whole = complete(&old).len();
     if whole < old.len() {
         file.set_len(whole as u64).map_err(|e| Error::io(path, e))?;
     }

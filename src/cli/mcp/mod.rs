@@ -312,9 +312,8 @@ impl MemServer {
                 None => Layer::Project,
                 Some(name) => name.parse().map_err(|e: String| anyhow!(e))?,
             };
-            let problem = layers.user_problem().map(String::from);
             let Some(engine) = layers.engine(layer) else {
-                if let Some(problem) = problem {
+                if let Some(problem) = layers.user_problem() {
                     bail!("{problem}");
                 }
                 bail!("there is no user layer: the user configuration names none ([layers] user)");

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 use jsonc_parser::common::Ranged;
-use jsonc_parser::cst::{CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
@@ -149,65 +149,30 @@ pub fn with_hooks(text: Option<&str>, path: &Path, hooks: &[Hook]) -> Result<Opt
             }
         },
     };
+    let entries = table.as_ref().map(hook_entries).unwrap_or_default();
+    let ours: Vec<&HookEntry> = entries.iter().filter(|e| e.ours).collect();
     // What is there of mem's: (event, command, timeout) of groups holding one mem hook alone.
-    let mut found: Vec<(String, String, Option<u64>)> = Vec::new();
-    let mut mixed = false;
-    for event in table.iter().flat_map(|t| t.properties()) {
-        let name = event.decoded_name().unwrap_or_default();
-        for group in event.array_value().iter().flat_map(|a| a.elements()) {
-            let list = group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value());
-            let entries: Vec<Value> =
-                list.iter().flat_map(|l| l.elements()).filter_map(|h| h.to_serde_value()).collect();
-            let ours: Vec<&Value> =
-                entries.iter().filter(|h| h["command"].as_str().is_some_and(is_mem_hook)).collect();
-            match (ours.len(), entries.len()) {
-                (0, _) => {}
-                (1, 1) => found.push((
-                    name.clone(),
-                    ours[0]["command"].as_str().unwrap_or_default().to_string(),
-                    ours[0]["timeout"].as_u64(),
-                )),
-                _ => mixed = true,
-            }
-        }
-    }
-    let wanted: Vec<(String, String, Option<u64>)> =
+    let mut found: Vec<(String, String, Option<u64>)> = ours
+        .iter()
+        .filter(|e| e.alone)
+        .map(|e| (e.event.decoded_name().unwrap_or_default(), e.command.clone(), e.timeout))
+        .collect();
+    let mixed = ours.iter().any(|e| !e.alone);
+    let mut wanted: Vec<(String, String, Option<u64>)> =
         hooks.iter().map(|h| (h.event.to_string(), h.command.clone(), Some(h.timeout))).collect();
-    let same = |a: &[(String, String, Option<u64>)], b: &[(String, String, Option<u64>)]| {
-        let (mut a, mut b) = (a.to_vec(), b.to_vec());
-        a.sort();
-        b.sort();
-        a == b
-    };
-    if !mixed && same(&found, &wanted) {
+    found.sort();
+    wanted.sort();
+    if !mixed && found == wanted {
         return Ok(text.map(str::to_string));
     }
-    if let Some(table) = &table {
-        for event in table.properties() {
-            let Some(groups) = event.array_value() else { continue };
-            let had = groups.elements().len();
-            for group in groups.elements() {
-                let Some(list) =
-                    group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value())
-                else {
-                    continue;
-                };
-                let before = list.elements().len();
-                for hook in list.elements() {
-                    let command = hook.to_serde_value();
-                    if command.as_ref().and_then(|h| h["command"].as_str()).is_some_and(is_mem_hook)
-                    {
-                        hook.remove();
-                    }
-                }
-                // A group that only held mem's hooks goes with them.
-                if before > 0 && list.elements().is_empty() {
-                    group.remove();
-                }
-            }
-            if had > 0 && groups.elements().is_empty() {
-                event.remove();
-            }
+    for entry in &ours {
+        entry.hook.clone().remove();
+        // A group that only held mem's hooks goes with them, and an event left without groups.
+        if entry.list.elements().is_empty() && entry.group.parent().is_some() {
+            entry.group.clone().remove();
+        }
+        if entry.groups.elements().is_empty() && entry.event.parent().is_some() {
+            entry.event.clone().remove();
         }
     }
     if !hooks.is_empty() {
@@ -217,11 +182,73 @@ pub fn with_hooks(text: Option<&str>, path: &Path, hooks: &[Hook]) -> Result<Opt
         }
     } else if let Some(prop) = object.get("hooks")
         && prop.object_value().is_some_and(|t| t.properties().is_empty())
-        && table.as_ref().is_some_and(|_| found.len() + usize::from(mixed) > 0)
+        && !ours.is_empty()
     {
         prop.remove();
     }
     Ok(text_of(&root, &object))
+}
+
+/// One hook command of a settings file, with the nodes that hold it.
+struct HookEntry {
+    /// The event's property (`"Stop": [...]`).
+    event: CstObjectProp,
+    /// The event's list of groups.
+    groups: CstArray,
+    /// The group (`{ "hooks": [...] }`).
+    group: CstNode,
+    /// The group's list of hooks.
+    list: CstArray,
+    /// The hook itself.
+    hook: CstNode,
+    /// Its command line.
+    command: String,
+    /// Its timeout, if it has one.
+    timeout: Option<u64>,
+    /// Whether `mem setup` wrote it (see [`is_mem_hook`]).
+    ours: bool,
+    /// Whether it is the only hook of its group.
+    alone: bool,
+}
+
+/// Every hook of a settings file's `hooks` object, in order.
+fn hook_entries(table: &CstObject) -> Vec<HookEntry> {
+    let mut entries = Vec::new();
+    for event in table.properties() {
+        let Some(groups) = event.array_value() else { continue };
+        for group in groups.elements() {
+            let Some(list) =
+                group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value())
+            else {
+                continue;
+            };
+            let hooks = list.elements();
+            let alone = hooks.len() == 1;
+            for hook in hooks {
+                let value = hook.to_serde_value().unwrap_or(Value::Null);
+                let command = value["command"].as_str().unwrap_or_default().to_string();
+                entries.push(HookEntry {
+                    event: event.clone(),
+                    groups: groups.clone(),
+                    group: group.clone(),
+                    list: list.clone(),
+                    hook,
+                    ours: is_mem_hook(&command),
+                    timeout: value["timeout"].as_u64(),
+                    command,
+                    alone,
+                });
+            }
+        }
+    }
+    entries
+}
+
+/// Whether a settings or hooks file holds hooks that `mem setup` wrote.
+pub fn has_mem_hooks(text: &str) -> bool {
+    let Ok(Some((_, object))) = parse(Some(text), Path::new("")) else { return false };
+    let table = object.get("hooks").and_then(|prop| prop.object_value());
+    table.is_some_and(|table| hook_entries(&table).iter().any(|e| e.ours))
 }
 
 /// Whether an MCP server entry is the one `mem setup` writes: a `mem` executable run with

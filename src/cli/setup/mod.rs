@@ -209,17 +209,7 @@ fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
         },
     };
     let Ok(text) = std::fs::read_to_string(&file) else { return Ok(()) };
-    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else { return Ok(()) };
-    let ours = value["hooks"].as_object().into_iter().flat_map(|t| t.values()).any(|groups| {
-        groups.as_array().into_iter().flatten().any(|group| {
-            group["hooks"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|h| h["command"].as_str().is_some_and(is_mem_hook))
-        })
-    });
-    if ours {
+    if claude::has_mem_hooks(&text) {
         let agent = match agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
