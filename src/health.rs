@@ -214,7 +214,8 @@ pub struct Transcripts {
     /// transcript under a `subagents` folder, or named `agent-*.jsonl`), Codex rollouts whose
     /// `session_meta` names a subagent source.
     pub subagents: usize,
-    /// Codex rollouts left out because their `cwd` is outside the project (or unreadable).
+    /// Transcripts left out because their `cwd` is outside the project (a Codex rollout's is
+    /// also left out when unreadable).
     pub other_projects: usize,
 }
 
@@ -235,14 +236,58 @@ pub struct Coverage {
 
 /// Folder name under which Claude Code keeps a session's subagent transcripts.
 const SUBAGENTS_DIR: &str = "subagents";
-/// Lines read at most from the top of a Codex rollout to find its working directory.
-const CODEX_HEAD_LINES: usize = 4;
+/// Lines read at most from the top of a transcript to find its working directory.
+const HEAD_LINES: usize = 8;
 
-/// The main sessions under `dir` (recursively) that belong to `project`: Claude Code
-/// transcripts except subagents, and Codex rollouts whose `session_meta` `cwd` is inside
-/// `project` (see [`project_dir`]).
-pub fn transcripts(dir: &Path, project: &Path) -> Result<Transcripts> {
+/// Longest folder name Claude Code gives a launch folder before it shortens it with a hash.
+const CLAUDE_NAME_MAX: usize = 200;
+
+/// The name of the folder, under Claude Code's `projects` folder, of the sessions started in
+/// `launch`: every character but an ASCII letter or digit turned into `-` (Claude Code 2.1.197;
+/// a name over 200 characters is cut there and given a hash, of which only the cut part is
+/// returned here).
+pub fn claude_folder_name(launch: &Path) -> String {
+    let name: String = launch
+        .to_string_lossy()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    name.chars().take(CLAUDE_NAME_MAX).collect()
+}
+
+/// The folders under Claude Code's `projects` folder that can hold sessions started in
+/// `project` or in any folder inside it: its own, and those whose names extend it (a subfolder
+/// `src` gives `<name>-src`). A folder of another project whose name happens to extend it is
+/// told apart by its transcripts' working directory (see [`transcripts`]).
+pub fn claude_folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
+    let name = claude_folder_name(project);
+    let Ok(entries) = std::fs::read_dir(projects) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| {
+            let entry = e.file_name().to_string_lossy().into_owned();
+            entry == name || entry.strip_prefix(&name).is_some_and(|rest| rest.starts_with('-'))
+        })
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
+/// [`project_dir`]): Claude Code transcripts except subagents, and Codex rollouts, whose `cwd`
+/// is inside `project` (a Claude Code transcript that names no `cwd` is counted).
+pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
+    for dir in dirs {
+        transcripts_under(dir, project, &mut found)?;
+    }
+    Ok(found)
+}
+
+/// Adds the sessions under `dir` to `found` (see [`transcripts`]).
+fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Result<()> {
     let top_is_subagents = dir.file_name() == Some(SUBAGENTS_DIR.as_ref());
     let mut stack = vec![(dir.to_path_buf(), top_is_subagents)];
     while let Some((folder, in_subagents)) = stack.pop() {
@@ -264,43 +309,46 @@ pub fn transcripts(dir: &Path, project: &Path) -> Result<Transcripts> {
                 found.subagents += 1;
                 continue;
             }
-            if agent == Agent::Codex {
-                let head = codex_head(&path).map_err(|e| Error::io(&path, e))?;
-                if head.subagent {
-                    found.subagents += 1;
-                    continue;
-                }
-                if !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project)) {
-                    found.other_projects += 1;
-                    continue;
-                }
+            let head = transcript_head(&path).map_err(|e| Error::io(&path, e))?;
+            if head.subagent {
+                found.subagents += 1;
+                continue;
+            }
+            let elsewhere = match (&head.cwd, agent) {
+                (Some(cwd), _) => !inside(Path::new(cwd), project),
+                (None, Agent::Codex) => true,
+                (None, Agent::Claude) => false,
+            };
+            if elsewhere {
+                found.other_projects += 1;
+                continue;
             }
             let file = SessionFile { session_id, agent, path: path.display().to_string() };
             found.sessions.insert(file.session_id.clone(), file);
         }
     }
-    Ok(found)
+    Ok(())
 }
 
-/// What the top of a Codex rollout says about its session.
+/// What the top of a transcript says about its session.
 #[derive(Debug, Default, PartialEq, Eq)]
-struct CodexHead {
+struct Head {
     /// The working directory (`session_meta`, else `turn_context`).
     cwd: Option<String>,
     /// Whether `session_meta.payload.source` names a subagent.
     subagent: bool,
 }
 
-/// Reads the first lines of a Codex rollout (its `session_meta` first) with the capture's
-/// transcript reader, until its working directory is known.
-fn codex_head(path: &Path) -> std::io::Result<CodexHead> {
+/// Reads the first lines of a transcript (a Codex rollout's `session_meta` first) with the
+/// capture's transcript reader, until its working directory is known.
+fn transcript_head(path: &Path) -> std::io::Result<Head> {
     use crate::capture::{MAX_LINE_BYTES, Transcript, parse_json_lenient, read_line_capped};
     let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
     let mut buf = Vec::new();
     let mut transcript = Transcript::default();
-    let mut head = CodexHead::default();
+    let mut head = Head::default();
     let mut lines = 0;
-    while lines < CODEX_HEAD_LINES
+    while lines < HEAD_LINES
         && transcript.cwd.is_none()
         && let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)?
     {
@@ -438,7 +486,7 @@ mod tests {
         let garbage = "019a2d7a-0000-7000-8000-00000000000e";
         write(&format!("codex/rollout-2026-11-30T13-00-00-{garbage}.jsonl"), "not json\n");
 
-        let found = transcripts(&dir, &project).unwrap();
+        let found = transcripts(std::slice::from_ref(&dir), &project).unwrap();
         let sessions: Vec<(&str, Agent)> =
             found.sessions.values().map(|s| (s.session_id.as_str(), s.agent)).collect();
         assert_eq!(sessions, [(ours, Agent::Codex), (main, Agent::Claude)]);
@@ -452,8 +500,42 @@ mod tests {
         assert_eq!(json["agent"], "codex");
 
         // A folder named `subagents` given as the transcripts folder holds no session.
-        let only = transcripts(&dir.join(format!("claude/{main}/subagents")), &project).unwrap();
+        let only = transcripts(&[dir.join(format!("claude/{main}/subagents"))], &project).unwrap();
         assert_eq!((only.sessions.len(), only.subagents), (0, 1));
+    }
+
+    /// #24, defect 3: Claude Code files a session started in a subfolder under a folder named
+    /// after that subfolder.
+    #[test]
+    fn the_claude_folders_of_a_project_and_its_subfolders() {
+        assert_eq!(claude_folder_name(Path::new("/tmp/a.b/my_repo")), "-tmp-a-b-my-repo");
+        let tmp = tempfile::tempdir().unwrap();
+        let project = tmp.path().join("shop");
+        let projects = tmp.path().join("projects");
+        let name = claude_folder_name(&project);
+        let session = |folder: &str, id: &str, cwd: &Path| {
+            let dir = projects.join(folder);
+            std::fs::create_dir_all(&dir).unwrap();
+            let line = serde_json::json!({"type": "user", "cwd": cwd, "sessionId": id});
+            let queued = "{\"type\":\"queue-operation\"}\n";
+            std::fs::write(dir.join(format!("{id}.jsonl")), format!("{queued}{line}\n")).unwrap();
+        };
+        let (top, sub, other) = (
+            "4b1c0d9e-0000-4000-8000-000000000001",
+            "4b1c0d9e-0000-4000-8000-000000000002",
+            "4b1c0d9e-0000-4000-8000-000000000003",
+        );
+        session(&name, top, &project);
+        session(&format!("{name}-src"), sub, &project.join("src"));
+        // Another repository whose name extends this one's: `shop-old`.
+        session(&format!("{name}-old"), other, &tmp.path().join("shop-old"));
+        std::fs::create_dir_all(projects.join("-elsewhere")).unwrap();
+        let folders = claude_folders(&projects, &project);
+        assert_eq!(folders.len(), 3, "{folders:?}");
+        let found = transcripts(&folders, &project).unwrap();
+        let ids: Vec<&str> = found.sessions.keys().map(String::as_str).collect();
+        assert_eq!(ids, [top, sub]);
+        assert_eq!(found.other_projects, 1);
     }
 
     #[test]

@@ -52,6 +52,7 @@ mod json;
 mod jsonl;
 mod lines;
 mod log;
+pub mod once;
 mod payload;
 mod redact;
 mod summary;

@@ -4,6 +4,7 @@
 use anyhow::{Result, anyhow};
 use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
+use mem::store::RootSource;
 
 use super::Context;
 use super::hook::Agent;
@@ -23,6 +24,10 @@ pub struct Args {
     /// `mem health` reports it.
     #[arg(long, value_enum, value_name = "AGENT")]
     hook: Option<Agent>,
+    /// With --hook: do nothing unless a project memory root is found from the payload's
+    /// working directory (see docs/agents.md).
+    #[arg(long, requires = "hook", help = super::hook::PROJECT_ONLY_HELP)]
+    project_only: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -45,6 +50,9 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
     let cwd = super::hook::Event::parse(bytes).cwd;
+    if args.project_only && ctx.locate_root(cwd.as_deref())?.1 == RootSource::Default {
+        return Ok(());
+    }
     let root =
         ctx.root_near(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
     let logged_failure = |payload: &[u8], message: String| {
@@ -58,6 +66,9 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         Ok(payload) => payload,
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
+    if args.hook.is_some() && !super::hook::acts(ctx, "capture", args.project_only, &payload)? {
+        return Ok(());
+    }
     // Capture writes and indexes text; it never needs the embedding model.
     let mut engine = match Engine::open(&root) {
         Ok(engine) => engine,

@@ -25,6 +25,10 @@ pub struct Args {
     /// session log against the turn the prompt starts, print nothing, exit 0 even on failure.
     #[arg(long, value_enum, value_name = "AGENT", conflicts_with = "label")]
     hook: Option<Agent>,
+    /// With --hook: do nothing unless a project memory root is found from the payload's
+    /// working directory (see docs/agents.md).
+    #[arg(long, requires = "hook", help = hook::PROJECT_ONLY_HELP)]
+    project_only: bool,
     #[command(subcommand)]
     action: Option<Action>,
 }
@@ -90,7 +94,7 @@ fn workspace_at(ctx: &Context, dir: &Path) -> Result<Workspace> {
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if args.hook.is_some() {
-        return hook::run(ctx, "checkpoint", |_, event| checkpoint_turn(ctx, event).map(|_| None));
+        return hook::run(ctx, "checkpoint", args.project_only, |_, event| checkpoint_turn(ctx, event).map(|_| None));
     }
     let workspace = workspace(ctx)?;
     if let Some(Action::Prune { keep, older_than }) = args.action {

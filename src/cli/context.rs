@@ -33,6 +33,10 @@ pub struct Args {
     /// .mem/capture.log. See docs/agents.md.
     #[arg(long, value_enum, value_name = "AGENT")]
     hook: Option<Agent>,
+    /// With --hook: do nothing unless a project memory root is found from the payload's
+    /// working directory (see docs/agents.md).
+    #[arg(long, requires = "hook", help = hook::PROJECT_ONLY_HELP)]
+    project_only: bool,
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
@@ -59,7 +63,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
-    hook::run(ctx, "context", |_, event| answer(args, agent, ctx, event))
+    hook::run(ctx, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
 }
 
 /// The hook's answer, or `None` when there is nothing to add.

@@ -1,6 +1,6 @@
 //! `mem health`: the verifier. Exit status 0 when all is well, 1 when something is wrong.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
@@ -11,10 +11,12 @@ use super::Context;
 /// Arguments of `mem health`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A folder of agent transcripts (e.g. ~/.claude/projects/<project>, ~/.codex/sessions):
-    /// report which of this project's sessions were never captured (subagent transcripts
-    /// and Codex sessions whose working directory is outside the project are left out).
-    #[arg(long, value_name = "DIR")]
+    /// Report which of this project's agent sessions were never captured. Alone: the agents'
+    /// own folders (Claude Code's for the project and each of its subfolders, Codex's
+    /// sessions). With a folder (e.g. ~/.claude/projects/<project>, ~/.codex/sessions): that
+    /// one, and for Claude Code's folder of the project, those of its subfolders. Subagent
+    /// transcripts and sessions whose working directory is outside the project are left out.
+    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
     transcripts: Option<PathBuf>,
     /// Print the findings as JSON.
     #[arg(long)]
@@ -27,11 +29,20 @@ pub const UNHEALTHY: u8 = 1;
 pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let mut engine = ctx.engine()?;
-    let health = engine.health(ctx.now, args.transcripts.as_deref())?;
-    let status_code = if health.ok() { 0 } else { UNHEALTHY };
+    let project = mem::health::project_dir(engine.root());
+    let folders = args.transcripts.as_deref().map(|dir| transcript_folders(dir, &project));
+    let health = engine.health(ctx.now, folders.as_deref())?;
+    let configured = match dirs::home_dir() {
+        Some(home) => super::setup::configured(&project, &home, super::hook::codex_home().as_deref()),
+        None => Vec::new(),
+    };
+    let hooks_run = configured.iter().all(super::setup::Configured::runs);
+    let ok = health.ok() && hooks_run;
+    let status_code = if ok { 0 } else { UNHEALTHY };
     if args.json {
         let mut value = serde_json::to_value(&health)?;
-        value["ok"] = serde_json::Value::Bool(health.ok());
+        value["agent_commands"] = serde_json::to_value(&configured)?;
+        value["ok"] = serde_json::Value::Bool(ok);
         super::print_json(&value)?;
         return Ok(status_code);
     }
@@ -175,6 +186,33 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 gap.session_id, gap.path
             ));
         }
+        let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::health::Agent::Codex);
+        if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
+            text.push_str(
+                "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
+                 in Codex and trust them\n",
+            );
+        }
+        let own = mem::health::claude_folder_name(&project);
+        let in_subfolder = cov.gaps.iter().any(|g| {
+            g.agent == mem::health::Agent::Claude
+                && Path::new(&g.path).parent().and_then(Path::file_name).is_some_and(|n| {
+                    n.to_string_lossy().starts_with(&format!("{own}-"))
+                })
+        });
+        let user_hooks = claude_home().is_some_and(|c| {
+            configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json"))
+        });
+        if in_subfolder && !user_hooks {
+            text.push_str(
+                "    cause: Claude Code runs a project's hooks only when started in the project's \
+                 top folder; `mem setup claude` in this checkout adds hooks to your own settings \
+                 that capture the sessions started in its subfolders\n",
+            );
+        }
+    }
+    if !configured.is_empty() {
+        text.push_str(&agent_commands(&configured));
     }
     let (ok, detail) = match &health.embedding {
         ModelStatus::NotConfigured => (
@@ -197,6 +235,74 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     text.push_str(&status(ok, "embedding", &detail));
     super::print_text(&text)?;
     Ok(status_code)
+}
+
+/// The folders of transcripts to check for `project`: `given`, widened to the folders of the
+/// project's subfolders when it is Claude Code's folder of the project; when `given` is empty,
+/// the agents' own folders.
+fn transcript_folders(given: &Path, project: &Path) -> Vec<PathBuf> {
+    use mem::health::{claude_folder_name, claude_folders};
+    if given.as_os_str().is_empty() {
+        let mut folders = claude_home()
+            .map(|c| claude_folders(&c.join("projects"), project))
+            .unwrap_or_default();
+        folders.extend(super::hook::codex_sessions().filter(|d| d.is_dir()));
+        return folders;
+    }
+    let projects = given.parent().filter(|_| {
+        given.file_name().is_some_and(|n| n.to_string_lossy() == claude_folder_name(project))
+    });
+    match projects {
+        Some(projects) => claude_folders(projects, project),
+        None => vec![given.to_path_buf()],
+    }
+}
+
+/// Claude Code's folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+fn claude_home() -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| dirs::home_dir().map(|h| h.join(".claude")))
+}
+
+/// The lines on the commands the agents run mem by: one when they all start a mem, else one
+/// per command that starts nothing, with what to do.
+fn agent_commands(configured: &[super::setup::Configured]) -> String {
+    let broken: Vec<_> = configured.iter().filter(|c| !c.runs()).collect();
+    if broken.is_empty() {
+        let mut runs: Vec<&str> = configured.iter().filter_map(|c| c.runs.as_deref()).collect();
+        runs.sort_unstable();
+        runs.dedup();
+        let detail = format!(
+            "{} commands in the agents' configuration start mem ({})",
+            configured.len(),
+            runs.join(", ")
+        );
+        return status(true, "agents", &detail);
+    }
+    let mut text = status(
+        false,
+        "agents",
+        &format!(
+            "{} of {} commands in the agents' configuration do not run: nothing is captured or \
+             recalled through them",
+            broken.len(),
+            configured.len()
+        ),
+    );
+    for c in broken {
+        let fix = if c.runs.is_some() {
+            "Codex has not trusted these hooks yet, so it does not run them and this project's \
+             Codex sessions are not captured: run /hooks in Codex and trust the mem hooks"
+        } else if c.program.contains('/') {
+            "that file does not exist or is not executable; run `mem setup` again with this mem"
+        } else {
+            "not found on PATH; put the folder of mem on PATH"
+        };
+        text.push_str(&format!("    `{}` in {}: {fix}\n", c.program, c.file));
+    }
+    text
 }
 
 /// One status line: a check mark or a cross, the area, the finding.

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use mem::capture;
 
+use mem::store::RootSource;
+
 use super::Context;
 
 /// How long stdin may stay silent before the payload is given up on. Some hook runners do not
@@ -24,6 +26,12 @@ pub enum Agent {
     /// Codex.
     Codex,
 }
+
+/// The help of `--project-only`, which every hook command takes.
+pub const PROJECT_ONLY_HELP: &str = "With --hook: do nothing unless the payload's working \
+directory is in a project with a memory root (a hook in the user's own agent configuration, set \
+up by `mem setup --scope project` so that sessions started in a project's subfolders are \
+captured, never captures elsewhere)";
 
 /// `hook_event_name` of the hook run when a session starts.
 pub const SESSION_START: &str = "SessionStart";
@@ -98,11 +106,27 @@ pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyh
     }
 }
 
-/// Runs a hook's command: reads the payload, prints `answer`'s text when it has one, and
-/// never fails: a failure is reported with [`report_failure`] as `command`'s.
+/// Whether this call of `command`'s hook acts on `payload`. With `project_only` (a hook set up
+/// in the user's file for the sake of the projects that have a memory root), only where such a
+/// root is found from the payload's working directory; and only the first of identical calls
+/// (the agent running mem's hook from two of its files): see [`capture::once`].
+pub fn acts(ctx: &Context, command: &str, project_only: bool, payload: &[u8]) -> anyhow::Result<bool> {
+    let cwd = Event::parse(payload).cwd;
+    let (_, source) = ctx.locate_root(cwd.as_deref())?;
+    if project_only && source == RootSource::Default {
+        return Ok(false);
+    }
+    let root = ctx.root_near(cwd.as_deref())?;
+    Ok(capture::once::claim(&root, command, payload, ctx.now)?)
+}
+
+/// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (when the
+/// call [`acts`]), and never fails: a failure is reported with [`report_failure`] as
+/// `command`'s.
 pub fn run(
     ctx: &Context,
     command: &str,
+    project_only: bool,
     answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
@@ -113,6 +137,9 @@ pub fn run(
         })
         .and_then(|read| {
             payload = read;
+            if !acts(ctx, command, project_only, &payload)? {
+                return Ok(None);
+            }
             answer(&payload, &Event::parse(&payload))
         });
     match answer {

@@ -1,7 +1,7 @@
 //! `mem health` and `mem stats`: what the root's index, usage log, captures and model look like.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -105,7 +105,7 @@ impl Engine {
     /// transcripts, which main sessions of this project (see [`health::project_dir`]) were
     /// never captured. Call it on an engine that has not refreshed, or there is nothing left
     /// to find.
-    pub fn health(&mut self, now: Timestamp, transcripts: Option<&Path>) -> Result<Health> {
+    pub fn health(&mut self, now: Timestamp, transcripts: Option<&[PathBuf]>) -> Result<Health> {
         let scan = store::scan(&self.root);
         let index = health::check_index(
             &self.root,
@@ -154,8 +154,8 @@ impl Engine {
         let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
         let coverage = match transcripts {
             None => None,
-            Some(dir) => {
-                let found = health::transcripts(dir, &health::project_dir(&self.root))?;
+            Some(dirs) => {
+                let found = health::transcripts(dirs, &health::project_dir(&self.root))?;
                 let captured: Vec<String> = self
                     .index
                     .records(&[], &[])?

@@ -9,7 +9,10 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectPr
 use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
-use super::{Change, Scope, Target, is_mem_exe, is_mem_hook, read, shell_word};
+use super::{
+    Change, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read,
+    shell_word,
+};
 
 /// A hook `mem setup` writes.
 pub struct Hook {
@@ -24,7 +27,14 @@ pub struct Hook {
 /// The hooks for `agent` (`claude` or `codex`) with the `mem` at `exe`: context at session
 /// start, the prompt's memories on each prompt, a capture when the agent stops (and, where
 /// the agent has it, when the session ends); with `checkpoints`, a checkpoint on each prompt.
-pub fn hooks(exe: &Path, agent: &str, session_end: bool, checkpoints: bool) -> Result<Vec<Hook>> {
+/// With `project_only`, each command ends with `--project-only` (see [`is_project_only`]).
+pub fn hooks(
+    exe: &Path,
+    agent: &str,
+    session_end: bool,
+    checkpoints: bool,
+    project_only: bool,
+) -> Result<Vec<Hook>> {
     let mem = shell_word(exe)?;
     let mut hooks = vec![
         Hook {
@@ -53,6 +63,11 @@ pub fn hooks(exe: &Path, agent: &str, session_end: bool, checkpoints: bool) -> R
             timeout: 30,
         });
     }
+    if project_only {
+        for hook in &mut hooks {
+            hook.command = format!("{} {PROJECT_ONLY}", hook.command);
+        }
+    }
     Ok(hooks)
 }
 
@@ -66,20 +81,35 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
             (target.home.join(".claude/settings.json"), target.home.join(".claude.json"))
         }
     };
-    let hooks = if target.remove {
+    let own = if target.remove {
         Vec::new()
     } else {
-        hooks(&target.exe, "claude", true, target.checkpoints)?
+        hooks(&target.exe, "claude", true, target.checkpoints, false)?
     };
     let server = (!target.remove)
         .then(|| json!({ "command": target.exe.to_string_lossy(), "args": ["mcp"] }));
     let before = read(&settings)?;
-    let after = with_hooks(before.as_deref(), &settings, &hooks)?;
+    let after = with_hooks(before.as_deref(), &settings, &own)?;
     let settings = Change { path: settings, before, after };
     let before = read(&mcp)?;
     let after = with_server(before.as_deref(), &mcp, server)?;
     let mcp = Change { path: mcp, before, after };
-    Ok(vec![settings, mcp])
+    let mut changes = vec![settings, mcp];
+    if target.scope == Scope::Project {
+        // Claude Code reads a project's settings in the folder it is started in only: started in
+        // a subfolder, it runs the user's hooks alone. These act in projects with a memory root
+        // only, and once with the project's own where both run.
+        let user = target.home.join(".claude/settings.json");
+        let wanted = if target.remove {
+            Vec::new()
+        } else {
+            hooks(&target.user_exe, "claude", true, target.checkpoints, true)?
+        };
+        let before = read(&user)?;
+        let after = with_hooks_of(before.as_deref(), &user, &wanted, is_project_only)?;
+        changes.push(Change { path: user, before, after });
+    }
+    Ok(changes)
 }
 
 /// A configuration file that must hold a JSON object, as a tree that keeps every byte of it
@@ -128,6 +158,16 @@ fn group(hook: &Hook) -> Value {
 /// `hooks`; every other byte is kept. A group left empty by taking mem's hooks out goes, an
 /// event left without groups too. Nothing changes when the file already has exactly `hooks`.
 pub fn with_hooks(text: Option<&str>, path: &Path, hooks: &[Hook]) -> Result<Option<String>> {
+    with_hooks_of(text, path, hooks, |_| true)
+}
+
+/// Like [`with_hooks`], replacing only those of mem's hooks whose command `replaced` accepts.
+pub fn with_hooks_of(
+    text: Option<&str>,
+    path: &Path,
+    hooks: &[Hook],
+    replaced: fn(&str) -> bool,
+) -> Result<Option<String>> {
     let Some((root, object)) = parse(text, path)? else {
         if hooks.is_empty() {
             return Ok(None);
@@ -150,7 +190,7 @@ pub fn with_hooks(text: Option<&str>, path: &Path, hooks: &[Hook]) -> Result<Opt
         },
     };
     let entries = table.as_ref().map(hook_entries).unwrap_or_default();
-    let ours: Vec<&HookEntry> = entries.iter().filter(|e| e.ours).collect();
+    let ours: Vec<&HookEntry> = entries.iter().filter(|e| e.ours && replaced(&e.command)).collect();
     // What is there of mem's: (event, command, timeout) of groups holding one mem hook alone.
     let mut found: Vec<(String, String, Option<u64>)> = ours
         .iter()
@@ -209,6 +249,8 @@ struct HookEntry {
     ours: bool,
     /// Whether it is the only hook of its group.
     alone: bool,
+    /// The place of its group in the event's list and its own in the group's, from 0.
+    place: (usize, usize),
 }
 
 /// Every hook of a settings file's `hooks` object, in order.
@@ -216,7 +258,7 @@ fn hook_entries(table: &CstObject) -> Vec<HookEntry> {
     let mut entries = Vec::new();
     for event in table.properties() {
         let Some(groups) = event.array_value() else { continue };
-        for group in groups.elements() {
+        for (group_at, group) in groups.elements().into_iter().enumerate() {
             let Some(list) =
                 group.as_object().and_then(|g| g.get("hooks")).and_then(|h| h.array_value())
             else {
@@ -224,7 +266,7 @@ fn hook_entries(table: &CstObject) -> Vec<HookEntry> {
             };
             let hooks = list.elements();
             let alone = hooks.len() == 1;
-            for hook in hooks {
+            for (at, hook) in hooks.into_iter().enumerate() {
                 let value = hook.to_serde_value().unwrap_or(Value::Null);
                 let command = value["command"].as_str().unwrap_or_default().to_string();
                 entries.push(HookEntry {
@@ -237,6 +279,7 @@ fn hook_entries(table: &CstObject) -> Vec<HookEntry> {
                     timeout: value["timeout"].as_u64(),
                     command,
                     alone,
+                    place: (group_at, at),
                 });
             }
         }
@@ -244,11 +287,33 @@ fn hook_entries(table: &CstObject) -> Vec<HookEntry> {
     entries
 }
 
-/// Whether a settings or hooks file holds hooks that `mem setup` wrote.
-pub fn has_mem_hooks(text: &str) -> bool {
-    let Ok(Some((_, object))) = parse(Some(text), Path::new("")) else { return false };
+/// A hook that `mem setup` wrote, where it is in its file.
+pub struct MemHook {
+    /// The event (`Stop`).
+    pub event: String,
+    /// The place of its group in the event's list, from 0.
+    pub group: usize,
+    /// Its place in the group's list of hooks, from 0.
+    pub index: usize,
+    /// The command line.
+    pub command: String,
+}
+
+/// The hooks that `mem setup` wrote in a settings or hooks file, in order.
+pub fn mem_hooks(text: &str) -> Vec<MemHook> {
+    let Ok(Some((_, object))) = parse(Some(text), Path::new("")) else { return Vec::new() };
     let table = object.get("hooks").and_then(|prop| prop.object_value());
-    table.is_some_and(|table| hook_entries(&table).iter().any(|e| e.ours))
+    let entries = table.as_ref().map(hook_entries).unwrap_or_default();
+    entries
+        .into_iter()
+        .filter(|e| e.ours)
+        .map(|e| MemHook {
+            event: e.event.decoded_name().unwrap_or_default(),
+            group: e.place.0,
+            index: e.place.1,
+            command: e.command,
+        })
+        .collect()
 }
 
 /// Whether an MCP server entry is the one `mem setup` writes: a `mem` executable run with
@@ -432,7 +497,7 @@ mod tests {
     #[test]
     fn hooks_are_merged_idempotent_and_removable() {
         let path = Path::new("settings.json");
-        let hooks = hooks(Path::new("/opt/mem"), "claude", true, true).unwrap();
+        let hooks = hooks(Path::new("/opt/mem"), "claude", true, true, false).unwrap();
         let added = with_hooks(Some(USERS), path, &hooks).unwrap().unwrap();
         let value: Value = serde_json::from_str(&added).unwrap();
         assert_eq!(value["model"], "opus");

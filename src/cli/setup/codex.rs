@@ -29,7 +29,7 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     let hooks = if target.remove {
         Vec::new()
     } else {
-        hooks(&target.exe, "codex", false, target.checkpoints)?
+        hooks(&target.exe, "codex", false, target.checkpoints, false)?
     };
     let hooks_file = folder.join("hooks.json");
     let before = read(&hooks_file)?;
@@ -37,9 +37,9 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     Ok(vec![config, Change { path: hooks_file, before, after }])
 }
 
-/// `config.toml` with `[mcp_servers.mem]` set and, when the user has no `notify` program,
-/// `mem capture` as one (it captures even before the user trusts the hooks); both taken out
-/// when removing (a `mem` server or `notify` that runs some other program is left alone).
+/// `config.toml` with `[mcp_servers.mem]` set and, in the user's own file when the user has no
+/// `notify` program, `mem capture` as one (it captures even before the user trusts the hooks);
+/// both taken out when removing (a `mem` server or `notify` that runs some other program is left alone).
 /// Comments and the rest of the file are kept.
 fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Option<String>> {
     let old = text.unwrap_or("");
@@ -53,7 +53,10 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         let words: Vec<&str> = a.iter().filter_map(|v| v.as_str()).collect();
         words.len() == a.len() && words.len() == 4 && is_mem_exe(words[0]) && words[1..] == notify
     });
-    if target.remove {
+    // Codex reads `notify` from the user's file only (a project's is ignored, with a warning
+    // on every run): one that an older setup wrote into a project's file goes.
+    let notify_here = target.scope == Scope::User;
+    if target.remove || !notify_here {
         if ours_notify {
             doc.remove("notify");
         }
@@ -104,10 +107,6 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         server["env_vars"] = value(toml_edit::Array::from_iter(FORWARDED));
         // Loading the embedding model can take a few seconds on a busy machine.
         server["startup_timeout_sec"] = value(30.0);
-        if target.scope == Scope::Project {
-            // Where the server looks for the project's `.memory/` root.
-            server["cwd"] = value(target.project.to_string_lossy().as_ref());
-        }
         let unchanged = servers.get("mem").and_then(Item::as_table).is_some_and(|t| {
             t.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()
                 == server.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>()
@@ -136,6 +135,7 @@ mod tests {
             project: PathBuf::from("/repo"),
             home: PathBuf::from("/home/ana"),
             exe: PathBuf::from("/opt/mem"),
+            user_exe: PathBuf::from("/opt/mem"),
             remove,
             checkpoints: false,
         }

@@ -3,8 +3,11 @@
 //! dropping a user's other hooks or servers), shows each change as a diff before making it,
 //! and undoes exactly its own entries with `--remove`. Running it twice changes nothing.
 
+mod check;
 mod claude;
 mod codex;
+
+pub use check::{Configured, configured};
 
 use std::path::{Path, PathBuf};
 
@@ -64,8 +67,12 @@ pub struct Target {
     pub project: PathBuf,
     /// The user's home folder.
     pub home: PathBuf,
-    /// The `mem` executable, absolute, as hook commands and MCP registrations name it.
+    /// The `mem` that hook commands and MCP registrations run: bare `mem` (found on `PATH`) in
+    /// a project's files, which are committed and used on other machines and checkouts; the
+    /// absolute executable in the user's own files.
     pub exe: PathBuf,
+    /// The absolute `mem` executable, for the user's own files.
+    pub user_exe: PathBuf,
     /// Undo instead of add.
     pub remove: bool,
     /// Add the checkpoint hook on each prompt.
@@ -93,14 +100,19 @@ impl Change {
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let home = dirs::home_dir().context("cannot tell the home folder")?;
-    let exe = std::env::current_exe()
+    let this = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .context("cannot tell where the mem executable is")?;
+    let exe = match args.scope {
+        Scope::Project => PathBuf::from(BARE),
+        Scope::User => this.clone(),
+    };
     let target = Target {
         scope: args.scope,
         project: store::project_top(&cwd),
         home,
         exe,
+        user_exe: this.clone(),
         remove: args.remove,
         checkpoints: args.checkpoints,
     };
@@ -149,6 +161,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         return super::print_text(&out);
     }
     super::print_text(&out)?;
+    if target.scope == Scope::Project
+        && !target.remove
+        && let Some(warning) = path_warning(which::which(BARE).ok().as_deref(), &this)
+    {
+        eprintln!("mem: warning: {warning}");
+    }
     if create_root {
         super::init_root(&root, ctx.now)?;
     }
@@ -169,6 +187,28 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     super::print_text(&text)
 }
 
+/// The name a project's configuration runs mem by, looked up on `PATH` by the agent.
+pub const BARE: &str = "mem";
+
+/// What is wrong with the `mem` that `PATH` gives (`on_path`, `None` when there is none) for a
+/// project's hooks, set up by the executable `this`; `None` when it is this one.
+fn path_warning(on_path: Option<&Path>, this: &Path) -> Option<String> {
+    let folder = this.parent().unwrap_or(this).display();
+    match on_path {
+        None => Some(format!(
+            "`mem` is not on PATH, and the project's hooks and MCP server run `mem`: until it \
+             is, the agent cannot run them; put {folder} on PATH (or install mem where PATH \
+             looks, e.g. `cargo install --path .` from mem's source), then `mem health` checks it"
+        )),
+        Some(found) if found.canonicalize().ok().as_deref() != Some(this) => Some(format!(
+            "`mem` on PATH is {}, not this mem ({}): the agent will run that one",
+            found.display(),
+            this.display()
+        )),
+        Some(_) => None,
+    }
+}
+
 /// What the user still has to do in the agent itself.
 fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
     match (agent, scope) {
@@ -176,19 +216,19 @@ fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
             vec!["Claude Code asks once before it starts a server of .mcp.json: answer yes for mem"]
         }
         (Agent::Claude, Scope::User) => vec![],
-        (Agent::Codex, scope) => {
-            let mut notes = vec![
-                "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the \
-                 mem hooks (until then, notify still captures each turn)",
-            ];
-            if scope == Scope::Project {
-                notes.push(
-                    "Codex reads a project's .codex/ folder only when the project is trusted \
-                     (Codex asks on first start)",
-                );
-            }
-            notes
-        }
+        (Agent::Codex, Scope::User) => vec![
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then the notify program (in the same config.toml) captures each turn, \
+             but no memory reaches the model",
+        ],
+        (Agent::Codex, Scope::Project) => vec![
+            "Codex reads a project's .codex/ folder only when the project is trusted (Codex asks \
+             on first start)",
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then nothing of this project's sessions is captured and no memory \
+             reaches the model (Codex ignores a project's notify), and `mem health --transcripts` \
+             counts those sessions as not captured",
+        ],
     }
 }
 
@@ -209,7 +249,10 @@ fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
         },
     };
     let Ok(text) = std::fs::read_to_string(&file) else { return Ok(()) };
-    if claude::has_mem_hooks(&text) {
+    // A project's own hooks in the user's file (Claude Code's, for subfolders) are no second
+    // set: they act only where the project's would not run, or once with them.
+    let full_set = claude::mem_hooks(&text).iter().any(|h| !is_project_only(&h.command));
+    if full_set {
         let agent = match agent {
             Agent::Claude => "claude",
             Agent::Codex => "codex",
@@ -382,20 +425,26 @@ const HOOK_ARGS: &[&[&str]] = &[
     &["context", "--hook", "AGENT", "--budget", "2000"],
     &["capture", "--hook", "AGENT"],
     &["checkpoint", "--hook", "AGENT"],
+    &["context", "--hook", "AGENT", "--project-only"],
+    &["context", "--hook", "AGENT", "--budget", "2000", "--project-only"],
+    &["capture", "--hook", "AGENT", "--project-only"],
+    &["checkpoint", "--hook", "AGENT", "--project-only"],
 ];
+
+/// The last word of the hooks a project's setup puts in the user's own file.
+pub const PROJECT_ONLY: &str = "--project-only";
+
+/// Whether a hook command is one that a project's setup puts in the user's own file (it acts
+/// only in projects with a memory root).
+pub fn is_project_only(command: &str) -> bool {
+    is_mem_hook(command) && command.split_whitespace().last() == Some(PROJECT_ONLY)
+}
 
 /// Whether a hook command is one `mem setup` writes: an executable named `mem` (bare, or by a
 /// path, quoted or not) with exactly one of setup's argument lists. A command that runs mem
 /// with other arguments, or does more (`&& notify-send done`), is the user's.
 pub fn is_mem_hook(command: &str) -> bool {
-    let command = command.trim();
-    let (program, rest) = match command.strip_prefix('\'') {
-        Some(quoted) => match quoted.split_once('\'') {
-            Some((program, rest)) => (program, rest),
-            None => return false,
-        },
-        None => command.split_once(char::is_whitespace).unwrap_or((command, "")),
-    };
+    let Some((program, rest)) = check::program_of(command) else { return false };
     let words: Vec<&str> = rest.split_whitespace().collect();
     is_mem_exe(program)
         && ["claude", "codex"].iter().any(|agent| {
