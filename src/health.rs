@@ -275,9 +275,19 @@ pub fn claude_folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// Whether `folder`'s name extends the name of Claude Code's folder of `project` (a folder of
+/// one of its subfolders, or of another project whose path starts the same).
+fn extends(folder: &Path, project: &Path) -> bool {
+    let own = claude_folder_name(project);
+    folder.file_name().is_some_and(|n| {
+        n.to_string_lossy().strip_prefix(&own).is_some_and(|rest| rest.starts_with('-'))
+    })
+}
+
 /// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
-/// [`project_dir`]): Claude Code transcripts except subagents, and Codex rollouts, whose `cwd`
-/// is inside `project` (a Claude Code transcript that names no `cwd` is counted).
+/// [`project_dir`]): Claude Code transcripts except subagents (in a folder whose name only
+/// extends the project's, see [`claude_folders`], those whose `cwd` is inside `project`), and
+/// Codex rollouts whose `cwd` is inside `project`.
 pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
     for dir in dirs {
@@ -314,10 +324,14 @@ fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Res
                 found.subagents += 1;
                 continue;
             }
-            let elsewhere = match (&head.cwd, agent) {
-                (Some(cwd), _) => !inside(Path::new(cwd), project),
-                (None, Agent::Codex) => true,
-                (None, Agent::Claude) => false,
+            let elsewhere = match agent {
+                Agent::Codex => !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project)),
+                // Only a folder that may be another project's is checked: the cwd of a session
+                // can change as it runs, and a project can move.
+                Agent::Claude => {
+                    extends(&folder, project)
+                        && head.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
+                }
             };
             if elsewhere {
                 found.other_projects += 1;

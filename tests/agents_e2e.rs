@@ -98,6 +98,10 @@ struct Project {
     home: tempfile::TempDir,
     repo: tempfile::TempDir,
     agents: PathBuf,
+    /// The folder on PATH that holds `mem`.
+    mem_folder: PathBuf,
+    /// Where commands run, relative to the repository.
+    within: PathBuf,
 }
 
 impl Project {
@@ -106,6 +110,8 @@ impl Project {
             home: tempfile::tempdir().unwrap(),
             repo: tempfile::tempdir().unwrap(),
             agents,
+            mem_folder: Path::new(bin()).parent().unwrap().to_path_buf(),
+            within: PathBuf::new(),
         };
         let repo = project.repo.path();
         std::fs::write(repo.join("README.md"), "# Shop\n").unwrap();
@@ -133,24 +139,26 @@ impl Project {
         assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 
-    /// The environment every program of this project runs with: nothing of the developer's.
+    /// The environment every program of this project runs with: nothing of the developer's;
+    /// `mem` on PATH, as a user has it.
     fn command(&self, program: &Path) -> Command {
         let mut cmd = Command::new(program);
         let home = self.home.path();
+        let mem_folder = self.mem_folder.display();
         cmd.env_clear()
-            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("PATH", format!("{mem_folder}:/usr/local/bin:/usr/bin:/bin"))
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("CODEX_HOME", home.join(".codex"))
             .env("LANG", "C.UTF-8")
-            .current_dir(self.repo());
+            .current_dir(self.repo().join(&self.within));
         cmd.stdin(Stdio::null());
         cmd
     }
 
     /// `mem <args>` in the repository.
     fn mem(&self, args: &[&str]) -> Out {
-        let out = self.command(Path::new(bin())).args(args).output().unwrap();
+        let out = self.command(&self.mem_folder.join("mem")).args(args).output().unwrap();
         Out {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -179,7 +187,8 @@ impl Project {
         finish(cmd, "claude")
     }
 
-    /// One `codex exec PROMPT` session against `model`, the project's hooks trusted for it.
+    /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
+    /// when the user has trusted them: [`Project::trust_codex_hooks`]).
     fn codex(&self, model: &StandIn, prompt: &str) -> Out {
         let config = format!(
             "model = \"stand-in\"\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
@@ -198,13 +207,62 @@ impl Project {
             old.split_once("[analytics]\nenabled = false\n").map_or(old.as_str(), |(_, r)| r);
         std::fs::write(&path, format!("{config}{rest}")).unwrap();
         let mut cmd = self.command(&self.agents.join("codex"));
-        cmd.env("MOCK_API_KEY", "dummy").args([
-            "exec",
-            "--trust",
-            "--dangerously-bypass-hook-trust",
-            prompt,
-        ]);
+        cmd.env("MOCK_API_KEY", "dummy").args(["exec", "--trust", prompt]);
         finish(cmd, "codex")
+    }
+
+    /// What a user's `/hooks` trust step in Codex records: each hook's current hash, as Codex
+    /// itself computes it (its app server's `hooks/list`), under `[hooks.state."<key>"]` of the
+    /// user's `config.toml`. Returns how many hooks were trusted.
+    fn trust_codex_hooks(&self) -> usize {
+        use std::io::{BufRead, BufReader, Write};
+        // Codex lists (and runs) a project's hooks once the project is trusted, as `codex exec
+        // --trust` records it.
+        let path = self.home.path().join(".codex/config.toml");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let mut config = std::fs::read_to_string(&path).unwrap_or_default();
+        let top = self.repo().canonicalize().unwrap();
+        let project =
+            format!("[projects.{:?}]\ntrust_level = \"trusted\"\n", top.display().to_string());
+        if !config.contains(&project) {
+            config.push_str(&format!("\n{project}"));
+            std::fs::write(&path, &config).unwrap();
+        }
+        let mut cmd = self.command(&self.agents.join("codex"));
+        let mut child = cmd
+            .arg("app-server")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let cwd = self.repo().display().to_string();
+        let requests = [
+            json!({"id": 0, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "0"}}}),
+            json!({"method": "initialized"}),
+            json!({"id": 1, "method": "hooks/list", "params": {"cwds": [cwd]}}),
+        ];
+        for request in requests {
+            writeln!(stdin, "{request}").unwrap();
+        }
+        let listed = loop {
+            let line = lines.next().expect("the app server answers").unwrap();
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == 1 {
+                break answer;
+            }
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        let mut hooks = Vec::new();
+        collect_hooks(&listed["result"], &mut hooks);
+        for (key, hash) in &hooks {
+            config.push_str(&format!("\n[hooks.state.{key:?}]\ntrusted_hash = {hash:?}\n"));
+        }
+        std::fs::write(&path, config).unwrap();
+        hooks.len()
     }
 
     /// The memory files of the project root, by path relative to it, with their text.
@@ -237,6 +295,24 @@ impl Project {
             events.extend(shown.as_array().unwrap().iter().cloned());
         }
         events
+    }
+}
+
+/// The `(key, currentHash)` of every hook of mem's in a `hooks/list` answer.
+fn collect_hooks(value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            let mem =
+                map.get("command").and_then(Value::as_str).is_some_and(|c| c.starts_with("mem "));
+            if let (true, Some(Value::String(key)), Some(Value::String(hash))) =
+                (mem, map.get("key"), map.get("currentHash"))
+            {
+                out.push((key.clone(), hash.clone()));
+            }
+            map.values().for_each(|v| collect_hooks(v, out));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_hooks(v, out)),
+        _ => {}
     }
 }
 
@@ -389,6 +465,13 @@ fn codex_gets_the_memories_runs_the_hooks_and_is_captured() {
     let Some(agents) = agents() else { return };
     let project = Project::new(agents);
     project.mem_ok(&["setup", "codex"]);
+    // Until the user trusts the hooks, Codex does not run them, and health says so.
+    let health = project.mem(&["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(health.stdout.contains("Codex has not trusted these hooks yet"), "{}", health.stdout);
+    assert_eq!(project.trust_codex_hooks(), 3);
+    let health = project.mem_ok(&["health"]);
+    assert!(health.contains("✓ agents"), "{health}");
     project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
     let command = format!("echo GITHUB_TOKEN={TOKEN} > /dev/null; echo listed");
     let model = StandIn::start(json!({
@@ -428,7 +511,154 @@ fn codex_gets_the_memories_runs_the_hooks_and_is_captured() {
     }
     let log = serde_json::to_string(&events).unwrap();
     assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
-    project.mem_ok(&["health"]);
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("1/1 local sessions captured"), "{health}");
+}
+
+/// #24, defect 4: Codex ignores `notify` in a project's `.codex/config.toml` (and warned on
+/// every run), while setup said notify "still captures each turn". A project's setup writes no
+/// notify; before the hooks are trusted nothing is captured, and health names the cause.
+#[test]
+fn codex_before_the_hooks_are_trusted_health_names_the_cause() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    let setup = project.mem_ok(&["setup", "codex"]);
+    assert!(!setup.contains("notify ="), "{setup}");
+    assert!(setup.contains("until then nothing of this project's sessions is captured"), "{setup}");
+    let model = StandIn::start(json!({ "text": "Hello." }));
+    let out = project.codex(&model, "hello");
+    assert!(!out.stderr.contains("Ignored unsupported project-local config keys"), "{out:?}");
+    assert!(!model.conversation()[0].contains("Memory (from mem)"));
+    assert!(project.memories().iter().all(|(p, _)| !p.starts_with("sessions/")));
+    let health = project.mem(&["health", "--transcripts"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(health.stdout.contains("0/1 local sessions captured"), "{}", health.stdout);
+    assert!(
+        health.stdout.contains("cause: Codex has not trusted mem's hooks yet"),
+        "{}",
+        health.stdout
+    );
+}
+
+/// #24, defect 3: Claude Code reads a project's settings in the folder it starts in only, so a
+/// session started in a subfolder ran no mem hook and was never captured, silently. A
+/// project's setup also puts hooks in the user's settings that act only in projects with a
+/// memory root, once with the project's own where both run; health finds the subfolders'
+/// transcript folders.
+#[test]
+fn claude_started_in_a_subfolder_is_captured_and_nothing_runs_twice() {
+    let Some(agents) = agents() else { return };
+    let mut project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    project.within = PathBuf::from("src");
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    project.claude(&model, "which package manager do we use", &[]);
+    assert!(model.conversation()[0].contains(PNPM), "the memory reached the model");
+    let sessions = |project: &Project| {
+        project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).count()
+    };
+    assert_eq!(sessions(&project), 1, "{:?}", project.memories());
+    let health = project.mem(&["health", "--transcripts"]);
+    assert_eq!(health.code, 0, "{}", health.stdout);
+    assert!(health.stdout.contains("1/1 local sessions captured"), "{}", health.stdout);
+    // At the top both sets of hooks run; each acts once.
+    project.within = PathBuf::new();
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    project.claude(&model, "which package manager do we use again", &[]);
+    let first = &model.conversation()[0];
+    assert_eq!(first.matches("SessionStart hook additional context").count(), 1, "{first}");
+    assert_eq!(sessions(&project), 2);
+    let log = std::fs::read_to_string(project.repo().join(".memory/.mem/capture.log")).unwrap();
+    let last_session: Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
+    let id = last_session["session_id"].as_str().unwrap();
+    let stops = log.lines().filter(|l| l.contains(id) && l.contains("\"Stop\"")).count();
+    assert_eq!(stops, 1, "{log}");
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("2/2 local sessions captured"), "{health}");
+    // Another repository of this user, without a memory root: the user's hooks do nothing.
+    let other = tempfile::tempdir().unwrap();
+    let git = Command::new("git").args(["init", "-q"]).current_dir(other.path()).status();
+    assert!(git.unwrap().success());
+    let mut cmd = project.command(&project.agents.join("claude"));
+    cmd.current_dir(other.path())
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
+        .env("ANTHROPIC_API_KEY", "dummy")
+        .env("DISABLE_TELEMETRY", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .args(["-p", "hello"]);
+    finish(cmd, "claude elsewhere");
+    let data = project.home.path().join(".local/share/mem");
+    assert!(!data.exists(), "no per-user root made");
+    assert!(!other.path().join(".memory").exists());
+}
+
+/// #24, defect 6: committed configuration named this checkout and this machine's mem
+/// (`cwd = "<checkout>"` in Codex's, an absolute mem everywhere): in another checkout the MCP
+/// server wrote into the first, and on a teammate's machine every hook failed unseen. A
+/// project's files name bare `mem`; a clone elsewhere, with mem elsewhere on PATH, works.
+#[test]
+fn a_clone_on_another_machine_works() {
+    let Some(agents) = agents() else { return };
+    let first = Project::new(agents.clone());
+    first.mem_ok(&["setup", "claude", "--scope", "project"]);
+    first.mem_ok(&["setup", "codex"]);
+    first.git(&["add", "-A"]);
+    first.git(&["commit", "-q", "-m", "mem"]);
+    let committed = Command::new("git")
+        .args(["grep", "-I", "-l", "-e", &first.repo().display().to_string(), "-e", bin()])
+        .current_dir(first.repo())
+        .output()
+        .unwrap();
+    assert!(committed.stdout.is_empty(), "{}", String::from_utf8_lossy(&committed.stdout));
+    // A teammate: another HOME, the clone at another path, mem in another folder on PATH.
+    let mut mate = Project::new(agents);
+    std::fs::remove_dir_all(mate.repo()).unwrap();
+    let clone = Command::new("git")
+        .arg("clone")
+        .arg("-q")
+        .arg(first.repo())
+        .arg(mate.repo())
+        .status()
+        .unwrap();
+    assert!(clone.success());
+    let tools = tempfile::tempdir().unwrap();
+    std::fs::copy(bin(), tools.path().join("mem")).unwrap();
+    mate.mem_folder = tools.path().to_path_buf();
+    let fact = "The staging database is db-stage-2 on port 6543";
+    let model = StandIn::start(json!({
+        "tool": "mcp__mem__remember", "input": { "text": fact, "type": "semantic" },
+        "text": "Remembered.",
+    }));
+    mate.claude(&model, "remember where staging lives", &["--allowedTools", "mcp__mem__remember"]);
+    let mems = mate.memories();
+    assert!(mems.iter().any(|(_, t)| t.contains(fact)), "{mems:?}");
+    assert_eq!(mems.iter().filter(|(p, _)| p.starts_with("sessions/")).count(), 1, "{mems:?}");
+    assert!(first.memories().iter().all(|(_, t)| !t.contains(fact)), "nothing in the first");
+    // Codex's hooks too run the mem on this PATH, in the clone, and its server is offered.
+    assert_eq!(mate.trust_codex_hooks(), 3);
+    let model = StandIn::start(json!({ "text": "Hello." }));
+    mate.codex(&model, "hello");
+    let first_request = &model.conversation()[0];
+    assert!(first_request.contains("\"mcp__mem\""), "the mem tools are offered");
+    assert!(first_request.contains(fact), "the memory reached the model: {first_request}");
+    assert_eq!(mate.memories().iter().filter(|(p, _)| p.starts_with("sessions/")).count(), 2);
+    assert!(first.memories().is_empty(), "{:?}", first.memories());
+    mate.mem_ok(&["health", "--transcripts"]);
+    // Without mem on PATH, health says that the agents cannot run it.
+    let out = Command::new(bin())
+        .arg("health")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", mate.home.path())
+        .env("CODEX_HOME", mate.home.path().join(".codex"))
+        .current_dir(mate.repo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("`mem` in") && text.contains("not found on PATH"), "{text}");
 }
 
 /// #24, defects 1 and 2: `claude mcp list` (and `mcp get`) runs the SessionEnd hook for a
@@ -473,6 +703,7 @@ fn setup_keeps_one_set_of_hooks_per_agent() {
     assert!(twice.stderr.contains(".codex/hooks.json"), "{}", twice.stderr);
     let user_hooks = project.home.path().join(".codex/hooks.json");
     assert!(!user_hooks.exists(), "nothing written at user scope");
+    project.trust_codex_hooks();
     project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
     let model = StandIn::start(json!({ "text": "pnpm." }));
     project.codex(&model, "which package manager do we use");

@@ -218,7 +218,10 @@ fn hook_commands(settings: &serde_json::Value, event: &str) -> Vec<String> {
 /// Runs a hook command the way both agents do: `sh -c`, in `cwd`, the payload on stdin.
 fn run_hook(repo: &Dir, command: &str, cwd: &std::path::Path, payload: &str) -> crate::util::Out {
     let mut cmd = std::process::Command::new("sh");
-    cmd.arg("-c").arg(command).current_dir(cwd).env("HOME", repo.home());
+    // `mem` on PATH, as the project's configuration names it.
+    let folder = std::path::Path::new(crate::util::bin()).parent().unwrap().display().to_string();
+    let path = format!("{folder}:{}", std::env::var("PATH").unwrap_or_default());
+    cmd.arg("-c").arg(command).current_dir(cwd).env("HOME", repo.home()).env("PATH", path);
     crate::util::run_with_stdin(&mut cmd, payload)
 }
 
@@ -332,6 +335,24 @@ fn setup_wires_both_agents_into_a_repository_and_is_undone_by_remove() {
     );
     let out = run_hook(&repo, stop, &cwd, &payload("Stop", "cx-2", &cwd, &extra));
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
+    // Codex runs the hooks once the user trusts them (`/hooks`), which it records in the
+    // user's config.toml; until then health says so.
+    let health = repo.mem_in(".", &["health"], "");
+    assert_eq!(health.code, 1, "{health:?}");
+    assert!(health.stdout.contains("Codex has not trusted these hooks yet"), "{health:?}");
+    let file = repo.path().join(".codex/hooks.json");
+    let trusted: String = ["session_start", "user_prompt_submit", "stop"]
+        .iter()
+        .map(|event| {
+            format!(
+                "[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:0\"\n",
+                file.display()
+            )
+        })
+        .collect();
+    let config = repo.home().join(".codex/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(config, trusted).unwrap();
     let health = repo.mem_in(".", &["health"], "");
     assert_eq!(health.code, 0, "{health:?}");
     // A null transcript path and no rollout: a logged failure, still exit 0 and no stdout.
@@ -455,7 +476,7 @@ fn a_broken_user_layer_leaves_the_project_working() {
     let bad_toml = repo.home().join("bad-root");
     std::fs::create_dir_all(&bad_toml).unwrap();
     std::fs::write(bad_toml.join("mem.toml"), "[ranking\n").unwrap();
-    for user in [afile.clone(), bad_toml, afile.join("below")] {
+    for (turn, user) in [afile.clone(), bad_toml, afile.join("below")].iter().enumerate() {
         repo.write_user_config(&format!("[layers]\nuser = {:?}\n", user.to_str().unwrap()));
         let config = repo.home().join("mem/config.toml");
         let warning = format!("([layers] user in {})", config.display());
@@ -471,7 +492,12 @@ fn a_broken_user_layer_leaves_the_project_working() {
         let start = repo.mem_in(
             "src",
             &["context", "--hook", "claude"],
-            payload("UserPromptSubmit", "u1", &cwd, r#","prompt":"where do orders live""#),
+            payload(
+                "UserPromptSubmit",
+                "u1",
+                &cwd,
+                &format!(r#","prompt":"where do orders live","prompt_id":"p{turn}""#),
+            ),
         );
         assert!(start.stdout.contains("Postgres 16"), "{}{}", start.stdout, start.stderr);
         let mut server = crate::mcp::Server::start_in(&repo, "src");

@@ -162,8 +162,8 @@ pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_mem")
 }
 
-/// Removes the variables that would change which root or time `mem` uses.
-/// A `MEM_DIR` the test set on the command itself is kept.
+/// Removes the variables that would change which root or time `mem` uses, and puts `mem` on
+/// `PATH`. A `MEM_DIR` or `PATH` the test set on the command itself is kept.
 pub fn clean_env(cmd: &mut Command) -> &mut Command {
     for name in ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH"] {
         if !cmd.get_envs().any(|(k, _)| k == name) {
@@ -173,6 +173,11 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
     if !cmd.get_envs().any(|(k, _)| k == "XDG_CONFIG_HOME") {
         // Never the developer's own user configuration: an empty folder.
         cmd.env("XDG_CONFIG_HOME", Path::new(env!("CARGO_TARGET_TMPDIR")).join("no-user-config"));
+    }
+    if !cmd.get_envs().any(|(k, _)| k == "PATH") {
+        // `mem` on PATH, as a user has it (a project's agent configuration names it bare).
+        let folder = Path::new(bin()).parent().unwrap().display().to_string();
+        cmd.env("PATH", format!("{folder}:{}", std::env::var("PATH").unwrap_or_default()));
     }
     cmd.env("MEM_NOW", NOW)
 }

@@ -66,7 +66,9 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         Ok(payload) => payload,
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
-    if args.hook.is_some() && !super::hook::acts(ctx, "capture", args.project_only, &payload)? {
+    if let Some(agent) = args.hook
+        && !super::hook::acts(ctx, agent, "capture", args.project_only, &payload)?
+    {
         return Ok(());
     }
     // Capture writes and indexes text; it never needs the embedding model.

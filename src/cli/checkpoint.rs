@@ -93,8 +93,10 @@ fn workspace_at(ctx: &Context, dir: &Path) -> Result<Workspace> {
 }
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
-    if args.hook.is_some() {
-        return hook::run(ctx, "checkpoint", args.project_only, |_, event| checkpoint_turn(ctx, event).map(|_| None));
+    if let Some(agent) = args.hook {
+        return hook::run(ctx, agent, "checkpoint", args.project_only, |_, event| {
+            checkpoint_turn(ctx, event).map(|_| None)
+        });
     }
     let workspace = workspace(ctx)?;
     if let Some(Action::Prune { keep, older_than }) = args.action {

@@ -63,7 +63,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
-    hook::run(ctx, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
+    hook::run(ctx, agent, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
 }
 
 /// The hook's answer, or `None` when there is nothing to add.

@@ -16,8 +16,8 @@ pub struct Args {
     /// sessions). With a folder (e.g. ~/.claude/projects/<project>, ~/.codex/sessions): that
     /// one, and for Claude Code's folder of the project, those of its subfolders. Subagent
     /// transcripts and sessions whose working directory is outside the project are left out.
-    #[arg(long, value_name = "DIR", num_args = 0..=1, default_missing_value = "")]
-    transcripts: Option<PathBuf>,
+    #[arg(long, value_name = "DIR", num_args = 0..=1)]
+    transcripts: Option<Option<PathBuf>>,
     /// Print the findings as JSON.
     #[arg(long)]
     json: bool,
@@ -30,10 +30,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let mut engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());
-    let folders = args.transcripts.as_deref().map(|dir| transcript_folders(dir, &project));
+    let folders = args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project));
     let health = engine.health(ctx.now, folders.as_deref())?;
     let configured = match dirs::home_dir() {
-        Some(home) => super::setup::configured(&project, &home, super::hook::codex_home().as_deref()),
+        Some(home) => {
+            super::setup::configured(&project, &home, super::hook::codex_home().as_deref())
+        }
         None => Vec::new(),
     };
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
@@ -196,9 +198,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         let own = mem::health::claude_folder_name(&project);
         let in_subfolder = cov.gaps.iter().any(|g| {
             g.agent == mem::health::Agent::Claude
-                && Path::new(&g.path).parent().and_then(Path::file_name).is_some_and(|n| {
-                    n.to_string_lossy().starts_with(&format!("{own}-"))
-                })
+                && Path::new(&g.path)
+                    .parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{own}-")))
         });
         let user_hooks = claude_home().is_some_and(|c| {
             configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json"))
@@ -238,17 +241,16 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 }
 
 /// The folders of transcripts to check for `project`: `given`, widened to the folders of the
-/// project's subfolders when it is Claude Code's folder of the project; when `given` is empty,
-/// the agents' own folders.
-fn transcript_folders(given: &Path, project: &Path) -> Vec<PathBuf> {
+/// project's subfolders when it is Claude Code's folder of the project; without `given`, the
+/// agents' own folders.
+fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
     use mem::health::{claude_folder_name, claude_folders};
-    if given.as_os_str().is_empty() {
-        let mut folders = claude_home()
-            .map(|c| claude_folders(&c.join("projects"), project))
-            .unwrap_or_default();
+    let Some(given) = given else {
+        let mut folders =
+            claude_home().map(|c| claude_folders(&c.join("projects"), project)).unwrap_or_default();
         folders.extend(super::hook::codex_sessions().filter(|d| d.is_dir()));
         return folders;
-    }
+    };
     let projects = given.parent().filter(|_| {
         given.file_name().is_some_and(|n| n.to_string_lossy() == claude_folder_name(project))
     });

@@ -110,14 +110,23 @@ pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyh
 /// in the user's file for the sake of the projects that have a memory root), only where such a
 /// root is found from the payload's working directory; and only the first of identical calls
 /// (the agent running mem's hook from two of its files): see [`capture::once`].
-pub fn acts(ctx: &Context, command: &str, project_only: bool, payload: &[u8]) -> anyhow::Result<bool> {
+pub fn acts(
+    ctx: &Context,
+    agent: Agent,
+    command: &str,
+    project_only: bool,
+    payload: &[u8],
+) -> anyhow::Result<bool> {
     let cwd = Event::parse(payload).cwd;
-    let (_, source) = ctx.locate_root(cwd.as_deref())?;
+    let (root, source) = ctx.locate_root(cwd.as_deref())?;
     if project_only && source == RootSource::Default {
         return Ok(false);
     }
-    let root = ctx.root_near(cwd.as_deref())?;
-    Ok(capture::once::claim(&root, command, payload, ctx.now)?)
+    if !root.join(mem::config::CONFIG_FILE).exists() {
+        // The per-user root, not made yet: made by the command if it needs one, not for this.
+        return Ok(true);
+    }
+    Ok(capture::once::claim(&root, &format!("{agent:?} {command}"), payload, ctx.now)?)
 }
 
 /// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (when the
@@ -125,6 +134,7 @@ pub fn acts(ctx: &Context, command: &str, project_only: bool, payload: &[u8]) ->
 /// `command`'s.
 pub fn run(
     ctx: &Context,
+    agent: Agent,
     command: &str,
     project_only: bool,
     answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<String>>,
@@ -137,7 +147,7 @@ pub fn run(
         })
         .and_then(|read| {
             payload = read;
-            if !acts(ctx, command, project_only, &payload)? {
+            if !acts(ctx, agent, command, project_only, &payload)? {
                 return Ok(None);
             }
             answer(&payload, &Event::parse(&payload))

@@ -105,7 +105,9 @@ fn folder(dir: &Path) -> Result<String> {
 
 pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if let Action::Resume { hook: Some(agent), budget, .. } = args.action {
-        return hook::run(ctx, "session resume", false, |_, event| resume_hook(ctx, agent, event, budget));
+        return hook::run(ctx, agent, "session resume", false, |_, event| {
+            resume_hook(ctx, agent, event, budget)
+        });
     }
     let log = open(&ctx.root()?)?;
     match args.action {

@@ -201,10 +201,8 @@ mod tests {
         )
         .unwrap();
         let found = configured(&project, &home, None);
-        let listed: Vec<(&str, bool)> = found
-            .iter()
-            .map(|c| (c.file.rsplit('/').next().unwrap(), c.runs.is_some()))
-            .collect();
+        let listed: Vec<(&str, bool)> =
+            found.iter().map(|c| (c.file.rsplit('/').next().unwrap(), c.runs.is_some())).collect();
         // /nowhere/mem resolves to nothing; whether `mem` does depends on this machine's PATH.
         assert_eq!(listed.len(), 3, "{found:?}");
         assert_eq!(listed[0].0, ".mcp.json");

@@ -10,8 +10,7 @@ use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Change, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read,
-    shell_word,
+    Change, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read, shell_word,
 };
 
 /// A hook `mem setup` writes.
