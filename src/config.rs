@@ -95,6 +95,8 @@ pub struct Ranking {
     pub coverage_weight: f64,
     /// Share of relevance a best match passes to its neighbours in an episode, `0 ≤ w ≤ 1`.
     pub contiguity_weight: f64,
+    /// Factor of the relevance of a session digest that `mem capture` wrote, `0 < w ≤ 1`.
+    pub digest_weight: f64,
 }
 
 impl Default for Ranking {
@@ -107,6 +109,7 @@ impl Default for Ranking {
             tags_boost: 1.5,
             coverage_weight: 0.5,
             contiguity_weight: 0.5,
+            digest_weight: 0.5,
         }
     }
 }
@@ -389,6 +392,13 @@ impl Config {
                     format!("must be at least 0 and below 1, found {w}"),
                 ));
             }
+        }
+        if !(r.digest_weight > 0.0 && r.digest_weight <= 1.0) {
+            return Err(bad(
+                "ranking",
+                "digest_weight",
+                format!("must be above 0 and at most 1, found {}", r.digest_weight),
+            ));
         }
         if !(r.recency_half_life_days > 0.0 && r.recency_half_life_days.is_finite()) {
             return Err(bad(

@@ -35,7 +35,8 @@ pub struct Components {
 }
 
 impl Components {
-    /// The components of a memory whose relevance is `relevance`, from its signals, at `now`.
+    /// The components of a memory whose relevance is `relevance`, from its signals, at `now`;
+    /// a session digest's relevance counts `[ranking] digest_weight` of it.
     pub fn of(
         relevance: f64,
         coverage: f64,
@@ -43,6 +44,7 @@ impl Components {
         now: Epoch,
         ranking: &Ranking,
     ) -> Components {
+        let relevance = if signals.digest { relevance * ranking.digest_weight } else { relevance };
         Components {
             relevance,
             coverage,
@@ -60,6 +62,8 @@ pub struct Signals {
     pub importance: u8,
     /// Last access, else creation, in seconds since the epoch.
     pub last_access: Epoch,
+    /// Whether it is a session digest that `mem capture` wrote.
+    pub digest: bool,
 }
 
 /// How a recall's relevance was computed, to explain it: the measure and the best value it
@@ -132,6 +136,12 @@ pub fn explain(
              30 min apart), then relevance is rescaled to a best of 1\n",
             c = ranking.contiguity_weight,
             h = ranking.contiguity_weight / 2.0
+        ));
+    }
+    if ranking.digest_weight < 1.0 {
+        text.push_str(&format!(
+            "session digests (written by mem capture): relevance × {}\n",
+            ranking.digest_weight
         ));
     }
     if !expansions.is_empty() {

@@ -31,6 +31,16 @@ fn agents() -> Option<PathBuf> {
     found
 }
 
+/// The folder of the `mem` the tests run: the one built for them, or the one that
+/// `MEM_E2E_MEM_FOLDER` names (to measure another build, e.g. an older one, with the same
+/// sessions; tests of what it lacks then fail).
+fn mem_folder() -> PathBuf {
+    match std::env::var_os("MEM_E2E_MEM_FOLDER") {
+        Some(folder) => PathBuf::from(folder),
+        None => Path::new(bin()).parent().unwrap().to_path_buf(),
+    }
+}
+
 /// The model stand-in, running until dropped.
 struct StandIn {
     child: Child,
@@ -110,7 +120,7 @@ impl Project {
             home: tempfile::tempdir().unwrap(),
             repo: tempfile::tempdir().unwrap(),
             agents,
-            mem_folder: Path::new(bin()).parent().unwrap().to_path_buf(),
+            mem_folder: mem_folder(),
             within: PathBuf::new(),
         };
         let repo = project.repo.path();
@@ -190,6 +200,11 @@ impl Project {
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
     /// when the user has trusted them: [`Project::trust_codex_hooks`]).
     fn codex(&self, model: &StandIn, prompt: &str) -> Out {
+        self.codex_with(model, &[prompt])
+    }
+
+    /// `codex exec --trust ARGS` against `model` (see [`Project::codex`]).
+    fn codex_with(&self, model: &StandIn, args: &[&str]) -> Out {
         let config = format!(
             "model = \"stand-in\"\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
              sandbox_mode = \"danger-full-access\"\n\n[model_providers.mock]\nname = \"mock\"\n\
@@ -207,7 +222,7 @@ impl Project {
             old.split_once("[analytics]\nenabled = false\n").map_or(old.as_str(), |(_, r)| r);
         std::fs::write(&path, format!("{config}{rest}")).unwrap();
         let mut cmd = self.command(&self.agents.join("codex"));
-        cmd.env("MOCK_API_KEY", "dummy").args(["exec", "--trust", prompt]);
+        cmd.env("MOCK_API_KEY", "dummy").args(["exec", "--trust"]).args(args);
         finish(cmd, "codex")
     }
 
@@ -302,8 +317,9 @@ impl Project {
 fn collect_hooks(value: &Value, out: &mut Vec<(String, String)>) {
     match value {
         Value::Object(map) => {
-            let mem =
-                map.get("command").and_then(Value::as_str).is_some_and(|c| c.starts_with("mem "));
+            let program =
+                map.get("command").and_then(Value::as_str).and_then(|c| c.split(' ').next());
+            let mem = program.is_some_and(|p| p == "mem" || p.ends_with("/mem"));
             if let (true, Some(Value::String(key)), Some(Value::String(hash))) =
                 (mem, map.get("key"), map.get("currentHash"))
             {
@@ -659,6 +675,78 @@ fn a_clone_on_another_machine_works() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("`mem` in") && text.contains("not found on PATH"), "{text}");
+}
+
+/// The turns of the scripted session of [`each_memory_reaches_the_model_once_per_session`].
+const TURNS: usize = 10;
+
+/// For the first request of the turn whose prompt holds `marker`: how many copies of `text`
+/// the model saw, and the characters of mem's context blocks (`# Memory (from mem)` to the
+/// block's end) in it.
+fn first_request_of(model: &StandIn, marker: &str, text: &str) -> (usize, usize) {
+    let body = model.conversation().into_iter().find(|body| body.contains(marker));
+    let Some(body) = body else { return (0, 0) };
+    let mut chars = 0;
+    let value: Value = serde_json::from_str(&body).unwrap();
+    let mut stack = vec![&value];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                // Each block, from its heading to its end (a blank line and more, or the end).
+                for (at, _) in s.match_indices("# Memory (from mem)") {
+                    let block = &s[at..];
+                    let end = block[1..].find("# Memory (from mem)").map_or(block.len(), |e| e + 1);
+                    let block = &block[..end];
+                    let end = block.find("\n\n\n").unwrap_or(block.len());
+                    chars += block[..end].trim_end().chars().count();
+                }
+            }
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    (body.matches(text).count(), chars)
+}
+
+/// #24, defect 8: `--continue` and `codex exec resume` sent the key memories again to a
+/// conversation that held them, and the per-prompt hook sent a memory again on every prompt
+/// that matched it. Over a scripted session of ten turns with each agent, the memory that
+/// answers every prompt is in the model's context once, from the first turn on.
+#[test]
+fn each_memory_reaches_the_model_once_per_session() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "claude", "--scope", "project"]);
+    project.mem_ok(&["setup", "codex"]);
+    project.trust_codex_hooks();
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    // Each memory's line in a context names its id once.
+    let listed: Value = serde_json::from_str(&project.mem_ok(&["list", "--json"])).unwrap();
+    let id = format!("`{}`", listed[0]["id"].as_str().unwrap());
+    let prompt = |turn: usize| format!("turn {turn}: which package manager do we use");
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    for turn in 1..=TURNS {
+        let continued: &[&str] = if turn == 1 { &[] } else { &["--continue"] };
+        project.claude(&model, &prompt(turn), continued);
+    }
+    let claude: Vec<(usize, usize)> =
+        (1..=TURNS).map(|turn| first_request_of(&model, &format!("turn {turn}:"), &id)).collect();
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    for turn in 1..=TURNS {
+        let text = prompt(turn);
+        let args: Vec<&str> =
+            if turn == 1 { vec![text.as_str()] } else { vec!["resume", "--last", text.as_str()] };
+        project.codex_with(&model, &args);
+    }
+    let codex: Vec<(usize, usize)> =
+        (1..=TURNS).map(|turn| first_request_of(&model, &format!("turn {turn}:"), &id)).collect();
+    // The figures of docs/benchmarks.md: (copies, characters of mem's context) per turn.
+    eprintln!("each turn's first request, (copies of the memory, chars of mem's context):");
+    eprintln!("  claude {claude:?}\n  codex  {codex:?}");
+    let copies = |turns: &[(usize, usize)]| turns.iter().map(|t| t.0).collect::<Vec<_>>();
+    assert_eq!(copies(&claude), vec![1; TURNS], "Claude Code");
+    assert_eq!(copies(&codex), vec![1; TURNS], "Codex");
 }
 
 /// #24, defects 1 and 2: `claude mcp list` (and `mcp get`) runs the SessionEnd hook for a

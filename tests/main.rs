@@ -29,6 +29,8 @@ mod hardening;
 mod hostile;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
+/// The injection ledger: each memory reaches a session's context once.
+mod injections;
 /// The source layout: docs/architecture.md names every file, short files, no front end in the
 /// library, no import circle.
 mod layout;

@@ -110,13 +110,14 @@ fn claude_hooks_capture_quietly_and_answer_with_additional_context() {
     assert!(text.contains("## Key memories") && text.contains("Postgres 16"), "{text}");
     assert!(text.contains("## Recent sessions") && text.contains("session-c1"), "{text}");
 
-    // UserPromptSubmit: the prompt's memories only; nothing for an unrelated prompt.
+    // UserPromptSubmit: the prompt's memories only (of another session: this one's context
+    // holds them already); nothing for an unrelated prompt.
     let prompt = repo.mem_in(
         "src/app",
         &["context", "--hook", "claude"],
         payload(
             "UserPromptSubmit",
-            "c2",
+            "c3",
             &cwd,
             r#","prompt":"which Postgres version stores the orders?""#,
         ),
@@ -295,10 +296,10 @@ fn setup_wires_both_agents_into_a_repository_and_is_undone_by_remove() {
         ),
     );
     assert!(additional_context(&out.stdout, "SessionStart").contains("Postgres 16"), "{out:?}");
+    // (In another session: cl-1's context holds the memory since its start.)
     let prompt = &hook_commands(&settings, "UserPromptSubmit")[0];
-    let extra =
-        format!(r#"{with_transcript},"prompt":"which Postgres version stores the orders?""#);
-    let out = run_hook(&repo, prompt, &cwd, &payload("UserPromptSubmit", "cl-1", &cwd, &extra));
+    let extra = r#","prompt":"which Postgres version stores the orders?""#;
+    let out = run_hook(&repo, prompt, &cwd, &payload("UserPromptSubmit", "cl-0", &cwd, extra));
     assert!(additional_context(&out.stdout, "UserPromptSubmit").contains("Postgres 16"), "{out:?}");
     for event in ["Stop", "SessionEnd"] {
         let commands = hook_commands(&settings, event);
@@ -494,7 +495,7 @@ fn a_broken_user_layer_leaves_the_project_working() {
             &["context", "--hook", "claude"],
             payload(
                 "UserPromptSubmit",
-                "u1",
+                &format!("u{turn}"),
                 &cwd,
                 &format!(r#","prompt":"where do orders live","prompt_id":"p{turn}""#),
             ),

@@ -185,3 +185,59 @@ fn a_use_refreshes_recency_and_retrievals_never_do() {
     std::fs::remove_file(dir.path().join(".mem/last-used.bin")).unwrap();
     assert_eq!(ranked(&dir), ["old", "new"]);
 }
+
+/// #24, defect 7: the digests of sessions that asked about a fact matched the question better
+/// than the fact that answers it (a digest repeats the session's requests): after five
+/// sessions asking about the package manager, four digests came before "Use pnpm". A captured
+/// digest's relevance counts `[ranking] digest_weight` (0.5): the fact comes first for its
+/// question, and a digest still leads where only it matches.
+#[test]
+fn a_fact_outranks_the_digests_of_sessions_that_asked_for_it() {
+    let dir = Dir::new();
+    dir.mem(&["init"]).ok();
+    let facts = [
+        ("pnpm", "Use pnpm, never npm, for the web client: the lockfile is pnpm-lock.yaml"),
+        ("staging", "The staging database is db-stage-2, port 6543, read-only for developers"),
+        ("release", "To cut a release, tag vX.Y.Z on main: CI publishes the package and changelog"),
+    ];
+    for (name, text) in facts {
+        dir.write(
+            &format!("{name}.md"),
+            memory(name, "semantic", 5, "2026-11-01T00:00:00Z", &format!("{text}\n")),
+        );
+    }
+    let questions = [
+        ("pnpm", "which package manager do we use for the web client?"),
+        ("staging", "where is the staging database and which port?"),
+        ("release", "how do we cut a release and publish the package?"),
+    ];
+    // Five sessions per question, each captured from its transcript as an agent's hook does.
+    for (n, (name, question)) in questions.iter().cycle().take(15).enumerate() {
+        let session = format!("s{n}-{name}");
+        let day = 10 + n;
+        let transcript = dir.write(
+            &format!("transcripts/{session}.jsonl"),
+            format!(
+                "{{\"type\":\"user\",\"sessionId\":\"{session}\",\"timestamp\":\"2026-11-{day}T10:00:00Z\",\"message\":{{\"role\":\"user\",\"content\":\"{question}\"}}}}\n\
+                 {{\"type\":\"assistant\",\"timestamp\":\"2026-11-{day}T10:01:00Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"Looking at the repository.\"}}]}}}}\n"
+            ),
+        );
+        let payload = serde_json::json!({
+            "session_id": session, "transcript_path": transcript, "hook_event_name": "Stop",
+            "cwd": dir.path(),
+        });
+        dir.mem(&["capture", &payload.to_string()]).ok();
+    }
+    for (name, question) in questions {
+        let found = recall(&dir, question);
+        assert_eq!(found[0], name, "{question}: {found:?}");
+    }
+    // What only a digest answers (which session asked it) still has a digest in its top 3.
+    let found = recall(&dir, "the session where I asked about the staging database port");
+    let digest = |id: &String| id.starts_with("session-s") && id.ends_with("-staging");
+    assert!(found.iter().take(3).any(digest), "{found:?}");
+    // With the weight at 1 (the ranking before), the digests come first.
+    dir.write("mem.toml", "[ranking]\ndigest_weight = 1.0\n");
+    let found = recall(&dir, questions[0].1);
+    assert!(found[0].starts_with("session-"), "{found:?}");
+}

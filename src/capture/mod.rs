@@ -43,6 +43,17 @@ const FILES_SEEN: usize = 10_000;
 pub(crate) const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex \
 hook passes on stdin (Codex's notify: as the last argument), with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
 
+/// Whether `memory` is a session digest that `mem capture` wrote: its id is `session-<session
+/// id>` and its source `session/<session id>`.
+pub fn is_digest(memory: &crate::format::Memory) -> bool {
+    let id = memory.id().as_str();
+    id.strip_prefix("session-")
+        .is_some_and(|session| memory.source() == Some(&format!("{SESSION_SOURCE}{session}")))
+}
+
+/// Prefix of the `source` of a session digest.
+pub const SESSION_SOURCE: &str = "session/";
+
 /// A capture error of `kind`.
 pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
     Error::Capture { kind, message: message.into() }

@@ -275,6 +275,17 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
     }
     let root = ctx.root_near(event.cwd.as_deref())?;
     let mut log = SessionLog::open_in(&root)?;
+    let turn = prompt_turn(&mut log, session, event)?;
+    let label = format!("before turn {turn} of session {session}");
+    let taken = workspace.checkpoint(&label, ctx.now)?;
+    log.record_checkpoint(session, turn, &taken.id, workspace.top(), ctx.now)?;
+    Ok(())
+}
+
+/// The number of the prompt a UserPromptSubmit hook of `session` comes with: the transcript
+/// read into the log first, one more than the prompts there, unless the transcript already
+/// holds this one.
+pub fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Result<i64> {
     if let Some(transcript) = event.transcript_file() {
         log.import(&transcript, session, None)?;
     }
@@ -283,10 +294,7 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
     if turn > 1 && prompt.is_some() && log.last_prompt(session)? == prompt {
         turn -= 1;
     }
-    let label = format!("before turn {turn} of session {session}");
-    let taken = workspace.checkpoint(&label, ctx.now)?;
-    log.record_checkpoint(session, turn, &taken.id, workspace.top(), ctx.now)?;
-    Ok(())
+    Ok(turn)
 }
 
 /// The session log of the memory root found from the working directory, if it has one (never

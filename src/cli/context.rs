@@ -4,6 +4,7 @@
 
 use anyhow::Result;
 use mem::engine::ContextOptions;
+use mem::session::SessionLog;
 
 use super::Context;
 use super::hook::{self, Agent};
@@ -53,6 +54,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         key: args.key,
         min_strength: args.min_strength,
         sessions: args.sessions,
+        held: Vec::new(),
+        exclude: Vec::new(),
     };
     let context = layers.context(&options, ctx.now)?;
     if let Some(report) = &context.report {
@@ -66,30 +69,66 @@ fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
     hook::run(ctx, agent, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
 }
 
-/// The hook's answer, or `None` when there is nothing to add.
+/// The hook's answer, or `None` when there is nothing to add. What the session's context
+/// already holds is not sent again (the injection ledger of the session log, when the payload
+/// names the session): a resumed session gets no start context again, a compaction or a clear
+/// empties what the context holds.
 fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Result<Option<String>> {
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
     layers.refresh(ctx.now, &mem::progress::Silent)?;
-    let options = match (event.name.as_deref(), &event.prompt) {
-        (Some(hook::USER_PROMPT_SUBMIT), Some(prompt)) => ContextOptions {
+    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    let prompt = event.prompt.as_ref().filter(|_| name == hook::USER_PROMPT_SUBMIT);
+    let session = event.session_id.as_deref().filter(|s| mem::capture::check_session_id(s).is_ok());
+    let mut ledger = match session {
+        Some(session) => {
+            let log = SessionLog::open_in(layers.project().root())?;
+            Some((log, session))
+        }
+        None => None,
+    };
+    let mut turn = 0;
+    let mut held = Vec::new();
+    if let Some((log, session)) = &mut ledger {
+        turn = match prompt {
+            Some(_) => super::checkpoint::prompt_turn(log, session, event)?,
+            None => log.turns(session)?,
+        };
+        match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
+            // The resumed conversation holds what was sent into it.
+            Some("resume") if log.has_injections(session)? => return Ok(None),
+            Some("compact" | "clear") => log.record_reset(session, turn, ctx.now)?,
+            _ => {}
+        }
+        held = log.in_context(session)?;
+    }
+    // The session's own digest: the session holds all of it.
+    let exclude: Vec<String> = session.map(|s| format!("session-{s}")).into_iter().collect();
+    let options = match prompt {
+        Some(prompt) => ContextOptions {
             task: Some(prompt.clone()),
             budget: args.budget as usize,
             key: 0,
             min_strength: args.min_strength,
             sessions: 0,
+            held,
+            exclude,
         },
-        _ => ContextOptions {
+        None => ContextOptions {
             task: args.task.clone(),
             budget: args.budget as usize,
             key: args.key,
             min_strength: args.min_strength,
             sessions: args.sessions,
+            held,
+            exclude,
         },
     };
     let context = layers.context(&options, ctx.now)?;
     if context.memories == 0 {
         return Ok(None);
     }
-    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    if let Some((log, session)) = &mut ledger {
+        log.record_injections(session, turn, name, &context.sent, ctx.now)?;
+    }
     Ok(hook::additional_context(agent, name, &context.text))
 }

@@ -51,6 +51,8 @@ pub struct Event {
     pub session_id: Option<String>,
     /// `transcript_path`.
     pub transcript: Option<String>,
+    /// `source`, on a SessionStart: `startup`, `resume`, `clear` or `compact`.
+    pub source: Option<String>,
 }
 
 impl Event {
@@ -72,6 +74,7 @@ impl Event {
             cwd: field("cwd"),
             session_id: field("session_id"),
             transcript: field("transcript_path"),
+            source: field("source"),
         }
     }
 }

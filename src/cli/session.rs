@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use mem::format::whole_second;
+use mem::session::ledger::{self, Injection, Sent};
 use mem::session::resume::{self, one_line};
 use mem::session::{Event, Kind, SessionLog};
 
@@ -33,7 +34,9 @@ enum Action {
         json: bool,
     },
     /// Print a session's events in order: prompts, answers, tool calls and results, settings
-    /// and checkpoints, each with its turn.
+    /// and checkpoints, each with its turn; and, after each prompt (or at the start), what mem's
+    /// hooks put into the session's context then (`injected`: the memories and their
+    /// characters), from the injection ledger.
     Show {
         /// The session id (or a unique start of it).
         id: String,
@@ -43,7 +46,8 @@ enum Action {
         /// Print every event whole (by default each is cut to one line).
         #[arg(long)]
         full: bool,
-        /// Print a JSON array of events.
+        /// Print a JSON array of events (with `injected` entries: `event`, `memories` with each
+        /// one's `memory` id, `hash` and `chars`, and their total `chars`).
         #[arg(long)]
         json: bool,
     },
@@ -137,12 +141,25 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         Action::Show { id, turn, full, json } => {
             let session = log.session(&id)?;
             let events = log.events(&session.id, turn)?;
+            let groups = injected(&log.injections(&session.id, turn)?);
+            let mut shown: Vec<Shown> = events.iter().map(Shown::Event).collect();
+            // Each group goes after its turn's prompt (a start's, first), or after its turn.
+            for group in &groups {
+                let at = match shown.iter().position(|s| s.is_prompt_of(group.turn)) {
+                    Some(i) => i + 1,
+                    None => shown.iter().position(|s| s.turn() > group.turn).unwrap_or(shown.len()),
+                };
+                shown.insert(at, Shown::Injected(group));
+            }
             if json {
-                return super::print_json(&events);
+                return super::print_json(&shown);
             }
             let mut out = String::new();
-            for e in &events {
-                out.push_str(&show_event(e, full));
+            for s in &shown {
+                match s {
+                    Shown::Event(e) => out.push_str(&show_event(e, full)),
+                    Shown::Injected(g) => out.push_str(&show_injected(g)),
+                }
             }
             super::print_text(&out)
         }
@@ -186,6 +203,86 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         }
         Action::Resume { hook: Some(_), .. } => unreachable!("answered above"),
     }
+}
+
+/// What one context hook call put into the session's context, or where its context started
+/// again (`event` `reset`, no memories).
+#[derive(Debug, serde::Serialize)]
+struct Injected {
+    /// Always `injected`, beside the events' kinds.
+    kind: &'static str,
+    turn: i64,
+    at: Option<jiff::Timestamp>,
+    event: String,
+    memories: Vec<Sent>,
+    chars: usize,
+}
+
+/// A line of `mem session show`: an event, or an injection.
+#[derive(Debug, serde::Serialize)]
+#[serde(untagged)]
+enum Shown<'a> {
+    Event(&'a Event),
+    Injected(&'a Injected),
+}
+
+impl Shown<'_> {
+    fn turn(&self) -> i64 {
+        match self {
+            Shown::Event(e) => e.turn,
+            Shown::Injected(g) => g.turn,
+        }
+    }
+
+    /// Whether it is the prompt of `turn` (any first line of the start, turn 0).
+    fn is_prompt_of(&self, turn: i64) -> bool {
+        matches!(self, Shown::Event(e) if e.turn == turn && e.kind == Kind::Prompt)
+    }
+}
+
+/// The ledger's rows grouped by hook call (same turn, event and time).
+fn injected(rows: &[Injection]) -> Vec<Injected> {
+    let mut groups: Vec<Injected> = Vec::new();
+    for row in rows {
+        let same = groups.last_mut().filter(|g| {
+            g.turn == row.turn && g.event == row.event && g.at == row.at && row.sent.is_some()
+        });
+        match (same, &row.sent) {
+            (Some(group), Some(sent)) => {
+                group.chars += sent.chars;
+                group.memories.push(sent.clone());
+            }
+            _ => groups.push(Injected {
+                kind: "injected",
+                turn: row.turn,
+                at: row.at,
+                event: row.event.clone(),
+                chars: row.sent.as_ref().map_or(0, |s| s.chars),
+                memories: row.sent.iter().cloned().collect(),
+            }),
+        }
+    }
+    groups
+}
+
+/// An injection as `mem session show` prints it.
+fn show_injected(g: &Injected) -> String {
+    let at = g.at.map(whole_second).map_or("-".into(), |t| t.to_string());
+    if g.event == ledger::RESET {
+        return format!(
+            "turn {}\t{at}\tinjected\tthe context started again (compaction or clear)\n",
+            g.turn
+        );
+    }
+    let ids: Vec<&str> = g.memories.iter().map(|m| m.memory.as_str()).collect();
+    format!(
+        "turn {}\t{at}\tinjected\t{}: {} memories, {} chars: {}\n",
+        g.turn,
+        g.event,
+        g.memories.len(),
+        g.chars,
+        ids.join(", ")
+    )
 }
 
 /// One event as `mem session show` prints it.

@@ -7,6 +7,7 @@ use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
 use crate::format::MemoryType;
 use crate::index::{Record, RefreshReport};
+use crate::session::ledger::Sent;
 use crate::store::Layer;
 
 /// What [`Engine::context`] puts in the block.
@@ -22,6 +23,12 @@ pub struct ContextOptions {
     pub min_strength: f64,
     /// How many of the most recent captured sessions (`source: session/...`) to list.
     pub sessions: usize,
+    /// Memories the session's context already holds, as (id, hash of the text sent): left out
+    /// unless their text has changed since (see [`Sent`]).
+    pub held: Vec<(String, String)>,
+    /// Memories never to put in the block (the digest of the session it goes to: the session
+    /// holds all of it already).
+    pub exclude: Vec<String>,
 }
 
 /// The block and what the task's recall reported.
@@ -33,6 +40,25 @@ pub struct SessionContext {
     pub report: Option<RefreshReport>,
     /// How many memories the block could show (0: there is nothing to say).
     pub memories: usize,
+    /// The memories the block holds (within the budget), with the hash of each one's text.
+    pub sent: Vec<Sent>,
+}
+
+/// One memory's line of the block, and the memory's id.
+struct Item {
+    id: String,
+    text: String,
+}
+
+impl Item {
+    /// What the ledger keeps of it.
+    fn sent(&self) -> Sent {
+        Sent {
+            memory: self.id.clone(),
+            hash: blake3::hash(self.text.as_bytes()).to_hex()[..16].to_string(),
+            chars: self.text.chars().count(),
+        }
+    }
 }
 
 /// A memory's body on one line, headings left out, clipped to `chars` characters.
@@ -111,7 +137,7 @@ impl Layers {
         };
         // The task's memories come first: they are the most specific, and the budget may not
         // reach the end.
-        let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+        let mut sections: Vec<(String, Vec<Item>)> = Vec::new();
         let mut shown: Vec<String> = Vec::new();
         let mut report = None;
         if let Some(task) = options.task.as_deref().filter(|t| !t.trim().is_empty()) {
@@ -129,7 +155,8 @@ impl Layers {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
-                items.push(entry(&hit.record, memory.body(), label(hit.layer)));
+                let text = entry(&hit.record, memory.body(), label(hit.layer));
+                items.push(Item { id: hit.record.id.clone(), text });
                 shown.push(hit.record.id.clone());
             }
             sections.push((
@@ -148,7 +175,8 @@ impl Layers {
                     continue;
                 }
                 let (_, memory) = engine.get(&r.id)?;
-                items.push(entry(&r, memory.body(), label(Some(layer))));
+                let text = entry(&r, memory.body(), label(Some(layer)));
+                items.push(Item { id: r.id.clone(), text });
                 titles.push(r.title.clone());
             }
         }
@@ -158,18 +186,31 @@ impl Layers {
             let mut items = Vec::new();
             for r in &engine.recent_sessions(options.sessions, &shown, now)? {
                 let (_, memory) = engine.get(&r.id)?;
-                items.push(session_entry(r, memory.body()));
+                items.push(Item { id: r.id.clone(), text: session_entry(r, memory.body()) });
             }
             sections.push(("## Recent sessions\n".to_string(), items));
         }
+        // What the context holds already, unchanged, is not sent again.
+        for (_, items) in &mut sections {
+            items.retain(|item| {
+                if options.exclude.contains(&item.id) {
+                    return false;
+                }
+                let sent = item.sent();
+                !options.held.iter().any(|(id, hash)| *id == sent.memory && *hash == sent.hash)
+            });
+        }
         let memories = sections.iter().map(|(_, items)| items.len()).sum();
-        Ok(SessionContext { text: assemble(&sections, options.budget), report, memories })
+        let (text, used) = assemble(&sections, options.budget);
+        let sent = sections.iter().flat_map(|(_, items)| items).take(used).map(Item::sent);
+        Ok(SessionContext { text, report, memories, sent: sent.collect() })
     }
 }
 
 /// The block: a heading, then each section's items while they fit in `budget` characters;
-/// when one does not, a marker line says how many were left out (it fits too).
-fn assemble(sections: &[(String, Vec<String>)], budget: usize) -> String {
+/// when one does not, a marker line says how many were left out (it fits too). Also how many
+/// items it holds (the first ones, in order).
+fn assemble(sections: &[(String, Vec<Item>)], budget: usize) -> (String, usize) {
     let total: usize = sections.iter().map(|(_, items)| items.len()).sum();
     let mut out = String::from("# Memory (from mem)\n\n");
     let mut used = 0;
@@ -185,7 +226,7 @@ fn assemble(sections: &[(String, Vec<String>)], budget: usize) -> String {
         }
         let heading = format!("{heading}\n");
         for (i, item) in items.iter().enumerate() {
-            let piece = if i == 0 { format!("{heading}{item}") } else { item.clone() };
+            let piece = if i == 0 { format!("{heading}{}", item.text) } else { item.text.clone() };
             if !fits(&out, &piece, total - used - 1) {
                 break 'outer;
             }
@@ -199,9 +240,9 @@ fn assemble(sections: &[(String, Vec<String>)], budget: usize) -> String {
     }
     if out.chars().count() > budget {
         // Even the heading does not fit: print only what fits of the marker line.
-        return crate::format::clip(&marker(total), budget.saturating_sub(1));
+        return (crate::format::clip(&marker(total), budget.saturating_sub(1)), 0);
     }
-    out
+    (out, used)
 }
 
 #[cfg(test)]
@@ -210,17 +251,21 @@ mod tests {
 
     #[test]
     fn never_over_budget_and_cut_between_items() {
-        let items: Vec<String> =
-            (0..20).map(|i| format!("- item {i} {}\n", "x".repeat(50))).collect();
+        let items: Vec<Item> = (0..20)
+            .map(|i| Item { id: i.to_string(), text: format!("- item {i} {}\n", "x".repeat(50)) })
+            .collect();
         let sections = vec![("## Key memories\n".to_string(), items)];
         for budget in [200, 333, 600, 5000] {
-            let out = assemble(&sections, budget);
+            let (out, used) = assemble(&sections, budget);
+            assert_eq!(out.matches("- item").count(), used);
             assert!(out.chars().count() <= budget, "{budget}: {}", out.chars().count());
             for line in out.lines().filter(|l| l.starts_with("- item")) {
                 assert!(line.ends_with(&"x".repeat(50)), "whole items only: {line}");
             }
         }
-        assert!(assemble(&sections, 600).contains("more memories left out to fit 600 characters"));
-        assert!(!assemble(&sections, 5000).contains("left out"));
+        assert!(
+            assemble(&sections, 600).0.contains("more memories left out to fit 600 characters")
+        );
+        assert!(!assemble(&sections, 5000).0.contains("left out"));
     }
 }

@@ -19,6 +19,7 @@ pub(super) struct Columns {
     created: Arc<dyn ColumnValues<i64>>,
     tiebreak: Arc<dyn ColumnValues<u64>>,
     id_key: Arc<dyn ColumnValues<u64>>,
+    digest: Arc<dyn ColumnValues<u64>>,
 }
 
 impl Columns {
@@ -32,6 +33,7 @@ impl Columns {
             created: ff.i64("created")?.first_or_default_col(now),
             tiebreak: ff.u64("tiebreak")?.first_or_default_col(0),
             id_key: ff.u64("id_key")?.first_or_default_col(0),
+            digest: ff.u64("digest")?.first_or_default_col(0),
         })
     }
 
@@ -43,6 +45,7 @@ impl Columns {
         Signals {
             importance: self.importance.get_val(doc).min(u64::from(u8::MAX)) as u8,
             last_access: column.max(used),
+            digest: self.digest.get_val(doc) == 1,
         }
     }
 

@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -38,6 +38,8 @@ pub struct Fields {
     pub tiebreak: Field,
     /// [`id_key`] of the id: hybrid search finds a candidate's vector by it.
     pub id_key: Field,
+    /// 1 for a session digest that `mem capture` wrote (see [`crate::capture::is_digest`]).
+    pub digest: Field,
     /// Optional origin.
     pub source: Field,
     /// When the memory became invalid, seconds since the epoch; `i64::MAX` when it is valid.
@@ -84,6 +86,7 @@ impl Fields {
             last_access: b.add_i64_field("last_access", FAST | STORED),
             tiebreak: b.add_u64_field("tiebreak", FAST),
             id_key: b.add_u64_field("id_key", FAST),
+            digest: b.add_u64_field("digest", FAST),
             source: b.add_text_field("source", STORED),
             invalid_at: b.add_i64_field("invalid_at", FAST | STORED | INDEXED),
             superseded_by: b.add_text_field("superseded_by", STORED),
@@ -111,6 +114,7 @@ impl Fields {
             self.last_access => last_use(memory).as_second(),
             self.tiebreak => tiebreak(rel),
             self.id_key => id_key(memory.id().as_str()),
+            self.digest => u64::from(crate::capture::is_digest(memory)),
             self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),
         );
         if let Some(by) = memory.superseded_by() {

@@ -15,6 +15,7 @@ use crate::{Error, Result};
 
 pub mod events;
 mod import;
+pub mod ledger;
 pub mod resume;
 
 pub use events::Kind;
@@ -24,7 +25,8 @@ pub use import::Imported;
 pub const FILE: &str = "sessions.db";
 
 /// The migrations, in order (see [`crate::sqlite::migrate`]). Never edit one that has shipped.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_sessions.sql")];
+const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/001_sessions.sql"), include_str!("migrations/002_injections.sql")];
 
 /// Most matching events a search ranks: a query that matches more is answered from its most
 /// recent matches (a word in every other event of a thousand sessions would take over 100 ms).

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Median time of each hook mem setup writes, as an agent runs it, for one or more mem builds.
+
+Usage: scripts/hook_timings.py [--runs N] MEM [MEM ...]
+
+For each build, in a throw-away git repository whose `.memory/` root holds a copy of
+memories.example/ (the index built first), each hook command runs N times (default 21), the
+builds taking turns, with the JSON payload the agent sends on stdin (a new session id for each
+run, so that no call is a repeat of another): `context --hook claude` for SessionStart,
+`context --hook claude --budget 2000` for UserPromptSubmit, `capture --hook claude` for Stop
+on a ten-turn transcript, and `checkpoint --hook claude` for UserPromptSubmit. Prints the
+median wall time of each, in milliseconds, per build. Nothing leaves the temporary folder.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXAMPLE = os.path.join(HERE, "..", "memories.example")
+
+PROMPT = "why does the dues calculation query the database once per boat length band?"
+
+
+def transcript(path, session, cwd):
+    """A Claude Code transcript of ten turns, each a prompt, a tool call, its result, an answer."""
+    lines = []
+    for turn in range(10):
+        at = f"2026-12-01T10:{turn:02d}:00Z"
+        lines.append({"type": "user", "sessionId": session, "cwd": cwd, "timestamp": at,
+                      "message": {"role": "user", "content": f"turn {turn}: {PROMPT}"}})
+        call = f"toolu_{turn}"
+        lines.append({"type": "assistant", "sessionId": session, "timestamp": at, "message": {
+            "role": "assistant", "content": [{"type": "tool_use", "id": call, "name": "Bash",
+                                              "input": {"command": f"grep -rn band src/ | head -{turn + 1}"}}]}})
+        lines.append({"type": "user", "sessionId": session, "timestamp": at, "message": {
+            "role": "user", "content": [{"type": "tool_result", "tool_use_id": call,
+                                         "content": "src/dues.py:12: for band in bands:"}]}})
+        lines.append({"type": "assistant", "sessionId": session, "timestamp": at, "message": {
+            "role": "assistant", "content": [{"type": "text", "text": "One query per band."}]}})
+    with open(path, "w") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("mem", nargs="+")
+    args = parser.parse_args()
+    builds = [os.path.abspath(m) for m in args.mem]
+    work = tempfile.mkdtemp(prefix="mem-hooks-")
+    try:
+        env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(work, "home"), "LANG": "C.UTF-8",
+               "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+        os.makedirs(env["HOME"])
+        repos = []
+        for i, mem in enumerate(builds):
+            repo = os.path.join(work, f"repo{i}")
+            os.makedirs(repo)
+            subprocess.run(["git", "init", "-q", repo], check=True, env=env)
+            with open(os.path.join(repo, "README.md"), "w") as f:
+                f.write("# Shop\n")
+            shutil.copytree(EXAMPLE, os.path.join(repo, ".memory"),
+                            ignore=shutil.ignore_patterns(".mem"))
+            subprocess.run([mem, "--dir", os.path.join(repo, ".memory"), "index"], check=True,
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            repos.append(repo)
+        hooks = [
+            ("SessionStart context", ["context", "--hook", "claude"], {"source": "startup"}),
+            ("UserPromptSubmit context", ["context", "--hook", "claude", "--budget", "2000"],
+             {"prompt": PROMPT}),
+            ("UserPromptSubmit checkpoint", ["checkpoint", "--hook", "claude"], {"prompt": PROMPT}),
+            ("Stop capture", ["capture", "--hook", "claude"], {"stop_hook_active": False}),
+        ]
+        times = {(b, name): [] for b in range(len(builds)) for name, _, _ in hooks}
+        for run in range(args.runs):
+            for b, mem in enumerate(builds):
+                repo = repos[b]
+                for name, command, extra in hooks:
+                    session = str(uuid.uuid4())
+                    path = os.path.join(work, f"{session}.jsonl")
+                    transcript(path, session, repo)
+                    event = name.split()[0]
+                    payload = {"session_id": session, "transcript_path": path, "cwd": repo,
+                               "hook_event_name": event, **extra}
+                    start = time.perf_counter()
+                    subprocess.run([mem] + command, input=json.dumps(payload).encode(), cwd=repo,
+                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                   check=True)
+                    times[(b, name)].append((time.perf_counter() - start) * 1000)
+        print(f"median ms over {args.runs} runs (builds taking turns):")
+        print(f"{'hook':30}" + "".join(f"  build {b + 1:>2}" for b in range(len(builds))))
+        for name, _, _ in hooks:
+            cells = "".join(f"  {statistics.median(times[(b, name)]):8.1f}"
+                            for b in range(len(builds)))
+            print(f"{name:30}{cells}")
+        for b, mem in enumerate(builds):
+            print(f"build {b + 1}: {mem}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+//! The injection ledger of the session log: what each context hook put into each session's
+//! context, so that a memory reaches the model once per session (again only when it changed,
+//! or after a compaction or a clear took it out of the context).
+
+use jiff::Timestamp;
+use rusqlite::params;
+
+use super::{SessionLog, session_error};
+use crate::Result;
+
+/// One memory a context hook sent.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Sent {
+    /// The memory's id.
+    pub memory: String,
+    /// The hash of its text as sent (a changed memory has another).
+    pub hash: String,
+    /// Characters of its text as sent.
+    pub chars: usize,
+}
+
+/// One row of the ledger, as `mem session show` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Injection {
+    /// The prompt it went with (0: the session's start).
+    pub turn: i64,
+    /// When.
+    pub at: Option<Timestamp>,
+    /// The hook's event (`SessionStart`, `UserPromptSubmit`), or `reset` where the context
+    /// started again (a compaction, a clear).
+    pub event: String,
+    /// What was sent (nothing for a reset).
+    pub sent: Option<Sent>,
+}
+
+/// The `event` of a ledger row that marks a new context.
+pub const RESET: &str = "reset";
+
+impl SessionLog {
+    /// Records that `sent` went into `session`'s context with its prompt number `turn`, from the
+    /// hook of `event`.
+    pub fn record_injections(
+        &mut self,
+        session: &str,
+        turn: i64,
+        event: &str,
+        sent: &[Sent],
+        at: Timestamp,
+    ) -> Result<()> {
+        let err = |e: rusqlite::Error| session_error(&self.path, &e);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(err)?;
+        // The session may not be in the log yet (its transcript is read at its first Stop).
+        tx.execute(
+            "INSERT OR IGNORE INTO sessions (id, agent, started_at, last_at) \
+             VALUES (?1, 'unknown', ?2, ?2)",
+            params![session, at.as_second()],
+        )
+        .map_err(err)?;
+        for s in sent {
+            tx.execute(
+                "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![session, turn, at.as_second(), event, s.memory, s.hash, s.chars as i64],
+            )
+            .map_err(err)?;
+        }
+        tx.commit().map_err(err)
+    }
+
+    /// Records that `session`'s context started again (a compaction, a clear): what was sent
+    /// before is sent again when it is relevant.
+    pub fn record_reset(&mut self, session: &str, turn: i64, at: Timestamp) -> Result<()> {
+        self.record_injections(session, turn, RESET, &[], at)?;
+        self.conn
+            .execute(
+                "INSERT INTO injections (session, turn, at, event) VALUES (?1, ?2, ?3, ?4)",
+                params![session, turn, at.as_second(), RESET],
+            )
+            .map_err(self.err())?;
+        Ok(())
+    }
+
+    /// What `session`'s context holds of mem's: the memories sent since its last reset, as
+    /// (id, hash).
+    pub fn in_context(&self, session: &str) -> Result<Vec<(String, String)>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT memory, hash FROM injections WHERE session = ?1 AND memory IS NOT NULL \
+                 AND seq > (SELECT coalesce(max(seq), 0) FROM injections \
+                            WHERE session = ?1 AND event = ?2) ORDER BY seq",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(params![session, RESET], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
+    }
+
+    /// Whether anything was ever sent into `session`'s context.
+    pub fn has_injections(&self, session: &str) -> Result<bool> {
+        self.conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM injections WHERE session = ?1)",
+                [session],
+                |r| r.get(0),
+            )
+            .map_err(self.err())
+    }
+
+    /// The ledger of `session`, in order, up to prompt `turn` when given.
+    pub fn injections(&self, session: &str, turn: Option<i64>) -> Result<Vec<Injection>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT turn, at, event, memory, hash, chars FROM injections \
+                 WHERE session = ?1 AND turn <= ?2 ORDER BY seq",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(params![session, turn.unwrap_or(i64::MAX)], |r| {
+                let memory: Option<String> = r.get(3)?;
+                let hash: Option<String> = r.get(4)?;
+                let chars: i64 = r.get(5)?;
+                Ok(Injection {
+                    turn: r.get(0)?,
+                    at: r.get::<_, Option<i64>>(1)?.and_then(|s| Timestamp::from_second(s).ok()),
+                    event: r.get(2)?,
+                    sent: memory.map(|memory| Sent {
+                        memory,
+                        hash: hash.unwrap_or_default(),
+                        chars: chars as usize,
+                    }),
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(memory: &str, hash: &str) -> Sent {
+        Sent { memory: memory.into(), hash: hash.into(), chars: 100 }
+    }
+
+    #[test]
+    fn the_context_holds_what_was_sent_since_the_last_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::open_in(dir.path()).unwrap();
+        let at: Timestamp = "2026-12-02T10:00:00Z".parse().unwrap();
+        assert!(!log.has_injections("s").unwrap());
+        log.record_injections("s", 0, "SessionStart", &[sent("a", "1"), sent("b", "1")], at)
+            .unwrap();
+        log.record_injections("s", 1, "UserPromptSubmit", &[sent("c", "1")], at).unwrap();
+        log.record_injections("other", 0, "SessionStart", &[sent("d", "1")], at).unwrap();
+        let held = |log: &SessionLog| -> Vec<String> {
+            log.in_context("s").unwrap().into_iter().map(|(m, h)| format!("{m}{h}")).collect()
+        };
+        assert_eq!(held(&log), ["a1", "b1", "c1"]);
+        log.record_reset("s", 1, at).unwrap();
+        assert!(held(&log).is_empty());
+        log.record_injections("s", 2, "SessionStart", &[sent("a", "2")], at).unwrap();
+        assert_eq!(held(&log), ["a2"]);
+        assert!(log.has_injections("s").unwrap());
+        let all = log.injections("s", None).unwrap();
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[3].event, RESET);
+        assert_eq!(all[3].sent, None);
+        assert_eq!(log.injections("s", Some(0)).unwrap().len(), 2);
+    }
+}

@@ -1,0 +1,80 @@
+//! The injection ledger (#24, defect 8): the context hooks send a memory once per session,
+//! again only when it changed or after a compaction or a clear, never again to a resumed
+//! session; `mem session show` lists what went into each context.
+
+use crate::util::Dir;
+
+/// A hook payload of `session` for `event` in `cwd`, with more fields in `extra`.
+fn payload(event: &str, session: &str, cwd: &std::path::Path, extra: &str) -> String {
+    format!(
+        r#"{{"session_id":"{session}","hook_event_name":"{event}","cwd":{}{extra}}}"#,
+        serde_json::to_string(cwd.to_str().unwrap()).unwrap()
+    )
+}
+
+/// The `additionalContext` a context hook answered with (empty when it said nothing).
+fn context(repo: &Dir, event: &str, session: &str, extra: &str) -> String {
+    let out = repo.mem_in(
+        ".",
+        &["context", "--hook", "claude"],
+        payload(event, session, repo.path(), extra),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    if out.stdout.trim().is_empty() {
+        return String::new();
+    }
+    let answer: serde_json::Value = serde_json::from_str(out.stdout.trim()).unwrap();
+    answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap().to_string()
+}
+
+const FACT: &str = "The orders service stores orders in Postgres 16";
+
+#[test]
+fn each_memory_reaches_a_session_once() {
+    let repo = Dir::new();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    repo.mem_in(".", &["add", "--type", "semantic", "--importance", "8", FACT], "").ok();
+    let prompt =
+        |id: &str| format!(r#","prompt":"which Postgres stores the orders","prompt_id":"{id}""#);
+
+    let start = context(&repo, "SessionStart", "s1", r#","source":"startup""#);
+    assert!(start.contains(FACT), "{start}");
+    // The prompt that matches it: already in the context, not sent again.
+    assert_eq!(context(&repo, "UserPromptSubmit", "s1", &prompt("p1")), "");
+    // Another session gets it.
+    assert!(context(&repo, "UserPromptSubmit", "s2", &prompt("p1")).contains(FACT));
+    // A resumed session holds it already: no start context again.
+    assert_eq!(context(&repo, "SessionStart", "s1", r#","source":"resume""#), "");
+    // After a compaction the key memories come back, once.
+    let compacted = context(&repo, "SessionStart", "s1", r#","source":"compact""#);
+    assert!(compacted.contains(FACT), "{compacted}");
+    assert_eq!(context(&repo, "UserPromptSubmit", "s1", &prompt("p2")), "");
+    // A changed memory is sent again.
+    let file = std::fs::read_dir(repo.path().join(".memory"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::read_to_string(p).is_ok_and(|t| t.contains(FACT)))
+        .unwrap();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("Postgres 16", "Postgres 17")).unwrap();
+    let changed = context(&repo, "UserPromptSubmit", "s1", &prompt("p3"));
+    assert!(changed.contains("Postgres 17"), "{changed}");
+
+    // The ledger, as `mem session show` lists it.
+    let shown = repo.mem_in(".", &["session", "show", "s1"], "").ok().to_string();
+    let injected: Vec<&str> = shown.lines().filter(|l| l.contains("\tinjected\t")).collect();
+    assert_eq!(injected.len(), 4, "{shown}");
+    assert!(injected[0].contains("SessionStart: "), "{shown}");
+    assert!(injected[0].contains(" chars: "), "{shown}");
+    assert!(injected[1].contains("the context started again"), "{shown}");
+    assert!(injected[3].contains("UserPromptSubmit: 1 memories"), "{shown}");
+    let json = repo.mem_in(".", &["session", "show", "s1", "--json"], "").json();
+    let entries: Vec<&serde_json::Value> =
+        json.as_array().unwrap().iter().filter(|e| e["kind"] == "injected").collect();
+    assert_eq!(entries.len(), 4, "{json}");
+    let chars = entries[0]["chars"].as_u64().unwrap();
+    assert!(chars > FACT.len() as u64, "{json}");
+    assert_eq!(entries[0]["memories"][0]["chars"].as_u64(), Some(chars));
+}
