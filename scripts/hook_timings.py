@@ -58,20 +58,23 @@ def main():
     builds = [os.path.abspath(m) for m in args.mem]
     work = tempfile.mkdtemp(prefix="mem-hooks-")
     try:
-        env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(work, "home"), "LANG": "C.UTF-8",
-               "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
-        os.makedirs(env["HOME"])
-        repos = []
+        envs, repos = [], []
         for i, mem in enumerate(builds):
+            # Each build its own HOME and repository: nothing of one reaches the other.
+            env = {"PATH": "/usr/bin:/bin", "HOME": os.path.join(work, f"home{i}"),
+                   "LANG": "C.UTF-8", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
+            os.makedirs(env["HOME"])
             repo = os.path.join(work, f"repo{i}")
             os.makedirs(repo)
             subprocess.run(["git", "init", "-q", repo], check=True, env=env)
             with open(os.path.join(repo, "README.md"), "w") as f:
                 f.write("# Shop\n")
-            shutil.copytree(EXAMPLE, os.path.join(repo, ".memory"),
-                            ignore=shutil.ignore_patterns(".mem"))
-            subprocess.run([mem, "--dir", os.path.join(repo, ".memory"), "index"], check=True,
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            root = os.path.join(repo, ".memory")
+            shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mem"))
+            for command in (["init", root], ["--dir", root, "index"]):
+                subprocess.run([mem] + command, check=True, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            envs.append(env)
             repos.append(repo)
         hooks = [
             ("SessionStart context", ["context", "--hook", "claude"], {"source": "startup"}),
@@ -92,10 +95,13 @@ def main():
                     payload = {"session_id": session, "transcript_path": path, "cwd": repo,
                                "hook_event_name": event, **extra}
                     start = time.perf_counter()
-                    subprocess.run([mem] + command, input=json.dumps(payload).encode(), cwd=repo,
-                                   env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                   check=True)
+                    done = subprocess.run([mem] + command, input=json.dumps(payload).encode(),
+                                          cwd=repo, env=envs[b], stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE, check=True)
                     times[(b, name)].append((time.perf_counter() - start) * 1000)
+                    if done.stderr:
+                        # A hook exits 0 whatever happens: a failure shows on stderr only.
+                        sys.exit(f"build {b + 1}, {name}: {done.stderr.decode(errors='replace')}")
         print(f"median ms over {args.runs} runs (builds taking turns):")
         print(f"{'hook':30}" + "".join(f"  build {b + 1:>2}" for b in range(len(builds))))
         for name, _, _ in hooks:

@@ -531,6 +531,32 @@ fn codex_gets_the_memories_runs_the_hooks_and_is_captured() {
     assert!(health.contains("1/1 local sessions captured"), "{health}");
 }
 
+/// Codex calls the mem server's tools: `remember` writes a memory into the project's root,
+/// `recall` answers with it (Codex offers an MCP server's tools inside one namespace item).
+#[test]
+fn codex_calls_the_mem_tools() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "codex"]);
+    project.trust_codex_hooks();
+    let fact = "The staging database is db-stage-2 on port 6543";
+    let model = StandIn::start(json!({
+        "namespace": "mcp__mem", "tool": "remember",
+        "input": { "text": fact, "type": "semantic" }, "text": "Remembered.",
+    }));
+    project.codex(&model, "remember where staging lives");
+    let written = project.memories().into_iter().filter(|(_, text)| text.contains(fact)).count();
+    assert_eq!(written, 1, "{:?}", project.memories());
+    let model = StandIn::start(json!({
+        "namespace": "mcp__mem", "tool": "recall", "input": { "query": "staging database port" },
+        "text": "It is on port 6543.",
+    }));
+    project.codex(&model, "where is staging");
+    let conversation = model.conversation();
+    let last = conversation.last().unwrap();
+    assert!(last.contains("function_call_output") && last.contains("db-stage-2"), "{last}");
+}
+
 /// #24, defect 4: Codex ignores `notify` in a project's `.codex/config.toml` (and warned on
 /// every run), while setup said notify "still captures each turn". A project's setup writes no
 /// notify; before the hooks are trusted nothing is captured, and health names the cause.
@@ -623,7 +649,8 @@ fn a_clone_on_another_machine_works() {
     first.git(&["add", "-A"]);
     first.git(&["commit", "-q", "-m", "mem"]);
     let committed = Command::new("git")
-        .args(["grep", "-I", "-l", "-e", &first.repo().display().to_string(), "-e", bin()])
+        .args(["grep", "-I", "-l", "-e", &first.repo().display().to_string()])
+        .args(["-e", &mem_folder().display().to_string()])
         .current_dir(first.repo())
         .output()
         .unwrap();
@@ -640,7 +667,7 @@ fn a_clone_on_another_machine_works() {
         .unwrap();
     assert!(clone.success());
     let tools = tempfile::tempdir().unwrap();
-    std::fs::copy(bin(), tools.path().join("mem")).unwrap();
+    std::fs::copy(mem_folder().join("mem"), tools.path().join("mem")).unwrap();
     mate.mem_folder = tools.path().to_path_buf();
     let fact = "The staging database is db-stage-2 on port 6543";
     let model = StandIn::start(json!({
@@ -663,7 +690,7 @@ fn a_clone_on_another_machine_works() {
     assert!(first.memories().is_empty(), "{:?}", first.memories());
     mate.mem_ok(&["health", "--transcripts"]);
     // Without mem on PATH, health says that the agents cannot run it.
-    let out = Command::new(bin())
+    let out = Command::new(mem_folder().join("mem"))
         .arg("health")
         .env_clear()
         .env("PATH", "/usr/bin:/bin")

@@ -284,6 +284,37 @@ fn truncated_and_garbage_payloads_fail_loudly_and_are_logged() {
     assert!(!s.root.path().join("sessions").exists());
 }
 
+/// Found in an interactive Claude Code 2.1.197 session: its first Stop came when the
+/// transcript held only the lines about the session (`last-prompt`, `mode`,
+/// `permission-mode`), and the capture failed ("no line in the Claude Code or Codex format").
+/// Nothing to capture yet; JSON lines that name no session are still an error.
+#[test]
+fn a_transcript_without_a_message_yet_is_nothing_to_capture() {
+    let s = Setup::new();
+    let t = s.transcript(
+        "early.jsonl",
+        &[
+            br#"{"type":"last-prompt","leafUuid":"u1","sessionId":"early"}"#,
+            br#"{"type":"mode","mode":"normal","sessionId":"early"}"#,
+            br#"{"type":"permission-mode","permissionMode":"default","sessionId":"early"}"#,
+        ],
+    );
+    let out = s.capture(s.payload("early", &t));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("nothing to capture yet"), "{}", out.stderr);
+    let log = s.log();
+    assert_eq!(log[0]["status"], "ok", "{log:?}");
+    assert_eq!(log[0]["note"], "the transcript holds no message yet: nothing to capture");
+    let other = s.transcript("other.jsonl", &[br#"{"name":"left-pad","version":"1.3.0"}"#]);
+    let out = s.capture(s.payload("other", &other));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("has no line in the Claude Code or Codex format"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn a_missing_transcript_is_nothing_yet_an_unsafe_id_and_an_unwritable_folder_fail_and_are_logged() {
     let s = Setup::new();

@@ -73,6 +73,9 @@ pub struct Transcript {
     pub lines: usize,
     /// Lines in a known format.
     pub recognised: usize,
+    /// Lines in no known format that name a session (`sessionId`): the lines about the session
+    /// that Claude Code writes before its first message (`mode`, `permission-mode`, …).
+    pub session_lines: usize,
     /// Lines skipped: not JSON even after cleaning, or longer than [`MAX_LINE_BYTES`].
     pub skipped_lines: usize,
     /// Of those, the lines skipped for their length.
@@ -103,6 +106,7 @@ impl Default for Transcript {
             last_at: None,
             lines: 0,
             recognised: 0,
+            session_lines: 0,
             skipped_lines: 0,
             oversized_lines: 0,
             truncated: false,
@@ -165,7 +169,10 @@ pub(crate) fn read_transcript_upto(
 impl Transcript {
     /// Takes in one parsed line; lines in neither format are ignored.
     pub fn feed(&mut self, line: &Value) {
-        let Some(format) = Format::of_line(line) else { return };
+        let Some(format) = Format::of_line(line) else {
+            self.session_lines += usize::from(line.get("sessionId").is_some_and(Value::is_string));
+            return;
+        };
         let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
         self.recognised += 1;
         self.format.get_or_insert(format);

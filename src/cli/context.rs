@@ -89,10 +89,9 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
     let mut turn = 0;
     let mut held = Vec::new();
     if let Some((log, session)) = &mut ledger {
-        turn = match prompt {
-            Some(_) => super::checkpoint::prompt_turn(log, session, event)?,
-            None => log.turns(session)?,
-        };
+        // The prompts the log has of the session (each Stop's capture brings in the turn that
+        // ended), and this one: the turn number only labels the ledger's rows.
+        turn = log.turns(session)? + i64::from(prompt.is_some());
         match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
             // The resumed conversation holds what was sent into it.
             Some("resume") if log.has_injections(session)? => return Ok(None),

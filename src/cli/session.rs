@@ -146,7 +146,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
             // Each group goes after its turn's prompt (a start's, first), or after its turn.
             for group in &groups {
                 let at = match shown.iter().position(|s| s.is_prompt_of(group.turn)) {
-                    Some(i) => i + 1,
+                    // After the prompt and the groups placed after it already, in order.
+                    Some(i) => {
+                        let after =
+                            shown[i + 1..].iter().take_while(|s| matches!(s, Shown::Injected(_)));
+                        i + 1 + after.count()
+                    }
                     None => shown.iter().position(|s| s.turn() > group.turn).unwrap_or(shown.len()),
                 };
                 shown.insert(at, Shown::Injected(group));

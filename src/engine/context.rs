@@ -23,7 +23,7 @@ pub struct ContextOptions {
     pub min_strength: f64,
     /// How many of the most recent captured sessions (`source: session/...`) to list.
     pub sessions: usize,
-    /// Memories the session's context already holds, as (id, hash of the text sent): left out
+    /// Memories the session's context already holds, as (id, hash of the content sent): left out
     /// unless their text has changed since (see [`Sent`]).
     pub held: Vec<(String, String)>,
     /// Memories never to put in the block (the digest of the session it goes to: the session
@@ -44,20 +44,24 @@ pub struct SessionContext {
     pub sent: Vec<Sent>,
 }
 
-/// One memory's line of the block, and the memory's id.
+/// One memory's line of the block, the memory's id and the hash of its content.
 struct Item {
     id: String,
     text: String,
+    hash: String,
 }
 
 impl Item {
+    /// The line `text` of the memory `id` whose title and body are these.
+    fn new(id: &str, text: String, title: &str, body: &str) -> Item {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(title.as_bytes()).update(&[0]).update(body.as_bytes());
+        Item { id: id.to_string(), text, hash: hasher.finalize().to_hex()[..16].to_string() }
+    }
+
     /// What the ledger keeps of it.
     fn sent(&self) -> Sent {
-        Sent {
-            memory: self.id.clone(),
-            hash: blake3::hash(self.text.as_bytes()).to_hex()[..16].to_string(),
-            chars: self.text.chars().count(),
-        }
+        Sent { memory: self.id.clone(), hash: self.hash.clone(), chars: self.text.chars().count() }
     }
 }
 
@@ -156,7 +160,7 @@ impl Layers {
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
                 let text = entry(&hit.record, memory.body(), label(hit.layer));
-                items.push(Item { id: hit.record.id.clone(), text });
+                items.push(Item::new(&hit.record.id, text, &hit.record.title, memory.body()));
                 shown.push(hit.record.id.clone());
             }
             sections.push((
@@ -176,7 +180,7 @@ impl Layers {
                 }
                 let (_, memory) = engine.get(&r.id)?;
                 let text = entry(&r, memory.body(), label(Some(layer)));
-                items.push(Item { id: r.id.clone(), text });
+                items.push(Item::new(&r.id, text, &r.title, memory.body()));
                 titles.push(r.title.clone());
             }
         }
@@ -186,7 +190,8 @@ impl Layers {
             let mut items = Vec::new();
             for r in &engine.recent_sessions(options.sessions, &shown, now)? {
                 let (_, memory) = engine.get(&r.id)?;
-                items.push(Item { id: r.id.clone(), text: session_entry(r, memory.body()) });
+                let text = session_entry(r, memory.body());
+                items.push(Item::new(&r.id, text, &r.title, memory.body()));
             }
             sections.push(("## Recent sessions\n".to_string(), items));
         }
@@ -252,7 +257,7 @@ mod tests {
     #[test]
     fn never_over_budget_and_cut_between_items() {
         let items: Vec<Item> = (0..20)
-            .map(|i| Item { id: i.to_string(), text: format!("- item {i} {}\n", "x".repeat(50)) })
+            .map(|i| Item::new(&i.to_string(), format!("- item {i} {}\n", "x".repeat(50)), "", ""))
             .collect();
         let sections = vec![("## Key memories\n".to_string(), items)];
         for budget in [200, 333, 600, 5000] {

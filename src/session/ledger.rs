@@ -13,7 +13,7 @@ use crate::Result;
 pub struct Sent {
     /// The memory's id.
     pub memory: String,
-    /// The hash of its text as sent (a changed memory has another).
+    /// The hash of its content, title and body (a changed memory has another).
     pub hash: String,
     /// Characters of its text as sent.
     pub chars: usize,

@@ -8,7 +8,8 @@ request it gets as one JSON line (path and body) to --log, and answers:
   /v1/messages/count_tokens;
 - POST /v1/responses (OpenAI Responses, streamed; what Codex speaks through a custom provider).
 
-The answer follows a plan (--plan, JSON): {"tool": NAME, "input": {...}, "text": "..."}. A
+The answer follows a plan (--plan, JSON): {"tool": NAME, "input": {...}, "text": "..."}, with
+"namespace": NS for a tool Codex offers inside a namespace item (its MCP servers' tools). A
 request that offers the tool NAME and does not yet carry that call's result gets the tool call;
 any other request gets the text. Without a tool, every answer is the text. Python stdlib only.
 """
@@ -47,7 +48,11 @@ def openai_has_result(body):
     )
 
 
-def offered(tools, name, key):
+def offered(tools, name, key, namespace=None):
+    """Whether the request offers the tool `name` (inside the namespace item `namespace`)."""
+    if namespace is not None:
+        spaces = [t for t in tools or [] if isinstance(t, dict) and t.get("name") == namespace]
+        return any(offered(space.get("tools"), name, key) for space in spaces)
     return any(isinstance(t, dict) and t.get(key) == name for t in tools or [])
 
 
@@ -113,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
         text = plan.get("text", "Done.")
         use_tool = (
             plan.get("tool")
-            and offered(body.get("tools"), plan["tool"], "name")
+            and offered(body.get("tools"), plan["tool"], "name", plan.get("namespace"))
             and not anthropic_has_result(body)
         )
         message_id = next_id("msg")
@@ -158,7 +163,7 @@ class Handler(BaseHTTPRequestHandler):
         text = plan.get("text", "Done.")
         use_tool = (
             plan.get("tool")
-            and offered(body.get("tools"), plan["tool"], "name")
+            and offered(body.get("tools"), plan["tool"], "name", plan.get("namespace"))
             and not openai_has_result(body)
         )
         response_id = next_id("resp")
@@ -167,6 +172,8 @@ class Handler(BaseHTTPRequestHandler):
             item = {"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
                     "name": plan["tool"], "arguments": json.dumps(plan.get("input", {})),
                     "status": "completed"}
+            if plan.get("namespace"):
+                item["namespace"] = plan["namespace"]
             events = [
                 ("response.output_item.added", {"type": "response.output_item.added",
                                                 "output_index": 0, "item": item}),

@@ -1,8 +1,9 @@
 -- The injection ledger: what each context hook put into each session's context, one row per
--- memory sent (`memory` its id, `hash` the hash of the text as sent, `chars` its length), and
--- one row with `memory` NULL where the context started again (`event` 'reset': a compaction or
--- a clear, after which what was sent before is no longer in the model's context). `turn` is
--- the prompt the context went with (0: the session's start). `at` is seconds since the epoch.
+-- memory sent (`memory` its id, `hash` the hash of its title and body, `chars` the length of
+-- its line as sent), and one row with `memory` NULL where the context started again (`event`
+-- 'reset': a compaction or a clear, after which what was sent before is no longer in the
+-- model's context). `turn` is the prompt the context went with (0: the session's start). `at`
+-- is seconds since the epoch.
 CREATE TABLE injections (
     seq     INTEGER PRIMARY KEY AUTOINCREMENT,
     session TEXT    NOT NULL,
