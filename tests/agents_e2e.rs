@@ -557,6 +557,25 @@ fn codex_calls_the_mem_tools() {
     assert!(last.contains("function_call_output") && last.contains("db-stage-2"), "{last}");
 }
 
+/// A Codex session started in a subfolder runs the project's hooks too (Codex reads `.codex/`
+/// in every folder up to the repository's top) and is captured, and health counts it.
+#[test]
+fn codex_started_in_a_subfolder_is_captured() {
+    let Some(agents) = agents() else { return };
+    let mut project = Project::new(agents);
+    project.mem_ok(&["setup", "codex"]);
+    project.trust_codex_hooks();
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    project.within = PathBuf::from("src");
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    project.codex(&model, "which package manager do we use");
+    assert!(model.conversation()[0].contains(PNPM), "the memory reached the model");
+    let sessions = project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/"));
+    assert_eq!(sessions.count(), 1, "{:?}", project.memories());
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("1/1 local sessions captured"), "{health}");
+}
+
 /// #24, defect 4: Codex ignores `notify` in a project's `.codex/config.toml` (and warned on
 /// every run), while setup said notify "still captures each turn". A project's setup writes no
 /// notify; before the hooks are trusted nothing is captured, and health names the cause.
