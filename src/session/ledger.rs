@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::{SessionLog, session_error};
+use super::{SessionLog, known_session, session_error};
 use crate::Result;
 
 /// One memory a context hook sent.
@@ -52,13 +52,7 @@ impl SessionLog {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        // The session may not be in the log yet (its transcript is read at its first Stop).
-        tx.execute(
-            "INSERT OR IGNORE INTO sessions (id, agent, started_at, last_at) \
-             VALUES (?1, 'unknown', ?2, ?2)",
-            params![session, at.as_second()],
-        )
-        .map_err(err)?;
+        known_session(&tx, session, at).map_err(err)?;
         for s in sent {
             tx.execute(
                 "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \

@@ -212,12 +212,7 @@ impl SessionLog {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
-        tx.execute(
-            "INSERT OR IGNORE INTO sessions (id, agent, started_at, last_at) \
-             VALUES (?1, 'unknown', ?2, ?2)",
-            params![session, at.as_second()],
-        )
-        .map_err(err)?;
+        known_session(&tx, session, at).map_err(err)?;
         tx.execute(
             "INSERT INTO events (session, turn, at, kind, checkpoint, text) \
              VALUES (?1, ?2, ?3, 'checkpoint', ?4, ?5)",
@@ -487,6 +482,21 @@ fn time(seconds: Option<i64>) -> Option<Timestamp> {
 }
 
 /// Maps a SQLite error to one that says what to do.
+/// Adds `session` to the sessions, its agent unknown, unless it is there: a hook may record
+/// something of a session before the session's transcript is read.
+fn known_session(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+    at: Timestamp,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT OR IGNORE INTO sessions (id, agent, started_at, last_at) \
+         VALUES (?1, 'unknown', ?2, ?2)",
+        params![session, at.as_second()],
+    )
+    .map(drop)
+}
+
 fn session_error(path: &Path, e: &rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     let message = match e.sqlite_error_code() {
