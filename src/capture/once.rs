@@ -20,6 +20,12 @@ pub const CLAIM_WINDOW: SignedDuration = SignedDuration::from_secs(120);
 /// Claims older than this are swept away when a new one is made.
 const CLAIM_KEPT: SignedDuration = SignedDuration::from_secs(3600);
 
+/// The sweep runs at most this often (a busy hour leaves hundreds of claims to read).
+const SWEEP_EVERY: SignedDuration = SignedDuration::from_secs(600);
+
+/// The file, among the claims, that holds when they were last swept.
+const SWEPT: &str = ".swept";
+
 /// Claims the hook call of `command` with `payload` for the root at `root`, at `now`: `true`
 /// when this is the first such call within [`CLAIM_WINDOW`] (the caller acts), `false` when an
 /// identical call came first (the caller does nothing). Two calls at the same moment cannot
@@ -68,10 +74,19 @@ fn within(made: Option<Timestamp>, now: Timestamp) -> bool {
     made.is_some_and(|made| now.duration_since(made) < CLAIM_WINDOW)
 }
 
-/// Removes the claims older than [`CLAIM_KEPT`] (best effort).
+/// Removes the claims older than [`CLAIM_KEPT`], unless a sweep ran in the last
+/// [`SWEEP_EVERY`] (best effort).
 fn sweep(dir: &Path, now: Timestamp) {
+    let swept = dir.join(SWEPT);
+    if made_at(&swept).is_some_and(|at| now.duration_since(at) < SWEEP_EVERY) {
+        return;
+    }
+    let _ = store::write_atomic(&swept, now.to_string().as_bytes(), store::Overwrite::Yes);
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
+        if entry.file_name() == SWEPT {
+            continue;
+        }
         if made_at(&entry.path()).is_some_and(|made| now.duration_since(made) > CLAIM_KEPT) {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -101,7 +116,7 @@ mod tests {
         // Old claims are swept when a new one is made.
         let much_later = t0 + SignedDuration::from_hours(2);
         assert!(claim(root, "capture", b"{}", much_later).unwrap());
-        let left = std::fs::read_dir(root.join(".mem").join(CLAIMS_DIR)).unwrap().count();
-        assert_eq!(left, 1);
+        let left = std::fs::read_dir(root.join(".mem").join(CLAIMS_DIR)).unwrap();
+        assert_eq!(left.flatten().filter(|e| e.file_name() != SWEPT).count(), 1);
     }
 }
