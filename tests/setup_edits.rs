@@ -183,3 +183,53 @@ fn the_users_claude_json_is_kept_byte_for_byte_outside_mems_entry() {
     repo.mem(&["setup", "claude", "--scope", "user", "--remove"]).ok();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
 }
+
+/// #24, defect 6: an older setup wrote the absolute path of the machine's mem (and Codex's
+/// `cwd` of the checkout, and a project `notify` Codex ignores). Running setup again replaces
+/// those entries by the bare `mem` ones, one copy each, instead of adding a second set.
+#[test]
+fn entries_an_older_setup_wrote_are_replaced_not_doubled() {
+    let repo = Repo::new();
+    let old = "/opt/old-machine/bin/mem";
+    let hook = |command: &str| {
+        format!(r#"[{{"hooks":[{{"type":"command","command":"{old} {command}","timeout":10}}]}}]"#)
+    };
+    repo.write(
+        ".claude/settings.json",
+        &format!(
+            r#"{{"hooks":{{"SessionStart":{},"UserPromptSubmit":{},"Stop":{},"SessionEnd":{}}}}}"#,
+            hook("context --hook claude"),
+            hook("context --hook claude --budget 2000"),
+            hook("capture --hook claude"),
+            hook("capture --hook claude")
+        ),
+    );
+    repo.write(
+        ".mcp.json",
+        &format!(r#"{{"mcpServers":{{"mem":{{"command":"{old}","args":["mcp"]}}}}}}"#),
+    );
+    repo.write(
+        ".codex/config.toml",
+        &format!(
+            "notify = [\"{old}\", \"capture\", \"--hook\", \"codex\"]\n\n[mcp_servers.mem]\n\
+             command = \"{old}\"\nargs = [\"mcp\"]\ncwd = \"/home/ana/shop\"\n"
+        ),
+    );
+    repo.mem(&["setup", "claude", "--scope", "project"]).ok();
+    repo.mem(&["setup", "codex"]).ok();
+    for file in [".claude/settings.json", ".mcp.json", ".codex/config.toml"] {
+        let text = repo.read(file);
+        assert!(!text.contains(old) && !text.contains("/home/ana/shop"), "{file}: {text}");
+    }
+    let settings: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    for event in ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"] {
+        let groups = settings["hooks"][event].as_array().unwrap();
+        assert_eq!(groups.len(), 1, "{event}: {settings}");
+        let command = groups[0]["hooks"][0]["command"].as_str().unwrap();
+        assert!(command.starts_with("mem "), "{command}");
+    }
+    let config = repo.read(".codex/config.toml");
+    assert!(!config.contains("notify"), "Codex ignores a project's notify: {config}");
+    assert!(config.contains("command = \"mem\""), "{config}");
+}
