@@ -111,7 +111,7 @@ echo "model ready in $dir (all files match their sha256)" >&2
 cat <<EOF
 # use it with one of:
 export MEM_EMBED_MODEL_DIR=$dir
-# or, in mem.toml:
+# or, in your user configuration (~/.config/mem/config.toml; a root's mem.toml may not name it):
 #   [embed]
 #   model_dir = "$dir"
 # libonnxruntime.so is found in that folder; ORT_DYLIB_PATH overrides it.

@@ -393,6 +393,13 @@ impl Config {
                 ));
             }
         }
+        if !(0.0..=1.0).contains(&r.contiguity_weight) {
+            return Err(bad(
+                "ranking",
+                "contiguity_weight",
+                format!("must be between 0 and 1, found {}", r.contiguity_weight),
+            ));
+        }
         if !(r.digest_weight > 0.0 && r.digest_weight <= 1.0) {
             return Err(bad(
                 "ranking",

@@ -122,7 +122,7 @@ pub enum Error {
     NotArchived(String),
     /// An operation needs the embedding model and none is configured.
     #[error(
-        "no embedding model is configured: set [embed] model_dir in mem.toml or MEM_EMBED_MODEL_DIR; `scripts/fetch-model.sh DIR` fetches one"
+        "no embedding model is configured: set [embed] model_dir in your user configuration (~/.config/mem/config.toml) or MEM_EMBED_MODEL_DIR; `scripts/fetch-model.sh DIR` fetches one"
     )]
     NoModel,
     /// An operation needs a memory's vector and it has none yet.

@@ -1,5 +1,6 @@
 //! The `mem` command: parse the arguments, run, map the outcome to an exit status
-//! (0 ok, 1 `mem health` found a problem, 2 error; a closed stdout pipe counts as ok).
+//! (0 ok, 1 `mem health` found a problem or `mem recall` matched nothing, 2 error; a closed
+//! stdout pipe counts as ok).
 
 use std::process::ExitCode;
 

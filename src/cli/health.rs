@@ -220,7 +220,8 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let (ok, detail) = match &health.embedding {
         ModelStatus::NotConfigured => (
             true,
-            "no model configured: recall is BM25 only ([embed] model_dir or MEM_EMBED_MODEL_DIR \
+            "no model configured: recall is BM25 only ([embed] model_dir in the user configuration \
+             or MEM_EMBED_MODEL_DIR \
              adds one; scripts/fetch-model.sh fetches it)"
                 .to_string(),
         ),

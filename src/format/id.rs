@@ -115,21 +115,6 @@ pub struct Access {
     pub strength: Option<f64>,
 }
 
-impl Access {
-    /// The one-line YAML flow mapping `mem` writes for it.
-    pub fn to_yaml(&self) -> String {
-        let mut parts = vec![format!("count: {}", self.count)];
-        if let Some(last) = self.last {
-            parts.push(format!("last: {last}"));
-        }
-        parts.push(format!("retrieved: {}", self.retrieved));
-        if let Some(strength) = self.strength {
-            parts.push(format!("strength: {strength}"));
-        }
-        format!("{{ {} }}", parts.join(", "))
-    }
-}
-
 /// A memory id as 64 bits (the first 8 bytes of its BLAKE3 hash): what the index's fast field
 /// and the vector file key memories by.
 pub fn id_key(id: &str) -> u64 {
