@@ -124,7 +124,7 @@ fn bad_settings_are_an_error_naming_the_key() {
         ("contiguity_weight", "1.5", "must be between 0 and 1, found 1.5"),
         ("digest_weight", "0", "must be above 0 and at most 1, found 0"),
     ] {
-        dir.write("mem.toml", &format!("[ranking]\n{key} = {value}\n"));
+        dir.write("mem.toml", format!("[ranking]\n{key} = {value}\n"));
         let out = dir.mem(&["recall", "x"]);
         assert_eq!(out.code, 2, "{key}");
         assert!(out.stderr.contains(&format!("[ranking] {key} {range}")), "{}", out.stderr);
