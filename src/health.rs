@@ -59,7 +59,9 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
                 Ok(bytes) => match Memory::parse_bytes(&bytes) {
                     Ok(m) => Ok((
                         content_hash(&bytes),
-                        m.source().and_then(|s| s.strip_prefix("session/")).map(String::from),
+                        m.source()
+                            .and_then(|s| s.strip_prefix(crate::capture::SESSION_SOURCE))
+                            .map(String::from),
                     )),
                     Err(e) => {
                         Err(crate::Error::Parse { path: f.rel.clone().into(), source: e }
@@ -267,7 +269,7 @@ pub fn claude_folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
         .filter(|e| {
             let entry = e.file_name().to_string_lossy().into_owned();
-            entry == name || entry.strip_prefix(&name).is_some_and(|rest| rest.starts_with('-'))
+            entry == name || extends(&entry, &name)
         })
         .map(|e| e.path())
         .collect();
@@ -275,13 +277,11 @@ pub fn claude_folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
     found
 }
 
-/// Whether `folder`'s name extends the name of Claude Code's folder of `project` (a folder of
-/// one of its subfolders, or of another project whose path starts the same).
-fn extends(folder: &Path, project: &Path) -> bool {
-    let own = claude_folder_name(project);
-    folder.file_name().is_some_and(|n| {
-        n.to_string_lossy().strip_prefix(&own).is_some_and(|rest| rest.starts_with('-'))
-    })
+/// Whether the folder name `entry` extends `own`, the name of Claude Code's folder of a
+/// project (a folder of one of its subfolders, or of another project whose path starts the
+/// same).
+pub fn extends(entry: &str, own: &str) -> bool {
+    entry.strip_prefix(own).is_some_and(|rest| rest.starts_with('-'))
 }
 
 /// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
@@ -290,14 +290,16 @@ fn extends(folder: &Path, project: &Path) -> bool {
 /// Codex rollouts whose `cwd` is inside `project`.
 pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
+    let own = claude_folder_name(project);
     for dir in dirs {
-        transcripts_under(dir, project, &mut found)?;
+        transcripts_under(dir, project, &own, &mut found)?;
     }
     Ok(found)
 }
 
-/// Adds the sessions under `dir` to `found` (see [`transcripts`]).
-fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Result<()> {
+/// Adds the sessions under `dir` to `found` (see [`transcripts`]); `own` is the name of Claude
+/// Code's folder of `project`.
+fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcripts) -> Result<()> {
     let top_is_subagents = dir.file_name() == Some(SUBAGENTS_DIR.as_ref());
     let mut stack = vec![(dir.to_path_buf(), top_is_subagents)];
     while let Some((folder, in_subagents)) = stack.pop() {
@@ -319,18 +321,21 @@ fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Res
                 found.subagents += 1;
                 continue;
             }
-            let head = transcript_head(&path).map_err(|e| Error::io(&path, e))?;
-            if head.subagent {
-                found.subagents += 1;
-                continue;
-            }
+            let head = || transcript_head(&path).map_err(|e| Error::io(&path, e));
             let elsewhere = match agent {
-                Agent::Codex => !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project)),
-                // Only a folder that may be another project's is checked: the cwd of a session
-                // can change as it runs, and a project can move.
+                Agent::Codex => {
+                    let head = head()?;
+                    if head.subagent {
+                        found.subagents += 1;
+                        continue;
+                    }
+                    !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project))
+                }
+                // Only a folder that may be another project's is read and checked: the cwd of a
+                // session can change as it runs, and a project can move.
                 Agent::Claude => {
-                    extends(&folder, project)
-                        && head.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
+                    folder.file_name().is_some_and(|n| extends(&n.to_string_lossy(), own))
+                        && head()?.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
                 }
             };
             if elsewhere {

@@ -110,7 +110,7 @@ struct Project {
     agents: PathBuf,
     /// The folder on PATH that holds `mem`.
     mem_folder: PathBuf,
-    /// Where commands run, relative to the repository.
+    /// Where commands run, relative to the repository (an absolute folder: that one).
     within: PathBuf,
 }
 
@@ -641,15 +641,9 @@ fn claude_started_in_a_subfolder_is_captured_and_nothing_runs_twice() {
     let other = tempfile::tempdir().unwrap();
     let git = Command::new("git").args(["init", "-q"]).current_dir(other.path()).status();
     assert!(git.unwrap().success());
-    let mut cmd = project.command(&project.agents.join("claude"));
-    cmd.current_dir(other.path())
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
-        .env("ANTHROPIC_API_KEY", "dummy")
-        .env("DISABLE_TELEMETRY", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .args(["-p", "hello"]);
-    finish(cmd, "claude elsewhere");
+    // (`within` an absolute folder: the session runs there.)
+    project.within = other.path().to_path_buf();
+    project.claude(&model, "hello", &[]);
     let data = project.home.path().join(".local/share/mem");
     assert!(!data.exists(), "no per-user root made");
     assert!(!other.path().join(".memory").exists());

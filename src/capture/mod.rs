@@ -47,12 +47,15 @@ hook passes on stdin (Codex's notify: as the last argument), with `session_id`, 
 /// id>` and its source `session/<session id>`.
 pub fn is_digest(memory: &crate::format::Memory) -> bool {
     let id = memory.id().as_str();
-    id.strip_prefix("session-")
+    id.strip_prefix(DIGEST_ID_PREFIX)
         .is_some_and(|session| memory.source() == Some(&format!("{SESSION_SOURCE}{session}")))
 }
 
 /// Prefix of the `source` of a session digest.
 pub const SESSION_SOURCE: &str = "session/";
+
+/// Prefix of the id of a session digest (see [`check_session_id`]).
+pub const DIGEST_ID_PREFIX: &str = "session-";
 
 /// A capture error of `kind`.
 pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {

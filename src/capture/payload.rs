@@ -101,7 +101,7 @@ pub fn check_session_id(session_id: &str) -> Result<MemoryId> {
             ),
         ));
     }
-    MemoryId::new(&format!("session-{session_id}")).map_err(|e| {
+    MemoryId::new(&format!("{}{session_id}", super::DIGEST_ID_PREFIX)).map_err(|e| {
         fail(
             CaptureFailure::Payload,
             format!("session_id {session_id:?} cannot name a memory file: {e}"),

@@ -4,7 +4,6 @@
 use anyhow::{Result, anyhow};
 use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
-use mem::store::RootSource;
 
 use super::Context;
 use super::hook::Agent;
@@ -50,7 +49,7 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
     let cwd = super::hook::Event::parse(bytes).cwd;
-    if args.project_only && ctx.locate_root(cwd.as_deref())?.1 == RootSource::Default {
+    if args.project_only && super::hook::outside_projects(ctx, cwd.as_deref())? {
         return Ok(());
     }
     let root =
@@ -67,7 +66,7 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
     if let Some(agent) = args.hook
-        && !super::hook::acts(ctx, agent, "capture", args.project_only, &payload)?
+        && !super::hook::first_call(ctx, agent, "capture", &payload)?
     {
         return Ok(());
     }

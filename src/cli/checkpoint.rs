@@ -285,7 +285,7 @@ fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
 /// The number of the prompt a UserPromptSubmit hook of `session` comes with: the transcript
 /// read into the log first, one more than the prompts there, unless the transcript already
 /// holds this one.
-pub fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Result<i64> {
+fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Result<i64> {
     if let Some(transcript) = event.transcript_file() {
         log.import(&transcript, session, None)?;
     }

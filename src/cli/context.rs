@@ -78,9 +78,13 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
     layers.refresh(ctx.now, &mem::progress::Silent)?;
     let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
     let prompt = event.prompt.as_ref().filter(|_| name == hook::USER_PROMPT_SUBMIT);
-    let session = event.session_id.as_deref().filter(|s| mem::capture::check_session_id(s).is_ok());
+    // The session and its digest's id, when the payload names one that can have a digest.
+    let session = event
+        .session_id
+        .as_deref()
+        .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
     let mut ledger = match session {
-        Some(session) => {
+        Some((session, _)) => {
             let log = SessionLog::open_in(layers.project().root())?;
             Some((log, session))
         }
@@ -100,28 +104,20 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
         }
         held = log.in_context(session)?;
     }
-    // The session's own digest: the session holds all of it.
-    let exclude: Vec<String> = session.map(|s| format!("session-{s}")).into_iter().collect();
-    let options = match prompt {
-        Some(prompt) => ContextOptions {
-            task: Some(prompt.clone()),
-            budget: args.budget as usize,
-            key: 0,
-            min_strength: args.min_strength,
-            sessions: 0,
-            held,
-            exclude,
-        },
-        None => ContextOptions {
-            task: args.task.clone(),
-            budget: args.budget as usize,
-            key: args.key,
-            min_strength: args.min_strength,
-            sessions: args.sessions,
-            held,
-            exclude,
-        },
+    let mut options = ContextOptions {
+        task: args.task.clone(),
+        budget: args.budget as usize,
+        key: args.key,
+        min_strength: args.min_strength,
+        sessions: args.sessions,
+        held,
+        // The session's own digest: the session holds all of it.
+        exclude: session.map(|(_, digest)| digest.to_string()).into_iter().collect(),
     };
+    if let Some(prompt) = prompt {
+        // A prompt gets its own memories only.
+        options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
+    }
     let context = layers.context(&options, ctx.now)?;
     if context.memories == 0 {
         return Ok(None);

@@ -201,7 +201,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
                 && Path::new(&g.path)
                     .parent()
                     .and_then(Path::file_name)
-                    .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{own}-")))
+                    .is_some_and(|n| mem::health::extends(&n.to_string_lossy(), &own))
         });
         let user_hooks = claude_home().is_some_and(|c| {
             configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json"))

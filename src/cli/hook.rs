@@ -109,22 +109,22 @@ pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyh
     }
 }
 
-/// Whether this call of `command`'s hook acts on `payload`. With `project_only` (a hook set up
-/// in the user's file for the sake of the projects that have a memory root), only where such a
-/// root is found from the payload's working directory; and only the first of identical calls
-/// (the agent running mem's hook from two of its files): see [`capture::once`].
-pub fn acts(
+/// Whether the working directory `cwd` of a hook's payload is in no project with a memory
+/// root: there a `--project-only` hook (set up in the user's file for the sake of the projects
+/// that have one) does nothing.
+pub fn outside_projects(ctx: &Context, cwd: Option<&str>) -> anyhow::Result<bool> {
+    Ok(ctx.locate_root(cwd)?.1 == RootSource::Default)
+}
+
+/// Whether this is the first of identical calls of `command`'s hook on `payload` (the agent
+/// running mem's hook from two of its files): only the first acts, see [`capture::once`].
+pub fn first_call(
     ctx: &Context,
     agent: Agent,
     command: &str,
-    project_only: bool,
     payload: &[u8],
 ) -> anyhow::Result<bool> {
-    let cwd = Event::parse(payload).cwd;
-    let (root, source) = ctx.locate_root(cwd.as_deref())?;
-    if project_only && source == RootSource::Default {
-        return Ok(false);
-    }
+    let (root, _) = ctx.locate_root(Event::parse(payload).cwd.as_deref())?;
     if !root.join(mem::config::CONFIG_FILE).exists() {
         // The per-user root, not made yet: made by the command if it needs one, not for this.
         return Ok(true);
@@ -132,8 +132,8 @@ pub fn acts(
     Ok(capture::once::claim(&root, &format!("{agent:?} {command}"), payload, ctx.now)?)
 }
 
-/// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (when the
-/// call [`acts`]), and never fails: a failure is reported with [`report_failure`] as
+/// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (unless
+/// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a failure is reported with [`report_failure`] as
 /// `command`'s.
 pub fn run(
     ctx: &Context,
@@ -150,10 +150,13 @@ pub fn run(
         })
         .and_then(|read| {
             payload = read;
-            if !acts(ctx, agent, command, project_only, &payload)? {
+            let event = Event::parse(&payload);
+            if project_only && outside_projects(ctx, event.cwd.as_deref())?
+                || !first_call(ctx, agent, command, &payload)?
+            {
                 return Ok(None);
             }
-            answer(&payload, &Event::parse(&payload))
+            answer(&payload, &event)
         });
     match answer {
         Ok(Some(text)) => super::print_text(&format!("{text}\n")),

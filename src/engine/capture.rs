@@ -136,17 +136,14 @@ impl Engine {
         let transcript = read_transcript(std::io::BufReader::with_capacity(64 * 1024, file))
             .map_err(cannot_read)?;
         entry.skipped_lines = transcript.skipped_lines;
-        if transcript.lines > 0
-            && transcript.recognised == 0
-            && transcript.session_lines == transcript.lines
-        {
-            // Only the lines about the session that come before its first message (an
-            // interactive Claude Code session's first Stop can come before the messages are
-            // written): nothing to capture yet.
-            entry.note = Some("the transcript holds no message yet: nothing to capture".into());
-            return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
-        }
         if transcript.lines > 0 && transcript.recognised == 0 {
+            if transcript.session_lines == transcript.lines {
+                // Only the lines about the session that come before its first message (an
+                // interactive Claude Code session's first Stop can come before the messages
+                // are written): nothing to capture yet.
+                entry.note = Some("the transcript holds no message yet: nothing to capture".into());
+                return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
+            }
             return Err(fail(
                 CaptureFailure::Transcript,
                 format!(
@@ -191,7 +188,7 @@ impl Engine {
             importance: IMPORTANCE,
             tags,
             title: None,
-            source: Some(format!("session/{}", payload.session_id)),
+            source: Some(format!("{SESSION_SOURCE}{}", payload.session_id)),
         };
         let created = transcript.first_at.unwrap_or(now);
         let (rel, written) = self.write_session(&id, new, created, project.as_deref())?;

@@ -5,6 +5,7 @@ use jiff::Timestamp;
 
 use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
+use crate::capture::SESSION_SOURCE;
 use crate::format::MemoryType;
 use crate::index::{Record, RefreshReport};
 use crate::session::ledger::Sent;
@@ -84,9 +85,6 @@ fn entry(r: &Record, body: &str, label: &str) -> String {
         r.title, r.kind, r.importance, r.id
     )
 }
-
-/// Prefix of the `source` of a memory that `mem capture` wrote from a session.
-const SESSION_SOURCE: &str = "session/";
 
 /// One captured session, as a Markdown list item: its day, title and a short digest.
 fn session_entry(r: &Record, body: &str) -> String {

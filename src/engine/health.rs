@@ -161,7 +161,9 @@ impl Engine {
                     .records(&[], &[])?
                     .into_iter()
                     .filter_map(|r| {
-                        r.source.and_then(|s| s.strip_prefix("session/").map(String::from))
+                        r.source.and_then(|s| {
+                            s.strip_prefix(crate::capture::SESSION_SOURCE).map(String::from)
+                        })
                     })
                     .collect();
                 Some(health::coverage(found, &captured))

@@ -5,7 +5,7 @@
 use jiff::Timestamp;
 use rusqlite::params;
 
-use super::{SessionLog, known_session, session_error};
+use super::{SessionLog, known_session, session_error, time};
 use crate::Result;
 
 /// One memory a context hook sent.
@@ -38,7 +38,8 @@ pub const RESET: &str = "reset";
 
 impl SessionLog {
     /// Records that `sent` went into `session`'s context with its prompt number `turn`, from the
-    /// hook of `event`.
+    /// hook of `event`; with `event` [`RESET`], that the context started again (see
+    /// [`SessionLog::record_reset`]). One transaction, the session made known to the log first.
     pub fn record_injections(
         &mut self,
         session: &str,
@@ -53,6 +54,13 @@ impl SessionLog {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         known_session(&tx, session, at).map_err(err)?;
+        if event == RESET {
+            tx.execute(
+                "INSERT INTO injections (session, turn, at, event) VALUES (?1, ?2, ?3, ?4)",
+                params![session, turn, at.as_second(), RESET],
+            )
+            .map_err(err)?;
+        }
         for s in sent {
             tx.execute(
                 "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \
@@ -67,14 +75,7 @@ impl SessionLog {
     /// Records that `session`'s context started again (a compaction, a clear): what was sent
     /// before is sent again when it is relevant.
     pub fn record_reset(&mut self, session: &str, turn: i64, at: Timestamp) -> Result<()> {
-        self.record_injections(session, turn, RESET, &[], at)?;
-        self.conn
-            .execute(
-                "INSERT INTO injections (session, turn, at, event) VALUES (?1, ?2, ?3, ?4)",
-                params![session, turn, at.as_second(), RESET],
-            )
-            .map_err(self.err())?;
-        Ok(())
+        self.record_injections(session, turn, RESET, &[], at)
     }
 
     /// What `session`'s context holds of mem's: the memories sent since its last reset, as
@@ -121,7 +122,7 @@ impl SessionLog {
                 let chars: i64 = r.get(5)?;
                 Ok(Injection {
                     turn: r.get(0)?,
-                    at: r.get::<_, Option<i64>>(1)?.and_then(|s| Timestamp::from_second(s).ok()),
+                    at: time(r.get(1)?),
                     event: r.get(2)?,
                     sent: memory.map(|memory| Sent {
                         memory,

@@ -481,7 +481,6 @@ fn time(seconds: Option<i64>) -> Option<Timestamp> {
     seconds.and_then(|s| Timestamp::from_second(s).ok())
 }
 
-/// Maps a SQLite error to one that says what to do.
 /// Adds `session` to the sessions, its agent unknown, unless it is there: a hook may record
 /// something of a session before the session's transcript is read.
 fn known_session(
@@ -497,6 +496,7 @@ fn known_session(
     .map(drop)
 }
 
+/// Maps a SQLite error to one that says what to do.
 fn session_error(path: &Path, e: &rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     let message = match e.sqlite_error_code() {

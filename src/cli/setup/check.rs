@@ -43,33 +43,46 @@ pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec
         (home.join(".claude/settings.json"), Kind::Hooks),
         (home.join(".claude.json"), Kind::ClaudeServers),
     ];
-    let mut trusted = Vec::new();
     if let Some(codex) = codex_home {
         files.push((codex.join("hooks.json"), Kind::CodexHooks));
         files.push((codex.join("config.toml"), Kind::CodexConfig));
-        trusted = std::fs::read_to_string(codex.join("config.toml"))
-            .map(|text| trusted_keys(&text))
-            .unwrap_or_default();
     }
+    // Each file read once; a file that is missing holds none.
+    let texts: Vec<(PathBuf, Kind, String)> = files
+        .into_iter()
+        .filter_map(|(file, kind)| Some((file.clone(), kind, std::fs::read_to_string(&file).ok()?)))
+        .collect();
+    let trusted = codex_home
+        .and_then(|codex| texts.iter().find(|(file, ..)| *file == codex.join("config.toml")))
+        .map(|(_, _, text)| trusted_keys(text))
+        .unwrap_or_default();
+    // What each program starts, looked up once.
+    let mut resolved: Vec<(String, Option<String>)> = Vec::new();
     let mut found: Vec<Configured> = Vec::new();
-    for (file, kind) in files {
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+    for (file, kind, text) in &texts {
+        // The file's path as written and as resolved, as Codex's trust keys may name it.
+        let names: Vec<PathBuf> = match kind {
+            Kind::CodexHooks => {
+                std::iter::once(file.clone()).chain(file.canonicalize().ok()).collect()
+            }
+            _ => Vec::new(),
+        };
         // (program, trusted)
         let programs: Vec<(String, Option<bool>)> = match kind {
-            Kind::Hooks | Kind::CodexHooks => mem_hooks(&text)
+            Kind::Hooks | Kind::CodexHooks => mem_hooks(text)
                 .iter()
                 .filter_map(|hook| {
                     let (program, _) = program_of(&hook.command)?;
                     let trust = matches!(kind, Kind::CodexHooks).then(|| {
-                        hook_keys(&file, &hook.event, hook.group, hook.index)
+                        hook_keys(&names, &hook.event, hook.group, hook.index)
                             .iter()
                             .any(|key| trusted.contains(key))
                     });
                     Some((program.to_string(), trust))
                 })
                 .collect(),
-            Kind::ClaudeServers => claude_server(&text).into_iter().map(|p| (p, None)).collect(),
-            Kind::CodexConfig => codex_programs(&text).into_iter().map(|p| (p, None)).collect(),
+            Kind::ClaudeServers => claude_server(text).into_iter().map(|p| (p, None)).collect(),
+            Kind::CodexConfig => codex_programs(text).into_iter().map(|p| (p, None)).collect(),
         };
         let file = file.display().to_string();
         for (program, trusted) in programs {
@@ -78,7 +91,14 @@ pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec
                 // One line per file and program: untrusted when any of its hooks is.
                 Some(c) => c.trusted = c.trusted.zip(trusted).map(|(a, b)| a && b).or(c.trusted),
                 None => {
-                    let runs = resolve(&program).map(|p| p.display().to_string());
+                    let runs = match resolved.iter().find(|(p, _)| *p == program) {
+                        Some((_, runs)) => runs.clone(),
+                        None => {
+                            let runs = resolve(&program).map(|p| p.display().to_string());
+                            resolved.push((program.clone(), runs.clone()));
+                            runs
+                        }
+                    };
                     found.push(Configured { file: file.clone(), program, runs, trusted });
                 }
             }
@@ -88,9 +108,9 @@ pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec
 }
 
 /// The keys under which Codex records the trust of the hook number `index` of group number
-/// `group` of `event` in the hooks file `file` (`<file>:<event in snake case>:<group>:<index>`),
-/// with the file's path as written and as resolved.
-fn hook_keys(file: &Path, event: &str, group: usize, index: usize) -> Vec<String> {
+/// `group` of `event` in the hooks file named `names` (as written, as resolved):
+/// `<file>:<event in snake case>:<group>:<index>`.
+fn hook_keys(names: &[PathBuf], event: &str, group: usize, index: usize) -> Vec<String> {
     let mut snake = String::new();
     for (i, c) in event.chars().enumerate() {
         if c.is_ascii_uppercase() && i > 0 {
@@ -98,9 +118,7 @@ fn hook_keys(file: &Path, event: &str, group: usize, index: usize) -> Vec<String
         }
         snake.push(c.to_ascii_lowercase());
     }
-    let mut paths = vec![file.to_path_buf()];
-    paths.extend(file.canonicalize().ok());
-    paths.iter().map(|p| format!("{}:{snake}:{group}:{index}", p.display())).collect()
+    names.iter().map(|p| format!("{}:{snake}:{group}:{index}", p.display())).collect()
 }
 
 /// The hooks a Codex `config.toml` records as trusted: the keys of `[hooks.state]` that have a

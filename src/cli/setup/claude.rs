@@ -83,10 +83,10 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
     let own = if target.remove {
         Vec::new()
     } else {
-        hooks(&target.exe, "claude", true, target.checkpoints, false)?
+        hooks(target.mem(), "claude", true, target.checkpoints, false)?
     };
     let server = (!target.remove)
-        .then(|| json!({ "command": target.exe.to_string_lossy(), "args": ["mcp"] }));
+        .then(|| json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"] }));
     let before = read(&settings)?;
     let after = with_hooks(before.as_deref(), &settings, &own)?;
     let settings = Change { path: settings, before, after };
@@ -102,7 +102,7 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
         let wanted = if target.remove {
             Vec::new()
         } else {
-            hooks(&target.user_exe, "claude", true, target.checkpoints, true)?
+            hooks(&target.exe, "claude", true, target.checkpoints, true)?
         };
         let before = read(&user)?;
         let after = with_hooks_of(before.as_deref(), &user, &wanted, is_project_only)?;

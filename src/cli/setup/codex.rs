@@ -29,7 +29,7 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     let hooks = if target.remove {
         Vec::new()
     } else {
-        hooks(&target.exe, "codex", false, target.checkpoints, false)?
+        hooks(target.mem(), "codex", false, target.checkpoints, false)?
     };
     let hooks_file = folder.join("hooks.json");
     let before = read(&hooks_file)?;
@@ -46,7 +46,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
     let mut doc: DocumentMut = old.parse().with_context(|| {
         format!("{} is not valid TOML; fix it, then run mem setup again", path.display())
     })?;
-    let exe = target.exe.to_string_lossy();
+    let exe = target.mem().to_string_lossy();
     let notify = ["capture", "--hook", "codex"];
     // Ours: a mem executable with exactly setup's arguments; anything else is the user's.
     let ours_notify = doc.get("notify").and_then(Item::as_array).is_some_and(|a| {
@@ -135,7 +135,6 @@ mod tests {
             project: PathBuf::from("/repo"),
             home: PathBuf::from("/home/ana"),
             exe: PathBuf::from("/opt/mem"),
-            user_exe: PathBuf::from("/opt/mem"),
             remove,
             checkpoints: false,
         }

@@ -67,16 +67,24 @@ pub struct Target {
     pub project: PathBuf,
     /// The user's home folder.
     pub home: PathBuf,
-    /// The `mem` that hook commands and MCP registrations run: bare `mem` (found on `PATH`) in
-    /// a project's files, which are committed and used on other machines and checkouts; the
-    /// absolute executable in the user's own files.
+    /// The `mem` executable, absolute (the user's own files name it so; see [`Target::mem`]).
     pub exe: PathBuf,
-    /// The absolute `mem` executable, for the user's own files.
-    pub user_exe: PathBuf,
     /// Undo instead of add.
     pub remove: bool,
     /// Add the checkpoint hook on each prompt.
     pub checkpoints: bool,
+}
+
+impl Target {
+    /// The `mem` that the hook commands and MCP registrations of this scope run: bare `mem`
+    /// (found on `PATH`) in a project's files, which are committed and used on other machines
+    /// and checkouts; the absolute executable in the user's own files.
+    pub fn mem(&self) -> &Path {
+        match self.scope {
+            Scope::Project => Path::new(BARE),
+            Scope::User => &self.exe,
+        }
+    }
 }
 
 /// One file a setup changes.
@@ -103,16 +111,11 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let this = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .context("cannot tell where the mem executable is")?;
-    let exe = match args.scope {
-        Scope::Project => PathBuf::from(BARE),
-        Scope::User => this.clone(),
-    };
     let target = Target {
         scope: args.scope,
         project: store::project_top(&cwd),
         home,
-        exe,
-        user_exe: this.clone(),
+        exe: this.clone(),
         remove: args.remove,
         checkpoints: args.checkpoints,
     };
@@ -425,10 +428,6 @@ const HOOK_ARGS: &[&[&str]] = &[
     &["context", "--hook", "AGENT", "--budget", "2000"],
     &["capture", "--hook", "AGENT"],
     &["checkpoint", "--hook", "AGENT"],
-    &["context", "--hook", "AGENT", "--project-only"],
-    &["context", "--hook", "AGENT", "--budget", "2000", "--project-only"],
-    &["capture", "--hook", "AGENT", "--project-only"],
-    &["checkpoint", "--hook", "AGENT", "--project-only"],
 ];
 
 /// The last word of the hooks a project's setup puts in the user's own file.
@@ -441,18 +440,20 @@ pub fn is_project_only(command: &str) -> bool {
 }
 
 /// Whether a hook command is one `mem setup` writes: an executable named `mem` (bare, or by a
-/// path, quoted or not) with exactly one of setup's argument lists. A command that runs mem
+/// path, quoted or not) with exactly one of setup's argument lists, or one of them and
+/// [`PROJECT_ONLY`]. A command that runs mem
 /// with other arguments, or does more (`&& notify-send done`), is the user's.
 pub fn is_mem_hook(command: &str) -> bool {
     let Some((program, rest)) = check::program_of(command) else { return false };
     let words: Vec<&str> = rest.split_whitespace().collect();
+    let words = words.strip_suffix(&[PROJECT_ONLY]).unwrap_or(&words);
     is_mem_exe(program)
         && ["claude", "codex"].iter().any(|agent| {
             HOOK_ARGS.iter().any(|args| {
                 args.len() == words.len()
                     && args
                         .iter()
-                        .zip(&words)
+                        .zip(words)
                         .all(|(a, w)| if *a == "AGENT" { w == agent } else { a == w })
             })
         })
@@ -481,6 +482,10 @@ mod tests {
         assert!(is_mem_hook("mem context --hook codex --budget 2000"));
         assert!(is_mem_hook("'/home/a b/mem' capture --hook codex"));
         assert!(is_mem_hook("/opt/mem checkpoint --hook claude"));
+        assert!(is_mem_hook("/opt/mem capture --hook claude --project-only"));
+        assert!(is_project_only("/opt/mem capture --hook claude --project-only"));
+        assert!(!is_project_only("/opt/mem capture --hook claude"));
+        assert!(!is_mem_hook("mem --project-only"));
         assert!(!is_mem_hook("/usr/bin/mem capture"));
         assert!(!is_mem_hook("memo --hook x"));
         assert!(!is_mem_hook("./notify.sh --hook mem"));
