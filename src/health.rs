@@ -9,6 +9,7 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::agent::{self, Agent, claude};
 use crate::format::Memory;
 use crate::index::{Manifest, content_hash};
 use crate::store::{Scan, read_limited};
@@ -176,26 +177,6 @@ pub fn project_dir(root: &Path) -> PathBuf {
     }
 }
 
-/// The coding agent that wrote a transcript.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Agent {
-    /// Claude Code: `<project>/<session_id>.jsonl`.
-    Claude,
-    /// Codex CLI: `rollout-<timestamp>-<uuid>.jsonl`.
-    Codex,
-}
-
-impl Agent {
-    /// The agent's name as the command line spells it: `claude` or `codex`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        }
-    }
-}
-
 /// One session's transcript on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SessionFile {
@@ -236,61 +217,13 @@ pub struct Coverage {
     pub other_projects: usize,
 }
 
-/// Folder name under which Claude Code keeps a session's subagent transcripts.
-const SUBAGENTS_DIR: &str = "subagents";
-/// Lines read at most from the top of a transcript to find its working directory.
-const HEAD_LINES: usize = 8;
-
-/// Longest folder name Claude Code gives a launch folder before it shortens it with a hash.
-const CLAUDE_NAME_MAX: usize = 200;
-
-/// The name of the folder, under Claude Code's `projects` folder, of the sessions started in
-/// `launch`: every character but an ASCII letter or digit turned into `-` (Claude Code 2.1.197;
-/// a name over 200 characters is cut there and given a hash, of which only the cut part is
-/// returned here).
-pub fn claude_folder_name(launch: &Path) -> String {
-    let name: String = launch
-        .to_string_lossy()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    name.chars().take(CLAUDE_NAME_MAX).collect()
-}
-
-/// The folders under Claude Code's `projects` folder that can hold sessions started in
-/// `project` or in any folder inside it: its own, and those whose names extend it (a subfolder
-/// `src` gives `<name>-src`). A folder of another project whose name happens to extend it is
-/// told apart by its transcripts' working directory (see [`transcripts`]).
-pub fn claude_folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
-    let name = claude_folder_name(project);
-    let Ok(entries) = std::fs::read_dir(projects) else { return Vec::new() };
-    let mut found: Vec<PathBuf> = entries
-        .flatten()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| {
-            let entry = e.file_name().to_string_lossy().into_owned();
-            entry == name || extends(&entry, &name)
-        })
-        .map(|e| e.path())
-        .collect();
-    found.sort();
-    found
-}
-
-/// Whether the folder name `entry` extends `own`, the name of Claude Code's folder of a
-/// project (a folder of one of its subfolders, or of another project whose path starts the
-/// same).
-pub fn extends(entry: &str, own: &str) -> bool {
-    entry.strip_prefix(own).is_some_and(|rest| rest.starts_with('-'))
-}
-
 /// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
 /// [`project_dir`]): Claude Code transcripts except subagents (in a folder whose name only
-/// extends the project's, see [`claude_folders`], those whose `cwd` is inside `project`), and
+/// extends the project's, see [`claude::folders`], those whose `cwd` is inside `project`), and
 /// Codex rollouts whose `cwd` is inside `project`.
 pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
-    let own = claude_folder_name(project);
+    let own = claude::folder_name(project);
     for dir in dirs {
         transcripts_under(dir, project, &own, &mut found)?;
     }
@@ -300,28 +233,25 @@ pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
 /// Adds the sessions under `dir` to `found` (see [`transcripts`]); `own` is the name of Claude
 /// Code's folder of `project`.
 fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcripts) -> Result<()> {
-    let top_is_subagents = dir.file_name() == Some(SUBAGENTS_DIR.as_ref());
+    let top_is_subagents = dir.file_name() == Some(claude::SUBAGENTS_DIR.as_ref());
     let mut stack = vec![(dir.to_path_buf(), top_is_subagents)];
     while let Some((folder, in_subagents)) = stack.pop() {
         for entry in std::fs::read_dir(&folder).map_err(|e| Error::io(&folder, e))? {
             let entry = entry.map_err(|e| Error::io(&folder, e))?;
             let path = entry.path();
             if entry.file_type().map_err(|e| Error::io(&path, e))?.is_dir() {
-                let subagents = in_subagents || entry.file_name() == SUBAGENTS_DIR;
+                let subagents = in_subagents || entry.file_name() == claude::SUBAGENTS_DIR;
                 stack.push((path, subagents));
                 continue;
             }
-            let Some(session_id) = crate::capture::session_id_of_transcript(&path) else {
+            let Some((agent, session_id)) = Agent::of_transcript(&path) else {
                 continue;
             };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let agent = if name.starts_with("rollout-") { Agent::Codex } else { Agent::Claude };
-            if in_subagents || (agent == Agent::Claude && name.starts_with("agent-")) {
+            if in_subagents || (agent == Agent::Claude && session_id.starts_with("agent-")) {
                 found.subagents += 1;
                 continue;
             }
-            let head = || transcript_head(&path).map_err(|e| Error::io(&path, e));
+            let head = || agent::head(&path).map_err(|e| Error::io(&path, e));
             let elsewhere = match agent {
                 Agent::Codex => {
                     let head = head()?;
@@ -334,7 +264,7 @@ fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcri
                 // Only a folder that may be another project's is read and checked: the cwd of a
                 // session can change as it runs, and a project can move.
                 Agent::Claude => {
-                    folder.file_name().is_some_and(|n| extends(&n.to_string_lossy(), own))
+                    folder.file_name().is_some_and(|n| claude::extends(&n.to_string_lossy(), own))
                         && head()?.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
                 }
             };
@@ -347,45 +277,6 @@ fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcri
         }
     }
     Ok(())
-}
-
-/// What the top of a transcript says about its session.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Head {
-    /// The working directory (`session_meta`, else `turn_context`).
-    cwd: Option<String>,
-    /// Whether `session_meta.payload.source` names a subagent.
-    subagent: bool,
-}
-
-/// Reads the first lines of a transcript (a Codex rollout's `session_meta` first) with the
-/// capture's transcript reader, until its working directory is known.
-fn transcript_head(path: &Path) -> std::io::Result<Head> {
-    use crate::capture::{MAX_LINE_BYTES, Transcript, parse_json_lenient, read_line_capped};
-    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
-    let mut buf = Vec::new();
-    let mut transcript = Transcript::default();
-    let mut head = Head::default();
-    let mut lines = 0;
-    while lines < HEAD_LINES
-        && transcript.cwd.is_none()
-        && let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)?
-    {
-        let text = String::from_utf8_lossy(&buf);
-        if kept && text.trim().is_empty() {
-            continue;
-        }
-        lines += 1;
-        let Ok(line) = parse_json_lenient(&text) else { continue };
-        if line["type"] == "session_meta" {
-            head.subagent |= line["payload"]["source"]
-                .as_object()
-                .is_some_and(|source| source.keys().any(|k| k.eq_ignore_ascii_case("subagent")));
-        }
-        transcript.feed(&line);
-    }
-    head.cwd = transcript.cwd;
-    Ok(head)
 }
 
 /// Whether `cwd` is `project` or inside it, as written or once both are resolved.
@@ -527,11 +418,11 @@ mod tests {
     /// after that subfolder.
     #[test]
     fn the_claude_folders_of_a_project_and_its_subfolders() {
-        assert_eq!(claude_folder_name(Path::new("/tmp/a.b/my_repo")), "-tmp-a-b-my-repo");
+        assert_eq!(claude::folder_name(Path::new("/tmp/a.b/my_repo")), "-tmp-a-b-my-repo");
         let tmp = tempfile::tempdir().unwrap();
         let project = tmp.path().join("shop");
         let projects = tmp.path().join("projects");
-        let name = claude_folder_name(&project);
+        let name = claude::folder_name(&project);
         let session = |folder: &str, id: &str, cwd: &Path| {
             let dir = projects.join(folder);
             std::fs::create_dir_all(&dir).unwrap();
@@ -549,7 +440,7 @@ mod tests {
         // Another repository whose name extends this one's: `shop-old`.
         session(&format!("{name}-old"), other, &tmp.path().join("shop-old"));
         std::fs::create_dir_all(projects.join("-elsewhere")).unwrap();
-        let folders = claude_folders(&projects, &project);
+        let folders = claude::folders(&projects, &project);
         assert_eq!(folders.len(), 3, "{folders:?}");
         let found = transcripts(&folders, &project).unwrap();
         let ids: Vec<&str> = found.sessions.keys().map(String::as_str).collect();

@@ -31,6 +31,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agent;
 pub mod capture;
 pub mod checkpoint;
 pub mod config;
@@ -42,6 +43,7 @@ pub mod eval;
 pub mod format;
 pub mod health;
 pub mod index;
+pub mod json;
 pub mod progress;
 pub mod prune;
 pub mod reflect;

@@ -71,7 +71,8 @@ fn architecture_doc_names_every_source_file() {
     assert!(missing.is_empty(), "docs/architecture.md does not name: {missing:?}");
     let named: BTreeSet<String> = doc
         .split(|c: char| c.is_whitespace() || "`()[],;:*".contains(c))
-        .filter(|w| w.starts_with("src/") && w.ends_with(".rs"))
+        // `src/agent/<name>.rs` is a placeholder.
+        .filter(|w| w.starts_with("src/") && w.ends_with(".rs") && !w.contains('<'))
         .map(String::from)
         .collect();
     let gone: Vec<&String> = named.iter().filter(|n| !files.contains(n)).collect();
@@ -180,4 +181,43 @@ fn no_import_circle_between_library_modules() {
         let circle = visit(node, &graph, &mut Vec::new(), &mut done);
         assert!(circle.is_none(), "import circle: {}", circle.unwrap().join(" -> "));
     }
+}
+
+/// Whether a line of code models an agent: declares an `Agent` type, maps an agent to a name
+/// (`Agent::Claude => "…"`), or spells the session log's old name of Claude Code.
+fn models_an_agent(line: &str) -> bool {
+    let table = line.find("Agent::").is_some_and(|at| {
+        let rest = &line[at..];
+        rest.find("=>").is_some_and(|arrow| rest[arrow + 2..].trim_start().starts_with('"'))
+    });
+    table
+        || line.contains("enum Agent")
+        || line.contains("struct Agent ")
+        || line.contains("\"claude-code\"")
+}
+
+/// Agents are modelled once, in `src/agent/` (docs/architecture.md, "Adding an agent"): no
+/// `Agent` type and no table of agent names anywhere else.
+#[test]
+fn agents_are_modelled_only_in_the_agent_module() {
+    let mut found = Vec::new();
+    for rel in sources().iter().filter(|f| !f.starts_with("src/agent/")) {
+        for (i, line) in code_lines(rel).iter().enumerate() {
+            if models_an_agent(line) {
+                found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "agents modelled outside src/agent/:\n{}", found.join("\n"));
+}
+
+/// The check itself: each way of modelling an agent is caught, and setup's file lists are not.
+#[test]
+fn modelling_an_agent_is_caught() {
+    assert!(models_an_agent("pub enum Agent {"));
+    assert!(models_an_agent("            Agent::Claude => \"claude\","));
+    assert!(models_an_agent("        Agent::Claude | Agent::Codex => \"Codex\","));
+    assert!(models_an_agent("    if agent == \"claude-code\" {"));
+    assert!(!models_an_agent("            Agent::Claude => &[\".claude/settings.json\"],"));
+    assert!(!models_an_agent("    let agent = Agent::from_name(name);"));
 }

@@ -133,7 +133,9 @@ fn capture_appends_only_what_is_new_and_a_cut_last_line_waits() {
 
     let list = s.root.mem(&["session", "list"]).ok().to_string();
     assert!(
-        list.starts_with("s\tclaude-code\t2026-11-29T10:00:00Z\t1 turns\t/home/ana/shop\tFix the failing login test\n"),
+        list.starts_with(
+            "s\tclaude\t2026-11-29T10:00:00Z\t1 turns\t/home/ana/shop\tFix the failing login test\n"
+        ),
         "{list}"
     );
     // The digest in the long-term layer points to the log.

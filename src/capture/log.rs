@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::format::clip;
 use crate::{Error, Result};
 
-use super::parse_json_lenient;
+use crate::json::parse_json_lenient;
 
 /// The capture log, under `.mem/`: one JSON line per capture attempt.
 pub const LOG_FILE: &str = "capture.log";

@@ -1,8 +1,7 @@
 //! `mem capture`: one episodic memory per agent session, written from the hook payload and the
-//! session's transcript (Claude Code or Codex JSONL).
+//! session's transcript (read by its agent's reader, `crate::agent`).
 //!
-//! The pure parts: lenient JSON ([`parse_json_lenient`], for raw control characters, NUL
-//! bytes and mangled backslashes), text cleaning ([`clean_text`], for ANSI escapes), secret
+//! The pure parts: text cleaning ([`clean_text`], for ANSI escapes), secret
 //! redaction ([`redact`]), the payload ([`parse_payload`]), streaming transcript reading with
 //! bounded memory ([`read_transcript`]) and the memory's body ([`summarize`]).
 //! [`Engine::capture`] ties them to a memory root and appends every attempt, success or
@@ -20,8 +19,6 @@ pub const SESSIONS_DIR: &str = "sessions";
 pub const IMPORTANCE: u8 = 4;
 /// Largest hook payload read from stdin.
 pub const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
-/// Longest transcript line parsed; a longer line is read past and counted as skipped.
-pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
 /// Most bytes read from one transcript (4 GiB). Transcripts are megabytes, so this only bounds
 /// how long a capture can read a file that never ends (one still being written faster than it
 /// is read, a huge sparse file); a longer transcript is read this far and marked `truncated`.
@@ -62,24 +59,23 @@ pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
     Error::Capture { kind, message: message.into() }
 }
 
-mod json;
-mod jsonl;
-mod lines;
 mod log;
 pub mod once;
 mod payload;
 mod redact;
 mod summary;
+mod text;
 mod transcript;
 
-pub use self::json::*;
-pub(crate) use self::jsonl::*;
-pub use self::lines::*;
-pub use self::log::*;
-pub use self::payload::*;
-pub use self::redact::*;
-pub use self::summary::*;
-pub use self::transcript::*;
+pub use self::log::{LOG_FILE, LogEntry, Status, append_log, read_log};
+pub use self::payload::{Payload, check_session_id, parse_payload, payload_complete};
+pub use self::redact::{redact, redact_json};
+pub(crate) use self::summary::inline_code;
+pub use self::summary::{SessionInfo, Summary, project_tag, summarize};
+pub use self::text::clean_text;
+pub(crate) use self::text::item;
+pub(crate) use self::transcript::Kept;
+pub use self::transcript::{Transcript, read_transcript};
 
 /// What happened to the session's memory file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -111,7 +107,7 @@ pub struct Captured {
     /// The transcript read.
     pub transcript: String,
     /// Its format, if any line was recognised.
-    pub format: Option<Format>,
+    pub format: Option<crate::agent::Agent>,
     /// User requests found.
     pub requests: usize,
     /// Tool calls found.
@@ -120,7 +116,7 @@ pub struct Captured {
     pub redacted: usize,
     /// Transcript lines skipped.
     pub skipped_lines: usize,
-    /// Of those, lines skipped for being longer than [`MAX_LINE_BYTES`].
+    /// Of those, lines skipped for being longer than [`MAX_LINE_BYTES`](crate::json::MAX_LINE_BYTES).
     pub oversized_lines: usize,
     /// Whether the transcript was longer than [`MAX_TRANSCRIPT_BYTES`] and read only that far.
     pub truncated: bool,

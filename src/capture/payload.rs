@@ -1,14 +1,13 @@
 //! The hook payload: what Claude Code and Codex pass to `mem capture`.
 
-use std::path::Path;
-
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::Result;
 use crate::format::MemoryId;
 
-use super::{CaptureFailure, PAYLOAD_HELP, fail, parse_json_lenient};
+use super::{CaptureFailure, PAYLOAD_HELP, fail};
+use crate::json::parse_json_lenient;
 
 /// What a hook passes on stdin (the fields `mem capture` uses).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -107,54 +106,4 @@ pub fn check_session_id(session_id: &str) -> Result<MemoryId> {
             format!("session_id {session_id:?} cannot name a memory file: {e}"),
         )
     })
-}
-
-/// The session id a transcript file belongs to, from its name: a Claude Code transcript
-/// `<session_id>.jsonl` gives its stem; a Codex rollout `rollout-<timestamp>-<uuid>.jsonl`
-/// gives the trailing UUID (36 characters). `None` for any other name.
-pub fn session_id_of_transcript(path: &Path) -> Option<String> {
-    if path.extension()? != "jsonl" {
-        return None;
-    }
-    let stem = path.file_stem()?.to_str()?;
-    if let Some(rest) = stem.strip_prefix("rollout-") {
-        let start = rest.len().checked_sub(36)?;
-        let uuid = rest.get(start..)?;
-        let separated = start == 0 || rest.get(..start)?.ends_with('-');
-        return (separated && is_uuid(uuid)).then(|| uuid.to_string());
-    }
-    check_session_id(stem).ok().map(|_| stem.to_string())
-}
-
-/// The Codex rollout of session `session_id` under `sessions` (Codex's `sessions` folder,
-/// `YYYY/MM/DD/rollout-<timestamp>-<session_id>.jsonl`), newest folders first; `None` when
-/// there is none.
-pub fn find_rollout(sessions: &Path, session_id: &str) -> Option<std::path::PathBuf> {
-    let mut entries: Vec<std::fs::DirEntry> =
-        std::fs::read_dir(sessions).ok()?.filter_map(|e| e.ok()).collect();
-    entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
-    for entry in entries {
-        let path = entry.path();
-        let Ok(kind) = entry.file_type() else { continue };
-        if kind.is_dir() {
-            if let Some(found) = find_rollout(&path, session_id) {
-                return Some(found);
-            }
-        } else if kind.is_file()
-            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
-            && session_id_of_transcript(&path).as_deref() == Some(session_id)
-        {
-            return Some(path);
-        }
-    }
-    None
-}
-
-/// Whether `s` is a UUID in its 8-4-4-4-12 hex form.
-fn is_uuid(s: &str) -> bool {
-    s.len() == 36
-        && s.bytes().enumerate().all(|(i, b)| match i {
-            8 | 13 | 18 | 23 => b == b'-',
-            _ => b.is_ascii_hexdigit(),
-        })
 }

@@ -2,7 +2,7 @@
 
 use crate::format::clip;
 
-use super::{Format, Kept, MAX_BODY_BYTES, MAX_TRANSCRIPT_BYTES, Transcript, item, redact};
+use super::{Kept, MAX_BODY_BYTES, MAX_TRANSCRIPT_BYTES, Transcript, item, redact};
 
 /// A session memory's title and body, redacted and at most [`MAX_BODY_BYTES`] long.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
 
     let mut header = format!(
         "{} session `{}`",
-        t.format.map_or("Agent", Format::name),
+        t.format.map_or("Agent", crate::agent::Agent::title),
         clip(info.session_id, TITLE_CHARS)
     );
     if let Some(cwd) = info.cwd {

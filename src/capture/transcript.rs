@@ -1,4 +1,5 @@
-//! Transcripts: streaming, bounded-memory reading of Claude Code and Codex JSONL sessions.
+//! Transcripts: streaming, bounded-memory reading of an agent's JSONL session into what its
+//! digest lists, from the events of the agent's reader (`crate::agent`).
 
 use std::collections::{HashSet, VecDeque};
 use std::io::BufRead;
@@ -6,16 +7,13 @@ use std::io::BufRead;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::format::parse_time;
+use crate::agent::{Agent, Event, Fold, Kind, USER_SHELL, relative_to};
+use crate::json::{JsonLine, read_json_lines};
 
-use super::jsonl::{JsonLine, read_json_lines};
-use super::lines::{
-    ClaudeUserText, CodexCall, block_text, claude_user_content, claude_user_text, codex_added,
-    codex_call, patch_paths, relative_to,
-};
+use super::text::{item, item_of, prefix};
 use super::{
-    COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, Format, MAX_TRANSCRIPT_BYTES,
-    RAW_ITEM_CHARS, REQUESTS_HEAD, REQUESTS_TAIL, item, item_of, prefix,
+    COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, MAX_TRANSCRIPT_BYTES, RAW_ITEM_CHARS,
+    REQUESTS_HEAD, REQUESTS_TAIL,
 };
 
 /// A list that keeps its first `head` and last `tail` items, and counts them all.
@@ -59,8 +57,8 @@ impl Kept {
 /// What a transcript says about its session, gathered line by line with bounded memory.
 #[derive(Clone, Debug)]
 pub struct Transcript {
-    /// The format of the first recognised line.
-    pub format: Option<Format>,
+    /// The agent of the first recognised line.
+    pub format: Option<Agent>,
     /// The session id the transcript records (`sessionId`, or Codex's `session_meta.id`).
     pub session_id: Option<String>,
     /// The working directory it records.
@@ -76,7 +74,7 @@ pub struct Transcript {
     /// Lines in no known format that name a session (`sessionId`): the lines about the session
     /// that Claude Code writes before its first message (`mode`, `permission-mode`, …).
     pub session_lines: usize,
-    /// Lines skipped: not JSON even after cleaning, or longer than [`MAX_LINE_BYTES`].
+    /// Lines skipped: not JSON even after cleaning, or longer than [`MAX_LINE_BYTES`](crate::json::MAX_LINE_BYTES).
     pub skipped_lines: usize,
     /// Of those, the lines skipped for their length.
     pub oversized_lines: usize,
@@ -84,9 +82,10 @@ pub struct Transcript {
     pub truncated: bool,
     /// Tool calls seen.
     pub tool_calls: usize,
+    /// The user's prompts.
     pub(crate) requests: Kept,
-    /// Codex user messages from `response_item`s, used when no `event_msg` gives them.
-    pub(crate) codex_items: Kept,
+    /// The agent's echoes of them (Codex's `event_msg`), preferred when there are any.
+    pub(crate) echoed: Kept,
     pub(crate) commands: Kept,
     pub(crate) files: Vec<String>,
     pub(crate) files_seen: HashSet<String>,
@@ -94,6 +93,8 @@ pub struct Transcript {
     /// The last assistant message, raw (cleaned only when used): a prefix of at most
     /// `4 * RAW_ITEM_CHARS` bytes, and whether it was cut.
     pub(crate) outcome: Option<(String, bool)>,
+    /// The agent's reader, carried from line to line.
+    fold: Fold,
 }
 
 impl Default for Transcript {
@@ -112,20 +113,21 @@ impl Default for Transcript {
             truncated: false,
             tool_calls: 0,
             requests: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
-            codex_items: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
+            echoed: Kept::new(REQUESTS_HEAD, REQUESTS_TAIL),
             commands: Kept::new(COMMANDS_HEAD, COMMANDS_TAIL),
             files: Vec::new(),
             files_seen: HashSet::new(),
             files_total: 0,
             outcome: None,
+            fold: Fold::default(),
         }
     }
 }
 
 /// Reads a transcript line by line: each line is decoded lossily (invalid UTF-8 becomes
 /// U+FFFD) and parsed leniently. A line that ends inside a JSON value (a raw line break in a
-/// string split it) is joined with the next one, up to [`MAX_LINE_BYTES`] in all. A line that
-/// still does not parse, or is longer than [`MAX_LINE_BYTES`] (read past, never held whole),
+/// string split it) is joined with the next one, up to [`MAX_LINE_BYTES`](crate::json::MAX_LINE_BYTES) in all. A line that
+/// still does not parse, or is longer than [`MAX_LINE_BYTES`](crate::json::MAX_LINE_BYTES) (read past, never held whole),
 /// is counted in `skipped_lines`. Memory stays bounded whatever the transcript's size, and so
 /// does time: reading stops after [`MAX_TRANSCRIPT_BYTES`] (`truncated` when there is more; a
 /// line cut there counts as skipped). Only an I/O error fails.
@@ -167,146 +169,54 @@ pub(crate) fn read_transcript_upto(
 }
 
 impl Transcript {
-    /// Takes in one parsed line; lines in neither format are ignored.
+    /// Takes in one parsed line, through its agent's reader ([`Fold`]); lines of no known
+    /// agent are ignored.
     pub fn feed(&mut self, line: &Value) {
-        let Some(format) = Format::of_line(line) else {
+        let Some(folded) = self.fold.line(line) else {
             self.session_lines += usize::from(line.get("sessionId").is_some_and(Value::is_string));
             return;
         };
-        let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
         self.recognised += 1;
-        self.format.get_or_insert(format);
-        if let Some(at) = line.get("timestamp").and_then(Value::as_str)
-            && let Ok(at) = parse_time(at)
-        {
+        self.format.get_or_insert(folded.agent);
+        if self.session_id.is_none() {
+            self.session_id = self.fold.session_id.clone();
+        }
+        if self.cwd.is_none() {
+            self.cwd = self.fold.cwd.clone();
+        }
+        if let Some(at) = folded.at {
             self.first_at.get_or_insert(at);
             self.last_at = Some(at);
         }
-        match format {
-            Format::ClaudeCode => self.feed_claude(kind, line),
-            Format::Codex => self.feed_codex(kind, &line["payload"]),
+        if let Some(started) = self.fold.started {
+            self.first_at = Some(self.first_at.map_or(started, |f| f.min(started)));
+        }
+        for event in folded.events {
+            self.event(event);
         }
     }
 
-    fn feed_claude(&mut self, kind: &str, line: &Value) {
-        if self.session_id.is_none() {
-            self.session_id = line.get("sessionId").and_then(Value::as_str).map(String::from);
-        }
-        if self.cwd.is_none() {
-            self.cwd = line.get("cwd").and_then(Value::as_str).map(String::from);
-        }
-        let flag = |key: &str| line.get(key).and_then(Value::as_bool).unwrap_or(false);
-        // Subagents' lines and lines Claude Code adds itself are not the user's requests.
-        let side = flag("isSidechain");
-        let content = &line["message"]["content"];
-        match kind {
-            "user" if !side && !flag("isMeta") && !flag("isCompactSummary") => {
-                let text = claude_user_content(content);
-                self.claude_user_text(&text);
-            }
-            "assistant" => {
-                for block in content.as_array().into_iter().flatten() {
-                    match block["type"].as_str() {
-                        Some("text") if !side => {
-                            self.set_outcome(block["text"].as_str().unwrap_or(""));
-                        }
-                        Some("tool_use") => {
-                            self.tool_calls += 1;
-                            let input = &block["input"];
-                            match block["name"].as_str().unwrap_or("") {
-                                "Bash" => self.command(input["command"].as_str()),
-                                "Edit" | "Write" | "MultiEdit" => {
-                                    self.file(input["file_path"].as_str())
-                                }
-                                "NotebookEdit" => self.file(input["notebook_path"].as_str()),
-                                _ => {}
-                            }
-                        }
-                        _ => {}
-                    }
+    /// Takes in one event: the user's requests (an agent's echoes of them preferred, see
+    /// [`Event::echo`]), the last assistant message, the commands run and files written.
+    fn event(&mut self, event: Event) {
+        match event.kind {
+            Kind::Prompt => {
+                let list = if event.echo { &mut self.echoed } else { &mut self.requests };
+                if let Some(request) = item(&event.text) {
+                    list.push(request);
                 }
             }
-            _ => {}
-        }
-    }
-
-    /// A user message of Claude Code: a request, a slash command, a `!` shell command, or
-    /// text Claude Code added (skipped).
-    fn claude_user_text(&mut self, text: &str) {
-        match claude_user_text(text) {
-            ClaudeUserText::Slash(request) => {
-                if let Some(request) = item(&request) {
-                    self.requests.push(request);
+            Kind::Assistant => self.set_outcome(&event.text),
+            Kind::ToolCall => {
+                if event.tool.as_deref() != Some(USER_SHELL) {
+                    self.tool_calls += 1;
+                }
+                self.command(event.command.as_deref());
+                for file in &event.files {
+                    self.file(Some(file));
                 }
             }
-            ClaudeUserText::Shell(command) => self.command(Some(command)),
-            ClaudeUserText::ShellOutput(..) | ClaudeUserText::Added => {}
-            ClaudeUserText::Typed => {
-                if let Some(request) = item(text) {
-                    self.requests.push(request);
-                }
-            }
-        }
-    }
-
-    fn feed_codex(&mut self, kind: &str, payload: &Value) {
-        let text = |v: &Value| v.as_str().map(String::from);
-        match kind {
-            "session_meta" => {
-                self.session_id = self.session_id.take().or_else(|| text(&payload["id"]));
-                self.cwd = self.cwd.take().or_else(|| text(&payload["cwd"]));
-                if let Some(at) = payload["timestamp"].as_str().and_then(|t| parse_time(t).ok()) {
-                    self.first_at = Some(self.first_at.map_or(at, |f| f.min(at)));
-                }
-            }
-            "turn_context" if self.cwd.is_none() => self.cwd = text(&payload["cwd"]),
-            "event_msg" => match payload["type"].as_str() {
-                Some("user_message") => {
-                    if let Some(request) = payload["message"].as_str().and_then(item) {
-                        self.requests.push(request);
-                    }
-                }
-                Some("agent_message") => {
-                    self.set_outcome(payload["message"].as_str().unwrap_or(""))
-                }
-                _ => {}
-            },
-            "response_item" => self.codex_item(payload),
-            _ => {}
-        }
-    }
-
-    fn codex_item(&mut self, item_value: &Value) {
-        if let Some((_, call)) = codex_call(item_value) {
-            self.tool_calls += 1;
-            match call {
-                CodexCall::Patch { text, shell } => {
-                    for path in patch_paths(&text) {
-                        self.file(Some(path));
-                    }
-                    if shell {
-                        self.command(Some("apply_patch"));
-                    }
-                }
-                CodexCall::Shell(command) => self.command(Some(&command)),
-                CodexCall::Other(_) => {}
-            }
-            return;
-        }
-        if item_value["type"] != "message" {
-            return;
-        }
-        let text = block_text(&item_value["content"]);
-        match item_value["role"].as_str() {
-            Some("user") => {
-                if !codex_added(&text)
-                    && let Some(request) = item(&text)
-                {
-                    self.codex_items.push(request);
-                }
-            }
-            Some("assistant") => self.set_outcome(&text),
-            _ => {}
+            Kind::ToolResult | Kind::Meta | Kind::Checkpoint => {}
         }
     }
 
@@ -344,9 +254,10 @@ impl Transcript {
         }
     }
 
-    /// The user's requests, first and last (see [`Kept`]), and how many were left out.
+    /// The user's requests, first and last (see [`Kept`]), and how many were left out: the
+    /// agent's echoes of them when it writes any, else its prompts.
     pub(crate) fn requests(&self) -> &Kept {
-        if self.requests.total == 0 { &self.codex_items } else { &self.requests }
+        if self.echoed.total == 0 { &self.requests } else { &self.echoed }
     }
 
     /// Whether the transcript holds anything worth a memory.

@@ -6,7 +6,7 @@ use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
 
 use super::Context;
-use super::hook::Agent;
+use mem::agent::Agent;
 
 /// Arguments of `mem capture`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +21,7 @@ pub struct Args {
     /// Run as this agent's hook: print nothing on stdout (what both agents accept) and exit 0
     /// even when the capture fails; the failure is on stderr and in .mem/capture.log, and
     /// `mem health` reports it.
-    #[arg(long, value_enum, value_name = "AGENT")]
+    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
     /// With --hook: do nothing unless a project memory root is found from the payload's
     /// working directory (see docs/agents.md).
@@ -91,7 +91,7 @@ fn capture(args: Args, ctx: &Context) -> Result<()> {
             captured.transcript,
             captured.skipped_lines - captured.oversized_lines,
             captured.oversized_lines,
-            capture::MAX_LINE_BYTES >> 20
+            mem::json::MAX_LINE_BYTES >> 20
         );
     }
     if args.json {

@@ -6,7 +6,9 @@ use anyhow::{Result, bail};
 use std::path::Path;
 
 use super::Context;
-use super::hook::{self, Agent};
+use mem::agent::Agent;
+
+use super::hook;
 use mem::checkpoint::Workspace;
 use mem::session::SessionLog;
 
@@ -23,7 +25,7 @@ pub struct Args {
     /// Run as this agent's UserPromptSubmit hook: read its payload on stdin, checkpoint the
     /// repository of its working directory (none outside one), record the checkpoint in the
     /// session log against the turn the prompt starts, print nothing, exit 0 even on failure.
-    #[arg(long, value_enum, value_name = "AGENT", conflicts_with = "label")]
+    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT", conflicts_with = "label")]
     hook: Option<Agent>,
     /// With --hook: do nothing unless a project memory root is found from the payload's
     /// working directory (see docs/agents.md).

@@ -7,7 +7,9 @@ use mem::engine::ContextOptions;
 use mem::session::SessionLog;
 
 use super::Context;
-use super::hook::{self, Agent};
+use mem::agent::Agent;
+
+use super::hook;
 
 /// Arguments of `mem context`.
 #[derive(Debug, clap::Args)]
@@ -32,7 +34,7 @@ pub struct Args {
     /// memories relevant to the prompt, else the block; print it as the JSON the agent reads
     /// (nothing when nothing is relevant) and exit 0 even on failure, which is logged in
     /// .mem/capture.log. See docs/agents.md.
-    #[arg(long, value_enum, value_name = "AGENT")]
+    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
     /// With --hook: do nothing unless a project memory root is found from the payload's
     /// working directory (see docs/agents.md).
@@ -125,5 +127,5 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
     if let Some((log, session)) = &mut ledger {
         log.record_injections(session, turn, name, &context.sent, ctx.now)?;
     }
-    Ok(hook::additional_context(agent, name, &context.text))
+    Ok(agent.context_answer(name, &context.text))
 }

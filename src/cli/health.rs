@@ -182,26 +182,26 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         }
         text.push_str(&status(cov.gaps.is_empty(), "coverage", &detail));
         for gap in &cov.gaps {
-            let agent = gap.agent.as_str();
+            let agent = gap.agent.name();
             text.push_str(&format!(
                 "    not captured {agent:<6}  {}  {}\n",
                 gap.session_id, gap.path
             ));
         }
-        let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::health::Agent::Codex);
+        let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
         if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
             text.push_str(
                 "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
                  in Codex and trust them\n",
             );
         }
-        let own = mem::health::claude_folder_name(&project);
+        let own = mem::agent::claude::folder_name(&project);
         let in_subfolder = cov.gaps.iter().any(|g| {
-            g.agent == mem::health::Agent::Claude
+            g.agent == mem::agent::Agent::Claude
                 && Path::new(&g.path)
                     .parent()
                     .and_then(Path::file_name)
-                    .is_some_and(|n| mem::health::extends(&n.to_string_lossy(), &own))
+                    .is_some_and(|n| mem::agent::claude::extends(&n.to_string_lossy(), &own))
         });
         let user_hooks = claude_home().is_some_and(|c| {
             configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json"))
@@ -245,7 +245,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
 /// project's subfolders when it is Claude Code's folder of the project; without `given`, the
 /// agents' own folders.
 fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
-    use mem::health::{claude_folder_name, claude_folders};
+    use mem::agent::claude::{folder_name as claude_folder_name, folders as claude_folders};
     let Some(given) = given else {
         let mut folders =
             claude_home().map(|c| claude_folders(&c.join("projects"), project)).unwrap_or_default();

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
+use mem::agent::{Agent, codex};
 use mem::capture;
 
 use mem::store::RootSource;
@@ -18,13 +19,14 @@ use super::Context;
 /// close stdin, so reading stops as soon as a whole payload has arrived.
 const STDIN_IDLE: Duration = Duration::from_secs(10);
 
-/// The agent whose hook runs the command.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    /// Claude Code.
-    Claude,
-    /// Codex.
-    Codex,
+/// The values of an argument that names an agent (`--hook`, `mem setup`): each agent's name,
+/// in alphabetical order.
+pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = Agent> {
+    let mut names = Agent::ALL.map(Agent::name);
+    names.sort();
+    use clap::builder::TypedValueParser as _;
+    clap::builder::PossibleValuesParser::new(names)
+        .map(|name| Agent::from_name(&name).expect("a name clap checked"))
 }
 
 /// The help of `--project-only`, which every hook command takes.
@@ -59,7 +61,7 @@ impl Event {
     /// The fields of a payload; those missing or not text are `None` (a payload that does not
     /// parse gives an event with no field).
     pub fn parse(payload: &[u8]) -> Event {
-        let value = capture::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
+        let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
         let field = |key: &str| {
             value
                 .as_ref()
@@ -77,20 +79,6 @@ impl Event {
             source: field("source"),
         }
     }
-}
-
-/// The answer of a hook that adds context to the session (`SessionStart`, `UserPromptSubmit`):
-/// the JSON that both agents read, naming the event; nothing when there is nothing to add.
-pub fn additional_context(agent: Agent, event: &str, text: &str) -> Option<String> {
-    if text.trim().is_empty() {
-        return None;
-    }
-    let answer = match agent {
-        Agent::Claude | Agent::Codex => serde_json::json!({
-            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
-        }),
-    };
-    Some(answer.to_string())
 }
 
 /// A hook that failed: the reason on stderr and, when the memory root can be found, in
@@ -254,7 +242,7 @@ impl Event {
         let given = self.transcript.as_deref().map(PathBuf::from).filter(|t| t.is_file());
         given.or_else(|| {
             let id = self.session_id.as_deref()?;
-            capture::find_rollout(&codex_sessions()?, id)
+            codex::find_rollout(&codex_sessions()?, id)
         })
     }
 }

@@ -10,7 +10,9 @@ use mem::session::resume::{self, one_line};
 use mem::session::{Event, Kind, SessionLog};
 
 use super::Context;
-use super::hook::{self, Agent};
+use mem::agent::Agent;
+
+use super::hook;
 
 /// Arguments of `mem session`.
 #[derive(Debug, clap::Args)]
@@ -81,7 +83,7 @@ enum Action {
         /// Answer this agent's SessionStart hook: read its payload on stdin, resume the session
         /// it continues (after a resume or a compaction) or else the previous session of its
         /// folder, print it as the JSON the agent reads, exit 0 even on failure.
-        #[arg(long, value_enum, value_name = "AGENT", conflicts_with_all = ["id", "turn"])]
+        #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT", conflicts_with_all = ["id", "turn"])]
         hook: Option<Agent>,
     },
 }
@@ -340,5 +342,5 @@ fn resume_hook(
     let events = log.events(&session.id, None)?;
     let text = resume::render(&session, &events, budget as usize);
     let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
-    Ok(hook::additional_context(agent, name, &text))
+    Ok(agent.context_answer(name, &text))
 }

@@ -5,9 +5,15 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::capture::*;
+use crate::agent::codex::find_rollout;
+use crate::capture::{
+    CaptureFailure, Captured, IMPORTANCE, LogEntry, PAYLOAD_HELP, SESSION_SOURCE, SESSIONS_DIR,
+    SessionInfo, Status, Written, append_log, check_session_id, fail, parse_payload, project_tag,
+    read_transcript, redact, summarize,
+};
 use crate::format::yaml_text;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
+use crate::json::MAX_LINE_BYTES;
 use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 

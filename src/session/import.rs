@@ -8,7 +8,8 @@ use std::path::Path;
 
 use rusqlite::{OptionalExtension, params};
 
-use crate::capture::{Format, JsonLine, read_json_lines};
+use crate::agent::{Agent, Fold};
+use crate::json::{JsonLine, read_json_lines};
 use crate::{Error, Result};
 
 use super::SessionLog;
@@ -39,7 +40,7 @@ pub struct Imported {
 impl SessionLog {
     /// Appends to the log what `transcript` holds past the point the last import of it stopped
     /// (the file is known by its canonical path), as events of `session` (created if new; its
-    /// agent is the format of the first line recognised; `memory` is the id of its digest in
+    /// agent is that of the first line recognised; `memory` is the id of its digest in
     /// the long-term layer). One transaction: all of it or nothing.
     pub fn import(
         &mut self,
@@ -77,13 +78,9 @@ impl SessionLog {
                 "SELECT project, model, mode, turns, agent FROM sessions WHERE id = ?1",
                 [session],
                 |r| {
-                    let state = LineState {
-                        cwd: r.get(0)?,
-                        model: r.get(1)?,
-                        mode: r.get(2)?,
-                        format: agent_format(&r.get::<_, String>(4)?),
-                        redacted: 0,
-                    };
+                    let agent = Agent::from_name(&r.get::<_, String>(4)?);
+                    let fold = Fold::resumed(agent, r.get(0)?, r.get(1)?, r.get(2)?);
+                    let state = LineState { fold, redacted: 0 };
                     Ok((state, r.get::<_, i64>(3)?))
                 },
             )
@@ -154,18 +151,18 @@ impl SessionLog {
         }
         imported.pending_bytes = len.saturating_sub(end);
         imported.redacted = state.redacted;
-        let agent = state.format.map(format_agent);
+        let agent = state.fold.agent.map(Agent::name);
         tx.execute(
-            "UPDATE sessions SET agent = COALESCE(?2, agent), project = ?3, model = ?4, mode = ?5, \
-             turns = ?6, events = events + ?7, first_prompt = COALESCE(first_prompt, ?8), \
+            "UPDATE sessions SET agent = CASE agent WHEN 'unknown' THEN COALESCE(?2, agent) \
+             ELSE agent END, project = ?3, model = ?4, mode = ?5, turns = ?6, events = events + ?7, first_prompt = COALESCE(first_prompt, ?8), \
              memory = COALESCE(?9, memory), started_at = COALESCE(started_at, ?10), \
              last_at = MAX(COALESCE(last_at, 0), COALESCE(?11, 0)) WHERE id = ?1",
             params![
                 session,
                 agent,
-                state.cwd,
-                state.model,
-                state.mode,
+                state.fold.cwd,
+                state.fold.model,
+                state.fold.mode,
                 turn,
                 imported.events as i64,
                 first_prompt,
@@ -191,17 +188,4 @@ impl SessionLog {
         tx.commit().map_err(err)?;
         Ok(imported)
     }
-}
-
-/// The agent's name in the log.
-fn format_agent(format: Format) -> &'static str {
-    match format {
-        Format::ClaudeCode => "claude-code",
-        Format::Codex => "codex",
-    }
-}
-
-/// The format of an agent named in the log.
-pub(super) fn agent_format(agent: &str) -> Option<Format> {
-    [Format::ClaudeCode, Format::Codex].into_iter().find(|f| format_agent(*f) == agent)
 }

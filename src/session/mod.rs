@@ -60,7 +60,8 @@ struct Source {
 pub struct Session {
     /// The agent's session id.
     pub id: String,
-    /// `claude-code` or `codex`.
+    /// The agent's name (`claude`, `codex`; `claude-code` in rows older logs wrote, read as
+    /// `claude` by `agent::Agent::from_name`), or `unknown` before its first line is read.
     pub agent: String,
     /// The working directory it last recorded.
     pub project: Option<String>,

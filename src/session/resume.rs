@@ -4,7 +4,8 @@
 
 use std::collections::HashMap;
 
-use crate::capture::{Format, inline_code};
+use crate::agent::Agent;
+use crate::capture::inline_code;
 use crate::format::{clip, whole_second};
 
 use super::events::PLAN_TOOLS;
@@ -191,7 +192,7 @@ pub fn render(session: &Session, events: &[Event], budget: usize) -> String {
 
 fn render_with(session: &Session, state: &State, limits: Limits) -> String {
     let mut out = format!("# Resume session {}\n\n", session.id);
-    let agent = super::import::agent_format(&session.agent).map_or("Agent", Format::name);
+    let agent = Agent::from_name(&session.agent).map_or("Agent", Agent::title);
     let mut header = format!("{agent} session");
     if let Some(project) = &session.project {
         header.push_str(&format!(" in {}", inline_code(project)));

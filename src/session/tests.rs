@@ -46,7 +46,7 @@ fn a_claude_transcript_becomes_events_with_turns() {
     assert_eq!((events[7].call_id.as_deref(), events[7].status), (Some("t1"), Some(0)));
     assert_eq!(events[8].text, "/review auth");
     let session = log.session("s1").unwrap();
-    assert_eq!((session.agent.as_str(), session.turns, session.events), ("claude-code", 2, 10));
+    assert_eq!((session.agent.as_str(), session.turns, session.events), ("claude", 2, 10));
     assert_eq!(session.project.as_deref(), Some("/home/ana/shop"));
     assert_eq!(session.first_prompt.as_deref(), Some("Fix the failing login test"));
     assert_eq!(session.memory.as_deref(), Some("session-s1"));
@@ -383,4 +383,23 @@ fn a_transcript_path_reused_by_another_session_is_read_from_its_start() {
     assert_eq!(events.iter().filter(|e| e.kind == Kind::Prompt).count(), 2);
     assert_eq!(events.iter().find(|e| e.kind == Kind::Prompt).unwrap().turn, 1);
     assert_eq!(log.session("s2").unwrap().turns, 2);
+}
+
+/// Older logs name Claude Code `claude-code`: such a row is read as Claude Code, and an import
+/// that carries the session on leaves its agent as it was written.
+#[test]
+fn an_older_agent_name_is_read_as_an_alias_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("s1.jsonl");
+    write(&transcript, &(CLAUDE[..3].join("\n") + "\n"));
+    let mut log = log_in(dir.path());
+    log.import(&transcript, "s1", None).unwrap();
+    log.conn.execute("UPDATE sessions SET agent = 'claude-code' WHERE id = 's1'", []).unwrap();
+    write(&transcript, &(CLAUDE.join("\n") + "\n"));
+    log.import(&transcript, "s1", None).unwrap();
+    let session = log.session("s1").unwrap();
+    assert_eq!((session.agent.as_str(), session.turns), ("claude-code", 2));
+    assert_eq!(crate::agent::Agent::from_name(&session.agent), Some(crate::agent::Agent::Claude));
+    let text = resume::render(&session, &log.events("s1", None).unwrap(), 4000);
+    assert!(text.contains("Claude Code session"), "{text}");
 }

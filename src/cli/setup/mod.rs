@@ -12,6 +12,7 @@ pub use check::{Configured, configured};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
+use mem::agent::Agent;
 use mem::store;
 
 use super::Context;
@@ -19,8 +20,10 @@ use super::Context;
 /// Arguments of `mem setup`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The agent to wire `mem` into.
-    #[arg(value_enum)]
+    /// The agent to wire `mem` into: `claude` (Claude Code: `.claude/settings.json` and
+    /// `.mcp.json` in the project, or `~/.claude/settings.json` and `~/.claude.json`) or `codex`
+    /// (`.codex/config.toml` and `.codex/hooks.json` in the project, or in `$CODEX_HOME`).
+    #[arg(value_parser = super::hook::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
     /// `user` (every project of this user; each uses its `.memory/` root when it has one,
@@ -37,17 +40,6 @@ pub struct Args {
     /// in the session log against the prompt's turn: `mem rewind` undoes an agent's turn.
     #[arg(long, conflicts_with = "remove")]
     checkpoints: bool,
-}
-
-/// The agents `mem setup` knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Agent {
-    /// Claude Code: `.claude/settings.json` and `.mcp.json` (project), or
-    /// `~/.claude/settings.json` and `~/.claude.json` (user).
-    Claude,
-    /// Codex: `.codex/config.toml` and `.codex/hooks.json` (project), or the same files in
-    /// `$CODEX_HOME` (user).
-    Codex,
 }
 
 /// Where the configuration goes.
@@ -150,10 +142,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     if create_root {
         out.push_str(&format!("+ the project memory root {}\n", root.display()));
     }
-    let agent = match args.agent {
-        Agent::Claude => "Claude Code",
-        Agent::Codex => "Codex",
-    };
+    let agent = args.agent.title();
     if changed.is_empty() && !create_root {
         let state = if args.remove { "has no mem entries" } else { "is already set up" };
         out.push_str(&format!("{agent} {state}; nothing to change\n"));
@@ -256,10 +245,6 @@ fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
     // set: they act only where the project's would not run, or once with them.
     let full_set = claude::mem_hooks(&text).iter().any(|h| !is_project_only(&h.command));
     if full_set {
-        let agent = match agent {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-        };
         bail!(
             "mem's hooks are already set up at {flag} scope, in {}: the agent would run both \
              sets and get every memory twice; keep that one, or take it out first with `mem \

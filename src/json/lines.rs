@@ -1,5 +1,5 @@
 //! Reading a JSONL transcript line by line with bounded memory, the same way for the digest
-//! ([`super::read_transcript`]) and the session log (`SessionLog::import`): lines decoded
+//! (`capture::read_transcript`) and the session log (`SessionLog::import`): lines decoded
 //! lossily and parsed leniently, a value split by a raw line break joined again, a line longer
 //! than [`MAX_LINE_BYTES`] read past and never held whole.
 
@@ -20,7 +20,7 @@ pub const MAX_JOINED_BYTES: usize = 1024 * 1024;
 
 /// What [`read_json_lines`] makes of one or more physical lines.
 #[derive(Debug)]
-pub(crate) enum JsonLine {
+pub enum JsonLine {
     /// A value, from `lines` physical lines (more than one when a raw line break split it).
     Value {
         /// The parsed value.
@@ -83,7 +83,7 @@ fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::i
 
 /// Reads one line (without caring for its encoding) into `buf`. `Some(true)`: a line of at
 /// most `max` bytes; `Some(false)`: a longer line, read past and not kept; `None`: the end.
-pub(crate) fn read_line_capped(
+pub fn read_line_capped(
     reader: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
@@ -106,7 +106,7 @@ pub(crate) fn read_line_capped(
 /// line break (a line still being written): both are read again by the next call from that
 /// offset. Without `whole_lines`, such a line is read like the others and an open value at the
 /// end is given up on. `io` turns a read error into `each`'s error type.
-pub(crate) fn read_json_lines<E>(
+pub fn read_json_lines<E>(
     reader: &mut impl BufRead,
     whole_lines: bool,
     io: impl Fn(std::io::Error) -> E,

@@ -1,0 +1,305 @@
+//! Codex CLI: rollouts `~/.codex/sessions/YYYY/MM/DD/rollout-<timestamp>-<uuid>.jsonl`, one
+//! `{timestamp, type, payload}` per line (`session_meta`, `turn_context`, `response_item`,
+//! `event_msg`, `compacted`), hooks answered as Claude Code's are.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Event, Fold, Kind, Spec, block_text, exit_code};
+use crate::json::parse_json_lenient;
+
+/// Codex CLI.
+pub const SPEC: Spec = Spec {
+    name: "codex",
+    title: "Codex",
+    aliases: &[],
+    recognises,
+    fold,
+    file_prefix: "rollout-",
+    session_of_file,
+    is_subagent,
+    context_answer: |event, text| {
+        serde_json::json!({
+            "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
+        })
+    },
+};
+
+/// Whether a line is a rollout's: an object `payload` under one of the rollout's `type`s.
+fn recognises(line: &Value) -> bool {
+    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
+    matches!(line.get("payload"), Some(Value::Object(_)))
+        && matches!(
+            kind,
+            "session_meta" | "response_item" | "event_msg" | "turn_context" | "compacted"
+        )
+}
+
+/// `rollout-<timestamp>-<uuid>.jsonl` gives the trailing UUID (36 characters).
+fn session_of_file(name: &str) -> Option<String> {
+    let rest = name.strip_suffix(".jsonl")?.strip_prefix("rollout-")?;
+    let start = rest.len().checked_sub(36)?;
+    let uuid = rest.get(start..)?;
+    let separated = start == 0 || rest.get(..start)?.ends_with('-');
+    (separated && is_uuid(uuid)).then(|| uuid.to_string())
+}
+
+/// Whether a rollout's `session_meta` names a subagent as its source.
+fn is_subagent(line: &Value) -> bool {
+    line["type"] == "session_meta"
+        && line["payload"]["source"]
+            .as_object()
+            .is_some_and(|source| source.keys().any(|k| k.eq_ignore_ascii_case("subagent")))
+}
+
+/// Whether `s` is a UUID in its 8-4-4-4-12 hex form.
+fn is_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+/// The rollout of session `session_id` under `sessions` (Codex's `sessions` folder,
+/// `YYYY/MM/DD/rollout-<timestamp>-<session_id>.jsonl`), newest folders first; `None` when
+/// there is none.
+pub fn find_rollout(sessions: &Path, session_id: &str) -> Option<PathBuf> {
+    let mut entries: Vec<std::fs::DirEntry> =
+        std::fs::read_dir(sessions).ok()?.filter_map(|e| e.ok()).collect();
+    entries.sort_by_key(|e| std::cmp::Reverse(e.file_name()));
+    for entry in entries {
+        let path = entry.path();
+        let Ok(kind) = entry.file_type() else { continue };
+        if kind.is_dir() {
+            if let Some(found) = find_rollout(&path, session_id) {
+                return Some(found);
+            }
+        } else if kind.is_file()
+            && entry.file_name().to_str().and_then(session_of_file).as_deref() == Some(session_id)
+        {
+            return Some(path);
+        }
+    }
+    None
+}
+
+/// Starts of the user messages Codex adds itself (context and instructions).
+const ADDED: [&str; 6] = [
+    "<environment_context>",
+    "<user_instructions>",
+    "<permissions instructions>",
+    "<user_shell_command>",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md instructions",
+];
+
+/// Whether a user message is text Codex added itself.
+fn added(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    ADDED.iter().any(|p| trimmed.starts_with(p))
+}
+
+/// The events of one line: changes of cwd, model or approval and sandbox mode
+/// (`session_meta`, `turn_context`), a compaction, the items (messages, tool calls and their
+/// outputs), and the user's and assistant's messages again as echoes (`event_msg`).
+fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
+    let payload = &line["payload"];
+    let text = |key: &str| payload[key].as_str();
+    match line["type"].as_str().unwrap_or("") {
+        "session_meta" => {
+            if f.session_id.is_none() {
+                f.session_id = text("id").map(String::from);
+            }
+            if let Some(at) = text("timestamp").and_then(|t| crate::format::parse_time(t).ok()) {
+                f.started = Some(f.started.map_or(at, |s| s.min(at)));
+            }
+            let mode = text("approval_policy").map(String::from);
+            f.meta(text("cwd"), text("model"), mode, out);
+        }
+        "turn_context" => {
+            let sandbox = payload["sandbox_policy"]["type"]
+                .as_str()
+                .or(payload["sandbox_policy"]["mode"].as_str())
+                .or(text("sandbox_policy"));
+            let mode = match (text("approval_policy"), sandbox) {
+                (Some(a), Some(s)) => Some(format!("{a}, sandbox {s}")),
+                (Some(a), None) => Some(a.to_string()),
+                (None, Some(s)) => Some(format!("sandbox {s}")),
+                (None, None) => None,
+            };
+            f.meta(text("cwd"), text("model"), mode, out);
+        }
+        "compacted" => out.push(Event::new(Kind::Meta, "the conversation was compacted")),
+        "response_item" => item(payload, out),
+        "event_msg" => {
+            let kind = match payload["type"].as_str() {
+                Some("user_message") => Kind::Prompt,
+                Some("agent_message") => Kind::Assistant,
+                _ => return,
+            };
+            let said = text("message").unwrap_or("");
+            if !said.trim().is_empty() {
+                out.push(Event::new(kind, said).echoed());
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The events of a `response_item`: a tool call, a tool's output, a message.
+fn item(item: &Value, out: &mut Vec<Event>) {
+    let call_id = item["call_id"].as_str();
+    if let Some((name, call)) = call(item) {
+        let event = match call {
+            Call::Patch(text) => {
+                let mut files: Vec<String> = Vec::new();
+                for path in patch_paths(&text).map(str::trim) {
+                    if !files.iter().any(|f| f == path) {
+                        files.push(path.to_string());
+                    }
+                }
+                Event::call("apply_patch", call_id, &Value::Null, None, files)
+            }
+            Call::Shell(command) => {
+                Event::call(&name, call_id, &Value::Null, Some(command), Vec::new())
+            }
+            Call::Other(args) => Event::call(&name, call_id, &args, None, Vec::new()),
+        };
+        out.push(event);
+        return;
+    }
+    match item["type"].as_str().unwrap_or("") {
+        "message" => {
+            let said = block_text(&item["content"]);
+            match item["role"].as_str() {
+                Some("user") if !said.trim().is_empty() && !added(&said) => {
+                    out.push(Event::new(Kind::Prompt, said));
+                }
+                Some("assistant") if !said.trim().is_empty() => {
+                    out.push(Event::new(Kind::Assistant, said));
+                }
+                _ => {}
+            }
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let (said, status) = output(&item["output"]);
+            out.push(Event::result(call_id, said, status));
+        }
+        _ => {}
+    }
+}
+
+/// What a tool call does.
+#[derive(Clone, Debug, PartialEq)]
+enum Call {
+    /// Applies a patch (its files are in [`patch_paths`]), as a tool or a shell command.
+    Patch(String),
+    /// Runs a shell command.
+    Shell(String),
+    /// Any other tool, with its arguments.
+    Other(Value),
+}
+
+/// The tool call a `response_item` makes (`function_call`, `local_shell_call`,
+/// `custom_tool_call`): the tool's name and what it does; `None` for any other item.
+fn call(item: &Value) -> Option<(String, Call)> {
+    let shell = |command: String| match command.contains("*** Begin Patch") {
+        true => Call::Patch(command),
+        false => Call::Shell(command),
+    };
+    let name = item["name"].as_str().unwrap_or("tool").to_string();
+    match item["type"].as_str()? {
+        "function_call" => {
+            let args = item["arguments"]
+                .as_str()
+                .and_then(|a| parse_json_lenient(a).ok())
+                .unwrap_or(Value::Null);
+            let call = match name.as_str() {
+                "apply_patch" => Call::Patch(args["input"].as_str().unwrap_or("").to_string()),
+                "shell" | "container.exec" | "shell_command" | "exec_command" | "local_shell" => {
+                    shell(
+                        shell_text(&args["command"])
+                            .or_else(|| shell_text(&args["cmd"]))
+                            .unwrap_or_default(),
+                    )
+                }
+                _ => Call::Other(args),
+            };
+            Some((name, call))
+        }
+        "local_shell_call" => Some((
+            "local_shell".to_string(),
+            shell(shell_text(&item["action"]["command"]).unwrap_or_default()),
+        )),
+        "custom_tool_call" => {
+            let input = item["input"].as_str().unwrap_or("").to_string();
+            let call = match name.as_str() {
+                "apply_patch" => Call::Patch(input),
+                _ => Call::Other(Value::String(input)),
+            };
+            Some((name, call))
+        }
+        _ => None,
+    }
+}
+
+/// The paths an `apply_patch` input names (added, updated, deleted, moved to), as written.
+fn patch_paths(patch: &str) -> impl Iterator<Item = &str> {
+    const MARKERS: [&str; 4] =
+        ["*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "];
+    patch.lines().filter_map(|line| MARKERS.iter().find_map(|m| line.strip_prefix(m)))
+}
+
+/// A shell command given as text or as an argument list; `["bash", "-lc", SCRIPT]` gives
+/// `SCRIPT`.
+fn shell_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(items) => {
+            let args: Vec<&str> = items.iter().filter_map(Value::as_str).collect();
+            let shell = |s: &str| {
+                let name = s.rsplit('/').next().unwrap_or(s);
+                matches!(name, "sh" | "bash" | "zsh" | "dash" | "fish" | "pwsh" | "powershell")
+            };
+            match args.as_slice() {
+                [sh, flag, script] if shell(sh) && flag.starts_with('-') => {
+                    Some(script.to_string())
+                }
+                _ => Some(
+                    args.iter()
+                        .map(|a| {
+                            if a.contains(char::is_whitespace) {
+                                format!("'{a}'")
+                            } else {
+                                a.to_string()
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A tool's output and its exit status: JSON with `output` and `metadata.exit_code`, or text
+/// that starts with `Exit code: N` (or says `Process exited with code N`).
+fn output(output: &Value) -> (String, Option<i64>) {
+    let raw = match output {
+        Value::String(s) => s.clone(),
+        Value::Object(_) => {
+            output["content"].as_str().map_or_else(|| output.to_string(), String::from)
+        }
+        other => block_text(other),
+    };
+    if let Ok(value) = serde_json::from_str::<Value>(&raw)
+        && let Some(text) = value["output"].as_str()
+    {
+        return (text.to_string(), value["metadata"]["exit_code"].as_i64());
+    }
+    let status = exit_code(&raw);
+    (raw, status)
+}

@@ -1,0 +1,129 @@
+//! The events an agent's transcript line folds into: raw (as the agent wrote them), before
+//! the session log cleans, redacts and cuts them and the digest picks what it lists.
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+/// The tool name of a shell command the user ran themselves (Claude Code's `!`), not the
+/// assistant.
+pub const USER_SHELL: &str = "!";
+
+/// What an event records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A prompt the user typed: it starts a turn.
+    Prompt,
+    /// A message of the assistant.
+    Assistant,
+    /// A tool the assistant called.
+    ToolCall,
+    /// What a tool call returned.
+    ToolResult,
+    /// The session's cwd, model or permission mode, when it changes.
+    Meta,
+    /// A workspace checkpoint taken before the turn's prompt.
+    Checkpoint,
+}
+
+impl Kind {
+    /// Every kind.
+    const ALL: [Kind; 6] = [
+        Kind::Prompt,
+        Kind::Assistant,
+        Kind::ToolCall,
+        Kind::ToolResult,
+        Kind::Meta,
+        Kind::Checkpoint,
+    ];
+
+    /// Its name in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Prompt => "prompt",
+            Kind::Assistant => "assistant",
+            Kind::ToolCall => "tool_call",
+            Kind::ToolResult => "tool_result",
+            Kind::Meta => "meta",
+            Kind::Checkpoint => "checkpoint",
+        }
+    }
+
+    /// The kind named `name` in the database.
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+/// One event of a transcript line, as the agent wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    /// What it records.
+    pub kind: Kind,
+    /// When it happened, if the line says.
+    pub at: Option<Timestamp>,
+    /// The tool called, for calls and results.
+    pub tool: Option<String>,
+    /// The id that ties a result to its call.
+    pub call_id: Option<String>,
+    /// The shell command a call runs.
+    pub command: Option<String>,
+    /// Files a call writes, as the agent wrote them.
+    pub files: Vec<String>,
+    /// A call's input, when it is neither a command nor files.
+    pub input: Value,
+    /// A result's exit status: 0 success, non-zero failure.
+    pub status: Option<i64>,
+    /// The text, raw (a call's is made from its command, files or input by the log).
+    pub text: String,
+    /// The agent's second record of a message it also records as an item (Codex's
+    /// `event_msg`): the digest prefers these for the user's requests, the log leaves them out.
+    pub echo: bool,
+}
+
+impl Event {
+    /// An event of `kind` saying `text`.
+    pub fn new(kind: Kind, text: impl Into<String>) -> Event {
+        Event {
+            kind,
+            at: None,
+            tool: None,
+            call_id: None,
+            command: None,
+            files: Vec::new(),
+            input: Value::Null,
+            status: None,
+            text: text.into(),
+            echo: false,
+        }
+    }
+
+    /// A call of `tool` (with the id `call_id`) that runs `command`, writes `files`, or takes
+    /// `input`.
+    pub fn call(
+        tool: &str,
+        call_id: Option<&str>,
+        input: &Value,
+        command: Option<String>,
+        files: Vec<String>,
+    ) -> Event {
+        Event {
+            tool: Some(tool.to_string()),
+            call_id: call_id.map(String::from),
+            input: input.clone(),
+            command,
+            files,
+            ..Event::new(Kind::ToolCall, "")
+        }
+    }
+
+    /// The result of the call `call_id` (or of `tool`), saying `text`, with exit `status`.
+    pub fn result(call_id: Option<&str>, text: impl Into<String>, status: Option<i64>) -> Event {
+        Event { call_id: call_id.map(String::from), status, ..Event::new(Kind::ToolResult, text) }
+    }
+
+    /// This event as an echo (see [`Event::echo`]).
+    pub fn echoed(self) -> Event {
+        Event { echo: true, ..self }
+    }
+}

@@ -1,0 +1,296 @@
+//! Everything that differs from one coding agent to another, in one file per agent: its names,
+//! how a line of its transcript is recognised and folded into session events ([`Fold`]: the
+//! one reader per agent that both the digest of `mem capture` and the session log read),
+//! how a transcript's file name gives its session, and the shape of its hook answers.
+//!
+//! Adding an agent (docs/architecture.md, "Adding an agent"): a file here with its [`Spec`],
+//! a variant of [`Agent`] with its arm in [`Agent::spec`] and its place in [`Agent::ALL`],
+//! then its tests and docs; `mem setup` writes its configuration from `src/cli/setup/`.
+
+use std::path::Path;
+
+use jiff::Timestamp;
+use serde_json::Value;
+
+use crate::format::parse_time;
+
+pub mod claude;
+pub mod codex;
+mod event;
+
+pub use self::event::{Event, Kind, USER_SHELL};
+
+/// A coding agent whose sessions mem reads and whose hooks run mem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Codex CLI.
+    Codex,
+}
+
+/// What makes one agent: its names and its readers. Each agent's file defines one.
+pub struct Spec {
+    /// The name the command line, the JSON reports and the session log use.
+    pub name: &'static str,
+    /// The name for people.
+    pub title: &'static str,
+    /// Other names read as this agent (names written by older versions of mem).
+    pub aliases: &'static [&'static str],
+    /// Whether a parsed transcript line is one this agent writes.
+    pub recognises: fn(&Value) -> bool,
+    /// Adds to `out` the events of one line this agent wrote (times are filled in after).
+    pub fold: fn(&mut Fold, &Value, &mut Vec<Event>),
+    /// How this agent's transcript file names start, if they all start the same way (no other
+    /// agent's file name is read as a name of this agent when it starts so).
+    pub file_prefix: &'static str,
+    /// The session id a transcript's file name gives, if the name is this agent's.
+    pub session_of_file: fn(&str) -> Option<String>,
+    /// Whether a transcript (its first line, parsed) is a subagent's rather than a session's.
+    pub is_subagent: fn(&Value) -> bool,
+    /// The JSON a hook prints to add `text` to the model's context on the hook `event`.
+    pub context_answer: fn(&str, &str) -> Value,
+}
+
+impl Agent {
+    /// Every agent, in the order reports list them.
+    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+
+    /// The agent's [`Spec`].
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Agent::Claude => &claude::SPEC,
+            Agent::Codex => &codex::SPEC,
+        }
+    }
+
+    /// Its name on the command line, in JSON reports and in the session log: `claude`, `codex`.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Its name for people: `Claude Code`, `Codex`.
+    pub fn title(self) -> &'static str {
+        self.spec().title
+    }
+
+    /// The agent named `name` (its name or one of its aliases, such as the `claude-code` of
+    /// older session logs).
+    pub fn from_name(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.name() == name || a.spec().aliases.contains(&name))
+    }
+
+    /// The agent that wrote a parsed transcript line; `None` for a line of no known agent.
+    pub fn of_line(line: &Value) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| (a.spec().recognises)(line))
+    }
+
+    /// The agent whose transcript `path` is by its file name, and the session id the name
+    /// gives: a name that starts with an agent's [`Spec::file_prefix`] is that agent's or
+    /// none, any other is tried with the agents that have none.
+    pub fn of_transcript(path: &Path) -> Option<(Agent, String)> {
+        let name = path.file_name()?.to_str()?;
+        let prefix = |a: &Agent| a.spec().file_prefix;
+        let own =
+            Agent::ALL.into_iter().find(|a| !prefix(a).is_empty() && name.starts_with(prefix(a)));
+        let mut candidates = Agent::ALL.into_iter().filter(|a| match own {
+            Some(own) => *a == own,
+            None => prefix(a).is_empty(),
+        });
+        candidates.find_map(|a| Some((a, (a.spec().session_of_file)(name)?)))
+    }
+
+    /// The answer of a hook that adds `text` to the context on the hook `event`, as this agent
+    /// reads it; `None` when there is nothing to add.
+    pub fn context_answer(self, event: &str, text: &str) -> Option<String> {
+        (!text.trim().is_empty()).then(|| (self.spec().context_answer)(event, text).to_string())
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl serde::Serialize for Agent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// Longest session id: `session-<id>` names the digest, a memory id of at most
+/// [`crate::format::MAX_ID_LEN`] bytes.
+pub const MAX_SESSION_ID_LEN: usize = crate::format::MAX_ID_LEN - "session-".len();
+
+/// Whether `id` can be a session id: at most [`MAX_SESSION_ID_LEN`] bytes of `[A-Za-z0-9._-]`,
+/// without `..` (it names files).
+pub fn is_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_SESSION_ID_LEN
+        && !id.contains("..")
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// What the lines of one transcript read so far say about its session, for the lines that
+/// follow: the agent, and the metadata last recorded (a meta event is added when it changes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fold {
+    /// The agent of the first line recognised.
+    pub agent: Option<Agent>,
+    /// The session id the transcript records.
+    pub session_id: Option<String>,
+    /// When the session started, where the transcript says so apart from its lines' times.
+    pub started: Option<Timestamp>,
+    /// The working directory last recorded.
+    pub cwd: Option<String>,
+    /// The model last recorded.
+    pub model: Option<String>,
+    /// The permission (approval and sandbox) mode last recorded.
+    pub mode: Option<String>,
+}
+
+/// One transcript line, folded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// The agent that wrote it.
+    pub agent: Agent,
+    /// Its time, if it says.
+    pub at: Option<Timestamp>,
+    /// Its events, each with the line's time unless it has its own.
+    pub events: Vec<Event>,
+}
+
+impl Fold {
+    /// A fold that carries on from what an earlier read of the transcript recorded.
+    pub fn resumed(
+        agent: Option<Agent>,
+        cwd: Option<String>,
+        model: Option<String>,
+        mode: Option<String>,
+    ) -> Fold {
+        Fold { agent, cwd, model, mode, ..Fold::default() }
+    }
+
+    /// Folds one parsed line; `None` for a line of no known agent.
+    pub fn line(&mut self, line: &Value) -> Option<Line> {
+        let agent = Agent::of_line(line)?;
+        self.agent.get_or_insert(agent);
+        let at = line.get("timestamp").and_then(Value::as_str).and_then(|t| parse_time(t).ok());
+        let mut events = Vec::new();
+        (agent.spec().fold)(self, line, &mut events);
+        for event in &mut events {
+            event.at = event.at.or(at);
+        }
+        Some(Line { agent, at, events })
+    }
+
+    /// Adds a meta event when the cwd, model or mode differs from the last recorded.
+    pub(crate) fn meta(
+        &mut self,
+        cwd: Option<&str>,
+        model: Option<&str>,
+        mode: Option<String>,
+        out: &mut Vec<Event>,
+    ) {
+        let mut said = Vec::new();
+        if let Some(cwd) = cwd.filter(|c| self.cwd.as_deref() != Some(*c)) {
+            self.cwd = Some(cwd.to_string());
+            said.push(format!("cwd {cwd}"));
+        }
+        if let Some(model) =
+            model.filter(|m| self.model.as_deref() != Some(*m) && !m.starts_with('<'))
+        {
+            self.model = Some(model.to_string());
+            said.push(format!("model {model}"));
+        }
+        if let Some(mode) = mode.filter(|m| self.mode.as_ref() != Some(m)) {
+            said.push(format!("permission mode {mode}"));
+            self.mode = Some(mode);
+        }
+        if !said.is_empty() {
+            out.push(Event::new(Kind::Meta, said.join("; ")));
+        }
+    }
+}
+
+/// The text of message content: a string, or the `text` of each block.
+pub(crate) fn block_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => {
+            blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n")
+        }
+        _ => String::new(),
+    }
+}
+
+/// `path` relative to `cwd` when it is inside it, else as it is.
+pub fn relative_to(cwd: Option<&str>, path: &str) -> String {
+    let Some(cwd) = cwd else { return path.to_string() };
+    let cwd = cwd.trim_end_matches(['/', '\\']);
+    path.strip_prefix(cwd)
+        .and_then(|rest| rest.strip_prefix(['/', '\\']))
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(path)
+        .to_string()
+}
+
+/// The exit code a tool's output states near its start, if it does.
+pub(crate) fn exit_code(text: &str) -> Option<i64> {
+    let head: String = text.chars().take(400).collect();
+    for marker in ["Exit code: ", "Exit code ", "exited with code "] {
+        if let Some(at) = head.find(marker) {
+            let digits: String = head[at + marker.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '-')
+                .collect();
+            if let Ok(code) = digits.parse() {
+                return Some(code);
+            }
+        }
+    }
+    None
+}
+
+/// Lines read at most from the top of a transcript to find its working directory.
+const HEAD_LINES: usize = 8;
+
+/// What the top of a transcript says about its session.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Head {
+    /// The working directory it first records.
+    pub cwd: Option<String>,
+    /// Whether it is a subagent's transcript (see [`Spec::is_subagent`]).
+    pub subagent: bool,
+}
+
+/// Reads the first lines of a transcript, until its working directory is known.
+pub fn head(path: &Path) -> std::io::Result<Head> {
+    use crate::json::{MAX_LINE_BYTES, parse_json_lenient, read_line_capped};
+    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    let mut buf = Vec::new();
+    let mut fold = Fold::default();
+    let mut head = Head::default();
+    let mut lines = 0;
+    while lines < HEAD_LINES
+        && fold.cwd.is_none()
+        && let Some(kept) = read_line_capped(&mut reader, &mut buf, MAX_LINE_BYTES)?
+    {
+        let text = String::from_utf8_lossy(&buf);
+        if kept && text.trim().is_empty() {
+            continue;
+        }
+        lines += 1;
+        let Ok(line) = parse_json_lenient(&text) else { continue };
+        if let Some(agent) = Agent::of_line(&line) {
+            head.subagent |= (agent.spec().is_subagent)(&line);
+        }
+        fold.line(&line);
+    }
+    head.cwd = fold.cwd;
+    Ok(head)
+}
+
+#[cfg(test)]
+mod tests;
