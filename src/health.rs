@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::agent::{self, Agent, claude};
+use crate::agent::{self, Agent, claude, gemini, inside};
 use crate::format::Memory;
 use crate::index::{Manifest, content_hash};
 use crate::store::{Scan, read_limited};
@@ -267,6 +267,10 @@ fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcri
                     folder.file_name().is_some_and(|n| claude::extends(&n.to_string_lossy(), own))
                         && head()?.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
                 }
+                // A chats folder names the folder its sessions were started in.
+                Agent::Gemini => {
+                    gemini::project_of(&folder).is_some_and(|started| !inside(&started, project))
+                }
             };
             if elsewhere {
                 found.other_projects += 1;
@@ -277,17 +281,6 @@ fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcri
         }
     }
     Ok(())
-}
-
-/// Whether `cwd` is `project` or inside it, as written or once both are resolved.
-fn inside(cwd: &Path, project: &Path) -> bool {
-    if cwd.starts_with(project) {
-        return true;
-    }
-    match (cwd.canonicalize(), project.canonicalize()) {
-        (Ok(cwd), Ok(project)) => cwd.starts_with(project),
-        _ => false,
-    }
 }
 
 /// Compares the project's `transcripts` with the `captured` session ids.

@@ -129,7 +129,20 @@ impl Server {
     pub(crate) fn ok(&mut self, tool: &str, arguments: Value) -> Value {
         let result = self.call(tool, arguments);
         assert_eq!(result["isError"], false, "{tool} failed: {result}{}", self.log());
-        serde_json::from_str(text(&result)).unwrap()
+        let value: Value = serde_json::from_str(text(&result)).unwrap();
+        // A client may take the text for the structured content, which must be an object
+        // (Gemini CLI does, and refuses an array).
+        assert!(value.is_object(), "{tool} answered JSON that is not an object: {value}");
+        value
+    }
+
+    /// A tool call that must succeed and answers a list under `key` (`hits`, `memories`,
+    /// `sessions`): the list.
+    #[track_caller]
+    pub(crate) fn list(&mut self, tool: &str, key: &str, arguments: Value) -> Value {
+        let value = self.ok(tool, arguments);
+        assert!(value[key].is_array(), "{tool} has no list `{key}`: {value}");
+        value[key].clone()
     }
 
     /// A tool call that must fail as a tool error (`isError: true`): its message.
@@ -276,10 +289,10 @@ fn the_session_tools_read_the_session_log() {
     });
     dir.mem_stdin(&["capture"], payload.to_string()).ok();
     let mut server = initialized(&dir);
-    let list = server.ok("session_list", json!({}));
+    let list = server.list("session_list", "sessions", json!({}));
     assert_eq!(list[0]["id"], "s-1", "{list}");
     assert_eq!(list[0]["turns"], 1, "{list}");
-    let hits = server.ok("session_search", json!({ "query": "gateway timeout" }));
+    let hits = server.list("session_search", "hits", json!({ "query": "gateway timeout" }));
     assert_eq!(hits[0]["session"], "s-1", "{hits}");
     assert!(hits[0]["snippet"].as_str().unwrap().contains("[gateway]"), "{hits}");
     let resume = server.ok("session_resume", json!({ "budget": 1000 }));
@@ -319,7 +332,8 @@ fn remember_recall_get_recent_used_forget_over_stdio() {
     assert_ne!(staging_id, release_id);
 
     // Recall: the same objects as `mem recall --json`.
-    let hits = server.ok("recall", json!({ "query": "when is the staging database reset" }));
+    let hits =
+        server.list("recall", "hits", json!({ "query": "when is the staging database reset" }));
     assert_eq!(ids(&hits)[0], staging_id, "{hits}");
     let hit = &hits[0];
     assert_eq!(hit["rank"], 1);
@@ -331,9 +345,11 @@ fn remember_recall_get_recent_used_forget_over_stdio() {
     for key in ["path", "title", "type", "importance", "created", "tags", "snippet", "bm25"] {
         assert!(!hit[key].is_null(), "{key} missing in {hit}");
     }
-    let filtered = server.ok("recall", json!({ "query": "staging database", "type": "semantic" }));
+    let filtered =
+        server.list("recall", "hits", json!({ "query": "staging database", "type": "semantic" }));
     assert_eq!(filtered, json!([]), "the staging memory is episodic");
-    let tagged = server.ok("recall", json!({ "query": "database", "tags": ["staging"], "k": 1 }));
+    let tagged =
+        server.list("recall", "hits", json!({ "query": "database", "tags": ["staging"], "k": 1 }));
     assert_eq!(ids(&tagged), [staging_id.as_str()]);
 
     // Get: the whole memory.
@@ -349,14 +365,17 @@ fn remember_recall_get_recent_used_forget_over_stdio() {
     assert_eq!(memory["path"], staging["path"]);
 
     // Recent: newest first, like `mem list --json`.
-    let recent = server.ok("recent", json!({}));
+    let recent = server.list("recent", "memories", json!({}));
     let mut recent_ids = ids(&recent);
     recent_ids.sort();
     let mut both = vec![staging_id.clone(), release_id.clone()];
     both.sort();
     assert_eq!(recent_ids, both);
-    assert_eq!(server.ok("recent", json!({ "n": 1 })).as_array().unwrap().len(), 1);
-    assert_eq!(ids(&server.ok("recent", json!({ "type": "episodic" }))), [staging_id.as_str()]);
+    assert_eq!(server.list("recent", "memories", json!({ "n": 1 })).as_array().unwrap().len(), 1);
+    assert_eq!(
+        ids(&server.list("recent", "memories", json!({ "type": "episodic" }))),
+        [staging_id.as_str()]
+    );
 
     // Used: recorded, and appended to this machine's usage file.
     let used = server.ok("used", json!({ "ids": [release_id] }));
@@ -370,7 +389,8 @@ fn remember_recall_get_recent_used_forget_over_stdio() {
     assert_eq!(forgotten["invalid_at"], NOW);
     let file = dir.read(staging["path"].as_str().unwrap());
     assert!(file.contains("invalid_reason: moved to Saturdays"), "{file}");
-    let hits = server.ok("recall", json!({ "query": "when is the staging database reset" }));
+    let hits =
+        server.list("recall", "hits", json!({ "query": "when is the staging database reset" }));
     assert!(!ids(&hits).contains(&staging_id), "{hits}");
     let again = server.tool_error("forget", json!({ "id": staging_id, "reason": "twice" }));
     assert!(again.contains("already invalid"), "{again}");
@@ -434,7 +454,7 @@ fn bad_calls_are_tool_errors_and_the_server_goes_on() {
     assert_eq!(md_files(&dir), 2);
 
     // Still answering after all that.
-    let hits = server.ok("recall", json!({ "query": "pnpm" }));
+    let hits = server.list("recall", "hits", json!({ "query": "pnpm" }));
     assert_eq!(hits.as_array().unwrap().len(), 2);
     server.finish();
     let shown = dir.mem(&["show", kept_id, "--json"]).json();
@@ -459,9 +479,9 @@ fn a_smaller_max_file_bytes_is_the_text_limit() {
 fn files_written_by_others_are_seen_at_the_next_call() {
     let dir = Dir::new();
     let mut server = initialized(&dir);
-    assert_eq!(server.ok("recall", json!({ "query": "flaky login test" })), json!([]));
+    assert_eq!(server.list("recall", "hits", json!({ "query": "flaky login test" })), json!([]));
     dir.mem(&["add", "The login test is flaky because of the session_id cookie"]).ok();
-    let hits = server.ok("recall", json!({ "query": "flaky login test" }));
+    let hits = server.list("recall", "hits", json!({ "query": "flaky login test" }));
     assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
     server.finish();
 }
@@ -473,7 +493,7 @@ fn recall_records_retrievals_unless_the_root_says_not_to() {
     let mut server = initialized(&dir);
     let kept = server.ok("remember", json!({ "text": "Run the linter with cargo clippy" }));
     let id = kept["id"].as_str().unwrap().to_string();
-    assert_eq!(ids(&server.ok("recall", json!({ "query": "linter" }))), [id.as_str()]);
+    assert_eq!(ids(&server.list("recall", "hits", json!({ "query": "linter" }))), [id.as_str()]);
     server.finish();
     let shown = dir.mem(&["show", &id, "--json"]).json();
     assert_eq!(shown["retrieved"], 0, "{shown}");
@@ -489,11 +509,12 @@ fn the_server_loads_the_model_once_and_recalls_by_meaning() {
     }
     // Two recalls: the first embeds the new memories, both use the model loaded at start.
     for query in ["cat sat on the mat", "a small cat sleeping on a carpet"] {
-        let hits = server.ok("recall", json!({ "query": query }));
+        let hits = server.list("recall", "hits", json!({ "query": query }));
         assert!(hits[0]["title"].as_str().unwrap().contains("kitten"), "{hits}");
         assert!(hits[0]["cosine"].as_f64().unwrap() > 0.4, "{hits}");
     }
-    let bm25 = server.ok("recall", json!({ "query": "cat sat on the mat", "mode": "bm25" }));
+    let bm25 =
+        server.list("recall", "hits", json!({ "query": "cat sat on the mat", "mode": "bm25" }));
     assert_eq!(bm25, json!([]), "no word in common");
     let log = server.finish();
     assert_eq!(log.matches("embedding model loaded").count(), 1, "{log}");
@@ -571,7 +592,7 @@ fn a_malformed_line_gets_a_parse_error_and_the_server_goes_on() {
     assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 9, "{list}");
     let kept = server.ok("remember", json!({ "text": "Parse errors do not stop the server" }));
     assert_eq!(
-        ids(&server.ok("recall", json!({ "query": "parse errors" }))),
+        ids(&server.list("recall", "hits", json!({ "query": "parse errors" }))),
         [kept["id"].as_str().unwrap()]
     );
     let log = server.finish();
@@ -584,7 +605,7 @@ fn the_server_watches_the_root_and_sees_what_other_tools_change() {
     dir.write("a.md", memory("a", "semantic", 5, "2026-01-01T00:00:00Z", "apple pie\n"));
     dir.write("b.md", memory("b", "semantic", 5, "2026-01-01T00:00:00Z", "cherry tart\n"));
     let mut server = initialized(&dir);
-    assert_eq!(ids(&server.ok("recall", json!({ "query": "apple" }))), ["a"]);
+    assert_eq!(ids(&server.list("recall", "hits", json!({ "query": "apple" }))), ["a"]);
     // Another tool adds a file in a new folder and edits one in place (its folder does not
     // change; no recall returns it): the watcher reports both.
     dir.write("new/c.md", memory("c", "semantic", 5, "2026-01-01T00:00:00Z", "durian smoothie\n"));
@@ -600,8 +621,8 @@ fn the_server_watches_the_root_and_sees_what_other_tools_change() {
     let mut found = (Vec::new(), Vec::new());
     for _ in 0..50 {
         found = (
-            ids(&server.ok("recall", json!({ "query": "durian" }))),
-            ids(&server.ok("recall", json!({ "query": "elderberry" }))),
+            ids(&server.list("recall", "hits", json!({ "query": "durian" }))),
+            ids(&server.list("recall", "hits", json!({ "query": "elderberry" }))),
         );
         if !found.0.is_empty() && !found.1.is_empty() {
             break;
@@ -609,11 +630,11 @@ fn the_server_watches_the_root_and_sees_what_other_tools_change() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(found, (vec!["c".to_string()], vec!["b".to_string()]), "{}", server.log());
-    assert!(ids(&server.ok("recall", json!({ "query": "cherry" }))).is_empty());
+    assert!(ids(&server.list("recall", "hits", json!({ "query": "cherry" }))).is_empty());
     std::fs::remove_file(dir.path().join("a.md")).unwrap();
     let mut gone = false;
     for _ in 0..50 {
-        gone = ids(&server.ok("recall", json!({ "query": "apple" }))).is_empty();
+        gone = ids(&server.list("recall", "hits", json!({ "query": "apple" }))).is_empty();
         if gone {
             break;
         }

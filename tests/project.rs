@@ -431,7 +431,8 @@ fn the_user_layer_is_searched_beside_the_project_and_labelled() {
     // The MCP server, started in the project as an agent starts it, searches both.
     let mut server = crate::mcp::Server::start_in(&repo, "src");
     server.initialize();
-    let hits = server.ok("recall", serde_json::json!({ "query": "terse commit messages" }));
+    let hits =
+        server.list("recall", "hits", serde_json::json!({ "query": "terse commit messages" }));
     assert_eq!(hits[0]["layer"], "user", "{hits}");
     let written = server.ok(
         "remember",
@@ -503,7 +504,7 @@ fn a_broken_user_layer_leaves_the_project_working() {
         assert!(start.stdout.contains("Postgres 16"), "{}{}", start.stdout, start.stderr);
         let mut server = crate::mcp::Server::start_in(&repo, "src");
         server.initialize();
-        let hits = server.ok("recall", serde_json::json!({ "query": "orders postgres" }));
+        let hits = server.list("recall", "hits", serde_json::json!({ "query": "orders postgres" }));
         assert_eq!(hits[0]["title"], "Orders live in Postgres 16", "{hits}");
         let refused =
             server.tool_error("remember", serde_json::json!({ "text": "x y z", "layer": "user" }));

@@ -15,8 +15,11 @@ pub const SPEC: Spec = Spec {
     aliases: &["claude-code"],
     recognises,
     fold,
+    finish: |_, _| {},
     file_prefix: "",
     session_of_file,
+    prompt_event: "UserPromptSubmit",
+    clean_prompt: str::to_string,
     is_subagent: |_| false,
     context_answer: |event, text| {
         serde_json::json!({
@@ -25,19 +28,20 @@ pub const SPEC: Spec = Spec {
     },
 };
 
-/// Whether a line is Claude Code's: by its `type`, or by the `sessionId` and `message` every
-/// message line has.
+/// Whether a line is Claude Code's: by its `type` (a user or assistant line has a `message`),
+/// or by the `sessionId` and `message` every message line has.
 fn recognises(line: &Value) -> bool {
-    let kind = line.get("type").and_then(Value::as_str).unwrap_or("");
-    matches!(
-        kind,
-        "user" | "assistant" | "system" | "summary" | "progress" | "file-history-snapshot"
-    ) || line.get("sessionId").is_some() && line.get("message").is_some()
+    let message = line.get("message").is_some();
+    match line.get("type").and_then(Value::as_str).unwrap_or("") {
+        "user" | "assistant" => message,
+        "system" | "summary" | "progress" | "file-history-snapshot" => true,
+        _ => line.get("sessionId").is_some() && message,
+    }
 }
 
 /// `<session_id>.jsonl`.
-fn session_of_file(name: &str) -> Option<String> {
-    let stem = name.strip_suffix(".jsonl")?;
+fn session_of_file(path: &Path) -> Option<String> {
+    let stem = path.file_name()?.to_str()?.strip_suffix(".jsonl")?;
     is_session_id(stem).then(|| stem.to_string())
 }
 

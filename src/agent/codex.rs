@@ -16,8 +16,11 @@ pub const SPEC: Spec = Spec {
     aliases: &[],
     recognises,
     fold,
+    finish: |_, _| {},
     file_prefix: "rollout-",
     session_of_file,
+    prompt_event: "UserPromptSubmit",
+    clean_prompt: str::to_string,
     is_subagent,
     context_answer: |event, text| {
         serde_json::json!({
@@ -37,7 +40,8 @@ fn recognises(line: &Value) -> bool {
 }
 
 /// `rollout-<timestamp>-<uuid>.jsonl` gives the trailing UUID (36 characters).
-fn session_of_file(name: &str) -> Option<String> {
+fn session_of_file(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
     let rest = name.strip_suffix(".jsonl")?.strip_prefix("rollout-")?;
     let start = rest.len().checked_sub(36)?;
     let uuid = rest.get(start..)?;
@@ -76,9 +80,7 @@ pub fn find_rollout(sessions: &Path, session_id: &str) -> Option<PathBuf> {
             if let Some(found) = find_rollout(&path, session_id) {
                 return Some(found);
             }
-        } else if kind.is_file()
-            && entry.file_name().to_str().and_then(session_of_file).as_deref() == Some(session_id)
-        {
+        } else if kind.is_file() && session_of_file(&path).as_deref() == Some(session_id) {
             return Some(path);
         }
     }

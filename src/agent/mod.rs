@@ -17,6 +17,7 @@ use crate::format::parse_time;
 pub mod claude;
 pub mod codex;
 mod event;
+pub mod gemini;
 
 pub use self::event::{Event, Kind, USER_SHELL};
 
@@ -27,6 +28,8 @@ pub enum Agent {
     Claude,
     /// Codex CLI.
     Codex,
+    /// Gemini CLI.
+    Gemini,
 }
 
 /// What makes one agent: its names and its readers. Each agent's file defines one.
@@ -41,35 +44,44 @@ pub struct Spec {
     pub recognises: fn(&Value) -> bool,
     /// Adds to `out` the events of one line this agent wrote (times are filled in after).
     pub fold: fn(&mut Fold, &Value, &mut Vec<Event>),
+    /// Adds to `out` the events still held at the end of what is read (see [`Fold::held`]).
+    pub finish: fn(&mut Fold, &mut Vec<Event>),
     /// How this agent's transcript file names start, if they all start the same way (no other
     /// agent's file name is read as a name of this agent when it starts so).
     pub file_prefix: &'static str,
-    /// The session id a transcript's file name gives, if the name is this agent's.
-    pub session_of_file: fn(&str) -> Option<String>,
+    /// The session id of a transcript file, if its name is this agent's (read from the file
+    /// where the name holds only part of it).
+    pub session_of_file: fn(&Path) -> Option<String>,
     /// Whether a transcript (its first line, parsed) is a subagent's rather than a session's.
     pub is_subagent: fn(&Value) -> bool,
+    /// The `hook_event_name` of the hook run on each prompt, before the model sees it.
+    pub prompt_event: &'static str,
+    /// The prompt of a hook payload as the user typed it (what the agent adds taken out).
+    pub clean_prompt: fn(&str) -> String,
     /// The JSON a hook prints to add `text` to the model's context on the hook `event`.
     pub context_answer: fn(&str, &str) -> Value,
 }
 
 impl Agent {
     /// Every agent, in the order reports list them.
-    pub const ALL: [Agent; 2] = [Agent::Claude, Agent::Codex];
+    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
 
     /// The agent's [`Spec`].
     pub fn spec(self) -> &'static Spec {
         match self {
             Agent::Claude => &claude::SPEC,
             Agent::Codex => &codex::SPEC,
+            Agent::Gemini => &gemini::SPEC,
         }
     }
 
-    /// Its name on the command line, in JSON reports and in the session log: `claude`, `codex`.
+    /// Its name on the command line, in JSON reports and in the session log: `claude`,
+    /// `codex`, `gemini`.
     pub fn name(self) -> &'static str {
         self.spec().name
     }
 
-    /// Its name for people: `Claude Code`, `Codex`.
+    /// Its name for people: `Claude Code`, `Codex`, `Gemini CLI`.
     pub fn title(self) -> &'static str {
         self.spec().title
     }
@@ -97,7 +109,7 @@ impl Agent {
             Some(own) => *a == own,
             None => prefix(a).is_empty(),
         });
-        candidates.find_map(|a| Some((a, (a.spec().session_of_file)(name)?)))
+        candidates.find_map(|a| Some((a, (a.spec().session_of_file)(path)?)))
     }
 
     /// The answer of a hook that adds `text` to the context on the hook `event`, as this agent
@@ -148,6 +160,12 @@ pub struct Fold {
     pub model: Option<String>,
     /// The permission (approval and sandbox) mode last recorded.
     pub mode: Option<String>,
+    /// A message held back, by its id, while the agent may still write it again (Gemini CLI
+    /// appends a changed message again under its id): released when another comes, or at the
+    /// end of what is read ([`Fold::finish`]).
+    pub held: Option<(String, Value)>,
+    /// The ids of the messages released so far in this read.
+    pub released: std::collections::HashSet<String>,
 }
 
 /// One transcript line, folded.
@@ -183,6 +201,15 @@ impl Fold {
             event.at = event.at.or(at);
         }
         Some(Line { agent, at, events })
+    }
+
+    /// The events still held at the end of what is read: the agent's last message, whole.
+    pub fn finish(&mut self) -> Vec<Event> {
+        let mut events = Vec::new();
+        if let Some(agent) = self.agent {
+            (agent.spec().finish)(self, &mut events);
+        }
+        events
     }
 
     /// Adds a meta event when the cwd, model or mode differs from the last recorded.
@@ -251,6 +278,17 @@ pub(crate) fn exit_code(text: &str) -> Option<i64> {
         }
     }
     None
+}
+
+/// Whether `cwd` is `project` or inside it, as written or once both are resolved.
+pub fn inside(cwd: &Path, project: &Path) -> bool {
+    if cwd.starts_with(project) {
+        return true;
+    }
+    match (cwd.canonicalize(), project.canonicalize()) {
+        (Ok(cwd), Ok(project)) => cwd.starts_with(project),
+        _ => false,
+    }
 }
 
 /// Lines read at most from the top of a transcript to find its working directory.

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::*;
 
 #[test]
@@ -42,7 +44,7 @@ fn a_codex_rollout_is_found_by_session_id() {
 #[test]
 fn agents_are_named_once_and_read_by_their_aliases() {
     let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    assert_eq!(names, ["claude", "codex"]);
+    assert_eq!(names, ["claude", "codex", "gemini"]);
     assert_eq!(Agent::from_name("claude-code"), Some(Agent::Claude));
     assert_eq!(Agent::from_name("Claude Code"), None);
     assert_eq!(serde_json::to_value(Agent::Codex).unwrap(), "codex");
@@ -63,4 +65,106 @@ fn a_line_folds_once_for_both_readers() {
     assert_eq!(line.events[0].at, Some("2025-10-29T00:59:38.317Z".parse().unwrap()));
     let other = serde_json::json!({"type": "note", "text": "x"});
     assert_eq!(fold.line(&other), None);
+}
+
+/// A Gemini CLI 0.61.0 chat, as it wrote one (shortened): the first line, the session context
+/// in a `$set`, a prompt with the hook context in front, a model message written twice under
+/// one id (the second copy with its tool call and result), the tool result as a user message,
+/// and the answer.
+pub(crate) const GEMINI: &[&str] = &[
+    r#"{"sessionId":"2b0be709-00c1-465e-9935-165dc0f2020d","projectHash":"dec1","startTime":"2026-12-02T03:38:29.611Z","lastUpdated":"2026-12-02T03:38:29.611Z","kind":"main"}"#,
+    r#"{"$set":{"messages":[{"id":"d049","timestamp":"2026-12-02T03:38:29.612Z","type":"user","content":[{"text":"<session_context>\nThis is the Gemini CLI.\n- **Workspace Directories:**\n  - /tmp/gx/proj\n- **Directory Structure:**\n</session_context>"}]}],"lastUpdated":"2026-12-02T03:38:29.612Z"}}"#,
+    r#"{"id":"1d60","timestamp":"2026-12-02T03:38:29.666Z","type":"user","content":[{"text":"<hook_context>Remember: we use pnpm &lt;b&gt;never&lt;/b&gt; npm</hook_context>\n\nlist the files"},{"text":"<hook_context>Remember: pnpm</hook_context>"}]}"#,
+    r#"{"$set":{"lastUpdated":"2026-12-02T03:38:29.667Z"}}"#,
+    r#"{"id":"ed29","timestamp":"2026-12-02T03:38:29.790Z","type":"gemini","content":"","model":"gemini-2.5-flash"}"#,
+    r#"{"$set":{"lastUpdated":"2026-12-02T03:38:29.790Z"}}"#,
+    r#"{"id":"ed29","timestamp":"2026-12-02T03:38:29.790Z","type":"gemini","content":"","model":"gemini-2.5-flash","toolCalls":[{"id":"run_1","name":"run_shell_command","args":{"command":"ls"},"result":[{"functionResponse":{"id":"run_1","name":"run_shell_command","response":{"output":"<untrusted_context>\nOutput: (empty)\n</untrusted_context>"}}}],"status":"success","timestamp":"2026-12-02T03:38:29.847Z"},{"id":"write_2","name":"write_file","args":{"file_path":"/tmp/gx/proj/src/a.rs","content":"x"},"result":[],"status":"error"}]}"#,
+    r#"{"id":"578a","timestamp":"2026-12-02T03:38:29.852Z","type":"user","content":[{"functionResponse":{"id":"run_1","name":"run_shell_command","response":{"output":"Output: (empty)"}}}]}"#,
+    r#"{"id":"ae1c","timestamp":"2026-12-02T03:38:29.866Z","type":"gemini","content":"All done.","model":"gemini-2.5-flash"}"#,
+    r#"{"$set":{"lastUpdated":"2026-12-02T03:38:29.866Z"}}"#,
+];
+
+fn fold_all(lines: &[&str]) -> (Fold, Vec<Event>) {
+    let mut fold = Fold::default();
+    let mut events = Vec::new();
+    for line in lines {
+        let value: Value = serde_json::from_str(line).unwrap();
+        let folded = fold.line(&value).unwrap_or_else(|| panic!("not recognised: {line}"));
+        assert_eq!(folded.agent, Agent::Gemini, "{line}");
+        events.extend(folded.events);
+    }
+    events.extend(fold.finish());
+    (fold, events)
+}
+
+#[test]
+fn a_gemini_chat_folds_each_message_once_in_its_last_copy() {
+    let (fold, events) = fold_all(GEMINI);
+    assert_eq!(fold.session_id.as_deref(), Some("2b0be709-00c1-465e-9935-165dc0f2020d"));
+    assert_eq!(fold.started, Some("2026-12-02T03:38:29.611Z".parse().unwrap()));
+    assert_eq!(fold.cwd.as_deref(), Some("/tmp/gx/proj"), "the workspace Gemini states");
+    let kinds: Vec<(Kind, &str)> = events.iter().map(|e| (e.kind, e.text.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            (Kind::Meta, "cwd /tmp/gx/proj"),
+            (Kind::Prompt, "list the files"),
+            (Kind::Meta, "model gemini-2.5-flash"),
+            (Kind::ToolCall, ""),
+            (Kind::ToolResult, "Output: (empty)"),
+            (Kind::ToolCall, ""),
+            (Kind::ToolResult, ""),
+            (Kind::Assistant, "All done."),
+        ]
+    );
+    assert_eq!(events[3].command.as_deref(), Some("ls"));
+    assert_eq!((events[4].call_id.as_deref(), events[4].status), (Some("run_1"), Some(0)));
+    assert_eq!(events[5].files, ["/tmp/gx/proj/src/a.rs"]);
+    assert_eq!(events[6].status, Some(1));
+    assert_eq!(events[4].at, Some("2026-12-02T03:38:29.847Z".parse().unwrap()));
+    assert_eq!(events[7].at, Some("2026-12-02T03:38:29.866Z".parse().unwrap()));
+}
+
+#[test]
+fn gemini_lines_are_not_taken_for_claude_codes() {
+    for line in GEMINI {
+        let value: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(Agent::of_line(&value), Some(Agent::Gemini), "{line}");
+    }
+    let claude = serde_json::json!({"type": "user", "message": {"content": "hi"}});
+    assert_eq!(Agent::of_line(&claude), Some(Agent::Claude));
+}
+
+#[test]
+fn a_gemini_chat_file_gives_the_whole_session_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session-2026-12-02T03-38-2b0be709.jsonl");
+    std::fs::write(&path, GEMINI.join("\n")).unwrap();
+    let found = Agent::of_transcript(&path);
+    assert_eq!(found, Some((Agent::Gemini, "2b0be709-00c1-465e-9935-165dc0f2020d".into())));
+    let other = dir.path().join("session-2026-12-02T03-38-ffffffff.jsonl");
+    std::fs::write(&other, GEMINI.join("\n")).unwrap();
+    assert_eq!(Agent::of_transcript(&other), None, "the name's id must start the file's");
+}
+
+#[test]
+fn the_hook_context_gemini_adds_is_taken_out_of_the_prompt() {
+    let prompt =
+        "<hook_context>a &lt;b&gt;</hook_context>\n\n<hook_context>c</hook_context> fix it";
+    assert_eq!(gemini::without_hook_context(prompt), "fix it");
+    assert_eq!(gemini::without_hook_context("no context"), "no context");
+    assert_eq!(gemini::without_hook_context("<hook_context>cut"), "<hook_context>cut");
+}
+
+#[test]
+fn gemini_folders_are_those_of_the_project_and_its_subfolders() {
+    let home = tempfile::tempdir().unwrap();
+    let projects = r#"{"projects": {"/w/shop": "shop", "/w/shop/src": "src", "/w/shopping": "shopping", "/w/evil": "../x"}}"#;
+    std::fs::write(home.path().join("projects.json"), projects).unwrap();
+    for short in ["shop", "src", "shopping"] {
+        std::fs::create_dir_all(home.path().join("tmp").join(short).join("chats")).unwrap();
+    }
+    let found = gemini::folders(home.path(), Path::new("/w/shop"));
+    let tmp = home.path().join("tmp");
+    assert_eq!(found, [tmp.join("shop/chats"), tmp.join("src/chats")]);
 }

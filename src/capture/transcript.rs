@@ -161,6 +161,9 @@ pub(crate) fn read_transcript_upto(
             Ok(())
         },
     )?;
+    for event in t.fold.finish() {
+        t.event(event);
+    }
     if reader.limit() == 0 {
         // At the limit: truncated if the transcript goes on.
         t.truncated = !reader.into_inner().fill_buf()?.is_empty();

@@ -79,7 +79,7 @@ fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Resu
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
     layers.refresh(ctx.now, &mem::progress::Silent)?;
     let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
-    let prompt = event.prompt.as_ref().filter(|_| name == hook::USER_PROMPT_SUBMIT);
+    let prompt = event.prompt.as_ref();
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
         .session_id

@@ -33,9 +33,12 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
     let folders = args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project));
     let health = engine.health(ctx.now, folders.as_deref())?;
     let configured = match dirs::home_dir() {
-        Some(home) => {
-            super::setup::configured(&project, &home, super::hook::codex_home().as_deref())
-        }
+        Some(home) => super::setup::configured(
+            &project,
+            &home,
+            super::hook::codex_home().as_deref(),
+            super::hook::gemini_home().as_deref(),
+        ),
         None => Vec::new(),
     };
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
@@ -250,6 +253,9 @@ fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
         let mut folders =
             claude_home().map(|c| claude_folders(&c.join("projects"), project)).unwrap_or_default();
         folders.extend(super::hook::codex_sessions().filter(|d| d.is_dir()));
+        if let Some(gemini) = super::hook::gemini_home() {
+            folders.extend(mem::agent::gemini::folders(&gemini, project));
+        }
         return folders;
     };
     let projects = given.parent().filter(|_| {

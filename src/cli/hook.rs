@@ -37,15 +37,13 @@ captured, never captures elsewhere)";
 
 /// `hook_event_name` of the hook run when a session starts.
 pub const SESSION_START: &str = "SessionStart";
-/// `hook_event_name` of the hook run on each prompt, before the model sees it.
-pub const USER_PROMPT_SUBMIT: &str = "UserPromptSubmit";
 
 /// What a hook payload says about the moment (the fields the answers need).
 #[derive(Debug, Default)]
 pub struct Event {
     /// `hook_event_name`.
     pub name: Option<String>,
-    /// `prompt`, on a UserPromptSubmit.
+    /// `prompt`, on the agent's prompt event (see [`Event::of`]).
     pub prompt: Option<String>,
     /// `cwd`: the agent's working directory.
     pub cwd: Option<String>,
@@ -58,6 +56,19 @@ pub struct Event {
 }
 
 impl Event {
+    /// The fields of `agent`'s payload, its prompt as the user typed it (what the agent adds
+    /// to it taken out), and `None` for it on any other event than the agent's prompt event.
+    pub fn of(agent: Agent, payload: &[u8]) -> Event {
+        let mut event = Event::parse(payload);
+        let spec = agent.spec();
+        event.prompt = event
+            .prompt
+            .filter(|_| event.name.as_deref() == Some(spec.prompt_event))
+            .map(|p| (spec.clean_prompt)(&p))
+            .filter(|p| !p.trim().is_empty());
+        event
+    }
+
     /// The fields of a payload; those missing or not text are `None` (a payload that does not
     /// parse gives an event with no field).
     pub fn parse(payload: &[u8]) -> Event {
@@ -138,7 +149,7 @@ pub fn run(
         })
         .and_then(|read| {
             payload = read;
-            let event = Event::parse(&payload);
+            let event = Event::of(agent, &payload);
             if project_only && outside_projects(ctx, event.cwd.as_deref())?
                 || !first_call(ctx, agent, command, &payload)?
             {
@@ -228,6 +239,15 @@ pub fn codex_home() -> Option<PathBuf> {
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| dirs::home_dir().map(|h| h.join(".codex")))
+}
+
+/// Gemini CLI's folder: `.gemini` in `$GEMINI_CLI_HOME`, else in the home folder.
+pub fn gemini_home() -> Option<PathBuf> {
+    std::env::var_os("GEMINI_CLI_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(dirs::home_dir)
+        .map(|h| h.join(".gemini"))
 }
 
 /// The folder Codex writes its session rollouts to (`<codex home>/sessions`).

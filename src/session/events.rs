@@ -68,6 +68,12 @@ impl LineState {
         folded.events.into_iter().filter(|e| !e.echo).map(|e| self.logged(e)).collect()
     }
 
+    /// The events still held at the end of what is read (see `agent::Fold::finish`).
+    pub fn finish(&mut self) -> Vec<NewEvent> {
+        let held = self.fold.finish();
+        held.into_iter().filter(|e| !e.echo).map(|e| self.logged(e)).collect()
+    }
+
     /// An event as the log keeps it: every text cleaned, redacted and cut (see [`log_text`]),
     /// a call's text made from its command, its files or its input, files relative to the cwd.
     fn logged(&mut self, event: Event) -> NewEvent {

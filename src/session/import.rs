@@ -128,25 +128,30 @@ impl SessionLog {
                 Ok(())
             };
             let io = |e: std::io::Error| Error::io(transcript, e);
+            let mut take = |events: Vec<NewEvent>| -> Result<()> {
+                for event in events {
+                    if event.kind == Kind::Prompt {
+                        turn += 1;
+                        if first_prompt.is_none() {
+                            first_prompt = Some(event.text.clone());
+                        }
+                    }
+                    add(&event, turn)?;
+                    imported.events += 1;
+                }
+                Ok(())
+            };
             let taken = read_json_lines(&mut reader, true, io, |line| {
                 imported.lines += 1;
                 match line {
                     JsonLine::Skipped { .. } => imported.skipped += 1,
-                    JsonLine::Value { value, .. } => {
-                        for event in state.events(&value) {
-                            if event.kind == Kind::Prompt {
-                                turn += 1;
-                                if first_prompt.is_none() {
-                                    first_prompt = Some(event.text.clone());
-                                }
-                            }
-                            add(&event, turn)?;
-                            imported.events += 1;
-                        }
-                    }
+                    JsonLine::Value { value, .. } => take(state.events(&value))?,
                 }
                 Ok(())
             })?;
+            // Imports come between an agent's turns (its hooks): a message the agent may
+            // write again under its id is whole by then.
+            take(state.finish())?;
             end = offset + taken;
         }
         imported.pending_bytes = len.saturating_sub(end);

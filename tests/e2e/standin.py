@@ -6,7 +6,9 @@ request it gets as one JSON line (path and body) to --log, and answers:
 
 - POST /v1/messages (Anthropic Messages, streamed or not; what Claude Code speaks) and
   /v1/messages/count_tokens;
-- POST /v1/responses (OpenAI Responses, streamed; what Codex speaks through a custom provider).
+- POST /v1/responses (OpenAI Responses, streamed; what Codex speaks through a custom provider);
+- POST /v1beta/models/MODEL:streamGenerateContent (server-sent events) and :generateContent
+  (Gemini API; what Gemini CLI speaks with GOOGLE_GEMINI_BASE_URL), and :countTokens.
 
 The answer follows a plan (--plan, JSON): {"tool": NAME, "input": {...}, "text": "..."}, with
 "namespace": NS for a tool Codex offers inside a namespace item (its MCP servers' tools). A
@@ -45,6 +47,24 @@ def openai_has_result(body):
     items = body.get("input")
     return isinstance(items, list) and any(
         isinstance(item, dict) and item.get("type") == "function_call_output" for item in items
+    )
+
+
+def gemini_has_result(body):
+    return any(
+        isinstance(part, dict) and "functionResponse" in part
+        for content in body.get("contents", [])
+        if isinstance(content, dict)
+        for part in content.get("parts", [])
+    )
+
+
+def gemini_offered(tools, name):
+    return any(
+        isinstance(decl, dict) and decl.get("name") == name
+        for tool in tools or []
+        if isinstance(tool, dict)
+        for decl in tool.get("functionDeclarations", []) or []
     )
 
 
@@ -110,6 +130,10 @@ class Handler(BaseHTTPRequestHandler):
             self.anthropic(body)
         elif path.endswith("/responses"):
             self.openai(body)
+        elif path.endswith(":countTokens"):
+            self.send_json({"totalTokens": 100})
+        elif path.endswith(":streamGenerateContent") or path.endswith(":generateContent"):
+            self.gemini(body, path.endswith(":streamGenerateContent"))
         else:
             self.send_json({"error": {"type": "not_found", "message": path}}, 404)
 
@@ -157,6 +181,36 @@ class Handler(BaseHTTPRequestHandler):
                                "usage": {"output_tokens": 10}}),
             ("message_stop", {"type": "message_stop"}),
         ])
+
+    def gemini(self, body, stream):
+        plan = self.server.plan
+        use_tool = (
+            plan.get("tool")
+            and gemini_offered(body.get("tools"), plan["tool"])
+            and not gemini_has_result(body)
+        )
+        if use_tool:
+            part = {"functionCall": {"name": plan["tool"], "args": plan.get("input", {})}}
+        else:
+            part = {"text": plan.get("text", "Done.")}
+        answer = {
+            "candidates": [{"content": {"role": "model", "parts": [part]},
+                            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10,
+                              "totalTokenCount": 110},
+            "modelVersion": "stand-in",
+        }
+        if not stream:
+            self.send_json(answer)
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(f"data: {json.dumps(answer)}\r\n\r\n".encode())
+        self.wfile.flush()
+        self.close_connection = True
 
     def openai(self, body):
         plan = self.server.plan

@@ -261,8 +261,8 @@ struct UsedArgs {
 impl MemServer {
     /// Recall: the memories most relevant to a task.
     #[tool(
-        description = "Recall long-term memories relevant to a task: the top k memories matching \
-        the query, ranked by relevance × recency × importance. Each hit has id, path, title, \
+        description = "Recall long-term memories relevant to a task: {hits}, the top k memories \
+        matching the query, ranked by relevance × recency × importance. Each hit has id, path, title, \
         type, importance, created, tags, rank, score, components (relevance, coverage, recency, \
         importance), strength, bm25 and a snippet. Invalidated memories, and those whose \
         strength is below 0.3 (a weak match), are left out: an empty list means nothing \
@@ -287,7 +287,7 @@ impl MemServer {
             if let Some(report) = &user_report {
                 self.log_problems(report);
             }
-            to_json(&recall.hits)
+            to_json(&json!({ "hits": recall.hits }))
         })
     }
 
@@ -369,8 +369,8 @@ impl MemServer {
 
     /// Recent: the newest memories.
     #[tool(
-        description = "List the newest memories, newest first (invalidated ones included, with \
-        their invalid_at): id, path, title, type, importance, created, last_access, tags, \
+        description = "List the newest memories, newest first, as {memories} (invalidated ones \
+        included, with their invalid_at): each with id, path, title, type, importance, created, last_access, tags, \
         source, invalid_at, superseded_by.",
         annotations(title = "Recent memories", read_only_hint = true, open_world_hint = false)
     )]
@@ -393,7 +393,8 @@ impl MemServer {
             // Newest first; the project's first on equal times (a stable sort).
             records.sort_by_key(|r| std::cmp::Reverse(r.0));
             records.truncate(n);
-            to_json(&records.into_iter().map(|(_, v)| v).collect::<Vec<_>>())
+            let memories: Vec<serde_json::Value> = records.into_iter().map(|(_, v)| v).collect();
+            to_json(&json!({ "memories": memories }))
         })
     }
 

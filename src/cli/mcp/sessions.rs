@@ -61,22 +61,22 @@ fn default_budget() -> u32 {
 impl MemServer {
     /// Session list: the latest sessions.
     #[tool(
-        description = "List the agent sessions in this project's session log, most recent first: \
-        id, agent, project, started_at, last_at, turns, events, first_prompt, memory (the id of \
+        description = "List the agent sessions in this project's session log, most recent first, \
+        as {sessions}: each with id, agent, project, started_at, last_at, turns, events, first_prompt, memory (the id of \
         the session's digest memory).",
         annotations(title = "List sessions", read_only_hint = true, open_world_hint = false)
     )]
     fn session_list(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
         self.call(false, |layers, _| {
             let n = check_count("n", args.n)?;
-            to_json(&layers.project().session_log()?.list(None, n)?)
+            to_json(&json!({ "sessions": layers.project().session_log()?.list(None, n)? }))
         })
     }
 
     /// Session search: full-text search over past sessions.
     #[tool(
         description = "Search past agent sessions (prompts, answers, tool calls and their output) \
-        with full-text search: the best k events, each with session, project, turn, kind, at and \
+        with full-text search: {hits}, the best k events, each with session, project, turn, kind, at and \
         a snippet with the matches in [brackets]. Use it to find how something was done or \
         decided before; session_resume gives a session's state.",
         annotations(title = "Search sessions", read_only_hint = true, open_world_hint = false)
@@ -84,7 +84,8 @@ impl MemServer {
     fn session_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         self.call(false, |layers, _| {
             let k = check_count("k", args.k)?;
-            to_json(&layers.project().session_log()?.search(&args.query, None, k)?)
+            let hits = layers.project().session_log()?.search(&args.query, None, k)?;
+            to_json(&json!({ "hits": hits }))
         })
     }
 

@@ -30,10 +30,16 @@ impl Configured {
 }
 
 /// The commands that run mem in the agents' files that apply to the project at `project`:
-/// its own (`.claude/settings.json`, `.mcp.json`, `.codex/`) and the user's (`home`'s
-/// `.claude/settings.json` and `.claude.json`, `codex_home`'s `config.toml` and `hooks.json`).
+/// its own (`.claude/settings.json`, `.mcp.json`, `.codex/`, `.gemini/settings.json`) and the
+/// user's (`home`'s `.claude/settings.json` and `.claude.json`, `codex_home`'s `config.toml`
+/// and `hooks.json`, `gemini_home`'s `settings.json`).
 /// A file that is missing or does not parse holds none.
-pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec<Configured> {
+pub fn configured(
+    project: &Path,
+    home: &Path,
+    codex_home: Option<&Path>,
+    gemini_home: Option<&Path>,
+) -> Vec<Configured> {
     let mut files: Vec<(PathBuf, Kind)> = vec![
         (project.join(".claude/settings.json"), Kind::Hooks),
         (project.join(".claude/settings.local.json"), Kind::Hooks),
@@ -42,7 +48,11 @@ pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec
         (project.join(".codex/config.toml"), Kind::CodexConfig),
         (home.join(".claude/settings.json"), Kind::Hooks),
         (home.join(".claude.json"), Kind::ClaudeServers),
+        (project.join(".gemini/settings.json"), Kind::HooksAndServers),
     ];
+    if let Some(gemini) = gemini_home {
+        files.push((gemini.join("settings.json"), Kind::HooksAndServers));
+    }
     if let Some(codex) = codex_home {
         files.push((codex.join("hooks.json"), Kind::CodexHooks));
         files.push((codex.join("config.toml"), Kind::CodexConfig));
@@ -82,6 +92,12 @@ pub fn configured(project: &Path, home: &Path, codex_home: Option<&Path>) -> Vec
                 })
                 .collect(),
             Kind::ClaudeServers => claude_server(text).into_iter().map(|p| (p, None)).collect(),
+            Kind::HooksAndServers => mem_hooks(text)
+                .iter()
+                .filter_map(|hook| Some(program_of(&hook.command)?.0.to_string()))
+                .chain(claude_server(text))
+                .map(|p| (p, None))
+                .collect(),
             Kind::CodexConfig => codex_programs(text).into_iter().map(|p| (p, None)).collect(),
         };
         let file = file.display().to_string();
@@ -150,6 +166,8 @@ enum Kind {
     ClaudeServers,
     /// Codex's `config.toml` (`mcp_servers`, `notify`).
     CodexConfig,
+    /// Gemini CLI's settings: hooks as Claude Code's, and `mcpServers`.
+    HooksAndServers,
 }
 
 /// The program of the `mem` server of a Claude Code MCP configuration, when mem's.
@@ -218,7 +236,7 @@ mod tests {
             "notify = [\"/bin/sh\"]\n[mcp_servers.mem]\ncommand = \"/nowhere/mem\"\n",
         )
         .unwrap();
-        let found = configured(&project, &home, None);
+        let found = configured(&project, &home, None, None);
         let listed: Vec<(&str, bool)> =
             found.iter().map(|c| (c.file.rsplit('/').next().unwrap(), c.runs.is_some())).collect();
         // /nowhere/mem resolves to nothing; whether `mem` does depends on this machine's PATH.

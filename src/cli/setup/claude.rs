@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use jsonc_parser::common::Ranged;
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp, CstRootNode};
 use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
+use mem::agent::Agent;
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -19,17 +20,19 @@ pub struct Hook {
     pub event: &'static str,
     /// The command line.
     pub command: String,
-    /// Seconds before the agent gives up on it.
+    /// Seconds before the agent gives up on it (milliseconds for Gemini CLI).
     pub timeout: u64,
+    /// Its name, for the agents that show one (Gemini CLI).
+    pub name: Option<&'static str>,
 }
 
-/// The hooks for `agent` (`claude` or `codex`) with the `mem` at `exe`: context at session
+/// The hooks for `agent` with the `mem` at `exe`, named by Claude Code's events: context at session
 /// start, the prompt's memories on each prompt, a capture when the agent stops (and, where
 /// the agent has it, when the session ends); with `checkpoints`, a checkpoint on each prompt.
 /// With `project_only`, each command ends with `--project-only` (see [`is_project_only`]).
 pub fn hooks(
     exe: &Path,
-    agent: &str,
+    agent: Agent,
     session_end: bool,
     checkpoints: bool,
     project_only: bool,
@@ -40,19 +43,27 @@ pub fn hooks(
             event: "SessionStart",
             command: format!("{mem} context --hook {agent}"),
             timeout: 10,
+            name: None,
         },
         Hook {
             event: "UserPromptSubmit",
             command: format!("{mem} context --hook {agent} --budget 2000"),
             timeout: 10,
+            name: None,
         },
-        Hook { event: "Stop", command: format!("{mem} capture --hook {agent}"), timeout: 30 },
+        Hook {
+            event: "Stop",
+            command: format!("{mem} capture --hook {agent}"),
+            timeout: 30,
+            name: None,
+        },
     ];
     if checkpoints {
         hooks.push(Hook {
             event: "UserPromptSubmit",
             command: format!("{mem} checkpoint --hook {agent}"),
             timeout: 30,
+            name: None,
         });
     }
     if session_end {
@@ -60,6 +71,7 @@ pub fn hooks(
             event: "SessionEnd",
             command: format!("{mem} capture --hook {agent}"),
             timeout: 30,
+            name: None,
         });
     }
     if project_only {
@@ -83,7 +95,7 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
     let own = if target.remove {
         Vec::new()
     } else {
-        hooks(target.mem(), "claude", true, target.checkpoints, false)?
+        hooks(target.mem(), Agent::Claude, true, target.checkpoints, false)?
     };
     let server = (!target.remove)
         .then(|| json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"] }));
@@ -102,7 +114,7 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
         let wanted = if target.remove {
             Vec::new()
         } else {
-            hooks(&target.exe, "claude", true, target.checkpoints, true)?
+            hooks(&target.exe, Agent::Claude, true, target.checkpoints, true)?
         };
         let before = read(&user)?;
         let after = with_hooks_of(before.as_deref(), &user, &wanted, is_project_only)?;
@@ -150,7 +162,11 @@ fn input(value: &Value) -> CstInputValue {
 
 /// The group of one hook, as setup writes it.
 fn group(hook: &Hook) -> Value {
-    json!({ "hooks": [{ "type": "command", "command": hook.command, "timeout": hook.timeout }] })
+    let mut one = json!({ "type": "command", "command": hook.command, "timeout": hook.timeout });
+    if let Some(name) = hook.name {
+        one["name"] = json!(name);
+    }
+    json!({ "hooks": [one] })
 }
 
 /// A settings file with `mem`'s own hooks (those [`is_mem_hook`] recognises) replaced by
@@ -317,15 +333,17 @@ pub fn mem_hooks(text: &str) -> Vec<MemHook> {
 
 /// Whether an MCP server entry is the one `mem setup` writes: a `mem` executable run with
 /// exactly `mcp`, and nothing else but the keys Claude Code itself adds (`type: stdio`, an
-/// empty `env`).
+/// empty `env`) and Gemini CLI's `trust: true`.
 fn is_mem_server(server: &Value) -> bool {
     let Some(entry) = server.as_object() else { return false };
-    let known = entry.keys().all(|k| ["command", "args", "type", "env"].contains(&k.as_str()));
+    let known =
+        entry.keys().all(|k| ["command", "args", "type", "env", "trust"].contains(&k.as_str()));
     known
         && entry.get("command").and_then(Value::as_str).is_some_and(is_mem_exe)
         && entry.get("args") == Some(&json!(["mcp"]))
         && entry.get("type").is_none_or(|t| t == "stdio")
         && entry.get("env").is_none_or(|e| e.as_object().is_some_and(Map::is_empty))
+        && entry.get("trust").is_none_or(|t| t == true)
 }
 
 /// An MCP configuration with the `mem` server under `mcpServers` set to `server`, or taken
@@ -496,7 +514,7 @@ mod tests {
     #[test]
     fn hooks_are_merged_idempotent_and_removable() {
         let path = Path::new("settings.json");
-        let hooks = hooks(Path::new("/opt/mem"), "claude", true, true, false).unwrap();
+        let hooks = hooks(Path::new("/opt/mem"), Agent::Claude, true, true, false).unwrap();
         let added = with_hooks(Some(USERS), path, &hooks).unwrap().unwrap();
         let value: Value = serde_json::from_str(&added).unwrap();
         assert_eq!(value["model"], "opus");

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
+use mem::agent::Agent;
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use super::claude::{hooks, with_hooks};
@@ -29,7 +30,7 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     let hooks = if target.remove {
         Vec::new()
     } else {
-        hooks(target.mem(), "codex", false, target.checkpoints, false)?
+        hooks(target.mem(), Agent::Codex, false, target.checkpoints, false)?
     };
     let hooks_file = folder.join("hooks.json");
     let before = read(&hooks_file)?;

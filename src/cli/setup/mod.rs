@@ -6,6 +6,7 @@
 mod check;
 mod claude;
 mod codex;
+mod gemini;
 
 pub use check::{Configured, configured};
 
@@ -21,8 +22,9 @@ use super::Context;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The agent to wire `mem` into: `claude` (Claude Code: `.claude/settings.json` and
-    /// `.mcp.json` in the project, or `~/.claude/settings.json` and `~/.claude.json`) or `codex`
-    /// (`.codex/config.toml` and `.codex/hooks.json` in the project, or in `$CODEX_HOME`).
+    /// `.mcp.json` in the project, or `~/.claude/settings.json` and `~/.claude.json`), `codex`
+    /// (`.codex/config.toml` and `.codex/hooks.json` in the project, or in `$CODEX_HOME`) or
+    /// `gemini` (Gemini CLI: `.gemini/settings.json` in the project, or in `~/.gemini`).
     #[arg(value_parser = super::hook::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
@@ -116,6 +118,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
         let files: &[&str] = match args.agent {
             Agent::Claude => &[".claude/settings.json", ".mcp.json"],
             Agent::Codex => &[".codex/config.toml", ".codex/hooks.json"],
+            Agent::Gemini => &[".gemini/settings.json"],
         };
         let root = format!("{}/{}", store::PROJECT_DIR, mem::config::CONFIG_FILE);
         for rel in files.iter().copied().chain([root.as_str()]) {
@@ -128,6 +131,10 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     let changes = match args.agent {
         Agent::Claude => claude::changes(&target)?,
         Agent::Codex => codex::changes(&target, &super::hook::codex_home())?,
+        Agent::Gemini => {
+            let home = super::hook::gemini_home().context("cannot tell Gemini CLI's folder")?;
+            gemini::changes(&target, &home)?
+        }
     };
     let root = target.project.join(store::PROJECT_DIR);
     let create_root = target.scope == Scope::Project
@@ -221,6 +228,11 @@ fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
              reaches the model (Codex ignores a project's notify), and `mem health --transcripts` \
              counts those sessions as not captured",
         ],
+        (Agent::Gemini, Scope::Project) => vec![
+            "Gemini CLI runs a project's hooks only in a folder the user trusts (it asks on \
+             first start) and lists them as it starts",
+        ],
+        (Agent::Gemini, Scope::User) => vec![],
     }
 }
 
@@ -237,6 +249,11 @@ fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
         (Agent::Codex, Scope::Project) => target.project.join(".codex/hooks.json"),
         (Agent::Codex, Scope::User) => match super::hook::codex_home() {
             Some(home) => home.join("hooks.json"),
+            None => return Ok(()),
+        },
+        (Agent::Gemini, Scope::Project) => target.project.join(".gemini/settings.json"),
+        (Agent::Gemini, Scope::User) => match super::hook::gemini_home() {
+            Some(home) => home.join("settings.json"),
             None => return Ok(()),
         },
     };
@@ -433,13 +450,13 @@ pub fn is_mem_hook(command: &str) -> bool {
     let words: Vec<&str> = rest.split_whitespace().collect();
     let words = words.strip_suffix(&[PROJECT_ONLY]).unwrap_or(&words);
     is_mem_exe(program)
-        && ["claude", "codex"].iter().any(|agent| {
+        && Agent::ALL.iter().map(|a| a.name()).any(|agent| {
             HOOK_ARGS.iter().any(|args| {
                 args.len() == words.len()
                     && args
                         .iter()
                         .zip(words)
-                        .all(|(a, w)| if *a == "AGENT" { w == agent } else { a == w })
+                        .all(|(a, w)| if *a == "AGENT" { *w == agent } else { a == w })
             })
         })
 }

@@ -1,0 +1,239 @@
+//! Gemini CLI: transcripts `~/.gemini/tmp/<project short name>/chats/session-<date>-<first 8 of
+//! the id>.jsonl` (the short names in `~/.gemini/projects.json`): a first line
+//! `{sessionId, projectHash, startTime, …}`, then messages `{id, timestamp, type: user|gemini,
+//! content, toolCalls?}` and `{"$set": {…}}` updates. A message that changes is appended again
+//! under the same id: the last copy wins. Hooks print `hookSpecificOutput.additionalContext`,
+//! which Gemini wraps in `<hook_context>` and puts into the prompt it records.
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Event, Fold, Kind, Spec, block_text, is_session_id};
+use crate::format::parse_time;
+
+/// Gemini CLI.
+pub const SPEC: Spec = Spec {
+    name: "gemini",
+    title: "Gemini CLI",
+    aliases: &[],
+    recognises,
+    fold,
+    finish,
+    file_prefix: "session-",
+    session_of_file,
+    is_subagent: |_| false,
+    prompt_event: "BeforeAgent",
+    clean_prompt: without_hook_context,
+    context_answer: |_, text| serde_json::json!({ "hookSpecificOutput": { "additionalContext": text } }),
+};
+
+/// Whether a line is a Gemini CLI chat record: its first line (`sessionId` and
+/// `projectHash`), a `$set` or `$rewindTo` record, or a message (`id`, a `type`, no `message`).
+fn recognises(line: &Value) -> bool {
+    let text = |key: &str| line.get(key).is_some_and(Value::is_string);
+    (text("sessionId") && text("projectHash"))
+        || line.get("$set").is_some_and(Value::is_object)
+        || text("$rewindTo")
+        || (text("id")
+            && line.get("message").is_none()
+            && matches!(
+                line.get("type").and_then(Value::as_str),
+                Some("user" | "gemini" | "info" | "error" | "warning")
+            ))
+}
+
+/// `session-<date>-<first 8 characters of the id>.jsonl`; the whole id is read from the file's
+/// first line, which must start with those 8.
+fn session_of_file(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let short = name.strip_suffix(".jsonl")?.rsplit('-').next()?;
+    if short.len() != 8 || !short.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut first = String::new();
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(std::io::Read::take(file, 64 * 1024)).read_line(&mut first).ok()?;
+    let line: Value = serde_json::from_str(first.trim()).ok()?;
+    let id = line["sessionId"].as_str()?;
+    (id.starts_with(short) && is_session_id(id)).then(|| id.to_string())
+}
+
+/// The prompt as the user typed it: the `<hook_context>` blocks Gemini adds in front of it (the
+/// context hooks gave) taken out.
+pub fn without_hook_context(text: &str) -> String {
+    const OPEN: &str = "<hook_context>";
+    const CLOSE: &str = "</hook_context>";
+    let mut rest = text.trim_start();
+    while let Some(after) = rest.strip_prefix(OPEN) {
+        match after.find(CLOSE) {
+            Some(end) => rest = after[end + CLOSE.len()..].trim_start(),
+            None => break,
+        }
+    }
+    rest.to_string()
+}
+
+/// The events of one record: the session's id and start from the first line; each message
+/// once, in its last copy (a message is held until a record with another id comes, or the
+/// transcript ends: [`finish`]); the cwd from the workspace Gemini states in its first
+/// message; a rewind as a meta event.
+fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
+    if let Some(id) = line["sessionId"].as_str() {
+        if f.session_id.is_none() {
+            f.session_id = Some(id.to_string());
+        }
+        if let Some(at) = line["startTime"].as_str().and_then(|t| parse_time(t).ok()) {
+            f.started = Some(f.started.map_or(at, |s| s.min(at)));
+        }
+        return;
+    }
+    if let Some(to) = line["$rewindTo"].as_str() {
+        release(f, out);
+        out.push(Event::new(Kind::Meta, format!("the conversation was rewound to message {to}")));
+        return;
+    }
+    if let Some(messages) = line["$set"]["messages"].as_array() {
+        for message in messages {
+            hold(f, message, out);
+        }
+        return;
+    }
+    if line.get("$set").is_none() {
+        hold(f, line, out);
+    }
+}
+
+/// Holds `message`, releasing the message held before unless it is an earlier copy of it.
+fn hold(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
+    let Some(id) = message["id"].as_str() else { return };
+    if f.held.as_ref().is_some_and(|(held, _)| held != id) {
+        release(f, out);
+    }
+    f.held = Some((id.to_string(), message.clone()));
+}
+
+/// At the end of what is read: the message held is released.
+fn finish(f: &mut Fold, out: &mut Vec<Event>) {
+    release(f, out);
+}
+
+/// The events of the message held, unless an earlier copy was already released in this read.
+fn release(f: &mut Fold, out: &mut Vec<Event>) {
+    let Some((id, message)) = f.held.take() else { return };
+    if !f.released.insert(id) {
+        return;
+    }
+    let start = out.len();
+    match message["type"].as_str() {
+        Some("user") => user(f, &message["content"], out),
+        Some("gemini") => gemini(f, &message, out),
+        _ => {}
+    }
+    let at = message["timestamp"].as_str().and_then(|t| parse_time(t).ok());
+    for event in &mut out[start..] {
+        event.at = event.at.or(at);
+    }
+}
+
+/// A user message: the prompt without the hook context, or the session context Gemini adds
+/// (its workspace is the session's cwd); tool results come with their calls instead.
+fn user(f: &mut Fold, content: &Value, out: &mut Vec<Event>) {
+    let text = match content {
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .map(without_hook_context)
+            .filter(|t| !t.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => without_hook_context(&block_text(other)),
+    };
+    if let Some(context) = text.trim_start().strip_prefix("<session_context>") {
+        let workspace = context
+            .lines()
+            .skip_while(|l| !l.contains("Workspace Directories:"))
+            .nth(1)
+            .and_then(|l| l.trim().strip_prefix("- "));
+        f.meta(workspace, None, None, out);
+        return;
+    }
+    if !text.trim().is_empty() {
+        out.push(Event::new(Kind::Prompt, text));
+    }
+}
+
+/// A message of the model: the model, its text, and each tool call with its result.
+fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
+    f.meta(None, message["model"].as_str(), None, out);
+    let said = block_text(&message["content"]);
+    if !said.trim().is_empty() {
+        out.push(Event::new(Kind::Assistant, said));
+    }
+    for call in message["toolCalls"].as_array().into_iter().flatten() {
+        let name = call["name"].as_str().unwrap_or("tool");
+        let args = &call["args"];
+        let path = |key: &str| args[key].as_str().map(String::from);
+        let (command, files) = match name {
+            "run_shell_command" => (path("command"), Vec::new()),
+            "write_file" | "replace" | "edit" => (None, path("file_path").into_iter().collect()),
+            _ => (None, Vec::new()),
+        };
+        let id = call["id"].as_str();
+        let at = call["timestamp"].as_str().and_then(|t| parse_time(t).ok());
+        let input = if command.is_none() && files.is_empty() { args } else { &Value::Null };
+        out.push(Event::call(name, id, input, command, files));
+        let Some(results) = call["result"].as_array() else { continue };
+        let said: Vec<String> = results.iter().filter_map(result_text).collect();
+        let status = match call["status"].as_str() {
+            Some("success") => Some(0),
+            Some("error" | "cancelled") => Some(1),
+            _ => None,
+        };
+        out.push(Event { at, ..Event::result(id, said.join("\n"), status) });
+    }
+}
+
+/// What one part of a tool's result says: its `functionResponse`'s output or error.
+fn result_text(part: &Value) -> Option<String> {
+    let response = &part["functionResponse"]["response"];
+    let text = response["output"].as_str().or(response["error"].as_str());
+    let text =
+        text.map(String::from).or_else(|| (!response.is_null()).then(|| response.to_string()))?;
+    let inner = text.trim();
+    let inner = inner
+        .strip_prefix("<untrusted_context>")
+        .and_then(|t| t.strip_suffix("</untrusted_context>"))
+        .unwrap_or(inner);
+    Some(inner.trim().to_string())
+}
+
+/// The folders where Gemini CLI keeps the chats of sessions started in `project` or in any
+/// folder inside it: `<gemini home>/tmp/<short name>/chats` for each such folder that
+/// `<gemini home>/projects.json` names.
+pub fn folders(gemini_home: &Path, project: &Path) -> Vec<PathBuf> {
+    let Ok(text) = std::fs::read_to_string(gemini_home.join("projects.json")) else {
+        return Vec::new();
+    };
+    let Ok(map) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = map["projects"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(path, _)| super::inside(Path::new(path), project))
+        .filter_map(|(_, short)| short.as_str())
+        .filter(|short| !short.is_empty() && !short.contains(['/', '\\']) && *short != "..")
+        .map(|short| gemini_home.join("tmp").join(short).join("chats"))
+        .filter(|dir| dir.is_dir())
+        .collect();
+    found.sort();
+    found
+}
+
+/// The folder a chats folder's sessions were started in: `<short name>/.project_root`.
+pub fn project_of(chats: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(chats.parent()?.join(".project_root")).ok()?;
+    let path = text.trim();
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
