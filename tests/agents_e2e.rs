@@ -1,5 +1,5 @@
-//! The real agents, end to end: Claude Code and Codex CLI (the pinned versions that
-//! `scripts/e2e-agents.sh` installs) run sessions in a throw-away repository with a fresh HOME,
+//! The real agents, end to end: Claude Code and Codex CLI here, Gemini CLI in
+//! `tests/gemini_e2e.rs` (the pinned versions that `scripts/e2e-agents.sh` installs) run sessions in a throw-away repository with a fresh HOME,
 //! after `mem setup`, against a stand-in for the model service on 127.0.0.1
 //! (`tests/e2e/standin.py`, which logs every request it gets). The assertions are on what the
 //! stand-in received, on `.memory/`, the session log, `mem health`, rewind and `--remove`.
@@ -17,12 +17,13 @@ use serde_json::{Value, json};
 use crate::util::{Out, bin};
 
 /// The agents' bin folder, or `None` (and a note) when they are not installed outside CI.
-fn agents() -> Option<PathBuf> {
+pub(crate) fn agents() -> Option<PathBuf> {
     let dir = std::env::var_os("MEM_E2E_AGENTS").map(PathBuf::from).or_else(|| {
         let home = std::env::var_os("HOME")?;
-        Some(Path::new(&home).join(".cache/mem-e2e/claude-2.1.197-codex-0.171.0/node_modules/.bin"))
+        let versions = "claude-2.1.197-codex-0.171.0-gemini-0.61.0";
+        Some(Path::new(&home).join(format!(".cache/mem-e2e/{versions}/node_modules/.bin")))
     });
-    let found = dir.filter(|d| d.join("claude").is_file() && d.join("codex").is_file());
+    let found = dir.filter(|d| ["claude", "codex", "gemini"].iter().all(|a| d.join(a).is_file()));
     if found.is_none() {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
         assert!(!ci, "CI=true and the agents are not installed: run scripts/e2e-agents.sh");
@@ -42,7 +43,7 @@ fn mem_folder() -> PathBuf {
 }
 
 /// The model stand-in, running until dropped.
-struct StandIn {
+pub(crate) struct StandIn {
     child: Child,
     dir: tempfile::TempDir,
     port: u16,
@@ -50,7 +51,7 @@ struct StandIn {
 
 impl StandIn {
     /// Starts one that answers by `plan` (see `tests/e2e/standin.py`).
-    fn start(plan: Value) -> StandIn {
+    pub(crate) fn start(plan: Value) -> StandIn {
         let dir = tempfile::tempdir().unwrap();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/e2e/standin.py");
         let port_file = dir.path().join("port");
@@ -78,7 +79,7 @@ impl StandIn {
     }
 
     /// Every request it got: `{path, body}`.
-    fn requests(&self) -> Vec<Value> {
+    pub(crate) fn requests(&self) -> Vec<Value> {
         std::fs::read_to_string(self.dir.path().join("requests.jsonl"))
             .unwrap()
             .lines()
@@ -87,7 +88,7 @@ impl StandIn {
     }
 
     /// The requests of the conversation (those that offer tools), as JSON text.
-    fn conversation(&self) -> Vec<String> {
+    pub(crate) fn conversation(&self) -> Vec<String> {
         self.requests()
             .into_iter()
             .filter(|r| r["body"]["tools"].as_array().is_some_and(|t| !t.is_empty()))
@@ -104,18 +105,18 @@ impl Drop for StandIn {
 }
 
 /// A throw-away repository with a fresh HOME, and the agents' bin folder.
-struct Project {
-    home: tempfile::TempDir,
+pub(crate) struct Project {
+    pub(crate) home: tempfile::TempDir,
     repo: tempfile::TempDir,
     agents: PathBuf,
     /// The folder on PATH that holds `mem`.
     mem_folder: PathBuf,
     /// Where commands run, relative to the repository (an absolute folder: that one).
-    within: PathBuf,
+    pub(crate) within: PathBuf,
 }
 
 impl Project {
-    fn new(agents: PathBuf) -> Project {
+    pub(crate) fn new(agents: PathBuf) -> Project {
         let project = Project {
             home: tempfile::tempdir().unwrap(),
             repo: tempfile::tempdir().unwrap(),
@@ -135,7 +136,7 @@ impl Project {
         project
     }
 
-    fn repo(&self) -> &Path {
+    pub(crate) fn repo(&self) -> &Path {
         self.repo.path()
     }
 
@@ -167,7 +168,7 @@ impl Project {
     }
 
     /// `mem <args>` in the repository.
-    fn mem(&self, args: &[&str]) -> Out {
+    pub(crate) fn mem(&self, args: &[&str]) -> Out {
         let out = self.command(&self.mem_folder.join("mem")).args(args).output().unwrap();
         Out {
             code: out.status.code().unwrap_or(-1),
@@ -177,7 +178,7 @@ impl Project {
     }
 
     #[track_caller]
-    fn mem_ok(&self, args: &[&str]) -> String {
+    pub(crate) fn mem_ok(&self, args: &[&str]) -> String {
         let out = self.mem(args);
         assert_eq!(out.code, 0, "mem {args:?}: {}{}", out.stdout, out.stderr);
         out.stdout
@@ -195,6 +196,27 @@ impl Project {
             .args(["-p", prompt])
             .args(extra);
         finish(cmd, "claude")
+    }
+
+    /// One `gemini -p PROMPT --approval-mode=yolo` session (more arguments in `extra`) against
+    /// `model`, with an API key (the user's settings choose that way to sign in: with a base
+    /// URL and no choice, Gemini CLI picks one that `-p` refuses) and the folder trusted.
+    pub(crate) fn gemini(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let settings = self.home.path().join(".gemini/settings.json");
+        std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+        let text = std::fs::read_to_string(&settings).unwrap_or_else(|_| "{}".into());
+        let mut value: Value = serde_json::from_str(&text).unwrap();
+        if value["security"]["auth"]["selectedType"] != "gemini-api-key" {
+            value["security"] = json!({ "auth": { "selectedType": "gemini-api-key" } });
+            std::fs::write(&settings, serde_json::to_string_pretty(&value).unwrap()).unwrap();
+        }
+        let mut cmd = self.command(&self.agents.join("gemini"));
+        cmd.env("GEMINI_API_KEY", "dummy")
+            .env("GOOGLE_GEMINI_BASE_URL", format!("http://127.0.0.1:{}", model.port))
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .args(["-m", "gemini-2.5-flash", "-p", prompt, "--approval-mode=yolo"])
+            .args(extra);
+        finish(cmd, "gemini")
     }
 
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
@@ -281,7 +303,7 @@ impl Project {
     }
 
     /// The memory files of the project root, by path relative to it, with their text.
-    fn memories(&self) -> Vec<(String, String)> {
+    pub(crate) fn memories(&self) -> Vec<(String, String)> {
         let root = self.repo().join(".memory");
         let mut out = Vec::new();
         for dir in [root.clone(), root.join("sessions")] {
@@ -299,7 +321,7 @@ impl Project {
 
     /// The events of the session log, as `mem session show --json` gives them, of every
     /// session.
-    fn logged_events(&self) -> Vec<Value> {
+    pub(crate) fn logged_events(&self) -> Vec<Value> {
         let list: Value =
             serde_json::from_str(&self.mem_ok(&["session", "list", "--json"])).unwrap();
         let mut events = Vec::new();
@@ -351,10 +373,10 @@ fn finish(mut cmd: Command, name: &str) -> Out {
     out
 }
 
-const PNPM: &str = "We use pnpm, never npm, for the web client";
+pub(crate) const PNPM: &str = "We use pnpm, never npm, for the web client";
 
 /// A fake GitHub token in a command the model runs: redacted before anything is written.
-const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+pub(crate) const TOKEN: &str = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
 
 #[test]
 fn claude_code_gets_the_memories_runs_the_hooks_and_is_captured() {

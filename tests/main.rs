@@ -25,6 +25,8 @@ mod embed;
 mod eval;
 /// The freshness contract: what recall sees of files changed by mem and by other tools.
 mod fresh;
+/// Gemini CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.
+mod gemini_e2e;
 /// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
 mod hardening;
 /// Regressions of the second probe: links in `.mem/`, crafted indexes, names that are not UTF-8.

@@ -28,12 +28,13 @@ pub const SPEC: Spec = Spec {
     },
 };
 
-/// Whether a line is Claude Code's: by its `type` (a user or assistant line has a `message`),
-/// or by the `sessionId` and `message` every message line has.
+/// Whether a line is Claude Code's: by its `type` (a user or assistant line has a `message` or
+/// a `sessionId`, which Gemini CLI's messages of the same types lack), or by the `sessionId`
+/// and `message` every message line has.
 fn recognises(line: &Value) -> bool {
     let message = line.get("message").is_some();
     match line.get("type").and_then(Value::as_str).unwrap_or("") {
-        "user" | "assistant" => message,
+        "user" | "assistant" => message || line.get("sessionId").is_some(),
         "system" | "summary" | "progress" | "file-history-snapshot" => true,
         _ => line.get("sessionId").is_some() && message,
     }
