@@ -286,7 +286,7 @@ fn truncated_and_garbage_payloads_fail_loudly_and_are_logged() {
 
 /// Found in an interactive Claude Code 2.1.197 session: its first Stop came when the
 /// transcript held only the lines about the session (`last-prompt`, `mode`,
-/// `permission-mode`), and the capture failed ("no line in the Claude Code or Codex format").
+/// `permission-mode`), and the capture failed ("no line in the format of a known agent").
 /// Nothing to capture yet; JSON lines that name no session are still an error.
 #[test]
 fn a_transcript_without_a_message_yet_is_nothing_to_capture() {
@@ -309,7 +309,9 @@ fn a_transcript_without_a_message_yet_is_nothing_to_capture() {
     let out = s.capture(s.payload("other", &other));
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
-        out.stderr.contains("has no line in the Claude Code or Codex format"),
+        out.stderr.contains(
+            "has no line in the format of a known agent (Claude Code, Codex, Gemini CLI)"
+        ),
         "{}",
         out.stderr
     );
@@ -466,7 +468,7 @@ fn an_empty_transcript_is_nothing_to_capture_yet() {
     let t = s.transcript("junk.jsonl", &[b"junk", b"{\"not\": \"a transcript\""]);
     let out = s.capture(s.payload("junk", &t));
     assert_eq!(out.code, 2);
-    assert!(out.stderr.contains("no line in the Claude Code or Codex format"), "{}", out.stderr);
+    assert!(out.stderr.contains("no line in the format of a known agent"), "{}", out.stderr);
 }
 
 #[test]

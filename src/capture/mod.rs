@@ -37,8 +37,8 @@ const FILES_KEPT: usize = 40;
 /// Distinct paths remembered for de-duplication; past this, paths are only counted.
 const FILES_SEEN: usize = 10_000;
 
-pub(crate) const PAYLOAD_HELP: &str = "mem capture reads the JSON object a Claude Code or Codex \
-hook passes on stdin (Codex's notify: as the last argument), with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
+pub(crate) const PAYLOAD_HELP: &str = "mem capture reads the JSON object an agent's hook (Claude \
+Code, Codex, Gemini CLI) passes on stdin (Codex's notify: as the last argument), with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
 
 /// Whether `memory` is a session digest that `mem capture` wrote: its id is `session-<session
 /// id>` and its source `session/<session id>`.

@@ -1,4 +1,4 @@
-//! The hook payload: what Claude Code and Codex pass to `mem capture`.
+//! The hook payload: what the agents' hooks pass to `mem capture`.
 
 use serde::Serialize;
 use serde_json::Value;

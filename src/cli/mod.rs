@@ -101,7 +101,7 @@ enum Command {
     Mcp(mcp::Args),
     /// Capture an agent session (hook payload on stdin) as one episodic memory.
     Capture(capture::Args),
-    /// Wire mem into Claude Code or Codex: hooks and MCP server in the agent's own config files.
+    /// Wire mem into Claude Code, Codex or Gemini CLI: hooks and MCP server in its own config files.
     Setup(setup::Args),
     /// Snapshot the git working tree under refs/mem/checkpoints/ (HEAD, index and branches untouched).
     Checkpoint(checkpoint::Args),

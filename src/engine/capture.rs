@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
+use crate::agent::Agent;
 use crate::agent::codex::find_rollout;
 use crate::capture::{
     CaptureFailure, Captured, IMPORTANCE, LogEntry, PAYLOAD_HELP, SESSION_SOURCE, SESSIONS_DIR,
@@ -150,12 +151,14 @@ impl Engine {
                 entry.note = Some("the transcript holds no message yet: nothing to capture".into());
                 return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
             }
+            let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.title()).collect();
             return Err(fail(
                 CaptureFailure::Transcript,
                 format!(
-                    "the transcript {} has no line in the Claude Code or Codex format ({} of {} \
+                    "the transcript {} has no line in the format of a known agent ({}) ({} of {} \
                  lines skipped: not JSON even after cleaning, or over {} MiB)",
                     path.display(),
+                    agents.join(", "),
                     transcript.skipped_lines,
                     transcript.lines,
                     MAX_LINE_BYTES >> 20

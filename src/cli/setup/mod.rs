@@ -494,6 +494,7 @@ mod tests {
         assert!(!is_mem_hook("mem session resume --hook claude --budget 3000"));
         assert!(!is_mem_hook("mem capture --hook claude && notify-send done"));
         assert!(!is_mem_hook("mem context --hook claude --budget 4000"));
-        assert!(!is_mem_hook("mem context --hook gemini"));
+        assert!(is_mem_hook("mem context --hook gemini"));
+        assert!(!is_mem_hook("mem context --hook cursor"));
     }
 }
