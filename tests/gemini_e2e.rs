@@ -128,3 +128,31 @@ fn gemini_started_in_a_subfolder_is_captured_and_nothing_runs_twice() {
     let health = project.mem_ok(&["health", "--transcripts"]);
     assert!(health.contains("2/2 local sessions captured"), "{health}");
 }
+
+/// `gemini --resume latest`: the session goes on under its id, Gemini CLI writing its whole
+/// history into the chat again; the log gets the new turn only, and the resumed conversation
+/// gets no start context again (it holds what was sent).
+#[test]
+fn a_resumed_gemini_session_adds_its_new_turn_once() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "gemini"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let model = StandIn::start(json!({
+        "tool": "run_shell_command", "input": { "command": "echo listed" },
+        "text": "Listed.",
+    }));
+    project.gemini(&model, "list the files", &[]);
+    let model = StandIn::start(json!({ "text": "Again." }));
+    project.gemini(&model, "and the package manager", &["--resume", "latest"]);
+    assert!(!model.conversation()[0].contains("# Memory (from mem)"), "{:?}", model.conversation());
+    let list: Value =
+        serde_json::from_str(&project.mem_ok(&["session", "list", "--json"])).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "one session: {list}");
+    assert_eq!(list[0]["turns"], 2, "{list}");
+    let events = project.logged_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "tool_call").count(), 1, "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "assistant").count(), 2, "{kinds:?}");
+    assert_eq!(sessions(&project).len(), 1);
+}

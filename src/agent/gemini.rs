@@ -78,7 +78,8 @@ pub fn without_hook_context(text: &str) -> String {
 /// The events of one record: the session's id and start from the first line; each message
 /// once, in its last copy (a message is held until a record with another id comes, or the
 /// transcript ends: [`finish`]); the cwd from the workspace Gemini states in its first
-/// message; a rewind as a meta event.
+/// message; a rewind as a meta event. A `$set` of the messages states the history again (a
+/// resume repeats every message so far): it adds none.
 fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
     if let Some(id) = line["sessionId"].as_str() {
         if f.session_id.is_none() {
@@ -95,8 +96,16 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
         return;
     }
     if let Some(messages) = line["$set"]["messages"].as_array() {
-        for message in messages {
-            hold(f, message, out);
+        // The history set again (at the start, on a resume, after a compression): messages
+        // recorded before, not new ones; only the session context says something (the cwd).
+        release(f, out);
+        for message in messages.iter().filter(|m| m["type"] == "user") {
+            if let Some(workspace) = workspace(&message["content"]) {
+                let start = out.len();
+                f.meta(Some(&workspace), None, None, out);
+                let at = message["timestamp"].as_str().and_then(|t| parse_time(t).ok());
+                out[start..].iter_mut().for_each(|e| e.at = at);
+            }
         }
         return;
     }
@@ -137,10 +146,9 @@ fn release(f: &mut Fold, out: &mut Vec<Event>) {
     }
 }
 
-/// A user message: the prompt without the hook context, or the session context Gemini adds
-/// (its workspace is the session's cwd); tool results come with their calls instead.
-fn user(f: &mut Fold, content: &Value, out: &mut Vec<Event>) {
-    let text = match content {
+/// The text of a user message, without the hook context.
+fn user_text(content: &Value) -> String {
+    match content {
         Value::Array(parts) => parts
             .iter()
             .filter_map(|p| p["text"].as_str())
@@ -149,17 +157,27 @@ fn user(f: &mut Fold, content: &Value, out: &mut Vec<Event>) {
             .collect::<Vec<_>>()
             .join("\n"),
         other => without_hook_context(&block_text(other)),
-    };
-    if let Some(context) = text.trim_start().strip_prefix("<session_context>") {
-        let workspace = context
-            .lines()
-            .skip_while(|l| !l.contains("Workspace Directories:"))
-            .nth(1)
-            .and_then(|l| l.trim().strip_prefix("- "));
-        f.meta(workspace, None, None, out);
+    }
+}
+
+/// The first workspace folder of the session context Gemini CLI puts in a user message: the
+/// folder the session was started in.
+fn workspace(content: &Value) -> Option<String> {
+    let text = user_text(content);
+    let context = text.trim_start().strip_prefix("<session_context>")?;
+    let line = context.lines().skip_while(|l| !l.contains("Workspace Directories:")).nth(1)?;
+    line.trim().strip_prefix("- ").map(String::from)
+}
+
+/// A user message: the prompt without the hook context, or the session context Gemini adds
+/// (its workspace is the session's cwd); tool results come with their calls instead.
+fn user(f: &mut Fold, content: &Value, out: &mut Vec<Event>) {
+    if let Some(workspace) = workspace(content) {
+        f.meta(Some(&workspace), None, None, out);
         return;
     }
-    if !text.trim().is_empty() {
+    let text = user_text(content);
+    if !text.trim_start().starts_with("<session_context>") && !text.trim().is_empty() {
         out.push(Event::new(Kind::Prompt, text));
     }
 }

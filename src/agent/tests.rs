@@ -168,3 +168,25 @@ fn gemini_folders_are_those_of_the_project_and_its_subfolders() {
     let tmp = home.path().join("tmp");
     assert_eq!(found, [tmp.join("shop/chats"), tmp.join("src/chats")]);
 }
+
+/// A resumed Gemini CLI session: the chat file goes on with the whole history set again, then
+/// the new turn. The history adds nothing; the new turn is read once.
+#[test]
+fn a_resumed_gemini_chat_adds_only_the_new_turn() {
+    let (_, before) = fold_all(GEMINI);
+    let resumed = [
+        r#"{"$set":{"sessionId":"2b0be709-00c1-465e-9935-165dc0f2020d"}}"#,
+        r#"{"$set":{"messages":[{"id":"d049","type":"user","content":[{"text":"<session_context>\n- **Workspace Directories:**\n  - /tmp/gx/proj\n</session_context>"}]},{"id":"ed29","type":"gemini","content":"","toolCalls":[{"id":"run_1","name":"run_shell_command","args":{"command":"ls"}}]},{"id":"ae1c","type":"gemini","content":"All done."}]}}"#,
+        r#"{"id":"1191","timestamp":"2026-12-02T03:52:31.071Z","type":"user","content":[{"text":"and again"}]}"#,
+        r#"{"id":"11ad","timestamp":"2026-12-02T03:52:31.135Z","type":"gemini","content":"Again."}"#,
+    ];
+    let all: Vec<&str> = GEMINI.iter().copied().chain(resumed).collect();
+    let (_, after) = fold_all(&all);
+    let added: Vec<(Kind, &str)> =
+        after[before.len()..].iter().map(|e| (e.kind, e.text.as_str())).collect();
+    assert_eq!(added, [(Kind::Prompt, "and again"), (Kind::Assistant, "Again.")]);
+    // Read from where an earlier import stopped, the same.
+    let (_, tail) = fold_all(&resumed);
+    let kinds: Vec<Kind> = tail.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [Kind::Meta, Kind::Prompt, Kind::Assistant], "the cwd, then the turn");
+}
