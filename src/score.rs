@@ -20,8 +20,9 @@ pub type Days = f64;
 
 const SECONDS_PER_DAY: f64 = 86_400.0;
 
-/// The normalised components of a score, each in `0..=1`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+/// The normalised components of a score, each in `0..=1`. Serialised as relevance, coverage,
+/// then each of [`FACTORS`] by its name.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Components {
     /// Query match: keyword relevance (BM25 × coverage factor), fused with the cosine in a
     /// hybrid recall, divided by the best among the matches.
@@ -51,6 +52,61 @@ impl Components {
             recency: recency(age_days(now, signals.last_access), ranking),
             importance: importance(signals.importance),
         }
+    }
+}
+
+/// One factor of the score: relevance is multiplied by `1 − w + w × value` for each (see
+/// [`factor`]). The one list that [`combine`], [`explain`], `mem recall --explain` and
+/// `--json`, and the MCP `recall` tool's description read: a new factor is an entry here, its
+/// field in [`Components`] (computed in [`Components::of`]) and its weight in `[ranking]`.
+pub struct Factor {
+    /// Its name in reports and JSON.
+    pub name: &'static str,
+    /// Its value for a memory, in `0..=1`.
+    pub value: fn(&Components) -> f64,
+    /// Its weight in this root's ranking.
+    pub weight: fn(&Ranking) -> f64,
+    /// How its value is computed, as `--explain` states it with this root's settings.
+    pub definition: fn(&Ranking) -> String,
+}
+
+/// The factors of the score, in the order the formula multiplies them.
+pub const FACTORS: [Factor; 2] = [
+    Factor {
+        name: "recency",
+        value: |c| c.recency,
+        weight: |r| r.recency_weight,
+        definition: |r| {
+            format!(
+                "recency = 0.5^(age / {} days) since last access, else created",
+                r.recency_half_life_days
+            )
+        },
+    },
+    Factor {
+        name: "importance",
+        value: |c| c.importance,
+        weight: |r| r.importance_weight,
+        definition: |_| "importance = (imp − 1) / 9".to_string(),
+    },
+];
+
+/// The names of the components, as reports and JSON give them: relevance, coverage, then each
+/// factor.
+pub fn component_names() -> Vec<&'static str> {
+    ["relevance", "coverage"].into_iter().chain(FACTORS.iter().map(|f| f.name)).collect()
+}
+
+impl Serialize for Components {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2 + FACTORS.len()))?;
+        map.serialize_entry("relevance", &self.relevance)?;
+        map.serialize_entry("coverage", &self.coverage)?;
+        for f in &FACTORS {
+            map.serialize_entry(f.name, &(f.value)(self))?;
+        }
+        map.end()
     }
 }
 
@@ -121,14 +177,15 @@ pub fn explain(
             b = 1.0 - w
         ),
     };
-    let mut text = format!(
-        "\nscore = relevance × (1 − {wr} + {wr} × recency) × (1 − {wi} + {wi} × importance)\n\
-         {relevance}; recency = 0.5^(age / {hl} days) since last access, else created; \
-         importance = (imp − 1) / 9\n",
-        wr = ranking.recency_weight,
-        wi = ranking.importance_weight,
-        hl = ranking.recency_half_life_days,
-    );
+    let mut text = String::from("\nscore = relevance");
+    for f in &FACTORS {
+        text.push_str(&format!(" × (1 − {w} + {w} × {})", f.name, w = (f.weight)(ranking)));
+    }
+    text.push_str(&format!("\n{relevance}"));
+    for f in &FACTORS {
+        text.push_str(&format!("; {}", (f.definition)(ranking)));
+    }
+    text.push('\n');
     if ranking.contiguity_weight > 0.0 {
         text.push_str(&format!(
             "contiguity: each of the 10 best matches adds {c} × its relevance to the episodic \
@@ -198,11 +255,9 @@ pub fn factor(weight: f64, value: f64) -> f64 {
     1.0 - weight + weight * value
 }
 
-/// The final score: relevance times the recency and importance factors.
+/// The final score: relevance times each of [`FACTORS`].
 pub fn combine(c: &Components, ranking: &Ranking) -> f64 {
-    c.relevance
-        * factor(ranking.recency_weight, c.recency)
-        * factor(ranking.importance_weight, c.importance)
+    FACTORS.iter().fold(c.relevance, |score, f| score * factor((f.weight)(ranking), (f.value)(c)))
 }
 
 /// What fusion knows of one candidate: its place on each side of a hybrid recall.
@@ -255,6 +310,27 @@ mod tests {
             recency_half_life_days: hl,
             ..Ranking::default()
         })
+    }
+
+    /// The factor list is what every reader reads: the JSON keys, the formula of `--explain`.
+    #[test]
+    fn the_factor_list_is_the_one_every_reader_reads() {
+        let c = Components { relevance: 0.8, coverage: 0.5, recency: 0.25, importance: 1.0 };
+        let json = serde_json::to_value(c).unwrap();
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, component_names());
+        assert_eq!(json["recency"], 0.25);
+        let ranking = Ranking::default();
+        let text = explain(&Relevance::Bm25 { best: 2.0 }, &ranking, &[], 0.3);
+        for f in &FACTORS {
+            assert!(text.contains(&format!("× {})", f.name)), "{text}");
+            assert!(text.contains(&(f.definition)(&ranking)), "{text}");
+        }
+        let product = FACTORS
+            .iter()
+            .map(|f| factor((f.weight)(&ranking), (f.value)(&c)))
+            .fold(c.relevance, |a, b| a * b);
+        assert_eq!(combine(&c, &ranking), product);
     }
 
     #[test]

@@ -252,6 +252,14 @@ fn nine_tools_each_with_an_input_schema() {
         assert!(schema["properties"].is_object(), "{tool}");
         assert!(!tool["description"].as_str().unwrap().is_empty(), "{tool}");
     }
+    // The recall tool names the score's factors and a hit's components from their one list.
+    let recall = tools.iter().find(|t| t["name"] == "recall").unwrap();
+    let description = recall["description"].as_str().unwrap();
+    assert!(description.contains("ranked by relevance × recency × importance"), "{description}");
+    assert!(
+        description.contains("components (relevance, coverage, recency, importance)"),
+        "{description}"
+    );
     let schema =
         |name: &str| tools.iter().find(|t| t["name"] == name).unwrap()["inputSchema"].clone();
     assert_eq!(schema("recall")["required"], json!(["query"]));

@@ -7,7 +7,7 @@ use mem::engine::{OnSimilar, Remembered, Similar};
 use mem::store::Layer;
 use mem::{MemoryType, NewMemory};
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem add`.
 #[derive(Debug, clap::Args)]
@@ -45,7 +45,7 @@ pub struct Args {
     layer: Layer,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let text = match args.text.as_deref() {
         Some(text) if text != "-" => text.to_string(),
         _ => {

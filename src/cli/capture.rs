@@ -5,7 +5,7 @@ use anyhow::{Result, anyhow};
 use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
 
-use super::Context;
+use super::Globals;
 use mem::agent::Agent;
 
 /// Arguments of `mem capture`.
@@ -29,7 +29,7 @@ pub struct Args {
     project_only: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let hook = args.hook.is_some();
     match capture(args, ctx) {
         Err(e) if hook => {
@@ -40,7 +40,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
     }
 }
 
-fn capture(args: Args, ctx: &Context) -> Result<()> {
+fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let payload = match &args.payload {
         Some(text) => Ok(text.clone().into_bytes()),
         None => super::hook::read_payload(),

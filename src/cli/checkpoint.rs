@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use std::path::Path;
 
-use super::Context;
+use super::Globals;
 use mem::agent::Agent;
 
 use super::hook;
@@ -72,14 +72,14 @@ pub struct RewindArgs {
     json: bool,
 }
 
-fn workspace(ctx: &Context) -> Result<Workspace> {
+fn workspace(ctx: &Globals) -> Result<Workspace> {
     let cwd = std::env::current_dir()?;
     workspace_at(ctx, &cwd)
 }
 
 /// The repository `dir` is in, with the size cap of the user configuration, lowered by the
 /// `mem.toml` of the memory root found from `dir` when it sets a smaller one.
-fn workspace_at(ctx: &Context, dir: &Path) -> Result<Workspace> {
+fn workspace_at(ctx: &Globals, dir: &Path) -> Result<Workspace> {
     let workspace = Workspace::find(dir)?;
     let user = super::user::load()?.checkpoint.max_file_bytes;
     let root = ctx
@@ -94,7 +94,7 @@ fn workspace_at(ctx: &Context, dir: &Path) -> Result<Workspace> {
     })
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(agent) = args.hook {
         return hook::run(ctx, agent, "checkpoint", args.project_only, |_, event| {
             checkpoint_turn(ctx, event).map(|_| None)
@@ -150,7 +150,7 @@ fn skipped_text(roots: &[String], files: &[mem::checkpoint::SkippedFile]) -> Str
     text
 }
 
-pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
+pub fn list(args: ListArgs, ctx: &Globals) -> Result<()> {
     let workspace = workspace(ctx)?;
     let list = workspace.list()?;
     // The turns the checkpoint hook recorded, when the session log of this root has any.
@@ -200,7 +200,7 @@ pub fn list(args: ListArgs, ctx: &Context) -> Result<()> {
     super::print_text(&text)
 }
 
-pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
+pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
     let rewound = workspace(ctx)?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
     if args.json {
         return super::print_json(&rewound);
@@ -247,7 +247,7 @@ pub fn rewind(args: RewindArgs, ctx: &Context) -> Result<()> {
 /// Outside a repository there is nothing to do. The turn is one more than the prompts the log
 /// has for the session once its transcript is read, unless the transcript already ends with
 /// this very prompt.
-fn checkpoint_turn(ctx: &Context, event: &hook::Event) -> Result<()> {
+fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
     let cwd = match &event.cwd {
         Some(cwd) => Path::new(cwd).to_path_buf(),
         None => std::env::current_dir()?,
@@ -301,7 +301,7 @@ fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Resu
 
 /// The session log of the memory root found from the working directory, if it has one (never
 /// created here, nor the root).
-fn session_log_near(ctx: &Context) -> Option<SessionLog> {
+fn session_log_near(ctx: &Globals) -> Option<SessionLog> {
     let (root, _) = ctx.locate_root(None).ok()?;
     SessionLog::existing_in(&root).ok().flatten()
 }

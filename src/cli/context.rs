@@ -6,7 +6,7 @@ use anyhow::Result;
 use mem::engine::ContextOptions;
 use mem::session::SessionLog;
 
-use super::Context;
+use super::Globals;
 use mem::agent::Agent;
 
 use super::hook;
@@ -42,7 +42,7 @@ pub struct Args {
     project_only: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(agent) = args.hook {
         return hook_answer(&args, agent, ctx);
     }
@@ -67,7 +67,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<()> {
 }
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
-fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
+fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
     hook::run(ctx, agent, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
 }
 
@@ -75,7 +75,7 @@ fn hook_answer(args: &Args, agent: Agent, ctx: &Context) -> Result<()> {
 /// already holds is not sent again (the injection ledger of the session log, when the payload
 /// names the session): a resumed session gets no start context again, a compaction or a clear
 /// empties what the context holds.
-fn answer(args: &Args, agent: Agent, ctx: &Context, event: &hook::Event) -> Result<Option<String>> {
+fn answer(args: &Args, agent: Agent, ctx: &Globals, event: &hook::Event) -> Result<Option<String>> {
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
     layers.refresh(ctx.now, &mem::progress::Silent)?;
     let name = event.name.as_deref().unwrap_or(hook::SESSION_START);

@@ -9,7 +9,7 @@ use mem::RecallOptions;
 use mem::config::{Fusion, RecallMode};
 use mem::eval::{self, Summary};
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem eval`.
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub struct Args {
     min_cosine: Option<f32>,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let text = std::fs::read_to_string(&args.queries)
         .with_context(|| format!("cannot read {}", args.queries.display()))?;
     let queries = eval::parse_queries(&text)

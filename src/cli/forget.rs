@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem forget`.
 #[derive(Debug, clap::Args)]
@@ -24,7 +24,7 @@ pub struct SupersedeArgs {
     by: String,
 }
 
-pub fn forget(args: ForgetArgs, ctx: &Context) -> Result<()> {
+pub fn forget(args: ForgetArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let forgotten = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
     super::print_text(&format!(
@@ -33,7 +33,7 @@ pub fn forget(args: ForgetArgs, ctx: &Context) -> Result<()> {
     ))
 }
 
-pub fn supersede(args: SupersedeArgs, ctx: &Context) -> Result<()> {
+pub fn supersede(args: SupersedeArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let path = engine.supersede(&args.old, &args.by, ctx.now)?;
     super::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))

@@ -6,7 +6,7 @@ use anyhow::Result;
 
 use mem::engine::ModelStatus;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem health`.
 #[derive(Debug, clap::Args)]
@@ -26,7 +26,7 @@ pub struct Args {
 /// The exit status for "something is wrong" (2 stays "could not run").
 pub const UNHEALTHY: u8 = 1;
 
-pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let mut engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());

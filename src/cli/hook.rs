@@ -13,7 +13,7 @@ use mem::capture;
 
 use mem::store::RootSource;
 
-use super::Context;
+use super::Globals;
 
 /// How long stdin may stay silent before the payload is given up on. Some hook runners do not
 /// close stdin, so reading stops as soon as a whole payload has arrived.
@@ -94,7 +94,7 @@ impl Event {
 
 /// A hook that failed: the reason on stderr and, when the memory root can be found, in
 /// `.mem/capture.log`, where `mem health` reports it. The agent sees exit status 0.
-pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyhow::Error) {
+pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyhow::Error) {
     let message = format!("{command} hook: {}", super::describe(error));
     let event = Event::parse(payload);
     let Ok(root) = ctx.root_near(event.cwd.as_deref()) else {
@@ -111,14 +111,14 @@ pub fn report_failure(ctx: &Context, payload: &[u8], command: &str, error: &anyh
 /// Whether the working directory `cwd` of a hook's payload is in no project with a memory
 /// root: there a `--project-only` hook (set up in the user's file for the sake of the projects
 /// that have one) does nothing.
-pub fn outside_projects(ctx: &Context, cwd: Option<&str>) -> anyhow::Result<bool> {
+pub fn outside_projects(ctx: &Globals, cwd: Option<&str>) -> anyhow::Result<bool> {
     Ok(ctx.locate_root(cwd)?.1 == RootSource::Default)
 }
 
 /// Whether this is the first of identical calls of `command`'s hook on `payload` (the agent
 /// running mem's hook from two of its files): only the first acts, see [`capture::once`].
 pub fn first_call(
-    ctx: &Context,
+    ctx: &Globals,
     agent: Agent,
     command: &str,
     payload: &[u8],
@@ -135,7 +135,7 @@ pub fn first_call(
 /// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a failure is reported with [`report_failure`] as
 /// `command`'s.
 pub fn run(
-    ctx: &Context,
+    ctx: &Globals,
     agent: Agent,
     command: &str,
     project_only: bool,

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem index`.
 #[derive(Debug, clap::Args)]
@@ -19,7 +19,7 @@ pub struct Args {
     no_sync: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let started = super::stopwatch();
     let mut engine = ctx.engine()?;
     let progress = super::progress_bar();

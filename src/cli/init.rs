@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use mem::store;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem init`.
 #[derive(Debug, clap::Args)]
@@ -20,7 +20,7 @@ pub struct Args {
     project: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let dir = match (&args.dir, args.project) {
         (_, true) => store::project_top(&cwd).join(store::PROJECT_DIR),

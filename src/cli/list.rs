@@ -4,7 +4,7 @@ use anyhow::Result;
 use comfy_table::Cell;
 use mem::MemoryType;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem list`.
 #[derive(Debug, clap::Args)]
@@ -23,7 +23,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, _) = ctx.refreshed_engine()?;
     let mut records = engine.list(&args.kinds, &args.tags)?;
     if let Some(limit) = args.limit {

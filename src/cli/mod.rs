@@ -92,7 +92,7 @@ enum Command {
     Context(context::Args),
     /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
     Health(health::Args),
-    /// Serve this root to AI agents over the Model Context Protocol (stdio).
+    /// Serve this root to AI agents over the Model Globals Protocol (stdio).
     ///
     /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
     /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
@@ -121,7 +121,7 @@ enum Command {
 /// problem and for `mem recall` finding nothing).
 pub fn run(cli: Cli) -> Result<u8> {
     VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
-    let ctx = Context { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
+    let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
@@ -189,7 +189,7 @@ pub fn describe(e: &anyhow::Error) -> String {
 }
 
 /// What every subcommand needs from the global options.
-struct Context {
+struct Globals {
     dir: Option<PathBuf>,
     /// "Now" for this command, read once.
     now: Timestamp,
@@ -197,19 +197,19 @@ struct Context {
     fixed_now: Option<Timestamp>,
 }
 
-impl Context {
+impl Globals {
     /// Finds the memory root, creating the per-user default on first use.
     fn root(&self) -> Result<PathBuf> {
         self.root_near(None)
     }
 
-    /// Like [`Context::root`], looking up from `cwd` (an agent's working directory, from a
+    /// Like [`Globals::root`], looking up from `cwd` (an agent's working directory, from a
     /// hook payload) instead of the process's when given.
     fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
         Ok(self.find_root(cwd)?.0)
     }
 
-    /// The memory root and how it was found (see [`Context::root_near`]).
+    /// The memory root and how it was found (see [`Globals::root_near`]).
     fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let (root, source) = self.locate_root(cwd)?;
         if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
@@ -219,7 +219,7 @@ impl Context {
         Ok((root, source))
     }
 
-    /// Where the memory root is (see [`Context::root_near`]), without creating the per-user
+    /// Where the memory root is (see [`Globals::root_near`]), without creating the per-user
     /// one.
     fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let cwd = match cwd {
@@ -231,7 +231,7 @@ impl Context {
         Ok(store::find_root(self.dir.as_deref(), &cwd, default)?)
     }
 
-    /// The root found from `cwd` (see [`Context::root_near`]) as the project layer, and the
+    /// The root found from `cwd` (see [`Globals::root_near`]) as the project layer, and the
     /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
     /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
     fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {

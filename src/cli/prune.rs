@@ -3,7 +3,7 @@
 use anyhow::Result;
 use comfy_table::Cell;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem prune`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +38,7 @@ pub struct RestoreArgs {
     id: String,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     // A dry run changes nothing: unsynced events are folded in memory instead.
     super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
@@ -132,7 +132,7 @@ fn summary(candidates: &[mem::prune::Candidate]) -> String {
     format!("{} {noun}: {}", candidates.len(), parts.join(", "))
 }
 
-pub fn restore(args: RestoreArgs, ctx: &Context) -> Result<()> {
+pub fn restore(args: RestoreArgs, ctx: &Globals) -> Result<()> {
     let mut engine = ctx.engine()?;
     let path = engine.restore(&args.id)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;

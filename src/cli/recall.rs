@@ -6,7 +6,7 @@ use mem::config::RecallMode;
 use mem::engine::LayeredRecall;
 use mem::{Hit, MemoryType, RecallOptions};
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem recall`.
 #[derive(Debug, clap::Args)]
@@ -50,7 +50,7 @@ pub struct Args {
 }
 
 /// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
-pub fn run(args: Args, ctx: &Context) -> Result<u8> {
+pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let mut layers = ctx.layers_near(None)?;
     let record_retrievals = layers.project().config().usage.record_retrievals;
     let options = RecallOptions {
@@ -93,7 +93,7 @@ pub fn run(args: Args, ctx: &Context) -> Result<u8> {
         if semantic {
             columns.extend(["cosine", "fused"]);
         }
-        columns.extend(["recency", "importance"]);
+        columns.extend(mem::score::FACTORS.iter().map(|f| f.name));
         header.splice(2..2, columns);
     }
     let mut table = super::table(&header);
@@ -150,10 +150,8 @@ fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
             ));
             columns.push(Cell::new(s.map_or("-".to_string(), |s| format!("{:.4}", s.fused))));
         }
-        columns.extend([
-            Cell::new(format!("{:.3}", c.recency)),
-            Cell::new(format!("{:.3}", c.importance)),
-        ]);
+        columns
+            .extend(mem::score::FACTORS.iter().map(|f| Cell::new(format!("{:.3}", (f.value)(c)))));
         cells.splice(2..2, columns);
     }
     cells

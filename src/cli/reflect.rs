@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use mem::MemoryType;
 use mem::engine::{ReflectOptions, Summarize};
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem reflect`.
 #[derive(Debug, clap::Args)]
@@ -40,7 +40,7 @@ pub struct Args {
     no_sync: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let settings = engine.config().reflect.clone();
     let mut checked = engine.config().clone();

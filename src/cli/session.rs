@@ -9,7 +9,7 @@ use mem::session::ledger::{self, Injection, Sent};
 use mem::session::resume::{self, one_line};
 use mem::session::{Event, Kind, SessionLog};
 
-use super::Context;
+use super::Globals;
 use mem::agent::Agent;
 
 use super::hook;
@@ -109,7 +109,7 @@ fn folder(dir: &Path) -> Result<String> {
     })
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Action::Resume { hook: Some(agent), budget, .. } = args.action {
         return hook::run(ctx, agent, "session resume", false, |_, event| {
             resume_hook(ctx, agent, event, budget)
@@ -313,7 +313,7 @@ fn show_event(e: &Event, full: bool) -> String {
 /// `resume --hook`: the session the SessionStart continues (a resume, a compaction: the log
 /// has its id), else the previous session of the agent's folder; nothing when there is none.
 fn resume_hook(
-    ctx: &Context,
+    ctx: &Globals,
     agent: Agent,
     event: &hook::Event,
     budget: u64,

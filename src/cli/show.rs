@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem show`.
 #[derive(Debug, clap::Args)]
@@ -15,7 +15,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let (path, memory) = engine.get(&args.id)?;
     let decay = engine.config().decay.clone();

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem stats`.
 #[derive(Debug, clap::Args)]
@@ -12,7 +12,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, report) = ctx.refreshed_engine()?;
     let stats = engine.stats(&report)?;
     if args.json {

@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem sync`.
 #[derive(Debug, clap::Args)]
@@ -12,7 +12,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     if !engine.config().usage.sync {
         bail!(

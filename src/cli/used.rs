@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem used`.
 #[derive(Debug, clap::Args)]
@@ -15,7 +15,7 @@ pub struct Args {
     no_sync: bool,
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let (paths, report) = engine.used(&args.ids, ctx.now, !args.no_sync)?;
     for failure in &report.failed {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{Engine, RecallOptions};
 use crate::format::{Memory, NewMemory};
-use crate::reflect::Space;
+use crate::similarity::Space;
 use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{Engine, parse_error};
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
 use crate::format::{yaml_ids, yaml_text};
-use crate::reflect::{self, Digest, Space, SparseVec};
+use crate::similarity::{self, Digest, Space, SparseVec};
 use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 
@@ -145,14 +145,14 @@ impl Engine {
                     .map(|(path, m)| {
                         store
                             .and_then(|s| s.get(m.id().as_str()))
-                            .map(reflect::DenseVec)
+                            .map(similarity::DenseVec)
                             .ok_or_else(|| Error::NoVector(path.clone()))
                     })
                     .collect::<Result<Vec<_>>>()?;
-                group.run(&dense, threshold, options.min_cluster, reflect::dense_neighbours)
+                group.run(&dense, threshold, options.min_cluster, similarity::dense_neighbours)
             }
             None => {
-                group.run(&vectors, options.threshold, options.min_cluster, reflect::neighbours)
+                group.run(&vectors, options.threshold, options.min_cluster, similarity::neighbours)
             }
         };
 
@@ -164,7 +164,7 @@ impl Engine {
         let digest_of = |members: &[usize]| {
             let sources: Vec<(&Memory, &SparseVec)> =
                 members.iter().map(|&i| (&loaded[i].1, &vectors[i])).collect();
-            reflect::digest(&space, &sources)
+            similarity::digest(&space, &sources)
         };
         let mut proposals = Vec::new();
         for (r, new) in joining {
@@ -321,7 +321,7 @@ impl Grouping<'_> {
     /// many varied sources is close to much of everything; by that alone, a reflection
     /// whose sources were not marked yet (a run killed after writing it) swallowed every
     /// cluster the run had not written.
-    fn run<V: reflect::Similarity + Clone>(
+    fn run<V: similarity::Similarity + Clone>(
         &self,
         vectors: &[V],
         threshold: f32,
@@ -353,7 +353,7 @@ impl Grouping<'_> {
         }
         let free_vectors: Vec<V> = free.iter().map(|&i| vectors[i].clone()).collect();
         let graph = neighbours(&free_vectors, threshold);
-        let clusters = reflect::cluster(&free_vectors, &graph, threshold, min_cluster)
+        let clusters = similarity::cluster(&free_vectors, &graph, threshold, min_cluster)
             .into_iter()
             .map(|cluster| cluster.iter().map(|&k| free[k]).collect())
             .collect();
@@ -364,7 +364,7 @@ impl Grouping<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reflect::SparseVec;
+    use crate::similarity::SparseVec;
 
     /// Four sources far from each other, and an observation at 0.3 from each: close to their
     /// centre (0.6), close to none of them.
@@ -379,7 +379,7 @@ mod tests {
         let reflections = vec![(usize::MAX, vec![0, 1, 2, 3])];
         let candidates = vec![4, 5];
         let group = Grouping { reflections: &reflections, candidates: &candidates };
-        let (joining, _) = group.run(&vectors, 0.35, 2, crate::reflect::neighbours);
+        let (joining, _) = group.run(&vectors, 0.35, 2, crate::similarity::neighbours);
         assert_eq!(joining.get(&0), Some(&vec![5]), "only the one near a source joins");
     }
 }

@@ -1,4 +1,4 @@
-//! `mem mcp`: a Model Context Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
+//! `mem mcp`: a Model Globals Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
 //! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
 //! one [`Engine`] for its lifetime, watches its files and refreshes the index before each tool
 //! call from what changed (so files changed by other processes are seen, and a call after no
@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use self::stdio::{filter, forward, write_lines};
-use super::Context;
+use super::Globals;
 
 mod sessions;
 mod stdio;
@@ -41,7 +41,7 @@ const MAX_RESULTS: u16 = 100;
 pub struct Args {}
 
 /// Serves the root on stdio until the client closes stdin.
-pub fn run(_args: Args, ctx: &Context) -> Result<()> {
+pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
     let mut layers = ctx.layers_near(None)?;
     if let Some(user) = layers.engine(Layer::User) {
         eprintln!("mem: user layer {}", user.root().display());
@@ -69,7 +69,9 @@ pub fn run(_args: Args, ctx: &Context) -> Result<()> {
         layers: Mutex::new(layers),
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
-        tool_router: MemServer::tool_router() + MemServer::session_router(),
+        tool_router: with_recall_description(
+            MemServer::tool_router() + MemServer::session_router(),
+        ),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -261,12 +263,8 @@ struct UsedArgs {
 impl MemServer {
     /// Recall: the memories most relevant to a task.
     #[tool(
-        description = "Recall long-term memories relevant to a task: {hits}, the top k memories \
-        matching the query, ranked by relevance × recency × importance. Each hit has id, path, title, \
-        type, importance, created, tags, rank, score, components (relevance, coverage, recency, \
-        importance), strength, bm25 and a snippet. Invalidated memories, and those whose \
-        strength is below 0.3 (a weak match), are left out: an empty list means nothing \
-        relevant. Call it before starting work; call `used` with the ids that helped.",
+        description = "Recall long-term memories relevant to a task (the description \
+        `recall_description` gives).",
         annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
@@ -540,6 +538,30 @@ fn engine_of<'a>(layers: &'a mut Layers, id: &str) -> Result<&'a mut Engine> {
 /// every call refreshes it from there.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The description of the `recall` tool: the score's factors and a hit's components named
+/// from the one list of them (`mem::score::FACTORS`).
+fn recall_description() -> String {
+    let factors: Vec<&str> = mem::score::FACTORS.iter().map(|f| f.name).collect();
+    format!(
+        "Recall long-term memories relevant to a task: {{hits}}, the top k memories matching the \
+         query, ranked by relevance × {}. Each hit has id, path, title, type, importance, \
+         created, tags, rank, score, components ({}), strength, bm25 and a snippet. Invalidated \
+         memories, and those whose strength is below 0.3 (a weak match), are left out: an empty \
+         list means nothing relevant. Call it before starting work; call `used` with the ids \
+         that helped.",
+        factors.join(" × "),
+        mem::score::component_names().join(", ")
+    )
+}
+
+/// The tools, with `recall`'s description from [`recall_description`].
+fn with_recall_description(mut router: ToolRouter<MemServer>) -> ToolRouter<MemServer> {
+    if let Some(route) = router.map.get_mut("recall") {
+        route.attr.description = Some(recall_description().into());
+    }
+    router
 }
 
 /// `value` as compact JSON, fields in the order `mem ... --json` prints them.

@@ -16,7 +16,7 @@ use anyhow::{Context as _, Result, bail};
 use mem::agent::Agent;
 use mem::store;
 
-use super::Context;
+use super::Globals;
 
 /// Arguments of `mem setup`.
 #[derive(Debug, clap::Args)]
@@ -99,7 +99,7 @@ impl Change {
     }
 }
 
-pub fn run(args: Args, ctx: &Context) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let home = dirs::home_dir().context("cannot tell the home folder")?;
     let this = std::env::current_exe()

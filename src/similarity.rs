@@ -1,6 +1,7 @@
-//! Reflection: clusters of related observations consolidated into higher-level memories
-//! (Generative Agents, arXiv 2304.03442: observations → reflections), and the similarity that
-//! admission control on `mem add` uses.
+//! Similarity of memories' text, for admission control on `mem add` and for `mem reflect`:
+//! TF-IDF vectors and their cosine, neighbours above a threshold, clusters of related
+//! observations and a cluster's extractive digest (the reflections of Generative Agents,
+//! arXiv 2304.03442: observations → reflections).
 //!
 //! Text becomes TF-IDF vectors over the index's analyzer (stems, code identifiers and their
 //! parts, no stop words); similarity is cosine. Clusters grow greedily around the memory with
