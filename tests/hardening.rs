@@ -247,6 +247,13 @@ fn a_prune_killed_between_its_two_steps_is_finished_by_the_next_one() {
         "{}",
         health.stdout
     );
+    let json: serde_json::Value =
+        serde_json::from_str(&dir.mem(&["health", "--json"]).stdout).unwrap();
+    assert_eq!(
+        json["interrupted_moves"],
+        serde_json::json!([{ "id": "old1", "path": "old.md", "archived": "archive/old.md" }]),
+        "named fields, not a tuple"
+    );
     let prune = dir.mem(&["prune"]);
     assert_eq!(prune.code, 0, "{}", prune.stderr);
     assert!(!dir.path().join("old.md").exists(), "the move is finished");

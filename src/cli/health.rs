@@ -91,7 +91,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     for reason in i.bad.iter().chain(&i.unreadable) {
         text.push_str(&format!("    {reason}\n"));
     }
-    for (id, path, archived) in &health.interrupted_moves {
+    for mem::engine::InterruptedMove { id, path, archived } in &health.interrupted_moves {
         text.push_str(&status(
             false,
             "moves",

@@ -131,7 +131,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 out.push_str(&format!(
                     "{}\t{}\t{}\t{} turns\t{}\t{}\n",
                     s.id,
-                    s.agent,
+                    s.agent.map_or("unknown", |a| a.name()),
                     s.started_at.map(whole_second).map_or("-".into(), |t| t.to_string()),
                     s.turns,
                     s.project.as_deref().unwrap_or("-"),

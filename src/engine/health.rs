@@ -61,9 +61,19 @@ pub struct Health {
     /// root; the next refresh removes them.
     pub leftovers: Vec<String>,
     /// Memories both in the root and in `archive/` (a prune or restore killed between its two
-    /// steps), as (id, path in the root, path in the archive); the next prune or restore of
-    /// the memory finishes the move.
-    pub interrupted_moves: Vec<(String, String, String)>,
+    /// steps); the next prune or restore of the memory finishes the move.
+    pub interrupted_moves: Vec<InterruptedMove>,
+}
+
+/// A memory both in the root and in `archive/`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct InterruptedMove {
+    /// The memory's id.
+    pub id: String,
+    /// Its file in the root, relative to it.
+    pub path: String,
+    /// Its file in the archive, relative to the root.
+    pub archived: String,
 }
 
 impl Health {
@@ -186,7 +196,7 @@ impl Engine {
     }
 
     /// Memories whose id is both in the index and in a file under `archive/`.
-    fn interrupted_moves(&self) -> Result<Vec<(String, String, String)>> {
+    fn interrupted_moves(&self) -> Result<Vec<InterruptedMove>> {
         let archive = self.root.join(store::ARCHIVE_DIR);
         let max = self.config.limits.max_file_bytes;
         let mut found = Vec::new();
@@ -196,7 +206,7 @@ impl Engine {
             let id = memory.id().as_str();
             for path in self.index.paths_of(id)? {
                 let archived = format!("{}/{}", store::ARCHIVE_DIR, file.rel);
-                found.push((id.to_string(), path, archived));
+                found.push(InterruptedMove { id: id.to_string(), path, archived });
             }
         }
         found.sort();

@@ -32,7 +32,7 @@ mod watch;
 pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
-pub use self::health::{Health, Stats, UsageCheck};
+pub use self::health::{Health, InterruptedMove, Stats, UsageCheck};
 pub use self::layers::{LayeredRecall, Layers, merge};
 pub use self::recall::{DEFAULT_MIN_STRENGTH, Recall, RecallOptions};
 pub use self::reflect::{

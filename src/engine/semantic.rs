@@ -12,6 +12,7 @@ use crate::config::RecallMode;
 use crate::embed::vectors::{self, Discarded, Key, VectorStore};
 use crate::embed::{EmbedError, Embedder, ModelSource};
 use crate::index::content_hash;
+use crate::store::Stamp;
 use crate::{Error, Result};
 
 /// Vectors written to disk at least every this many newly embedded memories, so an
@@ -27,9 +28,6 @@ pub(super) struct Semantic {
     /// memory are the ones it left: the next sync with the same index has nothing to check.
     synced: Option<(u64, u64)>,
 }
-
-/// A file's (mtime ns, size).
-type Stamp = (i64, u64);
 
 /// The file whose text an id's vector must come from.
 struct Wanted {
@@ -47,8 +45,8 @@ enum Slot {
 
 struct Loaded {
     store: VectorStore,
-    /// (mtime ns, size) of the file when it was read or written: another process's write
-    /// is noticed and read again.
+    /// The file's stamp when it was read or written: another process's write is noticed and
+    /// read again.
     stamp: Option<Stamp>,
 }
 
@@ -112,7 +110,7 @@ pub(super) fn embed_one(embedder: &mut Embedder, text: &str) -> Result<Vec<f32>>
 }
 
 fn file_stamp(path: &Path) -> Option<Stamp> {
-    std::fs::metadata(path).ok().map(|m| (crate::store::mtime_ns(&m), m.len()))
+    std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
 impl Engine {

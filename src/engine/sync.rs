@@ -90,7 +90,7 @@ impl Engine {
     /// the usage log, and cached.
     pub(super) fn refresh_last_used(&mut self) -> Result<()> {
         use crate::usage::last_used::{self, LastUsed};
-        let stamp = last_used::stamp(&self.root);
+        let stamp = last_used::stamps(&self.root);
         let cached = LastUsed::load(&self.state_dir).filter(|c| c.is_for(&stamp));
         self.last_used = match cached {
             Some(map) => map,

@@ -133,14 +133,7 @@ impl Fields {
 
 pub use crate::format::id_key;
 
-/// A file as a stat saw it: what tells an unchanged file from a changed one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stamp {
-    /// Size in bytes.
-    pub size: u64,
-    /// Modification time, ns since the epoch.
-    pub mtime_ns: i64,
-}
+pub use crate::store::Stamp;
 
 /// A stable 64-bit hash of a path, used to order exact score ties.
 pub fn tiebreak(rel: &str) -> u64 {

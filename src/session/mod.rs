@@ -60,9 +60,9 @@ struct Source {
 pub struct Session {
     /// The agent's session id.
     pub id: String,
-    /// The agent's name (`claude`, `codex`; `claude-code` in rows older logs wrote, read as
-    /// `claude` by `agent::Agent::from_name`), or `unknown` before its first line is read.
-    pub agent: String,
+    /// The agent (the `claude-code` of rows older logs wrote is read as Claude Code); `None`
+    /// before the first line of its transcript is read (the row says `unknown`).
+    pub agent: Option<crate::agent::Agent>,
     /// The working directory it last recorded.
     pub project: Option<String>,
     /// Its first event.
@@ -465,7 +465,7 @@ const SELECT_SESSIONS: &str = "SELECT id, agent, project, started_at, last_at, t
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
         id: r.get(0)?,
-        agent: r.get(1)?,
+        agent: crate::agent::Agent::from_name(&r.get::<_, String>(1)?),
         project: r.get(2)?,
         started_at: time(r.get(3)?),
         last_at: time(r.get(4)?),

@@ -192,7 +192,7 @@ pub fn render(session: &Session, events: &[Event], budget: usize) -> String {
 
 fn render_with(session: &Session, state: &State, limits: Limits) -> String {
     let mut out = format!("# Resume session {}\n\n", session.id);
-    let agent = Agent::from_name(&session.agent).map_or("Agent", Agent::title);
+    let agent = session.agent.map_or("Agent", Agent::title);
     let mut header = format!("{agent} session");
     if let Some(project) = &session.project {
         header.push_str(&format!(" in {}", inline_code(project)));

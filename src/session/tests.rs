@@ -2,6 +2,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use super::*;
+use crate::agent::Agent;
 use crate::capture::tests::{CLAUDE, CODEX};
 
 fn log_in(dir: &Path) -> SessionLog {
@@ -46,7 +47,7 @@ fn a_claude_transcript_becomes_events_with_turns() {
     assert_eq!((events[7].call_id.as_deref(), events[7].status), (Some("t1"), Some(0)));
     assert_eq!(events[8].text, "/review auth");
     let session = log.session("s1").unwrap();
-    assert_eq!((session.agent.as_str(), session.turns, session.events), ("claude", 2, 10));
+    assert_eq!((session.agent, session.turns, session.events), (Some(Agent::Claude), 2, 10));
     assert_eq!(session.project.as_deref(), Some("/home/ana/shop"));
     assert_eq!(session.first_prompt.as_deref(), Some("Fix the failing login test"));
     assert_eq!(session.memory.as_deref(), Some("session-s1"));
@@ -146,7 +147,10 @@ fn a_codex_rollout_becomes_events() {
     let files: Vec<&String> = events.iter().flat_map(|e| &e.files).collect();
     assert_eq!(files, ["hello.txt", "src/main.rs"]);
     let session = log.session("019a").unwrap();
-    assert_eq!((session.agent.as_str(), session.model.as_deref()), ("codex", Some("gpt-5-codex")));
+    assert_eq!(
+        (session.agent, session.model.as_deref()),
+        (Some(Agent::Codex), Some("gpt-5-codex"))
+    );
     let meta: Vec<&str> =
         events.iter().filter(|e| e.kind == Kind::Meta).map(|e| e.text.as_str()).collect();
     assert_eq!(meta, ["cwd /tmp/demo", "model gpt-5-codex"]);
@@ -398,8 +402,10 @@ fn an_older_agent_name_is_read_as_an_alias_and_kept() {
     write(&transcript, &(CLAUDE.join("\n") + "\n"));
     log.import(&transcript, "s1", None).unwrap();
     let session = log.session("s1").unwrap();
-    assert_eq!((session.agent.as_str(), session.turns), ("claude-code", 2));
-    assert_eq!(crate::agent::Agent::from_name(&session.agent), Some(crate::agent::Agent::Claude));
+    assert_eq!((session.agent, session.turns), (Some(Agent::Claude), 2));
+    let stored: String =
+        log.conn.query_row("SELECT agent FROM sessions WHERE id = 's1'", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, "claude-code", "the row is not rewritten");
     let text = resume::render(&session, &log.events("s1", None).unwrap(), 4000);
     assert!(text.contains("Claude Code session"), "{text}");
 }

@@ -277,6 +277,37 @@ fn display_rel(rel: &Path) -> String {
 }
 
 /// Modification time of `meta` in nanoseconds since the Unix epoch (0 if unknown).
+/// A file as a stat saw it: what tells an unchanged file from a changed one (the index's
+/// manifest, the vector file, the usage files behind `.mem/last-used.bin`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub struct Stamp {
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch (see [`mtime_ns`]).
+    pub mtime_ns: i64,
+}
+
+impl Stamp {
+    /// The stamp of a file whose metadata is `meta`.
+    pub fn of(meta: &std::fs::Metadata) -> Stamp {
+        Stamp { size: meta.len(), mtime_ns: mtime_ns(meta) }
+    }
+}
+
+/// A file's modification time in ns since the epoch (0 when the system cannot tell, or before
+/// the epoch).
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
     meta.modified()
         .ok()

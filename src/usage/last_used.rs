@@ -11,33 +11,29 @@ use jiff::Timestamp;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
+use crate::store::Stamp;
 use crate::{Error, Result};
 
 /// File name under `.mem/`.
 pub const FILE: &str = "last-used.bin";
 
-/// (file name, size, modification time in ns) of each usage file, sorted by name.
-pub type Stamp = Vec<(String, u64, i128)>;
+/// The [`Stamp`] of each usage file, by file name, sorted by name.
+pub type Stamps = Vec<(String, Stamp)>;
 
-/// The stamp of the root's usage files as they are now (empty when there are none).
-pub fn stamp(root: &Path) -> Stamp {
+/// The stamps of the root's usage files as they are now (empty when there are none).
+pub fn stamps(root: &Path) -> Stamps {
     let Ok(entries) = std::fs::read_dir(root.join(super::shared::DIR)) else {
         return Vec::new();
     };
-    let mut stamp: Stamp = entries
+    let mut stamps: Stamps = entries
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let meta = e.metadata().ok()?;
-            let modified = meta.modified().ok()?;
-            let ns = match modified.duration_since(std::time::UNIX_EPOCH) {
-                Ok(d) => d.as_nanos() as i128,
-                Err(e) => -(e.duration().as_nanos() as i128),
-            };
-            Some((e.file_name().to_string_lossy().into_owned(), meta.len(), ns))
+            Some((e.file_name().to_string_lossy().into_owned(), Stamp::of(&meta)))
         })
         .collect();
-    stamp.sort();
-    stamp
+    stamps.sort();
+    stamps
 }
 
 /// The last use of each memory that has one, by [`crate::format::id_key`] of its id, in
@@ -45,13 +41,13 @@ pub fn stamp(root: &Path) -> Stamp {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LastUsed {
     /// The usage files it was computed from.
-    stamp: Stamp,
+    stamp: Stamps,
     last: FxHashMap<u64, i64>,
 }
 
 impl LastUsed {
     /// The map of `uses` (memory id, time of a use), computed from usage files of `stamp`.
-    pub fn new(stamp: Stamp, uses: impl IntoIterator<Item = (String, Timestamp)>) -> LastUsed {
+    pub fn new(stamp: Stamps, uses: impl IntoIterator<Item = (String, Timestamp)>) -> LastUsed {
         let mut last: FxHashMap<u64, i64> = FxHashMap::default();
         for (id, at) in uses {
             let at = at.as_second();
@@ -67,7 +63,7 @@ impl LastUsed {
     }
 
     /// Whether it was computed from usage files of `stamp`.
-    pub fn is_for(&self, stamp: &Stamp) -> bool {
+    pub fn is_for(&self, stamp: &Stamps) -> bool {
         self.stamp == *stamp
     }
 
@@ -101,8 +97,9 @@ mod tests {
     #[test]
     fn the_latest_use_counts_and_the_cache_round_trips() {
         let t = |s: i64| Timestamp::from_second(1_700_000_000 + s).unwrap();
+        let stamps = || vec![("a.tsv".to_string(), Stamp { size: 10, mtime_ns: 5 })];
         let map = LastUsed::new(
-            vec![("a.tsv".into(), 10, 5)],
+            stamps(),
             [("x".to_string(), t(5)), ("x".to_string(), t(9)), ("y".to_string(), t(1))],
         );
         assert_eq!(map.get(crate::format::id_key("x")), Some(t(9).as_second()));
@@ -111,7 +108,7 @@ mod tests {
         map.save(dir.path()).unwrap();
         let loaded = LastUsed::load(dir.path()).unwrap();
         assert_eq!(loaded, map);
-        assert!(loaded.is_for(&vec![("a.tsv".into(), 10, 5)]) && !loaded.is_for(&Vec::new()));
+        assert!(loaded.is_for(&stamps()) && !loaded.is_for(&Vec::new()));
         invalidate(dir.path()).unwrap();
         invalidate(dir.path()).unwrap();
         assert_eq!(LastUsed::load(dir.path()), None);
