@@ -12,8 +12,8 @@ use super::Globals;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Report which of this project's agent sessions were never captured. Alone: the agents'
-    /// own folders (Claude Code's for the project and each of its subfolders, Codex's
-    /// sessions). With a folder (e.g. ~/.claude/projects/<project>, ~/.codex/sessions): that
+    /// own folders (Claude Code's and Gemini CLI's for the project and each of its subfolders,
+    /// Codex's sessions). With a folder (e.g. ~/.claude/projects/<project>, ~/.codex/sessions): that
     /// one, and for Claude Code's folder of the project, those of its subfolders. Subagent
     /// transcripts and sessions whose working directory is outside the project are left out.
     #[arg(long, value_name = "DIR", num_args = 0..=1)]
@@ -51,6 +51,22 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         super::print_json(&value)?;
         return Ok(status_code);
     }
+    let mut text = files_lines(&health);
+    text.push_str(&logs_lines(&health));
+    if let Some(cov) = &health.coverage {
+        text.push_str(&coverage_lines(cov, &project, &configured));
+    }
+    if !configured.is_empty() {
+        text.push_str(&agent_commands(&configured));
+    }
+    text.push_str(&embedding_line(&health.embedding));
+    super::print_text(&text)?;
+    Ok(status_code)
+}
+
+/// The lines on the files: the index against them, those that do not parse, interrupted
+/// moves and writes.
+fn files_lines(health: &mem::engine::Health) -> String {
     let mut text = String::new();
     if let Some(notice) = &health.notice {
         text.push_str(&status(false, "index", notice));
@@ -114,6 +130,12 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             text.push_str(&format!("    {path}\n"));
         }
     }
+    text
+}
+
+/// The lines on the logs: usage, the usage files, the session log, captures.
+fn logs_lines(health: &mem::engine::Health) -> String {
+    let mut text = String::new();
     let u = &health.usage;
     text.push_str(&status(
         u.error.is_none(),
@@ -167,60 +189,67 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         capture.push_str(&format!("; {} unreadable log lines", c.unreadable));
     }
     text.push_str(&status(c.ok(), "capture", &capture));
-    if let Some(cov) = &health.coverage {
-        let mut detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
-        let mut left_out = Vec::new();
-        match cov.subagents {
-            0 => {}
-            1 => left_out.push("1 subagent transcript".to_string()),
-            n => left_out.push(format!("{n} subagent transcripts")),
-        }
-        match cov.other_projects {
-            0 => {}
-            1 => left_out.push("1 Codex session of another project".to_string()),
-            n => left_out.push(format!("{n} Codex sessions of other projects")),
-        }
-        if !left_out.is_empty() {
-            detail.push_str(&format!(" (left out: {})", left_out.join(", ")));
-        }
-        text.push_str(&status(cov.gaps.is_empty(), "coverage", &detail));
-        for gap in &cov.gaps {
-            let agent = gap.agent.name();
-            text.push_str(&format!(
-                "    not captured {agent:<6}  {}  {}\n",
-                gap.session_id, gap.path
-            ));
-        }
-        let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
-        if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
-            text.push_str(
-                "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
-                 in Codex and trust them\n",
-            );
-        }
-        let own = mem::agent::claude::folder_name(&project);
-        let in_subfolder = cov.gaps.iter().any(|g| {
-            g.agent == mem::agent::Agent::Claude
-                && Path::new(&g.path)
-                    .parent()
-                    .and_then(Path::file_name)
-                    .is_some_and(|n| mem::agent::claude::extends(&n.to_string_lossy(), &own))
-        });
-        let user_hooks = claude_home().is_some_and(|c| {
-            configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json"))
-        });
-        if in_subfolder && !user_hooks {
-            text.push_str(
-                "    cause: Claude Code runs a project's hooks only when started in the project's \
-                 top folder; `mem setup claude` in this checkout adds hooks to your own settings \
-                 that capture the sessions started in its subfolders\n",
-            );
-        }
+    text
+}
+
+/// The lines on the sessions on disk against those captured, with the causes of the gaps
+/// mem can name.
+fn coverage_lines(
+    cov: &mem::health::Coverage,
+    project: &Path,
+    configured: &[super::setup::Configured],
+) -> String {
+    let mut text = String::new();
+    let mut detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
+    let mut left_out = Vec::new();
+    match cov.subagents {
+        0 => {}
+        1 => left_out.push("1 subagent transcript".to_string()),
+        n => left_out.push(format!("{n} subagent transcripts")),
     }
-    if !configured.is_empty() {
-        text.push_str(&agent_commands(&configured));
+    match cov.other_projects {
+        0 => {}
+        1 => left_out.push("1 Codex session of another project".to_string()),
+        n => left_out.push(format!("{n} Codex sessions of other projects")),
     }
-    let (ok, detail) = match &health.embedding {
+    if !left_out.is_empty() {
+        detail.push_str(&format!(" (left out: {})", left_out.join(", ")));
+    }
+    text.push_str(&status(cov.gaps.is_empty(), "coverage", &detail));
+    for gap in &cov.gaps {
+        let agent = gap.agent.name();
+        text.push_str(&format!("    not captured {agent:<6}  {}  {}\n", gap.session_id, gap.path));
+    }
+    let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
+    if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
+        text.push_str(
+            "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
+             in Codex and trust them\n",
+        );
+    }
+    let own = mem::agent::claude::folder_name(project);
+    let in_subfolder = cov.gaps.iter().any(|g| {
+        g.agent == mem::agent::Agent::Claude
+            && Path::new(&g.path)
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|n| mem::agent::claude::extends(&n.to_string_lossy(), &own))
+    });
+    let user_hooks = claude_home()
+        .is_some_and(|c| configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json")));
+    if in_subfolder && !user_hooks {
+        text.push_str(
+            "    cause: Claude Code runs a project's hooks only when started in the project's \
+             top folder; `mem setup claude` in this checkout adds hooks to your own settings \
+             that capture the sessions started in its subfolders\n",
+        );
+    }
+    text
+}
+
+/// The line on the embedding model.
+fn embedding_line(embedding: &ModelStatus) -> String {
+    let (ok, detail) = match embedding {
         ModelStatus::NotConfigured => (
             true,
             "no model configured: recall is BM25 only ([embed] model_dir in the user configuration \
@@ -239,9 +268,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             (false, format!("{message}; recall falls back to BM25"))
         }
     };
-    text.push_str(&status(ok, "embedding", &detail));
-    super::print_text(&text)?;
-    Ok(status_code)
+    status(ok, "embedding", &detail)
 }
 
 /// The folders of transcripts to check for `project`: `given`, widened to the folders of the

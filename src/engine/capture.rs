@@ -8,9 +8,9 @@ use jiff::Timestamp;
 use crate::agent::Agent;
 use crate::agent::codex::find_rollout;
 use crate::capture::{
-    CaptureFailure, Captured, IMPORTANCE, LogEntry, PAYLOAD_HELP, SESSION_SOURCE, SESSIONS_DIR,
-    SessionInfo, Status, Written, append_log, check_session_id, fail, parse_payload, project_tag,
-    read_transcript, redact, summarize,
+    CaptureFailure, Captured, IMPORTANCE, LogEntry, PAYLOAD_HELP, Payload, SESSION_SOURCE,
+    SESSIONS_DIR, SessionInfo, Status, Transcript, Written, append_log, check_session_id, fail,
+    parse_payload, project_tag, read_transcript, redact, summarize,
 };
 use crate::format::yaml_text;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
@@ -77,71 +77,22 @@ impl Engine {
         entry.session_id = Some(payload.session_id.clone());
         entry.hook_event.clone_from(&payload.hook_event);
         let id = check_session_id(&payload.session_id)?;
-        let mut path = match (&payload.transcript_path, rollouts) {
-            (Some(given), _) => PathBuf::from(given),
-            (None, Some(folder)) => find_rollout(folder, &payload.session_id).ok_or_else(|| {
-                fail(
-                    CaptureFailure::Transcript,
-                    format!(
-                        "the hook payload names no transcript, and no Codex rollout of session \
-                         {} is under {}",
-                        payload.session_id,
-                        folder.display()
-                    ),
-                )
-            })?,
-            (None, None) => {
-                return Err(fail(
-                    CaptureFailure::Payload,
-                    format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
-                ));
-            }
-        };
+        let path = transcript_path(&payload, rollouts)?;
         entry.transcript = Some(path.display().to_string());
-        if path.is_relative()
-            && let Some(cwd) = &payload.cwd
-        {
-            path = Path::new(cwd).join(path);
-        }
-        let cannot_read = |e: std::io::Error| {
-            fail(
-                CaptureFailure::Transcript,
-                format!("cannot read the transcript {}: {e}", path.display()),
-            )
+        let path = match &payload.cwd {
+            Some(cwd) if path.is_relative() => Path::new(cwd).join(path),
+            _ => path,
         };
-        let not_regular = |meta: &std::fs::Metadata| {
-            fail(
-                CaptureFailure::Transcript,
-                format!(
-                    "cannot read the transcript {}: it is not a regular file but {}; \
-                     `transcript_path` must name the session's JSONL file",
-                    path.display(),
-                    file_kind(meta)
-                ),
-            )
-        };
-        // Stat before opening: opening a FIFO waits for a writer, and a device such as
-        // /dev/zero never ends. Then again on the open file, in case the path changed between.
-        let meta = match std::fs::metadata(&path) {
+        let nothing = || Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path);
+        let Some(file) = open_transcript(&path)? else {
             // Not written yet (a Stop that comes before the agent's first write, a session
             // that never started, as `claude mcp list` ends one): nothing to capture yet; the
             // next hook of the session captures it.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                entry.note = Some("the transcript does not exist yet: nothing to capture".into());
-                return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
-            }
-            meta => meta.map_err(cannot_read)?,
+            entry.note = Some("the transcript does not exist yet: nothing to capture".into());
+            return Ok(nothing());
         };
-        if !meta.is_file() {
-            return Err(not_regular(&meta));
-        }
-        let file = std::fs::File::open(&path).map_err(cannot_read)?;
-        let meta = file.metadata().map_err(cannot_read)?;
-        if !meta.is_file() {
-            return Err(not_regular(&meta));
-        }
         let transcript = read_transcript(std::io::BufReader::with_capacity(64 * 1024, file))
-            .map_err(cannot_read)?;
+            .map_err(|e| cannot_read(&path, e))?;
         entry.skipped_lines = transcript.skipped_lines;
         if transcript.lines > 0 && transcript.recognised == 0 {
             if transcript.session_lines == transcript.lines {
@@ -149,21 +100,9 @@ impl Engine {
                 // interactive Claude Code session's first Stop can come before the messages
                 // are written): nothing to capture yet.
                 entry.note = Some("the transcript holds no message yet: nothing to capture".into());
-                return Ok(Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path));
+                return Ok(nothing());
             }
-            let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.title()).collect();
-            return Err(fail(
-                CaptureFailure::Transcript,
-                format!(
-                    "the transcript {} has no line in the format of a known agent ({}) ({} of {} \
-                 lines skipped: not JSON even after cleaning, or over {} MiB)",
-                    path.display(),
-                    agents.join(", "),
-                    transcript.skipped_lines,
-                    transcript.lines,
-                    MAX_LINE_BYTES >> 20
-                ),
-            ));
+            return Err(unknown_format(&path, &transcript));
         }
         let mut captured = Captured {
             format: transcript.format,
@@ -172,16 +111,35 @@ impl Engine {
             skipped_lines: transcript.skipped_lines,
             oversized_lines: transcript.oversized_lines,
             truncated: transcript.truncated,
-            ..Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path)
+            ..nothing()
         };
         if transcript.is_empty() && payload.last_assistant_message.is_none() {
             captured.logged_events = self.log_session(&path, &payload.session_id, None)?;
             return Ok(captured);
         }
+        let (rel, written, redacted) = self.write_digest(&id, &payload, &transcript, now)?;
+        captured.path = Some(rel.clone());
+        captured.written = written;
+        captured.redacted = redacted;
+        captured.logged_events = self
+            .log_session(&path, &payload.session_id, Some(id.as_str()))
+            .map_err(|e| fail(CaptureFailure::SessionLog, format!("wrote {rel}, but {e}")))?;
+        Ok(captured)
+    }
 
+    /// Writes the session's digest from its transcript: the summary, tagged with the project,
+    /// created at the transcript's first event (else `now`). Its path, what happened to the
+    /// file, and the secrets redacted.
+    fn write_digest(
+        &mut self,
+        id: &MemoryId,
+        payload: &Payload,
+        transcript: &Transcript,
+        now: Timestamp,
+    ) -> Result<(String, Written, usize)> {
         let cwd = payload.cwd.clone().or_else(|| transcript.cwd.clone());
         let summary = summarize(
-            &transcript,
+            transcript,
             &SessionInfo {
                 session_id: &payload.session_id,
                 cwd: cwd.as_deref(),
@@ -192,7 +150,7 @@ impl Engine {
         let mut tags = vec!["session".to_string()];
         tags.extend(cwd.as_deref().and_then(project_tag));
         let new = NewMemory {
-            text: summary.body.clone(),
+            text: summary.body,
             kind: MemoryType::Episodic,
             importance: IMPORTANCE,
             tags,
@@ -200,14 +158,8 @@ impl Engine {
             source: Some(format!("{SESSION_SOURCE}{}", payload.session_id)),
         };
         let created = transcript.first_at.unwrap_or(now);
-        let (rel, written) = self.write_session(&id, new, created, project.as_deref())?;
-        captured.path = Some(rel.clone());
-        captured.written = written;
-        captured.redacted = summary.redacted;
-        captured.logged_events = self
-            .log_session(&path, &payload.session_id, Some(id.as_str()))
-            .map_err(|e| fail(CaptureFailure::SessionLog, format!("wrote {rel}, but {e}")))?;
-        Ok(captured)
+        let (rel, written) = self.write_session(id, new, created, project.as_deref())?;
+        Ok((rel, written, summary.redacted))
     }
 
     /// Appends what is new in `transcript` to the session log, as events of `session` (whose
@@ -319,6 +271,85 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
 }
 
 /// What a path that is not a regular file is, for an error message.
+/// The session's transcript: the payload's `transcript_path` as given, else the Codex rollout
+/// of the session under `rollouts`.
+fn transcript_path(payload: &Payload, rollouts: Option<&Path>) -> Result<PathBuf> {
+    let path = match (&payload.transcript_path, rollouts) {
+        (Some(given), _) => PathBuf::from(given),
+        (None, Some(folder)) => find_rollout(folder, &payload.session_id).ok_or_else(|| {
+            fail(
+                CaptureFailure::Transcript,
+                format!(
+                    "the hook payload names no transcript, and no Codex rollout of session {} \
+                     is under {}",
+                    payload.session_id,
+                    folder.display()
+                ),
+            )
+        })?,
+        (None, None) => {
+            return Err(fail(
+                CaptureFailure::Payload,
+                format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
+            ));
+        }
+    };
+    Ok(path)
+}
+
+/// The transcript opened for reading; `None` when it does not exist. Anything but a regular
+/// file is refused: it is stat-ed before it is opened (opening a FIFO waits for a writer, and
+/// a device such as /dev/zero never ends), then again once open, in case the path changed.
+fn open_transcript(path: &Path) -> Result<Option<std::fs::File>> {
+    let not_regular = |meta: &std::fs::Metadata| {
+        fail(
+            CaptureFailure::Transcript,
+            format!(
+                "cannot read the transcript {}: it is not a regular file but {}; \
+                 `transcript_path` must name the session's JSONL file",
+                path.display(),
+                file_kind(meta)
+            ),
+        )
+    };
+    let meta = match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        meta => meta.map_err(|e| cannot_read(path, e))?,
+    };
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    let file = std::fs::File::open(path).map_err(|e| cannot_read(path, e))?;
+    let meta = file.metadata().map_err(|e| cannot_read(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(&meta));
+    }
+    Ok(Some(file))
+}
+
+/// The failure to read the transcript at `path`.
+fn cannot_read(path: &Path, e: std::io::Error) -> Error {
+    fail(CaptureFailure::Transcript, format!("cannot read the transcript {}: {e}", path.display()))
+}
+
+/// The failure of a transcript with lines of no known agent.
+fn unknown_format(path: &Path, transcript: &Transcript) -> Error {
+    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.title()).collect();
+    fail(
+        CaptureFailure::Transcript,
+        format!(
+            "the transcript {} has no line in the format of a known agent ({}) ({} of {} lines \
+             skipped: not JSON even after cleaning, or over {} MiB)",
+            path.display(),
+            agents.join(", "),
+            transcript.skipped_lines,
+            transcript.lines,
+            MAX_LINE_BYTES >> 20
+        ),
+    )
+}
+
+/// What a file that is not a regular one is, for a message.
 fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     let kind = meta.file_type();
     if kind.is_dir() {

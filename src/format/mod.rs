@@ -12,10 +12,12 @@ use serde_norway::{Mapping, Value};
 mod bounds;
 mod edit;
 mod id;
+mod parts;
 
 pub use self::bounds::{MAX_FLOW_OPENERS, MAX_FRONT_MATTER_BYTES};
 pub use self::edit::*;
 pub use self::id::*;
+use self::parts::Fields;
 
 /// Version of the file contract described in `docs/format.md`.
 pub const FORMAT_VERSION: u32 = 1;
@@ -89,180 +91,21 @@ impl Memory {
     }
 
     fn from_parts(front: Mapping, body: String, yaml: &str) -> Result<Memory, FormatError> {
-        let field = |name: &'static str, message: String| FormatError::Field {
-            field: name,
-            line: key_line(yaml, name),
-            message,
-        };
-        let get = |name: &str| front.get(name).filter(|v| !v.is_null());
-
-        let id = match get("id") {
-            None => return Err(FormatError::Missing("id")),
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Number(n)) => {
-                // YAML reads `id: 007` as the number 7: the id would silently change.
-                return Err(field("id", format!("{n} is read as a number; quote it: id: \"{n}\"")));
-            }
-            Some(other) => {
-                return Err(field("id", format!("expected text, found {}", describe(other))));
-            }
-        };
-        let id = MemoryId::new(&id).map_err(|e| field("id", e.to_string()))?;
-
-        let kind = match get("type") {
-            None => return Err(FormatError::Missing("type")),
-            Some(Value::String(s)) => s.parse::<MemoryType>().map_err(|e| field("type", e))?,
-            Some(other) => {
-                return Err(field(
-                    "type",
-                    format!("expected episodic, semantic or procedural, found {}", describe(other)),
-                ));
-            }
-        };
-
-        let importance = match get("importance") {
-            None => DEFAULT_IMPORTANCE,
-            Some(Value::Number(n)) => match n.as_i64() {
-                Some(i @ 1..=10) => i as u8,
-                _ => return Err(field("importance", format!("must be 1..10, found {n}"))),
-            },
-            Some(other) => {
-                return Err(field(
-                    "importance",
-                    format!("expected an integer 1..10, found {}", describe(other)),
-                ));
-            }
-        };
-
-        let created = match get("created") {
-            None => return Err(FormatError::Missing("created")),
-            Some(v) => timestamp(v).map_err(|m| field("created", m))?,
-        };
-
-        let tags = match get("tags") {
-            None => Vec::new(),
-            Some(Value::Sequence(items)) => {
-                let mut tags = Vec::with_capacity(items.len());
-                for item in items {
-                    match scalar_text(item) {
-                        Some(t) if !t.trim().is_empty() => tags.push(t.trim().to_string()),
-                        Some(_) => {}
-                        None => {
-                            return Err(field(
-                                "tags",
-                                format!("expected a list of words, found {} in it", describe(item)),
-                            ));
-                        }
-                    }
-                }
-                tags
-            }
-            Some(other) => {
-                return Err(field(
-                    "tags",
-                    format!("expected a list like [auth, login], found {}", describe(other)),
-                ));
-            }
-        };
-
-        let source =
-            match get("source") {
-                None => None,
-                Some(v) => Some(scalar_text(v).ok_or_else(|| {
-                    field("source", format!("expected text, found {}", describe(v)))
-                })?),
-            };
-
-        let access = match get("access") {
+        let fields = Fields { front: &front, yaml };
+        let id = fields.id()?;
+        let kind = fields.kind()?;
+        let importance = fields.importance()?;
+        let created = fields.time("created")?.ok_or(FormatError::Missing("created"))?;
+        let tags = fields.tags()?;
+        let source = fields.source()?;
+        let access = fields.access()?;
+        let invalid_at = fields.time("invalid_at")?;
+        let superseded_by = fields.superseded_by()?;
+        let derived_from = fields.derived_from()?;
+        let consolidated_into = match fields.get("consolidated_into") {
             None => None,
-            Some(Value::Mapping(m)) => {
-                let whole = |key: &str| match m.get(key) {
-                    None | Some(Value::Null) => Ok(0),
-                    Some(Value::Number(n)) => n.as_u64().ok_or_else(|| {
-                        field("access", format!("{key} must be a whole number ≥ 0, found {n}"))
-                    }),
-                    Some(other) => Err(field(
-                        "access",
-                        format!("{key} must be a whole number, found {}", describe(other)),
-                    )),
-                };
-                let count = whole("count")?;
-                let retrieved = whole("retrieved")?;
-                let last = match m.get("last") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => {
-                        Some(timestamp(v).map_err(|e| field("access", format!("last: {e}")))?)
-                    }
-                };
-                let strength = match m.get("strength") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::Number(n)) => match n.as_f64() {
-                        Some(s) if s > 0.0 && s.is_finite() => Some(s),
-                        _ => {
-                            return Err(field(
-                                "access",
-                                format!("strength must be a positive number of days, found {n}"),
-                            ));
-                        }
-                    },
-                    Some(other) => {
-                        return Err(field(
-                            "access",
-                            format!("strength must be a number of days, found {}", describe(other)),
-                        ));
-                    }
-                };
-                Some(Access { count, last, retrieved, strength })
-            }
-            Some(other) => {
-                return Err(field(
-                    "access",
-                    format!(
-                        "expected {{ count: N, last: TIME, retrieved: N, strength: DAYS }}, found {}",
-                        describe(other)
-                    ),
-                ));
-            }
+            Some(v) => Some(fields.memory_id("consolidated_into", v)?),
         };
-
-        let invalid_at = match get("invalid_at") {
-            None => None,
-            Some(v) => Some(timestamp(v).map_err(|m| field("invalid_at", m))?),
-        };
-        let superseded_by = match get("superseded_by") {
-            None => None,
-            Some(Value::String(s)) => {
-                Some(MemoryId::new(s).map_err(|e| field("superseded_by", e.to_string()))?)
-            }
-            Some(other) => {
-                return Err(field(
-                    "superseded_by",
-                    format!("expected the id of another memory, found {}", describe(other)),
-                ));
-            }
-        };
-
-        let id_field = |name: &'static str, v: &Value| match v {
-            Value::String(s) => MemoryId::new(s).map_err(|e| field(name, e.to_string())),
-            other => Err(field(name, format!("expected a memory id, found {}", describe(other)))),
-        };
-        let derived_from = match get("derived_from") {
-            None => Vec::new(),
-            Some(Value::Sequence(items)) => {
-                items.iter().map(|v| id_field("derived_from", v)).collect::<Result<_, _>>()?
-            }
-            Some(other) => {
-                return Err(field(
-                    "derived_from",
-                    format!("expected a list of memory ids, found {}", describe(other)),
-                ));
-            }
-        };
-        let consolidated_into = match get("consolidated_into") {
-            None => None,
-            Some(v) => Some(id_field("consolidated_into", v)?),
-        };
-
         Ok(Memory {
             front,
             id,

@@ -65,6 +65,33 @@ impl RefreshReport {
     pub fn changed(&self) -> bool {
         self.added + self.updated + self.removed + self.touched > 0
     }
+
+    /// Records a file that could not be read or parsed (as a bad file if its content is bad).
+    fn add_bad(&mut self, file: &FileStat, error: Error) {
+        // A file too large is found so without reading it; nor is an I/O error
+        // (permissions, say) a matter of content.
+        if let Error::Parse { source, .. } = &error
+            && !matches!(source, crate::format::FormatError::TooLarge { .. })
+        {
+            self.bad_files.push(BadFile {
+                rel: file.rel.clone(),
+                size: file.size,
+                mtime_ns: file.mtime_ns,
+                seen_ns: 0,
+                message: error.to_string(),
+            });
+        }
+        self.bad.push(error);
+        self.bad_paths.push(file.rel.clone());
+    }
+
+    /// Sorts the lists of bad files and future memories, for a stable report.
+    fn sort_lists(&mut self) {
+        self.bad.sort_by_key(|e| e.to_string());
+        self.bad_paths.sort();
+        self.bad_files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        self.future.sort();
+    }
 }
 
 /// A file whose content breaks the format, as a refresh read it. A later refresh takes the
@@ -129,6 +156,18 @@ enum Outcome {
     Bad(Error),
 }
 
+/// The index writes a refresh found needed, gathered from the outcomes of its reads.
+struct Writes<'a> {
+    /// Files re-read and found exactly as indexed.
+    rechecked: usize,
+    /// Manifest entries to set (`Some`) or drop (`None`), by path.
+    changes: Vec<(&'a str, Option<Entry>)>,
+    /// Paths whose documents are deleted.
+    deletes: Vec<&'a str>,
+    /// Documents added.
+    adds: Vec<TantivyDocument>,
+}
+
 impl MemoryIndex {
     /// Brings the index up to date with `scan`, which covers `scope`: reads only new files
     /// and files whose size or mtime changed (or that changed too recently to trust their
@@ -145,14 +184,40 @@ impl MemoryIndex {
     ) -> Result<RefreshReport> {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
         let Reading { max_file_bytes, known_bad } = reading;
-        let known_bad: rustc_hash::FxHashMap<&str, &BadFile> =
-            known_bad.iter().map(|b| (b.rel.as_str(), b)).collect();
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
         // way leaves it to be read again from its file.
         let manifest = self.take_manifest()?;
+        let (candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
+        let removed = removed_files(&scan.files, &manifest, scope, known);
+        report.read = candidates.len();
+        let outcomes = read_all(root, &candidates, max_file_bytes, &self.fields, progress);
+        let writes = tally(outcomes, &removed, now, &mut report);
+        report.sort_lists();
+        let rechecked = writes.rechecked;
+        if report.changed() {
+            report.duplicates = self.write_changes(manifest, &removed, writes)?;
+        } else {
+            self.manifest = std::sync::OnceLock::from(manifest);
+        }
+        if !report.changed() && rechecked > 0 {
+            self.record_verified()?;
+        }
+        Ok(report)
+    }
+
+    /// Sorts the scanned files into unchanged, still bad, and to be read (with their entries).
+    fn triage<'f, 'm>(
+        &self,
+        files: &'f [FileStat],
+        manifest: &'m Manifest,
+        known_bad: &[BadFile],
+        report: &mut RefreshReport,
+    ) -> (Vec<(&'f FileStat, Option<&'m Entry>)>, usize) {
+        let known_bad: rustc_hash::FxHashMap<&str, &BadFile> =
+            known_bad.iter().map(|b| (b.rel.as_str(), b)).collect();
         let mut candidates: Vec<(&FileStat, Option<&Entry>)> = Vec::new();
         let mut known = 0;
-        for file in &scan.files {
+        for file in files {
             let previous = manifest.files.get(&file.rel);
             known += usize::from(previous.is_some());
             match previous {
@@ -175,123 +240,39 @@ impl MemoryIndex {
                 _ => candidates.push((file, previous)),
             }
         }
-        let seen = || -> rustc_hash::FxHashSet<&str> {
-            scan.files.iter().map(|f| f.rel.as_str()).collect()
-        };
-        let removed: Vec<String> = match scope {
-            // Every indexed file was seen unless fewer known files were found than are indexed.
-            Scope::All if known == manifest.files.len() => Vec::new(),
-            Scope::All => {
-                let seen = seen();
-                manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
-            }
-            Scope::Files(files) => {
-                let seen = seen();
-                let mut gone: Vec<String> = files
-                    .iter()
-                    .filter(|rel| manifest.files.contains_key(*rel) && !seen.contains(&rel[..]))
-                    .cloned()
-                    .collect();
-                gone.sort();
-                gone
-            }
-        };
+        (candidates, known)
+    }
 
-        report.read = candidates.len();
-        progress.set_length(candidates.len() as u64);
-        let fields = self.fields;
-        let outcomes: Vec<(&FileStat, bool, Outcome)> = candidates
-            .par_iter()
-            .map(|(file, previous)| {
-                let outcome = read_one(root, file, *previous, max_file_bytes, &fields);
-                progress.inc(1);
-                (*file, previous.is_some(), outcome)
-            })
-            .collect();
-        progress.finish();
+    /// Applies `writes` to `manifest`, commits it with the index, and returns duplicate ids.
+    fn write_changes(
+        &mut self,
+        manifest: Manifest,
+        removed: &[String],
+        writes: Writes,
+    ) -> Result<Vec<(String, Vec<String>)>> {
+        let mut next = manifest;
+        for rel in removed {
+            next.files.remove(rel);
+        }
+        for (rel, entry) in writes.changes {
+            match entry {
+                Some(entry) => next.files.insert(rel.to_string(), entry),
+                None => next.files.remove(rel),
+            };
+        }
+        self.commit(next, &writes.deletes, writes.adds)?;
+        // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
+        Ok(self.manifest()?.duplicate_ids())
+    }
 
-        let mut rechecked = 0;
-        let mut changes: Vec<(&str, Option<Entry>)> = Vec::new();
-        let mut deletes: Vec<&str> = removed.iter().map(String::as_str).collect();
-        let mut adds: Vec<TantivyDocument> = Vec::new();
-        for (file, was_indexed, outcome) in outcomes {
-            let rel = file.rel.as_str();
-            match outcome {
-                Outcome::Same => {
-                    report.unchanged += 1;
-                    rechecked += 1;
-                }
-                Outcome::Parsed { doc, entry, created, touched } => {
-                    if touched {
-                        report.touched += 1;
-                        deletes.push(rel);
-                    } else if was_indexed {
-                        report.updated += 1;
-                        deletes.push(rel);
-                    } else {
-                        report.added += 1;
-                    }
-                    if created > now && !touched {
-                        report.future.push((rel.to_string(), created));
-                    }
-                    changes.push((rel, Some(entry)));
-                    adds.push(doc);
-                }
-                Outcome::Bad(error) => {
-                    if was_indexed {
-                        report.removed += 1;
-                        deletes.push(rel);
-                        changes.push((rel, None));
-                    }
-                    // A file too large is found so without reading it; nor is an I/O error
-                    // (permissions, say) a matter of content.
-                    if let Error::Parse { source, .. } = &error
-                        && !matches!(source, crate::format::FormatError::TooLarge { .. })
-                    {
-                        report.bad_files.push(BadFile {
-                            rel: rel.to_string(),
-                            size: file.size,
-                            mtime_ns: file.mtime_ns,
-                            seen_ns: 0,
-                            message: error.to_string(),
-                        });
-                    }
-                    report.bad.push(error);
-                    report.bad_paths.push(rel.to_string());
-                }
-            }
-        }
-        report.removed += removed.len();
-        report.bad.sort_by_key(|e| e.to_string());
-        report.bad_paths.sort();
-        report.bad_files.sort_by(|a, b| a.rel.cmp(&b.rel));
-        report.future.sort();
-
-        if report.changed() {
-            let mut next = manifest;
-            for rel in &removed {
-                next.files.remove(rel);
-            }
-            for (rel, entry) in changes {
-                match entry {
-                    Some(entry) => next.files.insert(rel.to_string(), entry),
-                    None => next.files.remove(rel),
-                };
-            }
-            self.commit(next, &deletes, adds)?;
-            // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
-            report.duplicates = self.manifest()?.duplicate_ids();
-        } else {
-            self.manifest = std::sync::OnceLock::from(manifest);
-        }
-        if !report.changed() && rechecked > 0 {
-            // Their content was just verified: record when, so the next refresh trusts them
-            // once they are older than the window. Losing this stamp only costs re-hashing.
-            let stamp = self.state_dir.join(VERIFIED_STAMP);
-            std::fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
-            self.verified_ns = file_mtime_ns(&stamp).max(self.verified_ns);
-        }
-        Ok(report)
+    /// Records that indexed files were just verified, by touching the verified stamp.
+    fn record_verified(&mut self) -> Result<()> {
+        // Their content was just verified: record when, so the next refresh trusts them
+        // once they are older than the window. Losing this stamp only costs re-hashing.
+        let stamp = self.state_dir.join(VERIFIED_STAMP);
+        std::fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
+        self.verified_ns = file_mtime_ns(&stamp).max(self.verified_ns);
+        Ok(())
     }
 
     fn commit(
@@ -326,6 +307,105 @@ impl MemoryIndex {
         self.reader.reload()?;
         Ok(())
     }
+}
+
+/// The indexed files within `scope` that the scan did not find, of which it found `known`.
+fn removed_files(
+    files: &[FileStat],
+    manifest: &Manifest,
+    scope: Scope,
+    known: usize,
+) -> Vec<String> {
+    let seen = || -> rustc_hash::FxHashSet<&str> { files.iter().map(|f| f.rel.as_str()).collect() };
+    match scope {
+        // Every indexed file was seen unless fewer known files were found than are indexed.
+        Scope::All if known == manifest.files.len() => Vec::new(),
+        Scope::All => {
+            let seen = seen();
+            manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+        }
+        Scope::Files(files) => {
+            let seen = seen();
+            let mut gone: Vec<String> = files
+                .iter()
+                .filter(|rel| manifest.files.contains_key(*rel) && !seen.contains(&rel[..]))
+                .cloned()
+                .collect();
+            gone.sort();
+            gone
+        }
+    }
+}
+
+/// Reads and parses the candidate files in parallel, with whether each was indexed.
+fn read_all<'a>(
+    root: &Path,
+    candidates: &[(&'a FileStat, Option<&Entry>)],
+    max_file_bytes: u64,
+    fields: &Fields,
+    progress: &dyn crate::progress::Progress,
+) -> Vec<(&'a FileStat, bool, Outcome)> {
+    progress.set_length(candidates.len() as u64);
+    let outcomes = candidates
+        .par_iter()
+        .map(|(file, previous)| {
+            let outcome = read_one(root, file, *previous, max_file_bytes, fields);
+            progress.inc(1);
+            (*file, previous.is_some(), outcome)
+        })
+        .collect();
+    progress.finish();
+    outcomes
+}
+
+/// Counts the outcomes into `report` and gathers the index writes they call for.
+fn tally<'a>(
+    outcomes: Vec<(&'a FileStat, bool, Outcome)>,
+    removed: &'a [String],
+    now: Timestamp,
+    report: &mut RefreshReport,
+) -> Writes<'a> {
+    let mut writes = Writes {
+        rechecked: 0,
+        changes: Vec::new(),
+        deletes: removed.iter().map(String::as_str).collect(),
+        adds: Vec::new(),
+    };
+    for (file, was_indexed, outcome) in outcomes {
+        let rel = file.rel.as_str();
+        match outcome {
+            Outcome::Same => {
+                report.unchanged += 1;
+                writes.rechecked += 1;
+            }
+            Outcome::Parsed { doc, entry, created, touched } => {
+                if touched {
+                    report.touched += 1;
+                    writes.deletes.push(rel);
+                } else if was_indexed {
+                    report.updated += 1;
+                    writes.deletes.push(rel);
+                } else {
+                    report.added += 1;
+                }
+                if created > now && !touched {
+                    report.future.push((rel.to_string(), created));
+                }
+                writes.changes.push((rel, Some(entry)));
+                writes.adds.push(doc);
+            }
+            Outcome::Bad(error) => {
+                if was_indexed {
+                    report.removed += 1;
+                    writes.deletes.push(rel);
+                    writes.changes.push((rel, None));
+                }
+                report.add_bad(file, error);
+            }
+        }
+    }
+    report.removed += removed.len();
+    writes
 }
 
 /// Reads, hashes and parses one candidate file.

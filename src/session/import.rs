@@ -73,110 +73,17 @@ impl SessionLog {
         }
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
-        let known = tx
-            .query_row(
-                "SELECT project, model, mode, turns, agent FROM sessions WHERE id = ?1",
-                [session],
-                |r| {
-                    let agent = Agent::from_name(&r.get::<_, String>(4)?);
-                    let fold = Fold::resumed(agent, r.get(0)?, r.get(1)?, r.get(2)?);
-                    let state = LineState { fold, redacted: 0 };
-                    Ok((state, r.get::<_, i64>(3)?))
-                },
-            )
-            .optional()
-            .map_err(err)?;
-        let (mut state, mut turn) = match known {
-            Some(known) => known,
-            None => {
-                tx.execute("INSERT INTO sessions (id, agent) VALUES (?1, 'unknown')", [session])
-                    .map_err(err)?;
-                (LineState::default(), 0)
-            }
-        };
-        let mut first_prompt: Option<String> = None;
-        let (mut first_at, mut last_at) = (None::<i64>, None::<i64>);
-        let end;
-        {
-            let mut insert = tx
-                .prepare_cached(
-                    "INSERT INTO events (session, turn, at, kind, tool, call_id, command, files, \
-                     status, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                )
-                .map_err(err)?;
-            let mut add = |event: &NewEvent, turn: i64| -> Result<()> {
-                let at = event.at.map(|t| t.as_second());
-                if at.is_some() {
-                    first_at = first_at.or(at);
-                    last_at = at.max(last_at);
-                }
-                let files = (!event.files.is_empty()).then(|| event.files.join("\n"));
-                insert
-                    .execute(params![
-                        session,
-                        turn,
-                        at,
-                        event.kind.as_str(),
-                        event.tool,
-                        event.call_id,
-                        event.command,
-                        files,
-                        event.status,
-                        event.text
-                    ])
-                    .map_err(err)?;
-                Ok(())
-            };
-            let io = |e: std::io::Error| Error::io(transcript, e);
-            let mut take = |events: Vec<NewEvent>| -> Result<()> {
-                for event in events {
-                    if event.kind == Kind::Prompt {
-                        turn += 1;
-                        if first_prompt.is_none() {
-                            first_prompt = Some(event.text.clone());
-                        }
-                    }
-                    add(&event, turn)?;
-                    imported.events += 1;
-                }
-                Ok(())
-            };
-            let taken = read_json_lines(&mut reader, true, io, |line| {
-                imported.lines += 1;
-                match line {
-                    JsonLine::Skipped { .. } => imported.skipped += 1,
-                    JsonLine::Value { value, .. } => take(state.events(&value))?,
-                }
-                Ok(())
+        let (mut state, turn) = session_state(&tx, session).map_err(err)?;
+        let mut added = Added { turn, ..Added::default() };
+        let taken = append(&tx, session, &mut reader, &mut state, &mut added, &mut imported)
+            .map_err(|e| match e {
+                Appending::Sql(e) => err(e),
+                Appending::Io(e) => io(e),
             })?;
-            // Imports come between an agent's turns (its hooks): a message the agent may
-            // write again under its id is whole by then.
-            take(state.finish())?;
-            end = offset + taken;
-        }
+        let end = offset + taken;
         imported.pending_bytes = len.saturating_sub(end);
         imported.redacted = state.redacted;
-        let agent = state.fold.agent.map(Agent::name);
-        tx.execute(
-            "UPDATE sessions SET agent = CASE agent WHEN 'unknown' THEN COALESCE(?2, agent) \
-             ELSE agent END, project = ?3, model = ?4, mode = ?5, turns = ?6, events = events + ?7, first_prompt = COALESCE(first_prompt, ?8), \
-             memory = COALESCE(?9, memory), started_at = COALESCE(started_at, ?10), \
-             last_at = MAX(COALESCE(last_at, 0), COALESCE(?11, 0)) WHERE id = ?1",
-            params![
-                session,
-                agent,
-                state.fold.cwd,
-                state.fold.model,
-                state.fold.mode,
-                turn,
-                imported.events as i64,
-                first_prompt,
-                memory,
-                first_at,
-                last_at
-            ],
-        )
-        .map_err(err)?;
+        update_session(&tx, session, memory, &state, &added, imported.events).map_err(err)?;
         let (lines, skipped) = source.map_or((0, 0), |s| (s.lines, s.skipped));
         tx.execute(
             "INSERT INTO sources (path, session, offset, lines, skipped) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -193,4 +100,141 @@ impl SessionLog {
         tx.commit().map_err(err)?;
         Ok(imported)
     }
+}
+
+/// What an import adds to a session besides its events: the turn reached, the first prompt,
+/// the times of the first and last events.
+#[derive(Default)]
+struct Added {
+    turn: i64,
+    first_prompt: Option<String>,
+    first_at: Option<i64>,
+    last_at: Option<i64>,
+}
+
+/// A failure while appending: of the log, or of reading the transcript.
+enum Appending {
+    Sql(rusqlite::Error),
+    Io(std::io::Error),
+}
+
+/// What the log knows of `session` to carry its transcript on (the agent's reader with the
+/// metadata last recorded, the turn reached); a new session is added, its agent unknown.
+fn session_state(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+) -> rusqlite::Result<(LineState, i64)> {
+    let known = tx
+        .query_row(
+            "SELECT project, model, mode, turns, agent FROM sessions WHERE id = ?1",
+            [session],
+            |r| {
+                let agent = Agent::from_name(&r.get::<_, String>(4)?);
+                let fold = Fold::resumed(agent, r.get(0)?, r.get(1)?, r.get(2)?);
+                Ok((LineState { fold, redacted: 0 }, r.get::<_, i64>(3)?))
+            },
+        )
+        .optional()?;
+    match known {
+        Some(known) => Ok(known),
+        None => {
+            tx.execute("INSERT INTO sessions (id, agent) VALUES (?1, 'unknown')", [session])?;
+            Ok((LineState::default(), 0))
+        }
+    }
+}
+
+/// Appends the events of the lines `reader` holds (whole lines only) to `session`, a prompt
+/// starting each turn; returns the bytes taken.
+fn append(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+    reader: &mut impl std::io::BufRead,
+    state: &mut LineState,
+    added: &mut Added,
+    imported: &mut Imported,
+) -> std::result::Result<u64, Appending> {
+    let mut insert = tx
+        .prepare_cached(
+            "INSERT INTO events (session, turn, at, kind, tool, call_id, command, files, \
+             status, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        )
+        .map_err(Appending::Sql)?;
+    let mut take = |events: Vec<NewEvent>, imported: &mut Imported| {
+        for event in events {
+            if event.kind == Kind::Prompt {
+                added.turn += 1;
+                if added.first_prompt.is_none() {
+                    added.first_prompt = Some(event.text.clone());
+                }
+            }
+            let at = event.at.map(|t| t.as_second());
+            if at.is_some() {
+                added.first_at = added.first_at.or(at);
+                added.last_at = at.max(added.last_at);
+            }
+            let files = (!event.files.is_empty()).then(|| event.files.join("\n"));
+            insert
+                .execute(params![
+                    session,
+                    added.turn,
+                    at,
+                    event.kind.as_str(),
+                    event.tool,
+                    event.call_id,
+                    event.command,
+                    files,
+                    event.status,
+                    event.text
+                ])
+                .map_err(Appending::Sql)?;
+            imported.events += 1;
+        }
+        Ok(())
+    };
+    let taken = read_json_lines(reader, true, Appending::Io, |line| {
+        imported.lines += 1;
+        match line {
+            JsonLine::Skipped { .. } => imported.skipped += 1,
+            JsonLine::Value { value, .. } => take(state.events(&value), imported)?,
+        }
+        Ok(())
+    })?;
+    // Imports come between an agent's turns (its hooks): a message the agent may write again
+    // under its id is whole by then.
+    take(state.finish(), imported)?;
+    Ok(taken)
+}
+
+/// The session's row brought up to date: its agent once known (a row's agent is never
+/// rewritten), the metadata last recorded, turns, events, first prompt, digest and times.
+fn update_session(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+    memory: Option<&str>,
+    state: &LineState,
+    added: &Added,
+    events: usize,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE sessions SET agent = CASE agent WHEN 'unknown' THEN COALESCE(?2, agent) \
+         ELSE agent END, project = ?3, model = ?4, mode = ?5, turns = ?6, \
+         events = events + ?7, first_prompt = COALESCE(first_prompt, ?8), \
+         memory = COALESCE(?9, memory), started_at = COALESCE(started_at, ?10), \
+         last_at = MAX(COALESCE(last_at, 0), COALESCE(?11, 0)) WHERE id = ?1",
+        params![
+            session,
+            state.fold.agent.map(Agent::name),
+            state.fold.cwd,
+            state.fold.model,
+            state.fold.mode,
+            added.turn,
+            events as i64,
+            added.first_prompt,
+            memory,
+            added.first_at,
+            added.last_at
+        ],
+    )?;
+    Ok(())
 }
