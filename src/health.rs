@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::agent::{self, Agent, claude, gemini, inside};
+use crate::agent::{Agent, Whose, claude};
 use crate::format::Memory;
 use crate::index::{Manifest, content_hash};
 use crate::store::{Scan, read_limited};
@@ -218,21 +218,18 @@ pub struct Coverage {
 }
 
 /// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
-/// [`project_dir`]): Claude Code transcripts except subagents (in a folder whose name only
-/// extends the project's, see [`claude::folders`], those whose `cwd` is inside `project`), and
-/// Codex rollouts whose `cwd` is inside `project`.
+/// [`project_dir`]), as each agent tells its own (`agent::Spec::whose`): subagents' transcripts
+/// (and any under a `subagents` folder) and other projects' sessions left out.
 pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
-    let own = claude::folder_name(project);
     for dir in dirs {
-        transcripts_under(dir, project, &own, &mut found)?;
+        transcripts_under(dir, project, &mut found)?;
     }
     Ok(found)
 }
 
-/// Adds the sessions under `dir` to `found` (see [`transcripts`]); `own` is the name of Claude
-/// Code's folder of `project`.
-fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcripts) -> Result<()> {
+/// Adds the sessions under `dir` to `found` (see [`transcripts`]).
+fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Result<()> {
     let top_is_subagents = dir.file_name() == Some(claude::SUBAGENTS_DIR.as_ref());
     let mut stack = vec![(dir.to_path_buf(), top_is_subagents)];
     while let Some((folder, in_subagents)) = stack.pop() {
@@ -247,37 +244,18 @@ fn transcripts_under(dir: &Path, project: &Path, own: &str, found: &mut Transcri
             let Some((agent, session_id)) = Agent::of_transcript(&path) else {
                 continue;
             };
-            if in_subagents || (agent == Agent::Claude && session_id.starts_with("agent-")) {
-                found.subagents += 1;
-                continue;
-            }
-            let head = || agent::head(&path).map_err(|e| Error::io(&path, e));
-            let elsewhere = match agent {
-                Agent::Codex => {
-                    let head = head()?;
-                    if head.subagent {
-                        found.subagents += 1;
-                        continue;
-                    }
-                    !head.cwd.is_some_and(|cwd| inside(Path::new(&cwd), project))
-                }
-                // Only a folder that may be another project's is read and checked: the cwd of a
-                // session can change as it runs, and a project can move.
-                Agent::Claude => {
-                    folder.file_name().is_some_and(|n| claude::extends(&n.to_string_lossy(), own))
-                        && head()?.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
-                }
-                // A chats folder names the folder its sessions were started in.
-                Agent::Gemini => {
-                    gemini::project_of(&folder).is_some_and(|started| !inside(&started, project))
-                }
+            let whose = match in_subagents {
+                true => Whose::Subagent,
+                false => (agent.spec().whose)(&path, project).map_err(|e| Error::io(&path, e))?,
             };
-            if elsewhere {
-                found.other_projects += 1;
-                continue;
+            match whose {
+                Whose::Subagent => found.subagents += 1,
+                Whose::OtherProject => found.other_projects += 1,
+                Whose::Project => {
+                    let file = SessionFile { session_id, agent, path: path.display().to_string() };
+                    found.sessions.insert(file.session_id.clone(), file);
+                }
             }
-            let file = SessionFile { session_id, agent, path: path.display().to_string() };
-            found.sessions.insert(file.session_id.clone(), file);
         }
     }
     Ok(())
@@ -304,6 +282,7 @@ pub fn coverage(transcripts: Transcripts, captured: &[String]) -> Coverage {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::inside;
 
     #[test]
     fn capture_log_window_and_unreadable_lines() {

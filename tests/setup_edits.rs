@@ -1,6 +1,6 @@
 //! `mem setup` edits only what it wrote (regressions of the second probe): a user's own server
 //! named `mem`, hook commands written around mem, links out of the repository, and the user's
-//! `~/.claude.json` kept byte for byte outside mem's entry.
+//! `~/.claude.json` kept byte for byte outside mem's entry; Gemini CLI's one settings file.
 
 use std::path::Path;
 use std::process::Command;
@@ -41,7 +41,8 @@ impl Repo {
             .current_dir(self.path())
             .env("HOME", home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("CODEX_HOME", home.join(".codex")))
+            .env("CODEX_HOME", home.join(".codex"))
+            .env_remove("GEMINI_CLI_HOME"))
     }
 }
 
@@ -232,4 +233,38 @@ fn entries_an_older_setup_wrote_are_replaced_not_doubled() {
     let config = repo.read(".codex/config.toml");
     assert!(!config.contains("notify"), "Codex ignores a project's notify: {config}");
     assert!(config.contains("command = \"mem\""), "{config}");
+}
+
+/// Gemini CLI keeps hooks, servers and everything else in one `settings.json`: setup adds its
+/// hooks (Gemini's events, milliseconds, names) and its trusted server beside the user's own,
+/// a second run changes nothing, and `--remove` gives the user's file back as it was.
+#[test]
+fn gemini_settings_keep_the_users_own_entries() {
+    let repo = Repo::new();
+    let users = "{\n  // the user's own\n  \"ui\": { \"theme\": \"GitHub\" },\n  \"hooks\": {\n    \"AfterAgent\": [\n      { \"hooks\": [ { \"type\": \"command\", \"command\": \"notify-send done\" } ] }\n    ]\n  },\n  \"mcpServers\": { \"db\": { \"command\": \"pg-mcp\" } }\n}\n";
+    repo.write(".gemini/settings.json", users);
+    let out = repo.mem(&["setup", "gemini"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = repo.read(".gemini/settings.json");
+    assert!(text.contains("// the user's own") && text.contains("notify-send done"), "{text}");
+    let value: serde_json::Value =
+        serde_json::from_str(&text.replace("// the user's own", "")).unwrap();
+    assert_eq!(value["mcpServers"]["db"]["command"], "pg-mcp");
+    assert_eq!(
+        value["mcpServers"]["mem"],
+        serde_json::json!({ "command": "mem", "args": ["mcp"], "trust": true })
+    );
+    let after = &value["hooks"]["AfterAgent"];
+    assert_eq!(after[1]["hooks"][0]["command"], "mem capture --hook gemini", "{after}");
+    assert_eq!(after[1]["hooks"][0]["timeout"], 30000);
+    assert_eq!(value["hooks"]["BeforeAgent"][0]["hooks"][0]["name"], "mem context");
+    // The user's own file gets the hooks for sessions started in a subfolder.
+    let user = std::fs::read_to_string(repo.home.path().join(".gemini/settings.json")).unwrap();
+    assert!(user.contains("--hook gemini --project-only"), "{user}");
+    let again = repo.mem(&["setup", "gemini"]);
+    assert!(again.stdout.contains("Gemini CLI is already set up"), "{}", again.stdout);
+    let removed = repo.mem(&["setup", "gemini", "--remove"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert_eq!(repo.read(".gemini/settings.json"), users);
+    assert!(!repo.home.path().join(".gemini/settings.json").exists());
 }

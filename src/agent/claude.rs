@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Event, Fold, Kind, Spec, USER_SHELL, block_text, exit_code, is_session_id};
+use super::{
+    Event, Fold, Kind, Spec, USER_SHELL, Whose, block_text, exit_code, inside, is_session_id,
+};
 
 /// Claude Code.
 pub const SPEC: Spec = Spec {
@@ -21,6 +23,7 @@ pub const SPEC: Spec = Spec {
     prompt_event: "UserPromptSubmit",
     clean_prompt: str::to_string,
     is_subagent: |_| false,
+    whose,
     context_answer: |event, text| {
         serde_json::json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
@@ -202,6 +205,25 @@ fn prompt(text: &str, out: &mut Vec<Event>) {
         UserText::Typed => Event::new(Kind::Prompt, text),
     };
     out.push(event);
+}
+
+/// Whose a transcript is: a subagent's when named `agent-*.jsonl`; another project's when its
+/// folder's name only extends the project's (see [`folders`]) and its `cwd` is outside it.
+/// Only such a folder is read: the cwd of a session can change as it runs, and a project can
+/// move.
+fn whose(path: &Path, project: &Path) -> std::io::Result<Whose> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name.starts_with("agent-") {
+        return Ok(Whose::Subagent);
+    }
+    let own = folder_name(project);
+    let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    if folder.is_some_and(|f| extends(&f, &own))
+        && super::head(path)?.cwd.is_some_and(|cwd| !inside(Path::new(&cwd), project))
+    {
+        return Ok(Whose::OtherProject);
+    }
+    Ok(Whose::Project)
 }
 
 /// Folder name under which Claude Code keeps a session's subagent transcripts.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Event, Fold, Kind, Spec, block_text, exit_code};
+use super::{Event, Fold, Kind, Spec, Whose, block_text, exit_code, inside};
 use crate::json::parse_json_lenient;
 
 /// Codex CLI.
@@ -22,6 +22,7 @@ pub const SPEC: Spec = Spec {
     prompt_event: "UserPromptSubmit",
     clean_prompt: str::to_string,
     is_subagent,
+    whose,
     context_answer: |event, text| {
         serde_json::json!({
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
@@ -55,6 +56,17 @@ fn is_subagent(line: &Value) -> bool {
         && line["payload"]["source"]
             .as_object()
             .is_some_and(|source| source.keys().any(|k| k.eq_ignore_ascii_case("subagent")))
+}
+
+/// Whose a rollout is, by its first lines: a subagent's as its `session_meta` says; another
+/// project's when its `cwd` is outside the project, or it records none.
+fn whose(path: &Path, project: &Path) -> std::io::Result<Whose> {
+    let head = super::head(path)?;
+    Ok(match head.cwd {
+        _ if head.subagent => Whose::Subagent,
+        Some(cwd) if inside(Path::new(&cwd), project) => Whose::Project,
+        _ => Whose::OtherProject,
+    })
 }
 
 /// Whether `s` is a UUID in its 8-4-4-4-12 hex form.

@@ -24,6 +24,14 @@ pub const SPEC: Spec = Spec {
     file_prefix: "session-",
     session_of_file,
     is_subagent: |_| false,
+    whose: |path, project| {
+        // A chats folder names the folder its sessions were started in.
+        let started = path.parent().and_then(project_of);
+        Ok(match started {
+            Some(started) if !super::inside(&started, project) => super::Whose::OtherProject,
+            _ => super::Whose::Project,
+        })
+    },
     prompt_event: "BeforeAgent",
     clean_prompt: without_hook_context,
     context_answer: |_, text| serde_json::json!({ "hookSpecificOutput": { "additionalContext": text } }),

@@ -54,6 +54,9 @@ pub struct Spec {
     pub session_of_file: fn(&Path) -> Option<String>,
     /// Whether a transcript (its first line, parsed) is a subagent's rather than a session's.
     pub is_subagent: fn(&Value) -> bool,
+    /// Whose a transcript of this agent is, for a project: the project's, a subagent's, or
+    /// another project's (a file may be read).
+    pub whose: fn(&Path, &Path) -> std::io::Result<Whose>,
     /// The `hook_event_name` of the hook run on each prompt, before the model sees it.
     pub prompt_event: &'static str,
     /// The prompt of a hook payload as the user typed it (what the agent adds taken out).
@@ -278,6 +281,17 @@ pub(crate) fn exit_code(text: &str) -> Option<i64> {
         }
     }
     None
+}
+
+/// Whose a transcript is (see [`Spec::whose`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whose {
+    /// A session of the project.
+    Project,
+    /// A subagent's, not a session of its own.
+    Subagent,
+    /// A session of another project.
+    OtherProject,
 }
 
 /// Whether `cwd` is `project` or inside it, as written or once both are resolved.

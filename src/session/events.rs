@@ -3,7 +3,6 @@
 //! reader (`crate::agent`) folds it. Every text is cleaned of terminal escapes, redacted and
 //! cut to [`MAX_EVENT_CHARS`].
 
-use jiff::Timestamp;
 use serde_json::Value;
 
 use crate::agent::{Event, Fold, relative_to};
@@ -14,26 +13,10 @@ pub const MAX_EVENT_CHARS: usize = 8000;
 
 pub use crate::agent::Kind;
 
-/// One event read from a transcript, before it has a turn and a sequence number.
-#[derive(Clone, Debug, PartialEq)]
-pub struct NewEvent {
-    /// What it records.
-    pub kind: Kind,
-    /// When it happened, if the line says.
-    pub at: Option<Timestamp>,
-    /// The tool called, for calls and results.
-    pub tool: Option<String>,
-    /// The id that ties a result to its call.
-    pub call_id: Option<String>,
-    /// The shell command a call runs.
-    pub command: Option<String>,
-    /// Files a call writes.
-    pub files: Vec<String>,
-    /// A result's exit status: 0 success, non-zero failure.
-    pub status: Option<i64>,
-    /// The text: cleaned, redacted, cut.
-    pub text: String,
-}
+/// One event read from a transcript, made fit for the log (its texts cleaned, redacted and
+/// cut; its files relative to the cwd; no input, no echo), before it has a turn and a sequence
+/// number.
+pub type NewEvent = Event;
 
 /// What the lines read so far say about the session, for the lines that follow: the agent's
 /// reader, and the secrets redacted so far.
@@ -102,15 +85,12 @@ impl LineState {
             .iter()
             .map(|file| relative_to(self.fold.cwd.as_deref(), &log_text(file, redacted)))
             .collect();
-        NewEvent {
-            kind: event.kind,
-            at: event.at,
-            tool: event.tool,
-            call_id: event.call_id,
+        Event {
             command: event.command.map(|c| log_text(&c, &mut *redacted)),
             files,
-            status: event.status,
             text: log_text(&text, redacted),
+            input: serde_json::Value::Null,
+            ..event
         }
     }
 }
