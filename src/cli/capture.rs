@@ -66,7 +66,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
     if let Some(agent) = args.hook
-        && !super::hook::first_call(ctx, agent, "capture", &payload)?
+        && !super::hook::first_call(ctx, &root, agent, "capture", &payload)?
     {
         return Ok(());
     }

@@ -116,24 +116,25 @@ pub fn outside_projects(ctx: &Globals, cwd: Option<&str>) -> anyhow::Result<bool
 }
 
 /// Whether this is the first of identical calls of `command`'s hook on `payload` (the agent
-/// running mem's hook from two of its files): only the first acts, see [`capture::once`].
+/// running mem's hook from two of its files) in the memory root `root` of the payload's cwd:
+/// only the first acts, see [`capture::once`].
 pub fn first_call(
     ctx: &Globals,
+    root: &std::path::Path,
     agent: Agent,
     command: &str,
     payload: &[u8],
 ) -> anyhow::Result<bool> {
-    let (root, _) = ctx.locate_root(Event::parse(payload).cwd.as_deref())?;
     if !root.join(mem::config::CONFIG_FILE).exists() {
         // The per-user root, not made yet: made by the command if it needs one, not for this.
         return Ok(true);
     }
-    Ok(capture::once::claim(&root, &format!("{agent:?} {command}"), payload, ctx.now)?)
+    Ok(capture::once::claim(root, &format!("{agent:?} {command}"), payload, ctx.now)?)
 }
 
 /// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (unless
-/// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a failure is reported with [`report_failure`] as
-/// `command`'s.
+/// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a
+/// failure is reported with [`report_failure`] as `command`'s.
 pub fn run(
     ctx: &Globals,
     agent: Agent,
@@ -150,8 +151,10 @@ pub fn run(
         .and_then(|read| {
             payload = read;
             let event = Event::of(agent, &payload);
-            if project_only && outside_projects(ctx, event.cwd.as_deref())?
-                || !first_call(ctx, agent, command, &payload)?
+            // The root is located once, for both gates.
+            let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
+            if project_only && source == RootSource::Default
+                || !first_call(ctx, &root, agent, command, &payload)?
             {
                 return Ok(None);
             }

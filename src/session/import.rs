@@ -75,11 +75,8 @@ impl SessionLog {
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let (mut state, turn) = session_state(&tx, session).map_err(err)?;
         let mut added = Added { turn, ..Added::default() };
-        let taken = append(&tx, session, &mut reader, &mut state, &mut added, &mut imported)
-            .map_err(|e| match e {
-                Appending::Sql(e) => err(e),
-                Appending::Io(e) => io(e),
-            })?;
+        let log = Log { tx: &tx, session, sql: &err, io: &io };
+        let taken = append(&log, &mut reader, &mut state, &mut added, &mut imported)?;
         let end = offset + taken;
         imported.pending_bytes = len.saturating_sub(end);
         imported.redacted = state.redacted;
@@ -112,10 +109,13 @@ struct Added {
     last_at: Option<i64>,
 }
 
-/// A failure while appending: of the log, or of reading the transcript.
-enum Appending {
-    Sql(rusqlite::Error),
-    Io(std::io::Error),
+/// The session being appended to, in its transaction, and how its failures are told: of the
+/// log (`sql`), of reading the transcript (`io`).
+struct Log<'a> {
+    tx: &'a rusqlite::Transaction<'a>,
+    session: &'a str,
+    sql: &'a dyn Fn(rusqlite::Error) -> Error,
+    io: &'a dyn Fn(std::io::Error) -> Error,
 }
 
 /// What the log knows of `session` to carry its transcript on (the agent's reader with the
@@ -147,20 +147,20 @@ fn session_state(
 /// Appends the events of the lines `reader` holds (whole lines only) to `session`, a prompt
 /// starting each turn; returns the bytes taken.
 fn append(
-    tx: &rusqlite::Transaction<'_>,
-    session: &str,
+    log: &Log<'_>,
     reader: &mut impl std::io::BufRead,
     state: &mut LineState,
     added: &mut Added,
     imported: &mut Imported,
-) -> std::result::Result<u64, Appending> {
-    let mut insert = tx
+) -> Result<u64> {
+    let mut insert = log
+        .tx
         .prepare_cached(
             "INSERT INTO events (session, turn, at, kind, tool, call_id, command, files, \
              status, text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )
-        .map_err(Appending::Sql)?;
-    let mut take = |events: Vec<NewEvent>, imported: &mut Imported| {
+        .map_err(log.sql)?;
+    let mut take = |events: Vec<NewEvent>, imported: &mut Imported| -> Result<()> {
         for event in events {
             if event.kind == Kind::Prompt {
                 added.turn += 1;
@@ -176,7 +176,7 @@ fn append(
             let files = (!event.files.is_empty()).then(|| event.files.join("\n"));
             insert
                 .execute(params![
-                    session,
+                    log.session,
                     added.turn,
                     at,
                     event.kind.as_str(),
@@ -187,12 +187,12 @@ fn append(
                     event.status,
                     event.text
                 ])
-                .map_err(Appending::Sql)?;
+                .map_err(log.sql)?;
             imported.events += 1;
         }
         Ok(())
     };
-    let taken = read_json_lines(reader, true, Appending::Io, |line| {
+    let taken = read_json_lines(reader, true, log.io, |line| {
         imported.lines += 1;
         match line {
             JsonLine::Skipped { .. } => imported.skipped += 1,

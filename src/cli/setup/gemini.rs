@@ -12,6 +12,13 @@ use serde_json::json;
 use super::claude::{Hook, hooks, with_hooks, with_hooks_of, with_server};
 use super::{Change, Scope, Target, is_project_only, read};
 
+/// The name Gemini CLI shows for each of mem's hooks, by its subcommand.
+const NAMES: [(&str, &str); 3] = [
+    (" context --hook ", "mem context"),
+    (" checkpoint --hook ", "mem checkpoint"),
+    (" capture --hook ", "mem capture"),
+];
+
 /// Gemini CLI's name for each of Claude Code's events that mem's hooks use.
 const EVENTS: [(&str, &str); 4] = [
     ("SessionStart", "SessionStart"),
@@ -30,11 +37,11 @@ fn gemini_hooks(exe: &Path, checkpoints: bool, project_only: bool) -> Result<Vec
         let (_, event) = EVENTS.iter().find(|(claude, _)| *claude == hook.event).expect("mapped");
         hook.event = *event;
         hook.timeout *= 1000;
-        hook.name = Some(match hook.command.split_whitespace().nth(1) {
-            Some("context") => "mem context",
-            Some("checkpoint") => "mem checkpoint",
-            _ => "mem capture",
-        });
+        // By the subcommand: the executable before it may be a quoted path with spaces.
+        hook.name = NAMES
+            .into_iter()
+            .find(|(subcommand, _)| hook.command.contains(subcommand))
+            .map(|(_, name)| name);
     }
     Ok(hooks)
 }
@@ -93,5 +100,9 @@ mod tests {
             ]
         );
         assert!(hooks.iter().all(|h| h.command.contains("--hook gemini")));
+        let spaced = gemini_hooks(Path::new("/home/a b/mem"), true, false).unwrap();
+        let names: Vec<&str> = spaced.iter().map(|h| h.name.unwrap()).collect();
+        let plain: Vec<&str> = hooks.iter().map(|h| h.name.unwrap()).collect();
+        assert_eq!(names, plain, "a path with a space names the same hooks");
     }
 }
