@@ -68,6 +68,9 @@ fn scoring(c: &mut Criterion) {
                     coverage: 1.0,
                     recency: score::recency(score::age_days(now, last), &ranking),
                     importance: score::importance(importance),
+                    date: 1.0,
+                    time: 1.0,
+                    name: 1.0,
                 };
                 best = best.max(score::combine(&c, &ranking));
             }

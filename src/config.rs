@@ -97,6 +97,12 @@ pub struct Ranking {
     pub contiguity_weight: f64,
     /// Factor of the relevance of a session digest that `mem capture` wrote, `0 < w ≤ 1`.
     pub digest_weight: f64,
+    /// Weight of the date factor (a memory created when the question says), `0 ≤ w < 1`.
+    pub date_weight: f64,
+    /// Weight of the time factor (a "when" question prefers text with a time), `0 ≤ w < 1`.
+    pub when_weight: f64,
+    /// Weight of the name factor (the person the question names), `0 ≤ w < 1`.
+    pub name_weight: f64,
 }
 
 impl Default for Ranking {
@@ -110,6 +116,9 @@ impl Default for Ranking {
             coverage_weight: 0.5,
             contiguity_weight: 0.5,
             digest_weight: 0.5,
+            date_weight: 0.5,
+            when_weight: 0.2,
+            name_weight: 0.15,
         }
     }
 }
@@ -384,6 +393,9 @@ impl Config {
             ("recency_weight", r.recency_weight),
             ("importance_weight", r.importance_weight),
             ("coverage_weight", r.coverage_weight),
+            ("date_weight", r.date_weight),
+            ("when_weight", r.when_weight),
+            ("name_weight", r.name_weight),
         ] {
             if !(0.0..1.0).contains(&w) {
                 return Err(bad(

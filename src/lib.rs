@@ -35,6 +35,7 @@ pub mod agent;
 pub mod capture;
 pub mod checkpoint;
 pub mod config;
+pub mod dates;
 pub mod decay;
 pub mod embed;
 pub mod engine;

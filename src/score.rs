@@ -33,24 +33,62 @@ pub struct Components {
     pub recency: f64,
     /// Importance mapped from 1..10 to 0..1.
     pub importance: f64,
+    /// 1 when the question names no date, or the memory was created within one it names.
+    pub date: f64,
+    /// 1 unless the question asks "when" and the memory's text carries no time expression.
+    pub time: f64,
+    /// 1 unless the question names one person and the memory is not theirs (tag or source).
+    pub name: f64,
+}
+
+/// What a question asks for besides its words, read once per recall (see docs/ranking.md).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cues {
+    /// The spans of time it names ("in July", "last week"), resolved against `now`.
+    pub windows: Vec<crate::dates::Window>,
+    /// Whether it asks when something happened.
+    pub when: bool,
+    /// Whether it names exactly one person that some memory is by or tagged with.
+    pub names_someone: bool,
+}
+
+impl Cues {
+    /// The cues of `text` at `now`; `names_someone` is the index's to say.
+    pub fn of(text: &str, now: jiff::Timestamp, names_someone: bool) -> Cues {
+        Cues {
+            windows: crate::dates::windows(text, now),
+            when: crate::dates::asks_when(text),
+            names_someone,
+        }
+    }
 }
 
 impl Components {
     /// The components of a memory whose relevance is `relevance`, from its signals, at `now`;
     /// a session digest's relevance counts `[ranking] digest_weight` of it.
+    /// `named` says whether the memory is by or tagged with the person the question names.
     pub fn of(
         relevance: f64,
         coverage: f64,
         signals: &Signals,
+        cues: &Cues,
+        named: bool,
         now: Epoch,
         ranking: &Ranking,
     ) -> Components {
         let relevance = if signals.digest { relevance * ranking.digest_weight } else { relevance };
+        let unless = |asked: bool, holds: bool| if !asked || holds { 1.0 } else { 0.0 };
         Components {
             relevance,
             coverage,
             recency: recency(age_days(now, signals.last_access), ranking),
             importance: importance(signals.importance),
+            date: unless(
+                !cues.windows.is_empty(),
+                cues.windows.iter().any(|w| w.contains(signals.created)),
+            ),
+            time: unless(cues.when, signals.has_time),
+            name: unless(cues.names_someone, named),
         }
     }
 }
@@ -71,7 +109,7 @@ pub struct Factor {
 }
 
 /// The factors of the score, in the order the formula multiplies them.
-pub const FACTORS: [Factor; 2] = [
+pub const FACTORS: [Factor; 5] = [
     Factor {
         name: "recency",
         value: |c| c.recency,
@@ -88,6 +126,36 @@ pub const FACTORS: [Factor; 2] = [
         value: |c| c.importance,
         weight: |r| r.importance_weight,
         definition: |_| "importance = (imp − 1) / 9".to_string(),
+    },
+    Factor {
+        name: "date",
+        value: |c| c.date,
+        weight: |r| r.date_weight,
+        definition: |_| {
+            "date = 1 when the question names no date or the memory was created within one it \
+             names (± 3 days for a day, 5 for a week, 10 for a month, 15 for a year), else 0"
+                .to_string()
+        },
+    },
+    Factor {
+        name: "time",
+        value: |c| c.time,
+        weight: |r| r.when_weight,
+        definition: |_| {
+            "time = 1 unless the question asks when and the memory's text holds no time \
+             expression, else 0"
+                .to_string()
+        },
+    },
+    Factor {
+        name: "name",
+        value: |c| c.name,
+        weight: |r| r.name_weight,
+        definition: |_| {
+            "name = 1 unless the question names one person and the memory is not theirs (tag \
+             or source), else 0"
+                .to_string()
+        },
     },
 ];
 
@@ -120,6 +188,10 @@ pub struct Signals {
     pub last_access: Epoch,
     /// Whether it is a session digest that `mem capture` wrote.
     pub digest: bool,
+    /// Creation, in seconds since the epoch.
+    pub created: Epoch,
+    /// Whether its title or body carries a time expression ([`crate::dates`]).
+    pub has_time: bool,
 }
 
 /// How a recall's relevance was computed, to explain it: the measure and the best value it
@@ -315,7 +387,15 @@ mod tests {
     /// The factor list is what every reader reads: the JSON keys, the formula of `--explain`.
     #[test]
     fn the_factor_list_is_the_one_every_reader_reads() {
-        let c = Components { relevance: 0.8, coverage: 0.5, recency: 0.25, importance: 1.0 };
+        let c = Components {
+            relevance: 0.8,
+            coverage: 0.5,
+            recency: 0.25,
+            importance: 1.0,
+            date: 1.0,
+            time: 1.0,
+            name: 1.0,
+        };
         let json = serde_json::to_value(c).unwrap();
         let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, component_names());
@@ -403,7 +483,7 @@ mod tests {
         #[test]
         fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
             let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, recency: rec, importance: importance(imp) }, &r);
+            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
             prop_assert!(s(hi) >= s(lo));
         }
 
@@ -417,8 +497,8 @@ mod tests {
         /// A memory that does not match never outranks one that does, however new or important.
         #[test]
         fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
-            let matching = combine(&Components { relevance: rel, coverage: 1.0, recency: 0.0, importance: importance(1) }, &r);
-            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, recency: rec, importance: importance(imp) }, &r);
+            let matching = combine(&Components { relevance: rel, coverage: 1.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
             prop_assert!(matching > unrelated);
         }
     }

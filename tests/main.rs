@@ -17,6 +17,8 @@ mod checkpoint;
 mod crash;
 /// The crash harness of the workspace writers: checkpoint and rewind killed at random moments.
 mod crash_git;
+/// Dates, "when", names and reflections in the ranking.
+mod cues;
 /// Docs that cannot drift: the paths, the schema version and the `.mem/` map they state.
 mod docs;
 /// Local embeddings with the real model: hybrid recall, vectors, fallback, admission, reflection.

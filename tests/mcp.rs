@@ -255,9 +255,13 @@ fn nine_tools_each_with_an_input_schema() {
     // The recall tool names the score's factors and a hit's components from their one list.
     let recall = tools.iter().find(|t| t["name"] == "recall").unwrap();
     let description = recall["description"].as_str().unwrap();
-    assert!(description.contains("ranked by relevance × recency × importance"), "{description}");
     assert!(
-        description.contains("components (relevance, coverage, recency, importance)"),
+        description.contains("ranked by relevance × recency × importance × date × time × name"),
+        "{description}"
+    );
+    assert!(
+        description
+            .contains("components (relevance, coverage, recency, importance, date, time, name)"),
         "{description}"
     );
     let schema =

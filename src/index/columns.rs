@@ -20,6 +20,8 @@ pub(super) struct Columns {
     tiebreak: Arc<dyn ColumnValues<u64>>,
     id_key: Arc<dyn ColumnValues<u64>>,
     digest: Arc<dyn ColumnValues<u64>>,
+    has_time: Arc<dyn ColumnValues<u64>>,
+    into_key: Arc<dyn ColumnValues<u64>>,
 }
 
 impl Columns {
@@ -34,6 +36,8 @@ impl Columns {
             tiebreak: ff.u64("tiebreak")?.first_or_default_col(0),
             id_key: ff.u64("id_key")?.first_or_default_col(0),
             digest: ff.u64("digest")?.first_or_default_col(0),
+            has_time: ff.u64("has_time")?.first_or_default_col(0),
+            into_key: ff.u64("into_key")?.first_or_default_col(0),
         })
     }
 
@@ -46,7 +50,14 @@ impl Columns {
             importance: self.importance.get_val(doc).min(u64::from(u8::MAX)) as u8,
             last_access: column.max(used),
             digest: self.digest.get_val(doc) == 1,
+            created: self.created(doc),
+            has_time: self.has_time.get_val(doc) == 1,
         }
+    }
+
+    /// [`crate::format::id_key`] of the reflection `doc` was consolidated into, if any.
+    pub(super) fn reflection_key(&self, doc: DocId) -> Option<u64> {
+        Some(self.into_key.get_val(doc)).filter(|&k| k != 0)
     }
 
     /// When `doc` was created, seconds since the epoch.

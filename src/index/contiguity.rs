@@ -22,11 +22,27 @@ pub const EPISODE_GAP_SECS: i64 = 30 * 60;
 /// How many of the best matches pass relevance on.
 const SEEDS: usize = 10;
 
+/// How much a reflection's relevance exceeds its best source's when it takes it on, so that it
+/// comes first on a tie.
+const REPRESENTATIVE_EDGE: f64 = 1e-6;
+
 impl MemoryIndex {
+    /// What relates memories to each other in a recall: contiguity within an episode, then a
+    /// reflection at least as relevant as its best source among the candidates.
+    pub(super) fn relate(
+        &self,
+        searcher: &Searcher,
+        search: &Search,
+        candidates: &mut Vec<Candidate>,
+    ) -> Result<()> {
+        self.spread_to_neighbours(searcher, search, candidates)?;
+        reflections_lead(searcher, search, candidates)
+    }
+
     /// Adds to each candidate's relevance the share `[ranking] contiguity_weight` (halved at
     /// the second step) of the relevance of a best match right before or after it in the same
     /// episode, adding the neighbours that did not match; then rescales relevance to `0..=1`.
-    pub(super) fn spread_to_neighbours(
+    fn spread_to_neighbours(
         &self,
         searcher: &Searcher,
         search: &Search,
@@ -45,14 +61,16 @@ impl MemoryIndex {
         seeds.truncate(SEEDS);
         // Each segment's columns are opened once, whatever the number of seeds and neighbours.
         let mut columns: HashMap<u32, Columns> = HashMap::new();
-        let mut created_of = |address: DocAddress| -> tantivy::Result<i64> {
+        // When each was created, then its content hash: memories written within one second
+        // keep one order in every root.
+        let mut created_of = |address: DocAddress| -> tantivy::Result<(i64, u64)> {
             let segment = match columns.entry(address.segment_ord) {
                 std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(Columns::open(searcher.segment_reader(address.segment_ord), now)?)
                 }
             };
-            Ok(segment.created(address.doc_id))
+            Ok((segment.created(address.doc_id), segment.tiebreak(address.doc_id)))
         };
         // The episodic memories under the search's filters; each seed adds its time window.
         let mut filters = self.filters(&[MemoryType::Episodic], search.tags);
@@ -60,7 +78,7 @@ impl MemoryIndex {
         let mut bonus: HashMap<DocAddress, f64> = HashMap::new();
         for &s in &seeds {
             let seed = candidates[s];
-            let at = created_of(seed.address)?;
+            let (at, _) = created_of(seed.address)?;
             // Those that could be two steps away.
             let mut clauses: Vec<(Occur, Box<dyn Query>)> =
                 filters.iter().map(|(o, q)| (*o, q.box_clone())).collect();
@@ -74,7 +92,7 @@ impl MemoryIndex {
             if near.len() < 2 {
                 continue;
             }
-            let mut episode: Vec<(i64, DocAddress)> = Vec::with_capacity(near.len());
+            let mut episode: Vec<((i64, u64), DocAddress)> = Vec::with_capacity(near.len());
             for address in near {
                 episode.push((created_of(address)?, address));
             }
@@ -89,7 +107,7 @@ impl MemoryIndex {
                     if next < 0 || next as usize >= episode.len() {
                         break;
                     }
-                    let gap = (episode[next as usize].0 - episode[j as usize].0).abs();
+                    let gap = (episode[next as usize].0.0 - episode[j as usize].0.0).abs();
                     if gap > EPISODE_GAP_SECS {
                         break;
                     }
@@ -122,4 +140,50 @@ impl MemoryIndex {
         }
         Ok(())
     }
+}
+
+/// A reflection consolidates its sources: among the candidates, it takes the relevance of its
+/// best source when that is higher than its own (and [`REPRESENTATIVE_EDGE`] more), so that
+/// the sources lifting each other as one episode never push it below them.
+fn reflections_lead(
+    searcher: &Searcher,
+    search: &Search,
+    candidates: &mut [Candidate],
+) -> Result<()> {
+    let now = search.now.as_second();
+    let mut columns: HashMap<u32, Columns> = HashMap::new();
+    let mut keys: Vec<(u64, Option<u64>)> = Vec::with_capacity(candidates.len());
+    for c in candidates.iter() {
+        let segment = match columns.entry(c.address.segment_ord) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Columns::open(searcher.segment_reader(c.address.segment_ord), now)?)
+            }
+        };
+        keys.push((segment.id_key(c.address.doc_id), segment.reflection_key(c.address.doc_id)));
+    }
+    let mut best_source: HashMap<u64, f64> = HashMap::new();
+    for (c, (_, into)) in candidates.iter().zip(&keys) {
+        if let Some(into) = into {
+            let best = best_source.entry(*into).or_insert(0.0);
+            *best = best.max(c.relevance);
+        }
+    }
+    if best_source.is_empty() {
+        return Ok(());
+    }
+    for (c, (key, _)) in candidates.iter_mut().zip(&keys) {
+        if let Some(&best) = best_source.get(key)
+            && best >= c.relevance
+        {
+            c.relevance = best + REPRESENTATIVE_EDGE;
+        }
+    }
+    let max = candidates.iter().map(|c| c.relevance).fold(0.0, f64::max);
+    if max > 1.0 {
+        for c in candidates.iter_mut() {
+            c.relevance /= max;
+        }
+    }
+    Ok(())
 }

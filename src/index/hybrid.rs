@@ -94,7 +94,7 @@ impl MemoryIndex {
         let Some(Fused { mut ranked, semantic, max_bm25, max_fused }) = fuse(scored, side) else {
             return Ok(Vec::new());
         };
-        self.spread_to_neighbours(&searcher, search, &mut ranked)?;
+        self.relate(&searcher, search, &mut ranked)?;
         let picked = self.rank(&searcher, search, ranked, max_bm25, max_fused, |address| {
             Some(semantic_of(&semantic, address))
         })?;

@@ -7,6 +7,7 @@
 mod columns;
 mod contiguity;
 mod coverage;
+mod cues;
 mod hybrid;
 mod manifest;
 mod records;

@@ -9,7 +9,7 @@ use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
 /// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 8;
+pub const SCHEMA_VERSION: u32 = 9;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,8 @@ pub struct Fields {
     pub created: Field,
     /// The time ranking recency counts from (`created`: usage does not move it), in seconds.
     pub last_access: Field,
-    /// A stable hash of the path that breaks score ties the same way in every index build.
+    /// A stable hash of the memory's content that breaks score and `created` ties the same
+    /// way in every index build and in every root holding the same memories.
     pub tiebreak: Field,
     /// [`id_key`] of the id: hybrid search finds a candidate's vector by it.
     pub id_key: Field,
@@ -50,6 +51,12 @@ pub struct Fields {
     pub size: Field,
     /// The file's mtime when it was indexed, ns since the epoch.
     pub mtime: Field,
+    /// 1 when the title or body carries a time expression ([`crate::dates`]).
+    pub has_time: Field,
+    /// Who it is by or about: its tags and the name of a `person/NAME` source, lower-cased.
+    pub who: Field,
+    /// [`id_key`] of the reflection it was consolidated into, 0 when none.
+    pub into_key: Field,
 }
 
 /// What `invalid_at` holds for a memory that was never invalidated.
@@ -73,6 +80,11 @@ impl Fields {
                     .set_index_option(IndexRecordOption::Basic),
             )
             .set_stored();
+        let who_opts = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(TAG_ANALYZER)
+                .set_index_option(IndexRecordOption::Basic),
+        );
         let fields = Fields {
             path: b.add_text_field("path", STRING | STORED),
             id: b.add_text_field("id", STRING | STORED),
@@ -92,6 +104,9 @@ impl Fields {
             superseded_by: b.add_text_field("superseded_by", STORED),
             size: b.add_u64_field("size", STORED),
             mtime: b.add_i64_field("mtime", STORED),
+            has_time: b.add_u64_field("has_time", FAST),
+            who: b.add_text_field("who", who_opts),
+            into_key: b.add_u64_field("into_key", FAST),
         };
         (b.build(), fields)
     }
@@ -112,10 +127,15 @@ impl Fields {
             // until sync moves it to the usage files; then the last-use map), never from a
             // retrieval, so recording recalls cannot change later rankings (docs/ranking.md).
             self.last_access => last_use(memory).as_second(),
-            self.tiebreak => tiebreak(rel),
+            self.tiebreak => tiebreak(memory),
             self.id_key => id_key(memory.id().as_str()),
             self.digest => u64::from(crate::capture::is_digest(memory)),
             self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),
+            self.has_time => u64::from(
+                crate::dates::has_time_expression(&memory.title())
+                    || crate::dates::has_time_expression(memory.body())
+            ),
+            self.into_key => memory.consolidated_into().map_or(0, |id| id_key(id.as_str())),
         );
         if let Some(by) = memory.superseded_by() {
             d.add_text(self.superseded_by, by.as_str());
@@ -123,9 +143,13 @@ impl Fields {
         for tag in memory.tags() {
             d.add_text(self.tags, tag);
             d.add_text(self.tag, tag);
+            d.add_text(self.who, tag);
         }
         if let Some(source) = memory.source() {
             d.add_text(self.source, source);
+            if let Some(person) = person_of(source) {
+                d.add_text(self.who, person);
+            }
         }
         d
     }
@@ -135,10 +159,24 @@ pub use crate::format::id_key;
 
 pub use crate::store::Stamp;
 
-/// A stable 64-bit hash of a path, used to order exact score ties.
-pub fn tiebreak(rel: &str) -> u64 {
-    let hash = blake3::hash(rel.as_bytes());
-    u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes"))
+/// A stable 64-bit hash of a memory's title and body, used to order exact ties of score and of
+/// `created`: memories written within one second order the same way in every root, whatever
+/// the random part of their ids and file names.
+pub fn tiebreak(memory: &Memory) -> u64 {
+    let mut hasher = blake3::Hasher::new();
+    for part in [memory.title().as_str(), memory.body()] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    u64::from_le_bytes(hasher.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+}
+
+/// The person a `source` names: `NAME` of `person/NAME`.
+pub fn person_of(source: &str) -> Option<&str> {
+    source
+        .strip_prefix("person/")
+        .map(str::trim)
+        .filter(|name| !name.is_empty() && !name.contains('/'))
 }
 
 /// When `memory` was last used according to its own file: the last reinforcement of an

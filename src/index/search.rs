@@ -288,7 +288,7 @@ impl MemoryIndex {
                 coverage: k.cov,
             })
             .collect();
-        self.spread_to_neighbours(&searcher, search, &mut candidates)?;
+        self.relate(&searcher, search, &mut candidates)?;
         let picked = self.rank(&searcher, search, candidates, max_bm25, max_keyword, |_| None)?;
         self.hits(&searcher, Some(&*query), picked, search)
     }
@@ -398,6 +398,7 @@ impl MemoryIndex {
         semantic_of: impl Fn(DocAddress) -> Option<Semantic>,
     ) -> Result<Vec<Picked>> {
         let now = search.now.as_second();
+        let cues = self.cues(searcher, search.text, search.now)?;
         candidates.sort_by_key(|c| c.address);
         let mut ranked: Vec<(f64, u64, Picked)> = Vec::with_capacity(candidates.len());
         for segment_candidates in
@@ -405,11 +406,19 @@ impl MemoryIndex {
         {
             let segment = searcher.segment_reader(segment_candidates[0].address.segment_ord);
             let columns = Columns::open(segment, now)?;
+            let named = cues.named_in(segment)?;
             for c in segment_candidates {
                 let doc = c.address.doc_id;
                 let signals = columns.signals(doc, search.last_used);
-                let components =
-                    Components::of(c.relevance, c.coverage, &signals, now, search.ranking);
+                let components = Components::of(
+                    c.relevance,
+                    c.coverage,
+                    &signals,
+                    &cues.cues,
+                    named.get(doc as usize).copied().unwrap_or(false),
+                    now,
+                    search.ranking,
+                );
                 let picked = Picked {
                     address: c.address,
                     components,

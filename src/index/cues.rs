@@ -1,0 +1,82 @@
+//! What a question asks for besides its words: the dates it names, whether it asks "when",
+//! and the one person it names (a query word, written with a capital, that is some memory's
+//! tag or `person/NAME` source). Read once per recall; see docs/ranking.md.
+
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocSet, Searcher, SegmentReader, TERMINATED, Term};
+
+use super::MemoryIndex;
+use crate::Result;
+use crate::score::Cues;
+
+/// A question's cues, and the term of the person it names.
+pub(super) struct QueryCues {
+    /// The cues the score reads.
+    pub(super) cues: Cues,
+    /// The `who` term of the one person named, if exactly one is.
+    name: Option<Term>,
+}
+
+impl MemoryIndex {
+    /// The cues of `text` at `now`: a person counts as named when exactly one capitalised word
+    /// of the question is the tag or `person/NAME` source of some memory.
+    pub(super) fn cues(
+        &self,
+        searcher: &Searcher,
+        text: &str,
+        now: jiff::Timestamp,
+    ) -> Result<QueryCues> {
+        let mut names: Vec<Term> = Vec::new();
+        for word in capitalised(text) {
+            let term = Term::from_field_text(self.fields.who, &word.to_lowercase());
+            if !names.contains(&term) && searcher.doc_freq(&term)? > 0 {
+                names.push(term);
+            }
+        }
+        let name = (names.len() == 1).then(|| names.remove(0));
+        Ok(QueryCues { cues: Cues::of(text, now, name.is_some()), name })
+    }
+}
+
+impl QueryCues {
+    /// Which documents of `segment` are the named person's (empty when nobody is named).
+    pub(super) fn named_in(&self, segment: &SegmentReader) -> tantivy::Result<Vec<bool>> {
+        let Some(term) = &self.name else {
+            return Ok(Vec::new());
+        };
+        let mut docs = vec![false; segment.max_doc() as usize];
+        let inverted = segment.inverted_index(term.field())?;
+        if let Some(mut postings) = inverted.read_postings(term, IndexRecordOption::Basic)? {
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                docs[doc as usize] = true;
+                doc = postings.advance();
+            }
+        }
+        Ok(docs)
+    }
+}
+
+/// The words of `text` written with a capital first letter and some lower-case letter after it
+/// ("Melanie", "Ana's" → "Ana"), as names are; all-capital words ("CI", "API") are left out.
+fn capitalised(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .map(|w| {
+            let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
+            w.trim_matches(|c| c == '\'' || c == '’')
+        })
+        .filter(|w| {
+            let mut chars = w.chars();
+            chars.next().is_some_and(char::is_uppercase) && chars.any(char::is_lowercase)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn capitalised_words_are_name_candidates() {
+        let words: Vec<&str> =
+            super::capitalised("When did Melanie see Ana's CI run? ask jonas’s team").collect();
+        assert_eq!(words, ["When", "Melanie", "Ana"]);
+    }
+}
