@@ -66,6 +66,7 @@ fn scoring(c: &mut Criterion) {
                 let c = Components {
                     relevance: f64::from(bm25),
                     coverage: 1.0,
+                    episode: 0.0,
                     recency: score::recency(score::age_days(now, last), &ranking),
                     importance: score::importance(importance),
                     date: 1.0,

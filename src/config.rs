@@ -97,6 +97,8 @@ pub struct Ranking {
     pub contiguity_weight: f64,
     /// Factor of the relevance of a session digest that `mem capture` wrote, `0 < w ≤ 1`.
     pub digest_weight: f64,
+    /// Share of the best episode's score its members get (the episode prior), `0 ≤ w ≤ 1`.
+    pub episode_weight: f64,
     /// Weight of the date factor (a memory created when the question says), `0 ≤ w < 1`.
     pub date_weight: f64,
     /// Weight of the time factor (a "when" question prefers text with a time), `0 ≤ w < 1`.
@@ -116,6 +118,7 @@ impl Default for Ranking {
             coverage_weight: 0.5,
             contiguity_weight: 0.5,
             digest_weight: 0.5,
+            episode_weight: 0.75,
             date_weight: 0.5,
             when_weight: 0.2,
             name_weight: 0.15,
@@ -405,12 +408,12 @@ impl Config {
                 ));
             }
         }
-        if !(0.0..=1.0).contains(&r.contiguity_weight) {
-            return Err(bad(
-                "ranking",
-                "contiguity_weight",
-                format!("must be between 0 and 1, found {}", r.contiguity_weight),
-            ));
+        for (name, w) in
+            [("contiguity_weight", r.contiguity_weight), ("episode_weight", r.episode_weight)]
+        {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(bad("ranking", name, format!("must be between 0 and 1, found {w}")));
+            }
         }
         if !(r.digest_weight > 0.0 && r.digest_weight <= 1.0) {
             return Err(bad(

@@ -29,6 +29,8 @@ pub struct Components {
     pub relevance: f64,
     /// The share of the query's content words (weighted by IDF) the memory holds.
     pub coverage: f64,
+    /// The part of relevance its episode gave it (the episode prior; see docs/ranking.md).
+    pub episode: f64,
     /// Freshness: `exp(−age / S)`.
     pub recency: f64,
     /// Importance mapped from 1..10 to 0..1.
@@ -39,6 +41,19 @@ pub struct Components {
     pub time: f64,
     /// 1 unless the question names one person and the memory is not theirs (tag or source).
     pub name: f64,
+}
+
+/// How a memory matched the question before the factors.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Fit {
+    /// Relevance in `0..=1`, contiguity and the episode prior included.
+    pub relevance: f64,
+    /// The share of the query's content words (weighted by IDF) it holds.
+    pub coverage: f64,
+    /// The part of relevance its episode gave it.
+    pub episode: f64,
+    /// Whether it is by or tagged with the one person the question names.
+    pub named: bool,
 }
 
 /// What a question asks for besides its words, read once per recall (see docs/ranking.md).
@@ -66,21 +81,19 @@ impl Cues {
 impl Components {
     /// The components of a memory whose relevance is `relevance`, from its signals, at `now`;
     /// a session digest's relevance counts `[ranking] digest_weight` of it.
-    /// `named` says whether the memory is by or tagged with the person the question names.
     pub fn of(
-        relevance: f64,
-        coverage: f64,
+        fit: &Fit,
         signals: &Signals,
         cues: &Cues,
-        named: bool,
         now: Epoch,
         ranking: &Ranking,
     ) -> Components {
-        let relevance = if signals.digest { relevance * ranking.digest_weight } else { relevance };
+        let digest = if signals.digest { ranking.digest_weight } else { 1.0 };
         let unless = |asked: bool, holds: bool| if !asked || holds { 1.0 } else { 0.0 };
         Components {
-            relevance,
-            coverage,
+            relevance: fit.relevance * digest,
+            coverage: fit.coverage,
+            episode: fit.episode * digest,
             recency: recency(age_days(now, signals.last_access), ranking),
             importance: importance(signals.importance),
             date: unless(
@@ -88,7 +101,7 @@ impl Components {
                 cues.windows.iter().any(|w| w.contains(signals.created)),
             ),
             time: unless(cues.when, signals.has_time),
-            name: unless(cues.names_someone, named),
+            name: unless(cues.names_someone, fit.named),
         }
     }
 }
@@ -162,15 +175,16 @@ pub const FACTORS: [Factor; 5] = [
 /// The names of the components, as reports and JSON give them: relevance, coverage, then each
 /// factor.
 pub fn component_names() -> Vec<&'static str> {
-    ["relevance", "coverage"].into_iter().chain(FACTORS.iter().map(|f| f.name)).collect()
+    ["relevance", "coverage", "episode"].into_iter().chain(FACTORS.iter().map(|f| f.name)).collect()
 }
 
 impl Serialize for Components {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(Some(2 + FACTORS.len()))?;
+        let mut map = s.serialize_map(Some(3 + FACTORS.len()))?;
         map.serialize_entry("relevance", &self.relevance)?;
         map.serialize_entry("coverage", &self.coverage)?;
+        map.serialize_entry("episode", &self.episode)?;
         for f in &FACTORS {
             map.serialize_entry(f.name, &(f.value)(self))?;
         }
@@ -265,6 +279,14 @@ pub fn explain(
              30 min apart), then relevance is rescaled to a best of 1\n",
             c = ranking.contiguity_weight,
             h = ranking.contiguity_weight / 2.0
+        ));
+    }
+    if ranking.episode_weight > 0.0 {
+        text.push_str(&format!(
+            "episode prior (the episode column): each member of an episode holding a match adds \
+             {w} × the episode's BM25 as one document over the best BM25 of one match alone; a \
+             memory outside an episode adds {w} × its own relevance\n",
+            w = ranking.episode_weight
         ));
     }
     if ranking.digest_weight < 1.0 {
@@ -390,6 +412,7 @@ mod tests {
         let c = Components {
             relevance: 0.8,
             coverage: 0.5,
+            episode: 0.1,
             recency: 0.25,
             importance: 1.0,
             date: 1.0,
@@ -483,7 +506,7 @@ mod tests {
         #[test]
         fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
             let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
             prop_assert!(s(hi) >= s(lo));
         }
 
@@ -497,8 +520,8 @@ mod tests {
         /// A memory that does not match never outranks one that does, however new or important.
         #[test]
         fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
-            let matching = combine(&Components { relevance: rel, coverage: 1.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0 }, &r);
-            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let matching = combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
             prop_assert!(matching > unrelated);
         }
     }

@@ -108,3 +108,43 @@ fn a_reflection_ranks_at_or_above_its_sources_in_every_root() {
     orders.dedup();
     assert_eq!(orders.len(), 1, "the sources order the same way in every root: {orders:?}");
 }
+
+/// An episode that holds the question's words between its members lifts them all: a member
+/// that holds one of them outranks a lone memory that holds the same word more often, only with
+/// the episode prior.
+#[test]
+fn an_episode_matching_as_a_whole_lifts_its_members() {
+    let dir = Dir::new();
+    let turns = [
+        "Planning the garden this spring.",
+        "Bought compost for the raised beds.",
+        "The new hose reaches the far corner.",
+        "Painted the fence green.",
+        "Planted tomatoes along the south side.",
+    ];
+    for (i, text) in turns.iter().enumerate() {
+        let at = format!("2026-05-02T10:0{i}:00Z");
+        dir.write(&format!("e{i}.md"), memory(&format!("e{i}"), "episodic", 5, &at, text));
+    }
+    dir.write(
+        "lone.md",
+        memory(
+            "lone",
+            "episodic",
+            5,
+            "2026-08-20T10:00:00Z",
+            "A fence on sale at the shop, the best fence in town.\n",
+        ),
+    );
+    let query = "compost hose fence tomatoes";
+    let rank = |hits: &[String], id: &str| hits.iter().position(|h| h == id).unwrap_or(99);
+    dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0\nepisode_weight = 0\n");
+    let without = recall(&dir, query);
+    assert!(rank(&without, "lone") < rank(&without, "e3"), "without the prior: {without:?}");
+    dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0\n");
+    let with = recall(&dir, query);
+    assert!(rank(&with, "e3") < rank(&with, "lone"), "with the prior: {with:?}");
+    let json = dir.mem(&["--now", NOW, "recall", "--json", "--no-record", query]).json();
+    let unmatched = json.as_array().unwrap().iter().find(|h| h["id"] == "e0").expect("e0 lifted");
+    assert!(unmatched["components"]["episode"].as_f64().unwrap() > 0.0, "{unmatched}");
+}

@@ -260,8 +260,9 @@ fn nine_tools_each_with_an_input_schema() {
         "{description}"
     );
     assert!(
-        description
-            .contains("components (relevance, coverage, recency, importance, date, time, name)"),
+        description.contains(
+            "components (relevance, coverage, episode, recency, importance, date, time, name)"
+        ),
         "{description}"
     );
     let schema =

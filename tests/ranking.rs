@@ -89,8 +89,11 @@ fn the_turns_around_a_match_are_recalled_with_it() {
     let found = recall(&dir, "sunrise picture");
     assert_eq!(found[0], "t1");
     assert!(found.contains(&"t2".to_string()) && found.contains(&"t3".to_string()), "{found:?}");
+    // The episode prior alone brings them too (the episode as a whole matches).
     dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0.0\n");
-    assert_eq!(recall(&dir, "sunrise picture"), ["t1"], "without contiguity");
+    assert_eq!(recall(&dir, "sunrise picture").len(), 3, "episode prior only");
+    dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0.0\nepisode_weight = 0.0\n");
+    assert_eq!(recall(&dir, "sunrise picture"), ["t1"], "neither");
 }
 
 /// Memories far apart in time are unrelated: nothing is passed on.

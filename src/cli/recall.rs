@@ -89,7 +89,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         header.push("layer");
     }
     if args.explain {
-        let mut columns = vec!["relevance", "bm25"];
+        let mut columns = vec!["relevance", "episode", "bm25"];
         if semantic {
             columns.extend(["cosine", "fused"]);
         }
@@ -141,8 +141,11 @@ fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
     ];
     if explain {
         let c = &hit.components;
-        let mut columns =
-            vec![Cell::new(format!("{:.3}", c.relevance)), Cell::new(format!("{:.2}", hit.bm25))];
+        let mut columns = vec![
+            Cell::new(format!("{:.3}", c.relevance)),
+            Cell::new(format!("{:.3}", c.episode)),
+            Cell::new(format!("{:.2}", hit.bm25)),
+        ];
         if semantic {
             let s = hit.semantic;
             columns.push(Cell::new(

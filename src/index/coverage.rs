@@ -67,6 +67,15 @@ impl SegmentCoverage {
         Ok(SegmentCoverage { held, total: query.total })
     }
 
+    /// The weight (IDF) of each query word `doc` holds, with the word's place in the query.
+    pub(super) fn held_by(&self, doc: DocId) -> impl Iterator<Item = (usize, f32)> + '_ {
+        self.held
+            .iter()
+            .enumerate()
+            .filter(move |(_, (_, docs))| docs[doc as usize])
+            .map(|(i, (w, _))| (i, *w))
+    }
+
     /// The share of the query's weight that `doc` holds, in `0..=1` (1 for an empty query).
     pub(super) fn of(&self, doc: DocId) -> f64 {
         if self.total <= 0.0 {

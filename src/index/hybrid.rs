@@ -281,6 +281,7 @@ fn fuse(scored: Vec<Scored>, side: &VectorSide) -> Option<Fused> {
             relevance: fused / max_fused,
             bm25: c.bm25,
             coverage: c.coverage,
+            episode: 0.0,
         });
     }
     Some(Fused { ranked, semantic, max_bm25, max_fused })

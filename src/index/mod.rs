@@ -5,9 +5,9 @@
 //! nothing; the next refresh rebuilds it.
 
 mod columns;
-mod contiguity;
 mod coverage;
 mod cues;
+mod episodes;
 mod hybrid;
 mod manifest;
 mod records;

@@ -111,6 +111,8 @@ pub(super) struct Candidate {
     pub(super) relevance: f64,
     pub(super) bm25: f32,
     pub(super) coverage: f64,
+    /// The share of relevance the episode prior gave it (see `episodes.rs`).
+    pub(super) episode: f64,
 }
 
 /// A recall request.
@@ -286,6 +288,7 @@ impl MemoryIndex {
                 relevance: k.keyword / max_keyword,
                 bm25: k.bm25,
                 coverage: k.cov,
+                episode: 0.0,
             })
             .collect();
         self.relate(&searcher, search, &mut candidates)?;
@@ -410,15 +413,13 @@ impl MemoryIndex {
             for c in segment_candidates {
                 let doc = c.address.doc_id;
                 let signals = columns.signals(doc, search.last_used);
-                let components = Components::of(
-                    c.relevance,
-                    c.coverage,
-                    &signals,
-                    &cues.cues,
-                    named.get(doc as usize).copied().unwrap_or(false),
-                    now,
-                    search.ranking,
-                );
+                let fit = score::Fit {
+                    relevance: c.relevance,
+                    coverage: c.coverage,
+                    episode: c.episode,
+                    named: named.get(doc as usize).copied().unwrap_or(false),
+                };
+                let components = Components::of(&fit, &signals, &cues.cues, now, search.ranking);
                 let picked = Picked {
                     address: c.address,
                     components,
