@@ -102,7 +102,7 @@ pub struct Ranking {
     /// Weight of the date factor (a memory created when the question says), `0 ≤ w < 1`.
     pub date_weight: f64,
     /// Weight of the time factor (a "when" question prefers text with a time), `0 ≤ w < 1`.
-    pub when_weight: f64,
+    pub time_weight: f64,
     /// Weight of the name factor (the person the question names), `0 ≤ w < 1`.
     pub name_weight: f64,
 }
@@ -120,7 +120,7 @@ impl Default for Ranking {
             digest_weight: 0.5,
             episode_weight: 0.75,
             date_weight: 0.5,
-            when_weight: 0.2,
+            time_weight: 0.2,
             name_weight: 0.15,
         }
     }
@@ -397,7 +397,7 @@ impl Config {
             ("importance_weight", r.importance_weight),
             ("coverage_weight", r.coverage_weight),
             ("date_weight", r.date_weight),
-            ("when_weight", r.when_weight),
+            ("time_weight", r.time_weight),
             ("name_weight", r.name_weight),
         ] {
             if !(0.0..1.0).contains(&w) {

@@ -153,7 +153,7 @@ pub const FACTORS: [Factor; 5] = [
     Factor {
         name: "time",
         value: |c| c.time,
-        weight: |r| r.when_weight,
+        weight: |r| r.time_weight,
         definition: |_| {
             "time = 1 unless the question asks when and the memory's text holds no time \
              expression, else 0"

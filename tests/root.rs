@@ -119,10 +119,14 @@ fn bad_settings_are_an_error_naming_the_key() {
         "{}",
         out.stderr
     );
-    // The weights that were not checked (contiguity_weight) or are new (digest_weight).
+    // The weights that were not checked (contiguity_weight) or came later.
     for (key, value, range) in [
         ("contiguity_weight", "1.5", "must be between 0 and 1, found 1.5"),
+        ("episode_weight", "-0.1", "must be between 0 and 1, found -0.1"),
         ("digest_weight", "0", "must be above 0 and at most 1, found 0"),
+        ("date_weight", "1", "must be at least 0 and below 1, found 1"),
+        ("time_weight", "1.2", "must be at least 0 and below 1, found 1.2"),
+        ("name_weight", "-1", "must be at least 0 and below 1, found -1"),
     ] {
         dir.write("mem.toml", format!("[ranking]\n{key} = {value}\n"));
         let out = dir.mem(&["recall", "x"]);
