@@ -29,7 +29,8 @@ pub struct Components {
     pub relevance: f64,
     /// The share of the query's content words (weighted by IDF) the memory holds.
     pub coverage: f64,
-    /// The part of relevance its episode gave it (the episode prior; see docs/ranking.md).
+    /// The part of relevance its episode gave it (the episode prior; see docs/ranking.md); 0
+    /// for a memory outside an episode.
     pub episode: f64,
     /// Freshness: `exp(−age / S)`.
     pub recency: f64,
@@ -285,7 +286,7 @@ pub fn explain(
         text.push_str(&format!(
             "episode prior (the episode column): each member of an episode holding a match adds \
              {w} × the episode's BM25 as one document over the best BM25 of one match alone; a \
-             memory outside an episode adds {w} × its own relevance\n",
+             memory outside an episode adds {w} × its own relevance (shown as 0)\n",
             w = ranking.episode_weight
         ));
     }

@@ -56,6 +56,25 @@ impl ColumnCache<'_> {
     }
 }
 
+/// What a recall adds to a memory's relevance through its episode.
+#[derive(Clone, Copy, Debug, Default)]
+struct Added {
+    /// The episode prior.
+    prior: f64,
+    /// Contiguity's gift.
+    gift: f64,
+    /// Whether it belongs to an episode of more than one memory (the prior of a lone memory is
+    /// a share of its own relevance, which changes no order and is not shown).
+    member: bool,
+}
+
+impl Added {
+    /// The prior as `--explain` and `--json` show it: 0 for a lone memory.
+    fn shown(&self) -> f64 {
+        if self.member { self.prior } else { 0.0 }
+    }
+}
+
 impl MemoryIndex {
     /// What relates the candidates to each other: contiguity and the episode prior add to
     /// their relevance (bringing in the episodes' unmatched members), relevance is rescaled to
@@ -75,20 +94,20 @@ impl MemoryIndex {
             let episodes = self.episodes(searcher, search, candidates, &mut columns)?;
             let mut added = self.episode_prior(searcher, search, &episodes, candidates)?;
             for (address, gift) in contiguity(&episodes, candidates, ranking.contiguity_weight) {
-                added.entry(address).or_default().1 += gift;
+                added.entry(address).or_default().gift += gift;
             }
             for c in candidates.iter_mut() {
-                if let Some((prior, gift)) = added.remove(&c.address) {
-                    c.episode = prior;
-                    c.relevance += prior + gift;
+                if let Some(a) = added.remove(&c.address) {
+                    c.episode = a.shown();
+                    c.relevance += a.prior + a.gift;
                 }
             }
-            candidates.extend(added.into_iter().map(|(address, (prior, gift))| Candidate {
+            candidates.extend(added.into_iter().map(|(address, a)| Candidate {
                 address,
-                relevance: prior + gift,
+                relevance: a.prior + a.gift,
                 bm25: 0.0,
                 coverage: 0.0,
-                episode: prior,
+                episode: a.shown(),
             }));
             rescale(candidates);
         }
@@ -172,17 +191,17 @@ impl MemoryIndex {
     /// question, its IDF × `n(k1 + 1) / (n + k1(1 − b + b × len / avg len))`, where `n` is how
     /// many of its memories hold the word and `len` how many memories it has. A candidate
     /// outside an episode is its own: its prior is `episode_weight` × its relevance, which
-    /// leaves the order among such memories as it was. Returned as `address → (prior, 0)`,
-    /// for contiguity to add to.
+    /// leaves the order among such memories as it was. Contiguity adds its gift to the
+    /// returned map.
     fn episode_prior(
         &self,
         searcher: &Searcher,
         search: &Search,
         episodes: &[Vec<DocAddress>],
         candidates: &[Candidate],
-    ) -> Result<HashMap<DocAddress, (f64, f64)>> {
+    ) -> Result<HashMap<DocAddress, Added>> {
         let weight = search.ranking.episode_weight;
-        let mut out: HashMap<DocAddress, (f64, f64)> = HashMap::new();
+        let mut out: HashMap<DocAddress, Added> = HashMap::new();
         if weight <= 0.0 {
             return Ok(out);
         }
@@ -193,7 +212,7 @@ impl MemoryIndex {
             .collect();
         let in_episode: HashSet<DocAddress> = episodes.iter().copied().flatten().copied().collect();
         for c in candidates.iter().filter(|c| !in_episode.contains(&c.address)) {
-            out.insert(c.address, (weight * c.relevance, 0.0));
+            out.insert(c.address, Added { prior: weight * c.relevance, ..Added::default() });
         }
         if episodes.is_empty() {
             return Ok(out);
@@ -221,7 +240,7 @@ impl MemoryIndex {
         for (episode, held) in episodes.iter().zip(&held) {
             let prior = weight * score(episode.len(), held) / best_alone;
             for address in episode.iter() {
-                out.insert(*address, (prior, 0.0));
+                out.insert(*address, Added { prior, member: true, ..Added::default() });
             }
         }
         Ok(out)
