@@ -95,14 +95,15 @@ pub fn has_time_expression(text: &str) -> bool {
     !scan(text).is_empty()
 }
 
-/// Whether `text` asks when something happened: "when", "what/which date, day, year…", "how
-/// long ago".
+/// Whether `text` asks when something happened: "when" opening it or followed by an auxiliary
+/// ("when did", "and when was"), "what/which date, day, year…", "how long ago". A "when" that
+/// joins two clauses ("fix the crash when the user logs in") does not ask.
 pub fn asks_when(text: &str) -> bool {
     let words = words(text);
     words.iter().enumerate().any(|(i, w)| {
         let next = words.get(i + 1).map(String::as_str);
         match w.as_str() {
-            "when" => true,
+            "when" => i == 0 || next.is_some_and(|n| AUXILIARIES.contains(&n)),
             "what" | "which" => matches!(
                 next,
                 Some("time" | "date" | "day" | "year" | "month" | "week" | "weekend" | "season")
@@ -112,6 +113,12 @@ pub fn asks_when(text: &str) -> bool {
         }
     })
 }
+
+/// Verbs that follow a question's "when".
+const AUXILIARIES: [&str; 16] = [
+    "did", "do", "does", "was", "were", "is", "are", "will", "would", "has", "have", "had", "can",
+    "could", "should", "shall",
+];
 
 /// The lower-cased words of `text`: letters, digits, and the `-` and `:` inside ISO dates and
 /// clock times.

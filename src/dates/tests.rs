@@ -103,7 +103,13 @@ fn when_questions() {
     {
         assert!(asks_when(q), "{q}");
     }
-    for q in ["What did Caroline research?", "how long is the flight", "what is the time budget"] {
+    assert!(asks_when("And when was the deploy?"));
+    for q in [
+        "What did Caroline research?",
+        "how long is the flight",
+        "what is the time budget",
+        "fix the crash when the user logs in",
+    ] {
         assert!(!asks_when(q), "{q}");
     }
 }
