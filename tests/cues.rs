@@ -63,8 +63,8 @@ fn a_name_in_the_question_prefers_that_persons_memories() {
     // A lower-case word is not a name, and two names cancel out.
     let hits = dir.mem(&["--now", NOW, "recall", "--json", "--no-record", "ana pull requests"]);
     assert!(hits.json()[0]["components"]["name"] == 1.0, "{}", hits.stdout);
-    let both =
-        dir.mem(&["--now", NOW, "recall", "--json", "--no-record", "Ana and Marek pull requests"]);
+    let two = "pull requests of Ana and Marek";
+    let both = dir.mem(&["--now", NOW, "recall", "--json", "--no-record", two]);
     for hit in both.json().as_array().unwrap() {
         assert_eq!(hit["components"]["name"], 1.0, "{}", both.stdout);
     }

@@ -58,25 +58,36 @@ impl QueryCues {
 }
 
 /// The words of `text` written with a capital first letter and some lower-case letter after it
-/// ("Melanie", "Ana's" → "Ana"), as names are; all-capital words ("CI", "API") are left out.
+/// ("Melanie", "Ana's" → "Ana"), as names are; all-capital words ("CI", "API") are left out,
+/// and so is the first word of a sentence ("Login fails again"), unless it is a possessive.
 fn capitalised(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
-        .map(|w| {
-            let w = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s")).unwrap_or(w);
-            w.trim_matches(|c| c == '\'' || c == '’')
-        })
-        .filter(|w| {
-            let mut chars = w.chars();
-            chars.next().is_some_and(char::is_uppercase) && chars.any(char::is_lowercase)
-        })
+    text.split(['.', '?', '!', '\n', ';']).flat_map(|sentence| {
+        sentence
+            .split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+            .filter(|w| !w.is_empty())
+            .enumerate()
+            .filter_map(|(i, w)| {
+                let name = w.strip_suffix("'s").or_else(|| w.strip_suffix("’s"));
+                if i == 0 && name.is_none() {
+                    return None;
+                }
+                Some(name.unwrap_or(w).trim_matches(|c| c == '\'' || c == '’'))
+            })
+            .filter(|w| {
+                let mut chars = w.chars();
+                chars.next().is_some_and(char::is_uppercase) && chars.any(char::is_lowercase)
+            })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn capitalised_words_are_name_candidates() {
-        let words: Vec<&str> =
-            super::capitalised("When did Melanie see Ana's CI run? ask jonas’s team").collect();
-        assert_eq!(words, ["When", "Melanie", "Ana"]);
+        let words: Vec<&str> = super::capitalised(
+            "When did Melanie see Ana's CI run? Login fails. Jonas’s team, ask jonas. Priya",
+        )
+        .collect();
+        assert_eq!(words, ["Melanie", "Ana", "Jonas"]);
     }
 }
