@@ -22,8 +22,8 @@ use tantivy::{DocAddress, DocSet, Searcher, TERMINATED};
 
 use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
-use super::search::{Candidate, content_words};
-use super::{MemoryIndex, Search, stats, tokenizer};
+use super::search::Candidate;
+use super::{MemoryIndex, Search};
 use crate::Result;
 use crate::format::MemoryType;
 
@@ -79,10 +79,12 @@ impl MemoryIndex {
     /// What relates the candidates to each other: contiguity and the episode prior add to
     /// their relevance (bringing in the episodes' unmatched members), relevance is rescaled to
     /// a best of 1, then each reflection takes its best source's relevance if that is higher.
+    /// `words` are the question's content words as the coverage weighed them.
     pub(super) fn relate(
         &self,
         searcher: &Searcher,
         search: &Search,
+        words: &QueryWords,
         candidates: &mut Vec<Candidate>,
     ) -> Result<()> {
         let mut columns =
@@ -92,7 +94,7 @@ impl MemoryIndex {
         let on = ranking.contiguity_weight > 0.0 || ranking.episode_weight > 0.0;
         if on && episodic && !candidates.is_empty() {
             let episodes = self.episodes(searcher, search, candidates, &mut columns)?;
-            let mut added = self.episode_prior(searcher, search, &episodes, candidates)?;
+            let mut added = self.episode_prior(searcher, search, words, &episodes, candidates)?;
             for (address, gift) in contiguity(&episodes, candidates, ranking.contiguity_weight) {
                 added.entry(address).or_default().gift += gift;
             }
@@ -197,6 +199,7 @@ impl MemoryIndex {
         &self,
         searcher: &Searcher,
         search: &Search,
+        words: &QueryWords,
         episodes: &[Vec<DocAddress>],
         candidates: &[Candidate],
     ) -> Result<HashMap<DocAddress, Added>> {
@@ -220,7 +223,7 @@ impl MemoryIndex {
         // The documents scored: each episode, then each candidate alone.
         let mut units: Vec<&[DocAddress]> = episodes.iter().map(|e| e.as_slice()).collect();
         units.extend(candidates.iter().map(|c| std::slice::from_ref(&c.address)));
-        let held = self.words_held(searcher, search, &units)?;
+        let held = self.words_held(searcher, words, &units)?;
         // The average length of the documents the candidates make: episodes and lone memories.
         let lone = candidates.len()
             - candidates.iter().filter(|c| in_episode.contains(&c.address)).count();
@@ -251,12 +254,9 @@ impl MemoryIndex {
     fn words_held(
         &self,
         searcher: &Searcher,
-        search: &Search,
+        words: &QueryWords,
         units: &[&[DocAddress]],
     ) -> Result<Vec<Vec<(usize, f32)>>> {
-        let tokens = tokenizer::query_tokens(search.text);
-        let live = stats::LiveStats::new(searcher);
-        let words = QueryWords::new(&content_words(&tokens), self.fields.body, &live)?;
         let fields = [self.fields.title, self.fields.body, self.fields.tags];
         let mut members: Vec<(DocAddress, usize)> = units
             .iter()
@@ -267,7 +267,7 @@ impl MemoryIndex {
         let mut held: Vec<Vec<(usize, f32)>> = vec![Vec::new(); units.len()];
         for segment_members in members.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
             let segment = searcher.segment_reader(segment_members[0].0.segment_ord);
-            let coverage = SegmentCoverage::open(segment, &fields, &words)?;
+            let coverage = SegmentCoverage::open(segment, &fields, words)?;
             for (address, unit) in segment_members {
                 held[*unit].extend(coverage.held_by(address.doc_id));
             }

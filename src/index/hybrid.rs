@@ -88,13 +88,13 @@ impl MemoryIndex {
             return Ok(Vec::new());
         }
 
-        let mut scored =
-            self.read_candidates(&searcher, &live, search, side, &weighted_tokens, candidates)?;
+        let words = QueryWords::new(&content_words(&weighted_tokens), self.fields.body, &live)?;
+        let mut scored = self.read_candidates(&searcher, search, side, &words, candidates)?;
         rank_by_keyword(&mut scored);
         let Some(Fused { mut ranked, semantic, max_bm25, max_fused }) = fuse(scored, side) else {
             return Ok(Vec::new());
         };
-        self.relate(&searcher, search, &mut ranked)?;
+        self.relate(&searcher, search, &words, &mut ranked)?;
         let picked = self.rank(&searcher, search, ranked, max_bm25, max_fused, |address| {
             Some(semantic_of(&semantic, address))
         })?;
@@ -148,10 +148,9 @@ impl MemoryIndex {
     fn read_candidates(
         &self,
         searcher: &Searcher,
-        live: &stats::LiveStats,
         search: &Search,
         side: &VectorSide,
-        weighted_tokens: &[(String, f32)],
+        words: &QueryWords,
         candidates: FxHashMap<DocAddress, Candidate>,
     ) -> Result<Vec<Scored>> {
         let vector_rank: FxHashMap<u64, usize> = side
@@ -161,7 +160,6 @@ impl MemoryIndex {
             .map(|(i, (id, _))| (crate::format::id_key(id), i + 1))
             .collect();
         let now = search.now.as_second();
-        let words = QueryWords::new(&content_words(weighted_tokens), self.fields.body, live)?;
         let fields = [self.fields.title, self.fields.body, self.fields.tags];
         let mut scored = Vec::with_capacity(candidates.len());
         let mut candidates: Vec<(DocAddress, Candidate)> = candidates.into_iter().collect();
@@ -170,7 +168,7 @@ impl MemoryIndex {
         for segment_candidates in candidates.chunk_by(|a, b| a.0.segment_ord == b.0.segment_ord) {
             let segment = searcher.segment_reader(segment_candidates[0].0.segment_ord);
             let columns = Columns::open(segment, now)?;
-            let coverage = SegmentCoverage::open(segment, &fields, &words)?;
+            let coverage = SegmentCoverage::open(segment, &fields, words)?;
             for (address, c) in segment_candidates {
                 let doc = address.doc_id;
                 let key = columns.id_key(doc);

@@ -291,7 +291,7 @@ impl MemoryIndex {
                 episode: 0.0,
             })
             .collect();
-        self.relate(&searcher, search, &mut candidates)?;
+        self.relate(&searcher, search, &words, &mut candidates)?;
         let picked = self.rank(&searcher, search, candidates, max_bm25, max_keyword, |_| None)?;
         self.hits(&searcher, Some(&*query), picked, search)
     }
