@@ -5,10 +5,10 @@
 //! - **contiguity**: recalling an episode cues the moments just before and after it; each of
 //!   the best matches passes a share of its relevance to its neighbours, so that an answer
 //!   that refers back ("yes, I painted that last year") is found with the question it answers;
-//! - **the episode prior**: an episode is scored against the question as one document (its
-//!   members' relevance summed, over the square root of its length), and a share of that
-//!   score goes to each member, matched or not: evidence spread over a conversation lifts it
-//!   as a whole;
+//! - **the episode prior**: an episode is scored against the question as one document (BM25's
+//!   formula over how many of its members hold each word, see `episode_prior`), and a share
+//!   of that score goes to each member, matched or not: evidence spread over a conversation
+//!   lifts it as a whole;
 //! - **reflections lead**: a reflection is at least as relevant as its best source.
 //!
 //! Memories far apart in time, and memories that are not episodic, are their own one-member
