@@ -153,10 +153,6 @@ fn stamped(bad: &[BadFile], taken_ns: i64) -> Vec<BadFile> {
     bad.iter().map(stamp).collect()
 }
 
-fn under(rel: &str, prefixes: &[String]) -> bool {
-    prefixes.iter().any(|p| rel.starts_with(p.as_str()))
-}
-
 impl Engine {
     /// Brings the index up to date for a recall, by the contract above: the folders that
     /// changed are walked again, the files that could not be read are read again, and every
@@ -259,7 +255,7 @@ impl Engine {
 
     /// Under the lock: walks the folders that changed again and reads the files that could
     /// not be read again, then records what it saw. Falls back to a full refresh when the
-    /// index changed meanwhile or the root itself changed.
+    /// index changed meanwhile.
     fn refresh_folders(
         &mut self,
         now: Timestamp,
@@ -270,44 +266,41 @@ impl Engine {
         let Some(mut folders) = self.quick_folders(started) else {
             return self.refresh_locked(now, progress, false);
         };
+        // The root itself is a folder like the others (its walk takes in every folder below).
         let changed = folders.changed(&self.root);
-        if changed.iter().any(|rel| rel.is_empty()) {
-            return self.refresh_locked(now, progress, false);
-        }
+        // A file listed under the name and inode number it was indexed with is not stat'ed
+        // (nor read): only what was added, removed or replaced in these folders is.
+        let index = &self.index;
+        let manifest = index.manifest()?;
+        let known = |rel: &str, ino: u64| {
+            ino != 0
+                && manifest.files.get(rel).is_some_and(|e| e.ino == ino && index.trusts(e.mtime_ns))
+        };
         let mut scan = store::Scan::default();
         for rel in &changed {
-            let part = store::scan_under(&self.root, rel);
+            let part = store::scan_under_known(&self.root, rel, &known);
             scan.files.extend(part.files);
+            scan.known.extend(part.known);
             scan.issues.extend(part.issues);
             scan.dirs.extend(part.dirs);
         }
-        let mut scope: FxHashSet<String> = self
-            .index
-            .manifest()?
-            .files
-            .keys()
-            .filter(|rel| under(rel, &changed))
-            .cloned()
-            .collect();
         // The files that could not be read before are read again.
-        for rel in folders.bad.iter().filter(|rel| !under(rel, &changed)) {
-            scope.insert(rel.clone());
+        let mut bad: FxHashSet<String> = FxHashSet::default();
+        for rel in folders.bad.iter().filter(|rel| !store::is_under(rel, &changed)) {
+            bad.insert(rel.clone());
             scan.files.extend(FileStat::of(&self.root, rel));
-        }
-        for file in &scan.files {
-            scope.insert(file.rel.clone());
         }
         let dirs = std::mem::take(&mut scan.dirs);
         let max = self.config.limits.max_file_bytes;
         let known = std::mem::take(&mut folders.bad_files);
         let reading = Reading { max_file_bytes: max, known_bad: &known };
-        let report =
-            self.index.refresh(&self.root, scan, Scope::Files(&scope), reading, now, progress)?;
-        folders.dirs.retain(|d| !under(&d.rel, &changed));
+        let scope = Scope::Under { folders: &changed, files: &bad };
+        let report = self.index.refresh(&self.root, scan, scope, reading, now, progress)?;
+        folders.dirs.retain(|d| !store::is_under(&d.rel, &changed));
         folders.dirs.extend(dirs);
         folders.bad = report.bad_paths.clone();
         folders.bad_files = stamped(&report.bad_files, started);
-        folders.issues.retain(|i| !under(&i.path.to_string_lossy(), &changed));
+        folders.issues.retain(|i| !store::is_under(&i.path.to_string_lossy(), &changed));
         folders.issues.extend(report.scan_issues.iter().cloned());
         folders.version = self.index.version();
         folders.checked_ns = started;

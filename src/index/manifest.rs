@@ -25,6 +25,9 @@ pub struct Entry {
     pub hash: [u8; 16],
     /// The memory's id.
     pub id: String,
+    /// The file's inode number when indexed (0 where the system has none): a folder walked
+    /// again lists it, so an unchanged file is known there without a stat.
+    pub ino: u64,
 }
 
 /// Every indexed file, keyed by its path relative to the root.

@@ -11,12 +11,16 @@ use super::{
     manifest, payload, remove_manifests,
 };
 use crate::format::Memory;
-use crate::store::{FileStat, ReadError, Scan, ScanIssue, read_limited};
+use crate::store::{self, FileStat, ReadError, Scan, ScanIssue, read_limited};
 use crate::{Error, Result};
 
 /// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
 /// within the file system's timestamp granularity after it was indexed.
 pub(super) const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+/// Up to this many added or changed memories, a refresh looks for duplicates of their ids
+/// one by one in the index; more, and it counts every id of the manifest.
+const FEW_CHANGES: usize = 1_000;
 
 /// What a refresh found and did.
 #[derive(Debug, Default)]
@@ -139,6 +143,15 @@ pub enum Scope<'a> {
     All,
     /// The scan covers only these files: an indexed one among them it did not find is removed.
     Files(&'a rustc_hash::FxHashSet<String>),
+    /// The scan covers these folders (relative to the root, ending in `/`, or empty for the
+    /// root: every file below them) and these files: an indexed file among them it did not
+    /// find is removed.
+    Under {
+        /// The folders walked.
+        folders: &'a [String],
+        /// The files stat'ed besides.
+        files: &'a rustc_hash::FxHashSet<String>,
+    },
 }
 
 /// The outcome of reading and parsing one file during a refresh.
@@ -182,13 +195,17 @@ impl MemoryIndex {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
+        let mut report = RefreshReport {
+            scan_issues: scan.issues,
+            unchanged: scan.known.len(),
+            ..Default::default()
+        };
         let Reading { max_file_bytes, known_bad } = reading;
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
         // way leaves it to be read again from its file.
         let manifest = self.take_manifest()?;
         let (candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
-        let removed = removed_files(&scan.files, &manifest, scope, known);
+        let removed = removed_files(&scan.files, &scan.known, &manifest, scope, known);
         report.read = candidates.len();
         let outcomes = read_all(root, &candidates, max_file_bytes, &self.fields, progress);
         let writes = tally(outcomes, &removed, now, &mut report);
@@ -254,15 +271,34 @@ impl MemoryIndex {
         for rel in removed {
             next.files.remove(rel);
         }
+        // Only an added or changed memory can bring a duplicate id: few changes look up their
+        // ids in the index (`mem stats` and `mem index` ask for every duplicate anyway).
+        let mut ids: Vec<String> = Vec::new();
         for (rel, entry) in writes.changes {
             match entry {
-                Some(entry) => next.files.insert(rel.to_string(), entry),
+                Some(entry) => {
+                    if ids.len() <= FEW_CHANGES {
+                        ids.push(entry.id.clone());
+                    }
+                    next.files.insert(rel.to_string(), entry)
+                }
                 None => next.files.remove(rel),
             };
         }
         self.commit(next, &writes.deletes, writes.adds)?;
-        // Only a change can introduce a duplicate; `mem stats` and `mem index` ask anyway.
-        Ok(self.manifest()?.duplicate_ids())
+        if ids.len() > FEW_CHANGES {
+            return Ok(self.manifest()?.duplicate_ids());
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        let mut duplicates = Vec::new();
+        for id in ids {
+            let paths = self.paths_of(&id)?;
+            if paths.len() > 1 {
+                duplicates.push((id, paths));
+            }
+        }
+        Ok(duplicates)
     }
 
     /// Records that indexed files were just verified, by touching the verified stamp.
@@ -309,20 +345,41 @@ impl MemoryIndex {
     }
 }
 
-/// The indexed files within `scope` that the scan did not find, of which it found `known`.
+/// The indexed files within `scope` that the scan did not find (as stat'ed `files`, or as
+/// `unstated` files it took as indexed), of which it found `known` among `files`.
 fn removed_files(
     files: &[FileStat],
+    unstated: &[String],
     manifest: &Manifest,
     scope: Scope,
     known: usize,
 ) -> Vec<String> {
-    let seen = || -> rustc_hash::FxHashSet<&str> { files.iter().map(|f| f.rel.as_str()).collect() };
+    let seen = || -> rustc_hash::FxHashSet<&str> {
+        files.iter().map(|f| f.rel.as_str()).chain(unstated.iter().map(String::as_str)).collect()
+    };
     match scope {
         // Every indexed file was seen unless fewer known files were found than are indexed.
-        Scope::All if known == manifest.files.len() => Vec::new(),
+        Scope::All if known + unstated.len() == manifest.files.len() => Vec::new(),
         Scope::All => {
             let seen = seen();
             manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
+        }
+        Scope::Under { folders, files: extra } => {
+            let in_scope = |rel: &str| store::is_under(rel, folders) || extra.contains(rel);
+            let indexed = manifest.files.keys().filter(|rel| in_scope(rel)).count();
+            // Every indexed file in scope was seen unless fewer were found than are indexed.
+            if indexed == known + unstated.len() {
+                return Vec::new();
+            }
+            let seen = seen();
+            let mut gone: Vec<String> = manifest
+                .files
+                .keys()
+                .filter(|rel| in_scope(rel) && !seen.contains(&rel[..]))
+                .cloned()
+                .collect();
+            gone.sort();
+            gone
         }
         Scope::Files(files) => {
             let seen = seen();
@@ -436,6 +493,7 @@ fn read_one(
                 mtime_ns: file.mtime_ns,
                 hash,
                 id: memory.id().to_string(),
+                ino: file.ino,
             };
             let stamp = Stamp { size: file.size, mtime_ns: file.mtime_ns };
             Outcome::Parsed {

@@ -8,8 +8,9 @@ use tantivy::{TantivyDocument, doc};
 use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
 
-/// Bumped whenever the schema or the analyzers change; an index of another version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 9;
+/// Bumped whenever the schema, the analyzers or the manifest's format change; an index of another
+/// version is rebuilt.
+pub const SCHEMA_VERSION: u32 = 10;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
