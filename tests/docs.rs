@@ -81,8 +81,9 @@ fn mapped_state_files() -> Vec<String> {
     map.lines().skip(1).filter_map(|l| l.split_whitespace().next()).map(String::from).collect()
 }
 
-/// What the map says of a name found in `.mem/`: listed as it is, as `manifest-N.bin` for a
-/// manifest, or as the `-wal`/`-shm` companion of a listed database.
+/// What the map says of a name found in `.mem/`: listed as it is, as `manifest-N.bin` or
+/// `manifest-N.log` for a manifest's base or log, or as the `-wal`/`-shm` companion of a listed
+/// database.
 fn mapped(name: &str, map: &[String]) -> bool {
     let base = name.trim_end_matches("-wal").trim_end_matches("-shm");
     let folder = format!("{name}/");
@@ -91,6 +92,7 @@ fn mapped(name: &str, map: &[String]) -> bool {
             || *m == folder
             || m == base
             || (m == "manifest-N.bin" && name.starts_with("manifest-") && name.ends_with(".bin"))
+            || (m == "manifest-N.log" && name.starts_with("manifest-") && name.ends_with(".log"))
     })
 }
 

@@ -255,7 +255,7 @@ impl Engine {
 
     /// Under the lock: walks the folders that changed again and reads the files that could
     /// not be read again, then records what it saw. Falls back to a full refresh when the
-    /// index changed meanwhile.
+    /// index changed meanwhile or the root itself changed.
     fn refresh_folders(
         &mut self,
         now: Timestamp,
@@ -266,21 +266,14 @@ impl Engine {
         let Some(mut folders) = self.quick_folders(started) else {
             return self.refresh_locked(now, progress, false);
         };
-        // The root itself is a folder like the others (its walk takes in every folder below).
         let changed = folders.changed(&self.root);
-        // A file listed under the name and inode number it was indexed with is not stat'ed
-        // (nor read): only what was added, removed or replaced in these folders is.
-        let index = &self.index;
-        let manifest = index.manifest()?;
-        let known = |rel: &str, ino: u64| {
-            ino != 0
-                && manifest.files.get(rel).is_some_and(|e| e.ino == ino && index.trusts(e.mtime_ns))
-        };
+        if changed.iter().any(|rel| rel.is_empty()) {
+            return self.refresh_locked(now, progress, false);
+        }
         let mut scan = store::Scan::default();
         for rel in &changed {
-            let part = store::scan_under_known(&self.root, rel, &known);
+            let part = store::scan_under(&self.root, rel);
             scan.files.extend(part.files);
-            scan.known.extend(part.known);
             scan.issues.extend(part.issues);
             scan.dirs.extend(part.dirs);
         }

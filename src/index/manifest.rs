@@ -1,10 +1,16 @@
 //! The manifest: what the index holds for each file (size, mtime, content hash, id), so a
 //! refresh only re-reads files that changed.
 //!
-//! Each commit of the index names its manifest generation in the commit payload; the manifest
-//! file of that generation is written before the commit, so the two never disagree.
+//! It is kept as a base, `manifest-<B>.bin` (the whole manifest of generation B), and the log
+//! of the changes committed since, `manifest-<B>.log` (one record per commit, appended and
+//! synced before the commit): a commit that changes one file appends a few bytes instead of
+//! rewriting the whole manifest. Each commit of the index names in its payload the base and
+//! how many bytes of its log belong to it ([`Place`]), so the two never disagree: what a commit
+//! that never happened appended after that length is ignored, and cut by the next append.
+//! When the log outgrows a quarter of its base, the next commit writes a new base instead.
 
 use std::collections::BTreeMap;
+use std::io::{Seek, SeekFrom, Write};
 
 use rustc_hash::FxHashMap;
 use std::path::{Path, PathBuf};
@@ -25,9 +31,6 @@ pub struct Entry {
     pub hash: [u8; 16],
     /// The memory's id.
     pub id: String,
-    /// The file's inode number when indexed (0 where the system has none): a folder walked
-    /// again lists it, so an unchanged file is known there without a stat.
-    pub ino: u64,
 }
 
 /// Every indexed file, keyed by its path relative to the root.
@@ -42,27 +45,124 @@ pub fn content_hash(bytes: &[u8]) -> [u8; 16] {
     blake3::hash(bytes).as_bytes()[..16].try_into().expect("16 bytes")
 }
 
-/// The manifest file of a generation.
-pub fn path(state_dir: &Path, generation: u64) -> PathBuf {
-    state_dir.join(format!("manifest-{generation}.bin"))
+/// The base manifest file written at generation `base`.
+pub fn path(state_dir: &Path, base: u64) -> PathBuf {
+    state_dir.join(format!("manifest-{base}.bin"))
+}
+
+/// The log of the changes committed on top of the base of generation `base`.
+pub fn log_path(state_dir: &Path, base: u64) -> PathBuf {
+    state_dir.join(format!("manifest-{base}.log"))
+}
+
+/// Where the manifest of a commit is: its base and the length of the base's log that belongs
+/// to it (recorded in the commit's payload).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Place {
+    /// The generation whose whole manifest is the base.
+    pub base: u64,
+    /// Bytes of the base's log that belong to the commit (0: the base alone).
+    pub log_len: u64,
+}
+
+/// One commit's changes: an entry set (`Some`) or dropped (`None`), by path.
+pub type Changes = Vec<(String, Option<Entry>)>;
+
+/// A log at most this long is never compacted (small roots would rewrite their base often).
+const MIN_LOG_BYTES: u64 = 64 * 1024;
+
+/// Whether the changes of the next commit, `record_len` bytes, are better written as a new
+/// base than appended to the log at `place` on a base of `base_bytes`.
+pub fn compact(place: Place, base_bytes: u64, record_len: usize) -> bool {
+    place.log_len + record_len as u64 > MIN_LOG_BYTES.max(base_bytes / 4)
+}
+
+/// A log record: the changes' length (4 bytes, little-endian), then the changes.
+pub fn record(changes: &Changes) -> Vec<u8> {
+    let mut bytes = postcard::to_extend(changes, vec![0u8; 4]).expect("changes always serialise");
+    let len = u32::try_from(bytes.len() - 4).unwrap_or(u32::MAX);
+    bytes[..4].copy_from_slice(&len.to_le_bytes());
+    bytes
+}
+
+/// Appends `record` to the log of `place.base` at `place.log_len` (cutting what a commit that
+/// did not happen left after it) and syncs it; returns the log's new length. The log must be
+/// a plain file (never a link a cloned `.mem/` could plant).
+pub fn append(state_dir: &Path, place: Place, record: &[u8]) -> Result<u64> {
+    let p = log_path(state_dir, place.base);
+    let new = match std::fs::symlink_metadata(&p) {
+        Ok(meta) if meta.file_type().is_file() => false,
+        Ok(_) => return Err(invalid(&p, "is not a plain file")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(Error::io(&p, e)),
+    };
+    let io = |e| Error::io(&p, e);
+    let mut file =
+        std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&p).map_err(io)?;
+    file.set_len(place.log_len).map_err(io)?;
+    file.seek(SeekFrom::Start(place.log_len)).map_err(io)?;
+    file.write_all(record).map_err(io)?;
+    // The commit that names this length follows: the record must be on disk before it.
+    file.sync_data().map_err(io)?;
+    if new {
+        std::fs::File::open(state_dir).and_then(|d| d.sync_all()).map_err(|e| {
+            Error::io(state_dir, e)
+        })?;
+    }
+    Ok(place.log_len + record.len() as u64)
+}
+
+/// An error for a manifest file whose content is not what was written.
+fn invalid(p: &Path, message: &str) -> Error {
+    Error::io(p, std::io::Error::new(std::io::ErrorKind::InvalidData, message.to_string()))
 }
 
 impl Manifest {
-    /// Reads the manifest of `generation`, with the file's own mtime (ns since the epoch).
-    pub fn load(state_dir: &Path, generation: u64) -> Result<(Manifest, i64)> {
-        let p = path(state_dir, generation);
+    /// Reads the manifest at `place`: its base, with the log's records up to `place.log_len`
+    /// applied in order.
+    pub fn load(state_dir: &Path, place: Place) -> Result<Manifest> {
+        let p = path(state_dir, place.base);
         let bytes = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
-        let mtime = std::fs::metadata(&p).map(|m| crate::store::mtime_ns(&m)).unwrap_or(0);
-        let manifest = postcard::from_bytes(&bytes).map_err(|e| {
-            Error::io(&p, std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))
-        })?;
-        Ok((manifest, mtime))
+        let mut manifest: Manifest =
+            postcard::from_bytes(&bytes).map_err(|e| invalid(&p, &e.to_string()))?;
+        if place.log_len == 0 {
+            return Ok(manifest);
+        }
+        let p = log_path(state_dir, place.base);
+        let log = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
+        let Some(mut rest) = usize::try_from(place.log_len).ok().and_then(|n| log.get(..n))
+        else {
+            return Err(invalid(&p, "is shorter than the index's commit says"));
+        };
+        while !rest.is_empty() {
+            let (len, tail) = rest.split_at_checked(4).ok_or_else(|| invalid(&p, "cut short"))?;
+            let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
+            let (changes, tail) =
+                tail.split_at_checked(len).ok_or_else(|| invalid(&p, "cut short"))?;
+            let changes: Changes =
+                postcard::from_bytes(changes).map_err(|e| invalid(&p, &e.to_string()))?;
+            manifest.apply(changes);
+            rest = tail;
+        }
+        Ok(manifest)
     }
 
-    /// Writes the manifest of `generation` atomically.
-    pub fn save(&self, state_dir: &Path, generation: u64) -> Result<()> {
+    /// Sets and drops entries as `changes` say.
+    pub fn apply(&mut self, changes: Changes) {
+        for (rel, entry) in changes {
+            match entry {
+                Some(entry) => self.files.insert(rel, entry),
+                None => self.files.remove(&rel),
+            };
+        }
+    }
+
+    /// Writes the whole manifest as the base of generation `base`, atomically; returns its
+    /// size in bytes.
+    pub fn save(&self, state_dir: &Path, base: u64) -> Result<u64> {
         let bytes = postcard::to_stdvec(self).expect("a manifest always serialises");
-        write_atomic(&path(state_dir, generation), &bytes, Overwrite::Yes)
+        write_atomic(&path(state_dir, base), &bytes, Overwrite::Yes)?;
+        Ok(bytes.len() as u64)
     }
 
     /// Ids used by more than one file, each with its files in path order. Counted first, so

@@ -48,7 +48,11 @@ struct Payload {
     /// for the one a long-running process opened before.
     #[serde(default)]
     instance: u64,
+    /// The generation of this commit.
     manifest: u64,
+    /// Where its manifest is: base and log length.
+    #[serde(default)]
+    place: manifest::Place,
 }
 
 /// The memory index of one root.
@@ -61,10 +65,14 @@ pub struct MemoryIndex {
     /// unchanged never decodes it (see [`MemoryIndex::manifest`]).
     manifest: std::sync::OnceLock<Manifest>,
     /// When the files were last verified against the manifest, by the file system's clock:
-    /// the later mtime of the manifest and of the `verified` stamp.
+    /// the latest mtime of the manifest's base, its log and the `verified` stamp.
     verified_ns: i64,
     generation: u64,
     instance: u64,
+    /// Where the manifest of this commit is.
+    place: manifest::Place,
+    /// The size of its base file, for the choice between appending and a new base.
+    base_bytes: u64,
 }
 
 impl MemoryIndex {
@@ -104,12 +112,13 @@ impl MemoryIndex {
         let index = tantivy::Index::create_in_dir(&index_dir, schema)?;
         register_analyzers(&index);
         let manifest = Manifest::default();
-        manifest.save(state_dir, 0)?;
+        let base_bytes = manifest.save(state_dir, 0)?;
         let manifest = std::sync::OnceLock::from(manifest);
         let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
         let mut commit = writer.prepare_commit()?;
         let instance = random_u64();
-        commit.set_payload(&payload(instance, 0));
+        let place = manifest::Place::default();
+        commit.set_payload(&payload(instance, 0, place));
         commit.commit()?;
         drop(writer);
         let reader = open_reader(&index)?;
@@ -122,6 +131,8 @@ impl MemoryIndex {
             verified_ns: 0,
             generation: 0,
             instance,
+            place,
+            base_bytes,
         })
     }
 
@@ -147,11 +158,20 @@ impl MemoryIndex {
             return Err("has an unexpected schema".into());
         }
         register_analyzers(&index);
-        // The manifest is decoded when first needed; here it only has to exist.
-        let manifest_path = manifest::path(state_dir, payload.manifest);
-        let manifest_ns = std::fs::metadata(&manifest_path)
-            .map(|m| crate::store::mtime_ns(&m))
+        // The manifest is decoded when first needed; here its files only have to exist (the
+        // log as long as the commit says).
+        let place = payload.place;
+        let base = std::fs::metadata(manifest::path(state_dir, place.base))
             .map_err(|e| format!("has an unreadable manifest ({e})"))?;
+        let mut manifest_ns = crate::store::mtime_ns(&base);
+        if place.log_len > 0 {
+            let log = std::fs::metadata(manifest::log_path(state_dir, place.base))
+                .map_err(|e| format!("has an unreadable manifest ({e})"))?;
+            if log.len() < place.log_len {
+                return Err("has an unreadable manifest (its log is cut short)".into());
+            }
+            manifest_ns = manifest_ns.max(crate::store::mtime_ns(&log));
+        }
         let verified_ns = file_mtime_ns(&state_dir.join(VERIFIED_STAMP)).max(manifest_ns);
         let reader = open_reader(&index).map_err(|e| format!("is corrupt ({e})"))?;
         check_segments(&reader.searcher()).map_err(|e| format!("is corrupt ({e})"))?;
@@ -164,6 +184,8 @@ impl MemoryIndex {
             verified_ns,
             generation: payload.manifest,
             instance: payload.instance,
+            place,
+            base_bytes: base.len(),
         })
     }
 
@@ -212,7 +234,7 @@ impl MemoryIndex {
         if let Some(manifest) = self.manifest.get() {
             return Ok(manifest);
         }
-        let (manifest, _) = Manifest::load(&self.state_dir, self.generation).map_err(|e| {
+        let manifest = Manifest::load(&self.state_dir, self.place).map_err(|e| {
             Error::Index(tantivy::TantivyError::InvalidArgument(format!(
                 "the manifest of the index cannot be read ({e})"
             )))
@@ -238,7 +260,9 @@ impl MemoryIndex {
                 Err(_) => 0,
             }
         }
-        du(&self.state_dir.join(INDEX_DIR)) + du(&manifest::path(&self.state_dir, self.generation))
+        du(&self.state_dir.join(INDEX_DIR))
+            + du(&manifest::path(&self.state_dir, self.place.base))
+            + du(&manifest::log_path(&self.state_dir, self.place.base))
     }
 
     /// Paths of the files whose memory has `id`, in order (found by the index's id column,
@@ -273,9 +297,9 @@ fn random_u64() -> u64 {
     std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
-fn payload(instance: u64, generation: u64) -> String {
-    serde_json::to_string(&Payload { schema: SCHEMA_VERSION, instance, manifest: generation })
-        .expect("payload serialises")
+fn payload(instance: u64, generation: u64, place: manifest::Place) -> String {
+    let payload = Payload { schema: SCHEMA_VERSION, instance, manifest: generation, place };
+    serde_json::to_string(&payload).expect("payload serialises")
 }
 
 fn register_analyzers(index: &tantivy::Index) {
@@ -315,19 +339,19 @@ fn check_managed(index_dir: &Path) -> std::result::Result<(), String> {
     }
 }
 
-/// Deletes manifest files other than `keep`.
+/// Deletes the manifest files (bases and logs) of every base but `keep`.
 fn remove_manifests(state_dir: &Path, keep: Option<u64>) -> Result<()> {
     let entries = match std::fs::read_dir(state_dir) {
         Ok(entries) => entries,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(Error::io(state_dir, e)),
     };
-    let keep_name = keep.map(|g| format!("manifest-{g}.bin"));
+    let keep_names = keep.map(|g| [format!("manifest-{g}.bin"), format!("manifest-{g}.log")]);
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with("manifest-")
-            && name.ends_with(".bin")
-            && Some(&name) != keep_name.as_ref()
+            && (name.ends_with(".bin") || name.ends_with(".log"))
+            && !keep_names.as_ref().is_some_and(|k| k.contains(&name))
         {
             std::fs::remove_file(entry.path()).map_err(|e| Error::io(entry.path(), e))?;
         }

@@ -195,17 +195,13 @@ impl MemoryIndex {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let mut report = RefreshReport {
-            scan_issues: scan.issues,
-            unchanged: scan.known.len(),
-            ..Default::default()
-        };
+        let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
         let Reading { max_file_bytes, known_bad } = reading;
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
         // way leaves it to be read again from its file.
         let manifest = self.take_manifest()?;
         let (candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
-        let removed = removed_files(&scan.files, &scan.known, &manifest, scope, known);
+        let removed = removed_files(&scan.files, &manifest, scope, known);
         report.read = candidates.len();
         let outcomes = read_all(root, &candidates, max_file_bytes, &self.fields, progress);
         let writes = tally(outcomes, &removed, now, &mut report);
@@ -267,25 +263,21 @@ impl MemoryIndex {
         removed: &[String],
         writes: Writes,
     ) -> Result<Vec<(String, Vec<String>)>> {
-        let mut next = manifest;
-        for rel in removed {
-            next.files.remove(rel);
-        }
+        let mut changes: manifest::Changes = removed.iter().map(|rel| (rel.clone(), None)).collect();
+        changes.extend(writes.changes.into_iter().map(|(rel, entry)| (rel.to_string(), entry)));
         // Only an added or changed memory can bring a duplicate id: few changes look up their
         // ids in the index (`mem stats` and `mem index` ask for every duplicate anyway).
         let mut ids: Vec<String> = Vec::new();
-        for (rel, entry) in writes.changes {
-            match entry {
-                Some(entry) => {
-                    if ids.len() <= FEW_CHANGES {
-                        ids.push(entry.id.clone());
-                    }
-                    next.files.insert(rel.to_string(), entry)
-                }
-                None => next.files.remove(rel),
-            };
+        for entry in changes.iter().filter_map(|(_, entry)| entry.as_ref()) {
+            if ids.len() > FEW_CHANGES {
+                break;
+            }
+            ids.push(entry.id.clone());
         }
-        self.commit(next, &writes.deletes, writes.adds)?;
+        let record = manifest::record(&changes);
+        let mut next = manifest;
+        next.apply(changes);
+        self.commit(next, &record, &writes.deletes, writes.adds)?;
         if ids.len() > FEW_CHANGES {
             return Ok(self.manifest()?.duplicate_ids());
         }
@@ -311,9 +303,14 @@ impl MemoryIndex {
         Ok(())
     }
 
+    /// Commits the documents deleted and added with the manifest `next`, which is the current
+    /// one with the changes of `record` (see [`manifest::record`]) applied: the record is
+    /// appended to the manifest's log, or `next` written as a new base when the log would
+    /// outgrow a quarter of its base.
     fn commit(
         &mut self,
         next: Manifest,
+        record: &[u8],
         deletes: &[&str],
         adds: Vec<TantivyDocument>,
     ) -> Result<()> {
@@ -331,13 +328,24 @@ impl MemoryIndex {
             writer.add_document(doc)?;
         }
         let generation = self.generation + 1;
-        next.save(&self.state_dir, generation)?;
+        let (place, base_bytes, written) =
+            if manifest::compact(self.place, self.base_bytes, record.len()) {
+                let bytes = next.save(&self.state_dir, generation)?;
+                let place = manifest::Place { base: generation, log_len: 0 };
+                (place, bytes, manifest::path(&self.state_dir, generation))
+            } else {
+                let log_len = manifest::append(&self.state_dir, self.place, record)?;
+                let place = manifest::Place { base: self.place.base, log_len };
+                (place, self.base_bytes, manifest::log_path(&self.state_dir, place.base))
+            };
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&payload(self.instance, generation));
+        commit.set_payload(&payload(self.instance, generation, place));
         commit.commit()?;
         writer.wait_merging_threads()?;
-        remove_manifests(&self.state_dir, Some(generation))?;
-        self.verified_ns = file_mtime_ns(&manifest::path(&self.state_dir, generation));
+        remove_manifests(&self.state_dir, Some(place.base))?;
+        self.verified_ns = file_mtime_ns(&written);
+        self.place = place;
+        self.base_bytes = base_bytes;
         self.manifest = std::sync::OnceLock::from(next);
         self.generation = generation;
         self.reader.reload()?;
@@ -345,21 +353,17 @@ impl MemoryIndex {
     }
 }
 
-/// The indexed files within `scope` that the scan did not find (as stat'ed `files`, or as
-/// `unstated` files it took as indexed), of which it found `known` among `files`.
+/// The indexed files within `scope` that the scan did not find, of which it found `known`.
 fn removed_files(
     files: &[FileStat],
-    unstated: &[String],
     manifest: &Manifest,
     scope: Scope,
     known: usize,
 ) -> Vec<String> {
-    let seen = || -> rustc_hash::FxHashSet<&str> {
-        files.iter().map(|f| f.rel.as_str()).chain(unstated.iter().map(String::as_str)).collect()
-    };
+    let seen = || -> rustc_hash::FxHashSet<&str> { files.iter().map(|f| f.rel.as_str()).collect() };
     match scope {
         // Every indexed file was seen unless fewer known files were found than are indexed.
-        Scope::All if known + unstated.len() == manifest.files.len() => Vec::new(),
+        Scope::All if known == manifest.files.len() => Vec::new(),
         Scope::All => {
             let seen = seen();
             manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
@@ -368,7 +372,7 @@ fn removed_files(
             let in_scope = |rel: &str| store::is_under(rel, folders) || extra.contains(rel);
             let indexed = manifest.files.keys().filter(|rel| in_scope(rel)).count();
             // Every indexed file in scope was seen unless fewer were found than are indexed.
-            if indexed == known + unstated.len() {
+            if indexed == known {
                 return Vec::new();
             }
             let seen = seen();
@@ -493,7 +497,6 @@ fn read_one(
                 mtime_ns: file.mtime_ns,
                 hash,
                 id: memory.id().to_string(),
-                ino: file.ino,
             };
             let stamp = Stamp { size: file.size, mtime_ns: file.mtime_ns };
             Outcome::Parsed {

@@ -9,8 +9,8 @@ use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 mod walk;
 
 pub use self::walk::{
-    DirStamp, FileStat, Known, Scan, ScanIssue, Stamp, is_memory_path, is_under, mtime_ns,
-    names_hash, scan, scan_under, scan_under_known,
+    DirStamp, FileStat, Scan, ScanIssue, Stamp, is_memory_path, is_under, mtime_ns, names_hash,
+    scan, scan_under,
 };
 use crate::format::FormatError;
 use crate::{Error, Result};

@@ -16,14 +16,12 @@ pub struct FileStat {
     pub size: u64,
     /// Modification time, nanoseconds since the Unix epoch.
     pub mtime_ns: i64,
-    /// The file's inode number (0 where the system has none).
-    pub ino: u64,
 }
 
 impl FileStat {
     /// The file at `rel` as `meta` describes it.
     pub fn new(rel: String, meta: &std::fs::Metadata) -> FileStat {
-        FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(meta), ino: inode(meta) }
+        FileStat { rel, size: meta.len(), mtime_ns: mtime_ns(meta) }
     }
 
     /// The regular file (or symlink to one) at `rel` under `root`, if there is one.
@@ -42,31 +40,11 @@ pub struct ScanIssue {
     pub message: String,
 }
 
-/// The inode number of the file `meta` describes (0 where the system has none).
-#[cfg(unix)]
-pub fn inode(meta: &std::fs::Metadata) -> u64 {
-    std::os::unix::fs::MetadataExt::ino(meta)
-}
-
-/// The inode number of the file `meta` describes (0 where the system has none).
-#[cfg(not(unix))]
-pub fn inode(_meta: &std::fs::Metadata) -> u64 {
-    0
-}
-
-/// Which memory files a walk may take as indexed without a stat: given a file's path relative
-/// to the root and the inode number its folder lists for it, whether the index holds that
-/// very file unchanged (see [`scan_under_known`]).
-pub type Known<'a> = &'a (dyn Fn(&str, u64) -> bool + Sync);
-
 /// The result of walking a root.
 #[derive(Debug, Default)]
 pub struct Scan {
     /// Memory files, in walk order.
     pub files: Vec<FileStat>,
-    /// Memory files taken as indexed by name and inode number, without a stat (only
-    /// [`scan_under_known`] fills it).
-    pub known: Vec<String>,
     /// Everything that could not be walked (symlink loops, unreadable folders...).
     pub issues: Vec<ScanIssue>,
     /// Temporary files of [`write_atomic`] (`.mem-tmp-*`) left by an interrupted write, as
@@ -150,17 +128,6 @@ pub fn scan(root: &Path) -> Scan {
 /// Walks the folder `rel_dir` of `root` (empty, or ending in `/`) and everything below it,
 /// as [`scan`] walks the root.
 pub fn scan_under(root: &Path, rel_dir: &str) -> Scan {
-    scan_under_known(root, rel_dir, &|_, _| false)
-}
-
-/// Walks like [`scan_under`], but a regular file that `known` takes by its path and the inode
-/// number its folder lists (read with the names, no stat) goes to [`Scan::known`] unstat'ed:
-/// a folder of 100,000 files walked again after one was added costs a listing, not 100,000
-/// stats. A file replaced by a new one under its name has a new inode number while the old
-/// file is still there to be replaced, so it is stat'ed; one rewritten in place keeps its
-/// inode, as it keeps its folder's mtime, and is found as any edit in place is (see
-/// `engine::fresh`).
-pub fn scan_under_known(root: &Path, rel_dir: &str, known: Known) -> Scan {
     let dir = root.join(rel_dir);
     // The folders from the root down, for symlink loop checks as a walk from the root has.
     let mut chain: Vec<DirId> = Vec::new();
@@ -172,7 +139,7 @@ pub fn scan_under_known(root: &Path, rel_dir: &str, known: Known) -> Scan {
     let meta = std::fs::metadata(&dir);
     let mtime = meta.as_ref().map(mtime_ns).unwrap_or(0);
     chain.extend(dir_id(&dir, &meta));
-    let mut scan = scan_dir(root, &dir, rel_dir, &chain, mtime, known);
+    let mut scan = scan_dir(root, &dir, rel_dir, &chain, mtime);
     scan.issues.sort_by(|a, b| a.path.cmp(&b.path));
     scan
 }
@@ -197,14 +164,7 @@ fn dir_id(path: &Path, _meta: &std::io::Result<std::fs::Metadata>) -> Option<Dir
 /// Scans one folder, whose path relative to the root is `rel_dir` (empty, or ending in `/`);
 /// `ancestors` are the folders above it (itself included), for loop checks.
 /// `dir_mtime` is the folder's mtime, taken before this reads it.
-fn scan_dir(
-    root: &Path,
-    dir: &Path,
-    rel_dir: &str,
-    ancestors: &[DirId],
-    dir_mtime: i64,
-    known: Known,
-) -> Scan {
+fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mtime: i64) -> Scan {
     let mut scan = Scan::default();
     let mut names = 0u64;
     let issue = |path: &Path, message: String| ScanIssue { path: relative(root, path), message };
@@ -270,10 +230,6 @@ fn scan_dir(
             subdirs.push((path, rel, meta));
             continue;
         } else if file_type.is_file() && is_md {
-            if known(&rel, dir_entry_inode(&entry)) {
-                scan.known.push(rel);
-                continue;
-            }
             entry.metadata()
         } else {
             continue;
@@ -299,30 +255,17 @@ fn scan_dir(
             let mut chain = ancestors.to_vec();
             chain.push(id);
             let mtime = meta.as_ref().map(mtime_ns).unwrap_or(0);
-            scan_dir(root, &path, &format!("{rel}/"), &chain, mtime, known)
+            scan_dir(root, &path, &format!("{rel}/"), &chain, mtime)
         })
         .collect();
     scan.dirs.push(DirStamp { rel: rel_dir.to_string(), mtime_ns: dir_mtime, names });
     for child in children {
         scan.files.extend(child.files);
-        scan.known.extend(child.known);
         scan.issues.extend(child.issues);
         scan.leftovers.extend(child.leftovers);
         scan.dirs.extend(child.dirs);
     }
     scan
-}
-
-/// The inode number a folder's listing gives for `entry` (0 where the system has none).
-#[cfg(unix)]
-fn dir_entry_inode(entry: &std::fs::DirEntry) -> u64 {
-    std::os::unix::fs::DirEntryExt::ino(entry)
-}
-
-/// The inode number a folder's listing gives for `entry` (0 where the system has none).
-#[cfg(not(unix))]
-fn dir_entry_inode(_entry: &std::fs::DirEntry) -> u64 {
-    0
 }
 
 /// The folder `up` levels above `dir` (0 is `dir` itself), relative to `root`.
