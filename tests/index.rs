@@ -94,6 +94,67 @@ fn a_corrupt_index_is_rebuilt_with_a_notice() {
     assert!(out.stderr.contains("unreadable manifest"), "{}", out.stderr);
 }
 
+/// The manifest files under `.mem/`, by name.
+fn manifests(dir: &Dir) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path().join(".mem"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("manifest-"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A file added by another tool costs the next recall a record appended to the manifest's log,
+/// not a rewrite of the whole manifest; many changes at once write a new base (the old one
+/// and its log are deleted); a log cut short is an inconsistent index, rebuilt with a notice.
+#[test]
+fn a_change_is_appended_to_the_manifest_log_and_many_make_a_new_base() {
+    let dir = Dir::new();
+    for i in 0..5 {
+        let body = format!("note {i}\n");
+        dir.write(
+            &format!("notes/m{i}.md"),
+            memory(&format!("m{i}"), "semantic", 5, "2026-01-01T00:00:00Z", &body),
+        );
+    }
+    dir.mem(&["index"]).ok();
+    let first = manifests(&dir);
+    assert!(first.len() == 1 && first[0].ends_with(".bin"), "{first:?}");
+    let base = dir.path().join(".mem").join(&first[0]);
+    let base_bytes = std::fs::read(&base).unwrap();
+
+    let quokka = memory("added", "semantic", 5, "2026-01-01T00:00:00Z", "a quokka sighting\n");
+    dir.write("notes/added.md", quokka);
+    assert_eq!(ids(&dir.mem(&["recall", "quokka", "--json"]).json()), ["added"]);
+    let log = first[0].replace(".bin", ".log");
+    assert_eq!(manifests(&dir), [first[0].clone(), log.clone()]);
+    assert_eq!(std::fs::read(&base).unwrap(), base_bytes, "the base is not rewritten");
+    // Another process reads the manifest the log describes: nothing is read again.
+    let again = counts(&dir);
+    assert_eq!((again["added"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(6)));
+
+    for i in 0..2_000 {
+        let body = format!("bulk note {i}\n");
+        dir.write(
+            &format!("bulk/b{i}.md"),
+            memory(&format!("b{i}"), "semantic", 5, "2026-01-01T00:00:00Z", &body),
+        );
+    }
+    assert_eq!(counts(&dir)["added"], 2_000);
+    let bulk = manifests(&dir);
+    assert!(bulk.len() == 1 && bulk[0].ends_with(".bin") && bulk[0] != first[0], "{bulk:?}");
+
+    dir.write("notes/late.md", memory("late", "semantic", 5, "2026-01-01T00:00:00Z", "late\n"));
+    assert_eq!(ids(&dir.mem(&["recall", "late", "--json"]).json()), ["late"]);
+    let log = dir.path().join(".mem").join(bulk[0].replace(".bin", ".log"));
+    let len = std::fs::metadata(&log).unwrap().len();
+    std::fs::File::options().write(true).open(&log).unwrap().set_len(len - 1).unwrap();
+    let out = dir.mem(&["recall", "late", "--json"]);
+    assert_eq!(ids(&out.json()), ["late"]);
+    assert!(out.stderr.contains("unreadable manifest (its log is cut short)"), "{}", out.stderr);
+}
+
 #[test]
 fn concurrent_adds_and_recalls_all_land() {
     let dir = Dir::new();

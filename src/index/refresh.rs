@@ -263,7 +263,8 @@ impl MemoryIndex {
         removed: &[String],
         writes: Writes,
     ) -> Result<Vec<(String, Vec<String>)>> {
-        let mut changes: manifest::Changes = removed.iter().map(|rel| (rel.clone(), None)).collect();
+        let mut changes: manifest::Changes =
+            removed.iter().map(|rel| (rel.clone(), None)).collect();
         changes.extend(writes.changes.into_iter().map(|(rel, entry)| (rel.to_string(), entry)));
         // Only an added or changed memory can bring a duplicate id: few changes look up their
         // ids in the index (`mem stats` and `mem index` ask for every duplicate anyway).

@@ -144,6 +144,9 @@ pub fn scan_under(root: &Path, rel_dir: &str) -> Scan {
     scan
 }
 
+/// Above this many files, a folder's files are stat'ed on every core.
+const PARALLEL_STATS: usize = 512;
+
 /// Identity of a folder (device, inode), to detect symlink loops.
 type DirId = (u64, u64);
 
@@ -176,6 +179,7 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mti
         }
     };
     let mut subdirs: Vec<(PathBuf, String, std::io::Result<std::fs::Metadata>)> = Vec::new();
+    let mut plain: Vec<(String, std::fs::DirEntry)> = Vec::new();
     for entry in entries {
         let entry = match entry {
             Ok(entry) => entry,
@@ -230,13 +234,31 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mti
             subdirs.push((path, rel, meta));
             continue;
         } else if file_type.is_file() && is_md {
-            entry.metadata()
+            plain.push((rel, entry));
+            continue;
         } else {
             continue;
         };
         match meta {
             Ok(meta) => scan.files.push(FileStat::new(rel, &meta)),
             Err(e) => scan.issues.push(issue(&path, e.to_string())),
+        }
+    }
+    // Plain files are stat'ed relative to the folder's handle; a large folder's stats (a
+    // folder walked again after a change holds 100,000 files at worst) are shared out.
+    let stat = |(rel, entry): (String, std::fs::DirEntry)| match entry.metadata() {
+        Ok(meta) => Ok(FileStat::new(rel, &meta)),
+        Err(e) => Err(issue(&entry.path(), e.to_string())),
+    };
+    let stated: Vec<Result<FileStat, ScanIssue>> = if plain.len() > PARALLEL_STATS {
+        plain.into_par_iter().map(stat).collect()
+    } else {
+        plain.into_iter().map(stat).collect()
+    };
+    for stated in stated {
+        match stated {
+            Ok(file) => scan.files.push(file),
+            Err(problem) => scan.issues.push(problem),
         }
     }
     let children: Vec<Scan> = subdirs
