@@ -119,17 +119,20 @@ fn a_change_is_appended_to_the_manifest_log_and_many_make_a_new_base() {
         );
     }
     dir.mem(&["index"]).ok();
+    // The empty manifest of a new index is the base; the first five entries are its log.
     let first = manifests(&dir);
-    assert!(first.len() == 1 && first[0].ends_with(".bin"), "{first:?}");
-    let base = dir.path().join(".mem").join(&first[0]);
-    let base_bytes = std::fs::read(&base).unwrap();
+    assert_eq!(first, ["manifest-0.bin", "manifest-0.log"]);
+    let state = dir.path().join(".mem");
+    let base_bytes = std::fs::read(state.join(&first[0])).unwrap();
+    let log_len = std::fs::metadata(state.join(&first[1])).unwrap().len();
 
     let quokka = memory("added", "semantic", 5, "2026-01-01T00:00:00Z", "a quokka sighting\n");
     dir.write("notes/added.md", quokka);
     assert_eq!(ids(&dir.mem(&["recall", "quokka", "--json"]).json()), ["added"]);
-    let log = first[0].replace(".bin", ".log");
-    assert_eq!(manifests(&dir), [first[0].clone(), log.clone()]);
-    assert_eq!(std::fs::read(&base).unwrap(), base_bytes, "the base is not rewritten");
+    assert_eq!(manifests(&dir), first);
+    assert_eq!(std::fs::read(state.join(&first[0])).unwrap(), base_bytes, "base rewritten");
+    let grown = std::fs::metadata(state.join(&first[1])).unwrap().len();
+    assert!(grown > log_len && grown < log_len + 200, "{log_len} -> {grown} bytes");
     // Another process reads the manifest the log describes: nothing is read again.
     let again = counts(&dir);
     assert_eq!((again["added"].as_u64(), again["unchanged"].as_u64()), (Some(0), Some(6)));
