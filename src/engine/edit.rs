@@ -184,8 +184,8 @@ fn move_file(from: &Path, to: &Path, to_rel: &str, contents: &[u8]) -> Result<()
 /// Removes `path` and flushes its folder.
 fn remove_and_sync(path: &Path) -> Result<()> {
     std::fs::remove_file(path).map_err(|e| Error::io(path, e))?;
-    if let Some(parent) = path.parent() {
-        std::fs::File::open(parent).and_then(|d| d.sync_all()).map_err(|e| Error::io(parent, e))?;
+    match path.parent() {
+        Some(parent) => store::sync_dir(parent),
+        None => Ok(()),
     }
-    Ok(())
 }

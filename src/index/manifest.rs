@@ -144,9 +144,7 @@ pub fn append(state_dir: &Path, place: Place, record: &[u8]) -> Result<u64> {
     // The commit that names this length follows: the record must be on disk before it.
     file.sync_data().map_err(io)?;
     if new {
-        std::fs::File::open(state_dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(state_dir, e))?;
+        crate::store::sync_dir(state_dir)?;
     }
     Ok(place.log_len + record.len() as u64)
 }

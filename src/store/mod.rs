@@ -250,6 +250,12 @@ pub fn real_path(path: &Path) -> Result<PathBuf> {
     Ok(real)
 }
 
+/// Flushes the entries of the folder `dir` to disk: a file created, renamed or removed in it
+/// stays so after a power cut.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))
+}
+
 /// Writes `contents` to `path` so that readers see the old file or the new one, never a part:
 /// a temporary file in the same folder, fsync, rename, fsync of the folder.
 /// Replacing a file keeps its permissions, and writes through a symlink to the file it names.
@@ -292,8 +298,7 @@ pub fn write_atomic(path: &Path, contents: &[u8], overwrite: Overwrite) -> Resul
         std::io::ErrorKind::AlreadyExists => Error::Exists(path.to_path_buf()),
         _ => Error::io(path, e.error),
     })?;
-    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| Error::io(dir, e))?;
-    Ok(())
+    sync_dir(dir)
 }
 
 /// Writes a cache file of `.mem/` so that readers see the old file or the new one: a temporary
