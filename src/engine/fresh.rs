@@ -28,10 +28,6 @@ use crate::store::{self, DirStamp, FileStat, ScanIssue};
 /// File under `.mem/` that holds what the last check of the folders saw.
 const FILE: &str = "folders.bin";
 
-/// A folder whose mtime is this close to the time it was read is read again (names only): an
-/// entry may have changed within the file system's timestamp granularity after it was read.
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
-
 /// What the last check of the root saw, for the index state it describes.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct Folders {
@@ -115,7 +111,7 @@ impl Folders {
                 Ok(meta) if meta.is_dir() => {
                     let mtime = store::mtime_ns(&meta);
                     mtime != d.mtime_ns
-                        || (d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns
+                        || (!store::settled(d.mtime_ns, self.checked_ns)
                             && store::names_hash(&path, &d.rel) != Some(d.names))
                 }
                 _ => true,
@@ -138,9 +134,12 @@ impl Folders {
         outermost
     }
 
-    /// Whether a folder's mtime is close enough to the last check to be read again.
-    fn has_racy(&self) -> bool {
-        self.dirs.iter().any(|d| d.mtime_ns + RACY_WINDOW_NS >= self.checked_ns)
+    /// Whether a folder read again by name (its mtime too close to the last check to trust)
+    /// would be trusted after a check at `now_ns`.
+    fn settles_by(&self, now_ns: i64) -> bool {
+        self.dirs.iter().any(|d| {
+            !store::settled(d.mtime_ns, self.checked_ns) && store::settled(d.mtime_ns, now_ns)
+        })
     }
 }
 
@@ -230,7 +229,7 @@ impl Engine {
             self.refresh_last_used()?;
             return Ok(report);
         }
-        if folders.has_racy() && started > folders.checked_ns + RACY_WINDOW_NS {
+        if folders.settles_by(started) {
             // Every folder was just found as it was: record when, so that the next recall
             // trusts the recent ones. Losing this only costs reading their names again.
             folders.checked_ns = started;

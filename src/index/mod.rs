@@ -36,9 +36,12 @@ pub use self::search::{Hit, Search, Semantic, Validity, expansions};
 
 /// Folder of the tantivy index inside the state folder.
 const INDEX_DIR: &str = "index";
-/// A file touched after a refresh that had to re-hash files only because they were too recent
-/// to trust; its mtime lets the next refresh trust them.
+/// Written by a refresh that re-hashed files only because they were too recent to trust and
+/// found them as indexed: the index state and the verification time (see
+/// [`MemoryIndex::verified_ns`]) that lets the next refresh trust them without a commit.
 const VERIFIED_STAMP: &str = "verified";
+/// Written just before a refresh reads files: its mtime is the file system's clock then.
+const CLOCK_STAMP: &str = "clock";
 
 /// What the index commit records besides the documents.
 #[derive(Debug, Serialize, Deserialize)]
@@ -53,6 +56,9 @@ struct Payload {
     /// Where its manifest is: base and log length.
     #[serde(default)]
     place: manifest::Place,
+    /// When the files were verified, as [`MemoryIndex::verified_ns`].
+    #[serde(default)]
+    verified: i64,
 }
 
 /// The memory index of one root.
@@ -64,8 +70,10 @@ pub struct MemoryIndex {
     /// What was indexed for each file, read on first use: a recall that finds the folders
     /// unchanged never decodes it (see [`MemoryIndex::manifest`]).
     manifest: std::sync::OnceLock<Manifest>,
-    /// When the files were last verified against the manifest, by the file system's clock:
-    /// the latest mtime of the manifest's base, its log and the `verified` stamp.
+    /// When the files were verified, by the file system's clock (ns): every indexed file
+    /// whose mtime is settled at this time ([`crate::store::settled`]) was read at a time when
+    /// it was settled, so while its size and mtime stay as indexed, so does its content.
+    /// From the commit's payload, or the `verified` stamp when it names this commit.
     verified_ns: i64,
     generation: u64,
     instance: u64,
@@ -118,7 +126,7 @@ impl MemoryIndex {
         let mut commit = writer.prepare_commit()?;
         let instance = random_u64();
         let place = manifest::Place::default();
-        commit.set_payload(&payload(instance, 0, place));
+        commit.set_payload(&payload(instance, 0, place, 0));
         commit.commit()?;
         drop(writer);
         let reader = open_reader(&index)?;
@@ -163,16 +171,15 @@ impl MemoryIndex {
         let place = payload.place;
         let base = std::fs::metadata(manifest::path(state_dir, place.base))
             .map_err(|e| format!("has an unreadable manifest ({e})"))?;
-        let mut manifest_ns = crate::store::mtime_ns(&base);
         if place.log_len > 0 {
             let log = std::fs::metadata(manifest::log_path(state_dir, place.base))
                 .map_err(|e| format!("has an unreadable manifest ({e})"))?;
             if log.len() < place.log_len {
                 return Err("has an unreadable manifest (its log is cut short)".into());
             }
-            manifest_ns = manifest_ns.max(crate::store::mtime_ns(&log));
         }
-        let verified_ns = file_mtime_ns(&state_dir.join(VERIFIED_STAMP)).max(manifest_ns);
+        let stamped = read_verified(state_dir, (payload.instance, payload.manifest));
+        let verified_ns = payload.verified.max(stamped.unwrap_or(0));
         let reader = open_reader(&index).map_err(|e| format!("is corrupt ({e})"))?;
         check_segments(&reader.searcher()).map_err(|e| format!("is corrupt ({e})"))?;
         Ok(MemoryIndex {
@@ -214,7 +221,7 @@ impl MemoryIndex {
     /// while its size and mtime are: it is older than the last verification by more than the
     /// file system's timestamp granularity.
     pub fn trusts(&self, mtime_ns: i64) -> bool {
-        mtime_ns + refresh::RACY_WINDOW_NS < self.verified_ns
+        crate::store::settled(mtime_ns, self.verified_ns)
     }
 
     /// Number of indexed memories.
@@ -287,8 +294,23 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// A file's mtime in ns since the epoch, 0 if it cannot be read.
-fn file_mtime_ns(path: &Path) -> i64 {
-    std::fs::metadata(path).map(|m| crate::store::mtime_ns(&m)).unwrap_or(0)
+/// The file system's clock (ns since the epoch): the mtime of the `clock` stamp, written now.
+fn clock_ns(state_dir: &Path) -> Result<i64> {
+    let path = state_dir.join(CLOCK_STAMP);
+    let file = crate::store::write_cache(&path, b"")
+        .and_then(|()| std::fs::metadata(&path).map_err(|e| Error::io(&path, e)))?;
+    Ok(crate::store::mtime_ns(&file))
+}
+
+/// The verification time the `verified` stamp records for the index state `version`, if it
+/// names that state.
+fn read_verified(state_dir: &Path, version: (u64, u64)) -> Option<i64> {
+    let text = std::fs::read_to_string(state_dir.join(VERIFIED_STAMP)).ok()?;
+    let mut words = text.split_ascii_whitespace();
+    let instance: u64 = words.next()?.parse().ok()?;
+    let generation: u64 = words.next()?.parse().ok()?;
+    let verified: i64 = words.next()?.parse().ok()?;
+    ((instance, generation) == version).then_some(verified)
 }
 
 /// A random number, from the standard library's per-process hash keys.
@@ -297,8 +319,9 @@ fn random_u64() -> u64 {
     std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
-fn payload(instance: u64, generation: u64, place: manifest::Place) -> String {
-    let payload = Payload { schema: SCHEMA_VERSION, instance, manifest: generation, place };
+fn payload(instance: u64, generation: u64, place: manifest::Place, verified: i64) -> String {
+    let payload =
+        Payload { schema: SCHEMA_VERSION, instance, manifest: generation, place, verified };
     serde_json::to_string(&payload).expect("payload serialises")
 }
 

@@ -7,16 +7,12 @@ use rayon::prelude::*;
 use tantivy::{TantivyDocument, Term};
 
 use super::{
-    Entry, Fields, Manifest, MemoryIndex, Stamp, VERIFIED_STAMP, content_hash, file_mtime_ns,
-    manifest, payload, remove_manifests,
+    Entry, Fields, Manifest, MemoryIndex, Stamp, VERIFIED_STAMP, content_hash, manifest, payload,
+    remove_manifests,
 };
 use crate::format::Memory;
 use crate::store::{self, FileStat, ReadError, Scan, ScanIssue, read_limited};
 use crate::{Error, Result};
-
-/// A file whose mtime is this close to the manifest's is re-hashed: it may have changed again
-/// within the file system's timestamp granularity after it was indexed.
-pub(super) const RACY_WINDOW_NS: i64 = 2_000_000_000;
 
 /// Up to this many added or changed memories, a refresh looks for duplicates of their ids
 /// one by one in the index; more, and it counts every id of the manifest.
@@ -122,7 +118,7 @@ impl BadFile {
     fn still(&self, file: &FileStat) -> bool {
         self.size == file.size
             && self.mtime_ns == file.mtime_ns
-            && self.mtime_ns + RACY_WINDOW_NS < self.seen_ns
+            && store::settled(self.mtime_ns, self.seen_ns)
     }
 }
 
@@ -152,6 +148,17 @@ pub enum Scope<'a> {
         /// The files stat'ed besides.
         files: &'a rustc_hash::FxHashSet<String>,
     },
+}
+
+impl Scope<'_> {
+    /// Whether the scan covers the file `rel`.
+    fn covers(&self, rel: &str) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Files(files) => files.contains(rel),
+            Scope::Under { folders, files } => store::is_under(rel, folders) || files.contains(rel),
+        }
+    }
 }
 
 /// The outcome of reading and parsing one file during a refresh.
@@ -200,22 +207,52 @@ impl MemoryIndex {
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
         // way leaves it to be read again from its file.
         let manifest = self.take_manifest()?;
-        let (candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
+        let (mut candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
         let removed = removed_files(&scan.files, &manifest, scope, known);
+        // A refresh that reads records the clock before its first read as the new verification
+        // time, so every indexed file not settled then is read too, in scope or not (usually
+        // none: files written within the window before the last verification).
+        let elsewhere = match scope {
+            Scope::All => Vec::new(),
+            _ if candidates.is_empty() => Vec::new(),
+            _ => self.unsettled_elsewhere(root, &manifest, scope),
+        };
+        let mut untouched = RefreshReport::default();
+        candidates.extend(self.triage(&elsewhere, &manifest, &[], &mut untouched).0);
         report.read = candidates.len();
+        // A later clock (the commit's) could trust a file that changed after its read within
+        // one tick of its mtime.
+        let verified = if candidates.is_empty() {
+            self.verified_ns
+        } else {
+            super::clock_ns(&self.state_dir)?.max(self.verified_ns)
+        };
         let outcomes = read_all(root, &candidates, max_file_bytes, &self.fields, progress);
         let writes = tally(outcomes, &removed, now, &mut report);
         report.sort_lists();
         let rechecked = writes.rechecked;
         if report.changed() {
-            report.duplicates = self.write_changes(manifest, &removed, writes)?;
+            report.duplicates = self.write_changes(manifest, &removed, writes, verified)?;
         } else {
             self.manifest = std::sync::OnceLock::from(manifest);
         }
-        if !report.changed() && rechecked > 0 {
-            self.record_verified()?;
+        if !report.changed() && rechecked > 0 && verified > self.verified_ns {
+            self.record_verified(verified);
         }
         Ok(report)
+    }
+
+    /// The indexed files outside `scope` not settled at the last verification, as they are
+    /// now (those gone are left out: a file is trusted only as a stat finds it).
+    fn unsettled_elsewhere(&self, root: &Path, manifest: &Manifest, scope: Scope) -> Vec<FileStat> {
+        let mut files: Vec<FileStat> = manifest
+            .files
+            .iter()
+            .filter(|(rel, e)| !store::settled(e.mtime_ns, self.verified_ns) && !scope.covers(rel))
+            .filter_map(|(rel, _)| FileStat::of(root, rel))
+            .collect();
+        files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
+        files
     }
 
     /// Sorts the scanned files into unchanged, still bad, and to be read (with their entries).
@@ -237,7 +274,7 @@ impl MemoryIndex {
                 Some(e)
                     if e.size == file.size
                         && e.mtime_ns == file.mtime_ns
-                        && e.mtime_ns + RACY_WINDOW_NS < self.verified_ns =>
+                        && store::settled(e.mtime_ns, self.verified_ns) =>
                 {
                     report.unchanged += 1
                 }
@@ -262,6 +299,7 @@ impl MemoryIndex {
         manifest: Manifest,
         removed: &[String],
         writes: Writes,
+        verified: i64,
     ) -> Result<Vec<(String, Vec<String>)>> {
         let mut changes: manifest::Changes =
             removed.iter().map(|rel| (rel.clone(), None)).collect();
@@ -278,7 +316,7 @@ impl MemoryIndex {
         let record = manifest::record(&changes);
         let mut next = manifest;
         next.apply(changes);
-        self.commit(next, &record, &writes.deletes, writes.adds)?;
+        self.commit(next, &record, (&writes.deletes, writes.adds), verified)?;
         if ids.len() > FEW_CHANGES {
             return Ok(self.manifest()?.duplicate_ids());
         }
@@ -294,26 +332,27 @@ impl MemoryIndex {
         Ok(duplicates)
     }
 
-    /// Records that indexed files were just verified, by touching the verified stamp.
-    fn record_verified(&mut self) -> Result<()> {
-        // Their content was just verified: record when, so the next refresh trusts them
-        // once they are older than the window. Losing this stamp only costs re-hashing.
-        let stamp = self.state_dir.join(VERIFIED_STAMP);
-        std::fs::write(&stamp, b"").map_err(|e| Error::io(&stamp, e))?;
-        self.verified_ns = file_mtime_ns(&stamp).max(self.verified_ns);
-        Ok(())
+    /// Records a later verification time for this index state (files re-hashed and found as
+    /// indexed), so that the next refresh, in this process or another, trusts them.
+    fn record_verified(&mut self, verified: i64) {
+        self.verified_ns = verified;
+        let (instance, generation) = self.version();
+        let text = format!("{instance} {generation} {verified}\n");
+        // Derived: losing it (or failing to write it) only costs re-hashing those files again.
+        let _best_effort =
+            store::write_cache(&self.state_dir.join(VERIFIED_STAMP), text.as_bytes());
     }
 
     /// Commits the documents deleted and added with the manifest `next`, which is the current
-    /// one with the changes of `record` (see [`manifest::record`]) applied: the record is
-    /// appended to the manifest's log, or `next` written as a new base when the log would
-    /// outgrow a quarter of its base.
+    /// one with the changes of `record` (see [`manifest::record`]) applied, and the
+    /// verification time `verified`: the record is appended to the manifest's log, or `next`
+    /// written as a new base when the log would outgrow a quarter of its base.
     fn commit(
         &mut self,
         next: Manifest,
         record: &[u8],
-        deletes: &[&str],
-        adds: Vec<TantivyDocument>,
+        (deletes, adds): (&[&str], Vec<TantivyDocument>),
+        verified: i64,
     ) -> Result<()> {
         let threads = if adds.len() >= 2_000 { 2 } else { 1 };
         let mut writer: tantivy::IndexWriter =
@@ -329,22 +368,19 @@ impl MemoryIndex {
             writer.add_document(doc)?;
         }
         let generation = self.generation + 1;
-        let (place, base_bytes, written) =
-            if manifest::compact(self.place, self.base_bytes, record.len()) {
-                let bytes = next.save(&self.state_dir, generation)?;
-                let place = manifest::Place { base: generation, log_len: 0 };
-                (place, bytes, manifest::path(&self.state_dir, generation))
-            } else {
-                let log_len = manifest::append(&self.state_dir, self.place, record)?;
-                let place = manifest::Place { base: self.place.base, log_len };
-                (place, self.base_bytes, manifest::log_path(&self.state_dir, place.base))
-            };
+        let (place, base_bytes) = if manifest::compact(self.place, self.base_bytes, record.len()) {
+            let bytes = next.save(&self.state_dir, generation)?;
+            (manifest::Place { base: generation, log_len: 0 }, bytes)
+        } else {
+            let log_len = manifest::append(&self.state_dir, self.place, record)?;
+            (manifest::Place { base: self.place.base, log_len }, self.base_bytes)
+        };
         let mut commit = writer.prepare_commit()?;
-        commit.set_payload(&payload(self.instance, generation, place));
+        commit.set_payload(&payload(self.instance, generation, place, verified));
         commit.commit()?;
         writer.wait_merging_threads()?;
         remove_manifests(&self.state_dir, Some(place.base))?;
-        self.verified_ns = file_mtime_ns(&written);
+        self.verified_ns = verified;
         self.place = place;
         self.base_bytes = base_bytes;
         self.manifest = std::sync::OnceLock::from(next);
@@ -369,8 +405,8 @@ fn removed_files(
             let seen = seen();
             manifest.files.keys().filter(|rel| !seen.contains(&rel[..])).cloned().collect()
         }
-        Scope::Under { folders, files: extra } => {
-            let in_scope = |rel: &str| store::is_under(rel, folders) || extra.contains(rel);
+        Scope::Under { .. } => {
+            let in_scope = |rel: &str| scope.covers(rel);
             let indexed = manifest.files.keys().filter(|rel| in_scope(rel)).count();
             // Every indexed file in scope was seen unless fewer were found than are indexed.
             if indexed == known {
@@ -510,3 +546,6 @@ fn read_one(
         Err(source) => Outcome::Bad(Error::Parse { path: file.rel.clone().into(), source }),
     }
 }
+
+#[cfg(test)]
+mod tests;

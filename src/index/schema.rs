@@ -10,7 +10,7 @@ use crate::format::Memory;
 
 /// Bumped whenever the schema, the analyzers or the manifest's format change; an index of another
 /// version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 10;
+pub const SCHEMA_VERSION: u32 = 11;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@ mod walk;
 
 pub use self::walk::{
     DirStamp, FileStat, Scan, ScanIssue, Stamp, is_memory_path, is_under, mtime_ns, names_hash,
-    scan, scan_under,
+    racy_window_ns, scan, scan_under, settled,
 };
 use crate::format::FormatError;
 use crate::{Error, Result};

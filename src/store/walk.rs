@@ -334,6 +334,21 @@ impl Stamp {
     }
 }
 
+/// How long after `mtime_ns` a file or folder may still change without its mtime changing:
+/// the file system's timestamp granularity, with a margin. Whole milliseconds or coarser (FAT
+/// stamps 2 s, HFS+ 1 s, exFAT 10 ms): 2 s. Finer (ext4, XFS, Btrfs, tmpfs, APFS, NTFS): 100 ms,
+/// ten times the longest tick of the clock Linux stamps with (HZ = 100). A finer file system
+/// stamps a whole millisecond once in a million times, and then only waits the longer window.
+pub fn racy_window_ns(mtime_ns: i64) -> i64 {
+    if mtime_ns % 1_000_000 == 0 { 2_000_000_000 } else { 100_000_000 }
+}
+
+/// Whether something stamped `mtime_ns` and checked at `checked_ns` (the same clock) was checked
+/// late enough that any later change gives it another mtime.
+pub fn settled(mtime_ns: i64, checked_ns: i64) -> bool {
+    mtime_ns.saturating_add(racy_window_ns(mtime_ns)) < checked_ns
+}
+
 /// A file's modification time in ns since the epoch (0 when the system cannot tell, or before
 /// the epoch).
 pub fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
