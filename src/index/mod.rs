@@ -293,7 +293,6 @@ pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     crate::error::panic_message(panic, "the index library panicked")
 }
 
-/// A file's mtime in ns since the epoch, 0 if it cannot be read.
 /// The file system's clock (ns since the epoch): the mtime of the `clock` stamp, written now.
 fn clock_ns(state_dir: &Path) -> Result<i64> {
     let path = state_dir.join(CLOCK_STAMP);
