@@ -39,6 +39,90 @@ pub struct Manifest {
     /// Entries by relative path.
     #[serde(deserialize_with = "files_presized")]
     pub files: FxHashMap<String, Entry>,
+    /// Whether only some entries were read ([`Manifest::load_where`]): never saved as a base.
+    #[serde(skip)]
+    pub partial: bool,
+}
+
+/// An entry as the base holds it, read without copying its path and id.
+#[derive(Deserialize)]
+struct EntryRef<'a> {
+    size: u64,
+    mtime_ns: i64,
+    hash: [u8; 16],
+    #[serde(borrow)]
+    id: &'a str,
+}
+
+/// Which entries a partial read keeps: by path and mtime.
+pub type Keep<'a> = &'a dyn Fn(&str, i64) -> bool;
+
+/// The entries of a base that `keep` accepts, decoded without allocating the others.
+struct Kept<'k>(Keep<'k>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Kept<'_> {
+    type Value = FxHashMap<String, Entry>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Kept<'_> {
+    type Value = FxHashMap<String, Entry>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a map of paths to manifest entries")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut files = FxHashMap::default();
+        while let Some((rel, e)) = map.next_entry::<&'de str, EntryRef<'de>>()? {
+            if (self.0)(rel, e.mtime_ns) {
+                let entry =
+                    Entry { size: e.size, mtime_ns: e.mtime_ns, hash: e.hash, id: e.id.into() };
+                files.insert(rel.to_string(), entry);
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// A base read with [`Kept`]: its one field, the map.
+struct KeptBase<'k>(Keep<'k>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeptBase<'_> {
+    type Value = FxHashMap<String, Entry>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        // A struct of one field is its field in postcard: read as a tuple of one.
+        deserializer.deserialize_tuple(1, self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeptBase<'_> {
+    type Value = FxHashMap<String, Entry>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a manifest")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        seq.next_element_seed(Kept(self.0))?
+            .ok_or_else(|| serde::de::Error::invalid_length(0, &"a manifest"))
+    }
 }
 
 /// Reads the map of entries into a table sized for all of them at once (serde caps its first
@@ -158,10 +242,29 @@ impl Manifest {
     /// Reads the manifest at `place`: its base, with the log's records up to `place.log_len`
     /// applied in order.
     pub fn load(state_dir: &Path, place: Place) -> Result<Manifest> {
+        Manifest::read(state_dir, place, None)
+    }
+
+    /// Reads only the entries of the manifest at `place` that `keep` accepts (by path and
+    /// mtime), without allocating the others: a partial manifest, for a refresh of some
+    /// folders or files in a large root.
+    pub fn load_where(state_dir: &Path, place: Place, keep: Keep) -> Result<Manifest> {
+        Manifest::read(state_dir, place, Some(keep))
+    }
+
+    fn read(state_dir: &Path, place: Place, keep: Option<Keep>) -> Result<Manifest> {
         let p = path(state_dir, place.base);
         let bytes = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
-        let mut manifest: Manifest =
-            postcard::from_bytes(&bytes).map_err(|e| invalid(&p, &e.to_string()))?;
+        let mut manifest: Manifest = match keep {
+            None => postcard::from_bytes(&bytes).map_err(|e| invalid(&p, &e.to_string()))?,
+            Some(keep) => {
+                use serde::de::DeserializeSeed;
+                let mut de = postcard::Deserializer::from_bytes(&bytes);
+                let files =
+                    KeptBase(keep).deserialize(&mut de).map_err(|e| invalid(&p, &e.to_string()))?;
+                Manifest { files, partial: true }
+            }
+        };
         if place.log_len == 0 {
             return Ok(manifest);
         }
@@ -175,8 +278,16 @@ impl Manifest {
             let len = u32::from_le_bytes(len.try_into().expect("4 bytes")) as usize;
             let (changes, tail) =
                 tail.split_at_checked(len).ok_or_else(|| invalid(&p, "cut short"))?;
-            let changes: Changes =
+            let mut changes: Changes =
                 postcard::from_bytes(changes).map_err(|e| invalid(&p, &e.to_string()))?;
+            if let Some(keep) = keep {
+                // An entry set and not kept drops what the base (or an earlier record) held.
+                for (rel, entry) in &mut changes {
+                    if entry.as_ref().is_some_and(|e| !keep(rel, e.mtime_ns)) {
+                        *entry = None;
+                    }
+                }
+            }
             manifest.apply(changes);
             rest = tail;
         }
@@ -194,8 +305,12 @@ impl Manifest {
     }
 
     /// Writes the whole manifest as the base of generation `base`, atomically; returns its
-    /// size in bytes.
+    /// size in bytes. A partial one is refused.
     pub fn save(&self, state_dir: &Path, base: u64) -> Result<u64> {
+        if self.partial {
+            let message = "a partial manifest is not a base";
+            return Err(invalid(&path(state_dir, base), message));
+        }
         let bytes = postcard::to_stdvec(self).expect("a manifest always serialises");
         write_atomic(&path(state_dir, base), &bytes, Overwrite::Yes)?;
         Ok(bytes.len() as u64)
@@ -227,6 +342,8 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
 
     fn entry(id: &str, size: u64) -> Entry {
@@ -269,6 +386,37 @@ mod tests {
         want.apply(third);
         assert_eq!(Manifest::load(state, at(len3)).unwrap(), want);
         assert!(!want.files.contains_key("z.md"));
+    }
+
+    /// A partial read keeps exactly the entries of the whole manifest that its filter accepts,
+    /// after the log's records (one moving an entry out of the filter drops it); it is never
+    /// saved as a base.
+    #[test]
+    fn a_partial_read_keeps_what_its_filter_accepts_and_is_never_a_base() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path();
+        let mut whole = Manifest::default();
+        for (rel, mtime_ns) in [("a/1.md", 1), ("a/2.md", 1), ("b/1.md", 1), ("b/2.md", 50)] {
+            whole.files.insert(rel.into(), Entry { mtime_ns, ..entry(rel, 1) });
+        }
+        whole.save(state, 3).unwrap();
+        let changes: Changes = vec![
+            ("a/2.md".into(), None),
+            ("b/2.md".into(), Some(entry("b2", 2))),
+            ("b/3.md".into(), Some(Entry { mtime_ns: 60, ..entry("b3", 1) })),
+        ];
+        let len = append(state, at(0), &record(&changes)).unwrap();
+        whole.apply(changes);
+        let keep = |rel: &str, mtime_ns: i64| rel.starts_with("a/") || mtime_ns > 10;
+        let part = Manifest::load_where(state, at(len), &keep).unwrap();
+        let mut want = Manifest::load(state, at(len)).unwrap();
+        assert_eq!(want, whole);
+        want.files.retain(|rel, e| keep(rel, e.mtime_ns));
+        assert_eq!(part.files, want.files);
+        let kept: BTreeSet<&str> = part.files.keys().map(String::as_str).collect();
+        assert_eq!(kept, BTreeSet::from(["a/1.md", "b/3.md"]));
+        assert!(part.partial && part.save(state, 4).is_err());
+        assert!(!path(state, 4).exists());
     }
 
     /// A log shorter than its commit says, or whose records do not decode, is an error (the

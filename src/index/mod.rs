@@ -241,11 +241,7 @@ impl MemoryIndex {
         if let Some(manifest) = self.manifest.get() {
             return Ok(manifest);
         }
-        let manifest = Manifest::load(&self.state_dir, self.place).map_err(|e| {
-            Error::Index(tantivy::TantivyError::InvalidArgument(format!(
-                "the manifest of the index cannot be read ({e})"
-            )))
-        })?;
+        let manifest = Manifest::load(&self.state_dir, self.place).map_err(unreadable_manifest)?;
         Ok(self.manifest.get_or_init(|| manifest))
     }
 
@@ -291,6 +287,13 @@ impl MemoryIndex {
 /// The message of a panic caught around tantivy.
 pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     crate::error::panic_message(panic, "the index library panicked")
+}
+
+/// The error for a manifest that cannot be read.
+fn unreadable_manifest(e: Error) -> Error {
+    Error::Index(tantivy::TantivyError::InvalidArgument(format!(
+        "the manifest of the index cannot be read ({e})"
+    )))
 }
 
 /// The file system's clock (ns since the epoch): the mtime of the `clock` stamp, written now.

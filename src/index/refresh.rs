@@ -205,8 +205,20 @@ impl MemoryIndex {
         let mut report = RefreshReport { scan_issues: scan.issues, ..Default::default() };
         let Reading { max_file_bytes, known_bad } = reading;
         // Taken out (not copied: 100,000 entries) and put back, changed or not; an error on the
-        // way leaves it to be read again from its file.
-        let manifest = self.take_manifest()?;
+        // way leaves it to be read again from its file. Not read yet, a refresh of some folders
+        // or files reads only the entries it needs: those in scope, and the unsettled ones.
+        let manifest = match scope {
+            Scope::All => self.take_manifest()?,
+            _ if self.manifest.get().is_some() => self.take_manifest()?,
+            _ => {
+                let verified = self.verified_ns;
+                let keep = |rel: &str, mtime_ns: i64| {
+                    scope.covers(rel) || !store::settled(mtime_ns, verified)
+                };
+                Manifest::load_where(&self.state_dir, self.place, &keep)
+                    .map_err(super::unreadable_manifest)?
+            }
+        };
         let (mut candidates, known) = self.triage(&scan.files, &manifest, known_bad, &mut report);
         let removed = removed_files(&scan.files, &manifest, scope, known);
         // A refresh that reads records the clock before its first read as the new verification
@@ -233,7 +245,7 @@ impl MemoryIndex {
         let rechecked = writes.rechecked;
         if report.changed() {
             report.duplicates = self.write_changes(manifest, &removed, writes, verified)?;
-        } else {
+        } else if !manifest.partial {
             self.manifest = std::sync::OnceLock::from(manifest);
         }
         if !report.changed() && rechecked > 0 && verified > self.verified_ns {
@@ -349,7 +361,7 @@ impl MemoryIndex {
     /// written as a new base when the log would outgrow a quarter of its base.
     fn commit(
         &mut self,
-        next: Manifest,
+        mut next: Manifest,
         record: &[u8],
         (deletes, adds): (&[&str], Vec<TantivyDocument>),
         verified: i64,
@@ -369,6 +381,13 @@ impl MemoryIndex {
         }
         let generation = self.generation + 1;
         let (place, base_bytes) = if manifest::compact(self.place, self.base_bytes, record.len()) {
+            if next.partial {
+                // A new base holds every entry: read them all, with this commit's changes.
+                let changes: manifest::Changes = postcard::from_bytes(&record[4..])
+                    .expect("a record this process encoded decodes");
+                next = self.take_manifest()?;
+                next.apply(changes);
+            }
             let bytes = next.save(&self.state_dir, generation)?;
             (manifest::Place { base: generation, log_len: 0 }, bytes)
         } else {
@@ -383,7 +402,8 @@ impl MemoryIndex {
         self.verified_ns = verified;
         self.place = place;
         self.base_bytes = base_bytes;
-        self.manifest = std::sync::OnceLock::from(next);
+        self.manifest =
+            if next.partial { std::sync::OnceLock::new() } else { std::sync::OnceLock::from(next) };
         self.generation = generation;
         self.reader.reload()?;
         Ok(())
