@@ -57,8 +57,9 @@ struct EntryRef<'a> {
 /// Which entries a partial read keeps: by path and mtime.
 pub type Keep<'a> = &'a dyn Fn(&str, i64) -> bool;
 
-/// The entries of a base that `keep` accepts, decoded without allocating the others.
-struct Kept<'k>(Keep<'k>);
+/// The entries of a base, all of them, or those a [`Keep`] accepts, decoded without
+/// allocating the others.
+struct Kept<'k>(Option<Keep<'k>>);
 
 impl<'de> serde::de::DeserializeSeed<'de> for Kept<'_> {
     type Value = FxHashMap<String, Entry>;
@@ -82,9 +83,14 @@ impl<'de> serde::de::Visitor<'de> for Kept<'_> {
         self,
         mut map: A,
     ) -> std::result::Result<Self::Value, A::Error> {
-        let mut files = FxHashMap::default();
+        // All of them: a table sized for all at once (serde caps its first allocation at
+        // 1 MiB, and the table then grows by rehashing: 100,000 entries rehashed three times
+        // on every load). The length comes from the file: bounded (about 16 MiB of table) so
+        // that a damaged one cannot ask for much up front; a larger root grows past it.
+        let len = if self.0.is_none() { map.size_hint().unwrap_or(0).min(200_000) } else { 0 };
+        let mut files = FxHashMap::with_capacity_and_hasher(len, Default::default());
         while let Some((rel, e)) = map.next_entry::<&'de str, EntryRef<'de>>()? {
-            if (self.0)(rel, e.mtime_ns) {
+            if self.0.is_none_or(|keep| keep(rel, e.mtime_ns)) {
                 let entry =
                     Entry { size: e.size, mtime_ns: e.mtime_ns, hash: e.hash, id: e.id.into() };
                 files.insert(rel.to_string(), entry);
@@ -94,69 +100,14 @@ impl<'de> serde::de::Visitor<'de> for Kept<'_> {
     }
 }
 
-/// A base read with [`Kept`]: its one field, the map.
-struct KeptBase<'k>(Keep<'k>);
-
-impl<'de> serde::de::DeserializeSeed<'de> for KeptBase<'_> {
-    type Value = FxHashMap<String, Entry>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> std::result::Result<Self::Value, D::Error> {
-        // A struct of one field is its field in postcard: read as a tuple of one.
-        deserializer.deserialize_tuple(1, self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for KeptBase<'_> {
-    type Value = FxHashMap<String, Entry>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a manifest")
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(
-        self,
-        mut seq: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        seq.next_element_seed(Kept(self.0))?
-            .ok_or_else(|| serde::de::Error::invalid_length(0, &"a manifest"))
-    }
-}
-
-/// Reads the map of entries into a table sized for all of them at once (serde caps its first
-/// allocation at 1 MiB, and the table then grows by rehashing: 100,000 entries rehashed
-/// three times on every load).
+/// Reads the whole map of entries (see [`Kept`]).
 fn files_presized<'de, D>(
     deserializer: D,
 ) -> std::result::Result<FxHashMap<String, Entry>, D::Error>
 where
     D: serde::Deserializer<'de>,
 {
-    struct Files;
-    impl<'de> serde::de::Visitor<'de> for Files {
-        type Value = FxHashMap<String, Entry>;
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a map of paths to manifest entries")
-        }
-
-        fn visit_map<A: serde::de::MapAccess<'de>>(
-            self,
-            mut map: A,
-        ) -> std::result::Result<Self::Value, A::Error> {
-            // The length comes from the file: bounded (about 16 MiB of table) so that a
-            // damaged one cannot ask for much up front; a larger root grows past it.
-            let len = map.size_hint().unwrap_or(0).min(200_000);
-            let mut files = FxHashMap::with_capacity_and_hasher(len, Default::default());
-            while let Some((rel, entry)) = map.next_entry()? {
-                files.insert(rel, entry);
-            }
-            Ok(files)
-        }
-    }
-    deserializer.deserialize_map(Files)
+    deserializer.deserialize_map(Kept(None))
 }
 
 /// Hash of file content as kept in the manifest.
@@ -259,9 +210,12 @@ impl Manifest {
             None => postcard::from_bytes(&bytes).map_err(|e| invalid(&p, &e.to_string()))?,
             Some(keep) => {
                 use serde::de::DeserializeSeed;
+                // postcard writes a struct as its fields one after the other: the manifest's
+                // bytes are those of its one field, the map.
                 let mut de = postcard::Deserializer::from_bytes(&bytes);
-                let files =
-                    KeptBase(keep).deserialize(&mut de).map_err(|e| invalid(&p, &e.to_string()))?;
+                let files = Kept(Some(keep))
+                    .deserialize(&mut de)
+                    .map_err(|e| invalid(&p, &e.to_string()))?;
                 Manifest { files, partial: true }
             }
         };
