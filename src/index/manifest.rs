@@ -34,10 +34,9 @@ pub struct Entry {
 }
 
 /// Every indexed file, keyed by its path relative to the root.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Manifest {
     /// Entries by relative path.
-    #[serde(deserialize_with = "files_presized")]
     pub files: FxHashMap<String, Entry>,
     /// Whether only some entries were read ([`Manifest::load_where`]): never saved as a base.
     #[serde(skip)]
@@ -98,16 +97,6 @@ impl<'de> serde::de::Visitor<'de> for Kept<'_> {
         }
         Ok(files)
     }
-}
-
-/// Reads the whole map of entries (see [`Kept`]).
-fn files_presized<'de, D>(
-    deserializer: D,
-) -> std::result::Result<FxHashMap<String, Entry>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-{
-    deserializer.deserialize_map(Kept(None))
 }
 
 /// Hash of file content as kept in the manifest.
@@ -206,19 +195,12 @@ impl Manifest {
     fn read(state_dir: &Path, place: Place, keep: Option<Keep>) -> Result<Manifest> {
         let p = path(state_dir, place.base);
         let bytes = std::fs::read(&p).map_err(|e| Error::io(&p, e))?;
-        let mut manifest: Manifest = match keep {
-            None => postcard::from_bytes(&bytes).map_err(|e| invalid(&p, &e.to_string()))?,
-            Some(keep) => {
-                use serde::de::DeserializeSeed;
-                // postcard writes a struct as its fields one after the other: the manifest's
-                // bytes are those of its one field, the map.
-                let mut de = postcard::Deserializer::from_bytes(&bytes);
-                let files = Kept(Some(keep))
-                    .deserialize(&mut de)
-                    .map_err(|e| invalid(&p, &e.to_string()))?;
-                Manifest { files, partial: true }
-            }
-        };
+        // postcard writes a struct as its fields one after the other: the manifest's bytes are
+        // those of its one field, the map.
+        let mut de = postcard::Deserializer::from_bytes(&bytes);
+        let files = serde::de::DeserializeSeed::deserialize(Kept(keep), &mut de)
+            .map_err(|e| invalid(&p, &e.to_string()))?;
+        let mut manifest = Manifest { files, partial: keep.is_some() };
         if place.log_len == 0 {
             return Ok(manifest);
         }

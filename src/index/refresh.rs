@@ -257,14 +257,12 @@ impl MemoryIndex {
     /// The indexed files outside `scope` not settled at the last verification, as they are
     /// now (those gone are left out: a file is trusted only as a stat finds it).
     fn unsettled_elsewhere(&self, root: &Path, manifest: &Manifest, scope: Scope) -> Vec<FileStat> {
-        let mut files: Vec<FileStat> = manifest
+        manifest
             .files
             .iter()
             .filter(|(rel, e)| !store::settled(e.mtime_ns, self.verified_ns) && !scope.covers(rel))
             .filter_map(|(rel, _)| FileStat::of(root, rel))
-            .collect();
-        files.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
-        files
+            .collect()
     }
 
     /// Sorts the scanned files into unchanged, still bad, and to be read (with their entries).
@@ -326,7 +324,13 @@ impl MemoryIndex {
             ids.push(entry.id.clone());
         }
         let record = manifest::record(&changes);
-        let mut next = manifest;
+        let mut next =
+            if manifest.partial && manifest::compact(self.place, self.base_bytes, record.len()) {
+                // The commit writes a new base, which holds every entry: the whole manifest.
+                self.take_manifest()?
+            } else {
+                manifest
+            };
         next.apply(changes);
         self.commit(next, &record, (&writes.deletes, writes.adds), verified)?;
         if ids.len() > FEW_CHANGES {
@@ -358,10 +362,11 @@ impl MemoryIndex {
     /// Commits the documents deleted and added with the manifest `next`, which is the current
     /// one with the changes of `record` (see [`manifest::record`]) applied, and the
     /// verification time `verified`: the record is appended to the manifest's log, or `next`
-    /// written as a new base when the log would outgrow a quarter of its base.
+    /// (never partial then) written as a new base when the log would outgrow a quarter of its
+    /// base.
     fn commit(
         &mut self,
-        mut next: Manifest,
+        next: Manifest,
         record: &[u8],
         (deletes, adds): (&[&str], Vec<TantivyDocument>),
         verified: i64,
@@ -381,13 +386,6 @@ impl MemoryIndex {
         }
         let generation = self.generation + 1;
         let (place, base_bytes) = if manifest::compact(self.place, self.base_bytes, record.len()) {
-            if next.partial {
-                // A new base holds every entry: read them all, with this commit's changes.
-                let changes: manifest::Changes = postcard::from_bytes(&record[4..])
-                    .expect("a record this process encoded decodes");
-                next = self.take_manifest()?;
-                next.apply(changes);
-            }
             let bytes = next.save(&self.state_dir, generation)?;
             (manifest::Place { base: generation, log_len: 0 }, bytes)
         } else {
