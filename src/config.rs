@@ -99,6 +99,9 @@ pub struct Ranking {
     pub digest_weight: f64,
     /// Share of the best episode's score its members get (the episode prior), `0 ≤ w ≤ 1`.
     pub episode_weight: f64,
+    /// Share of the episode prior and of contiguity kept for a question that asks for several
+    /// things ("what pets…", "how many times…"), `0 ≤ s ≤ 1`.
+    pub list_episode_share: f64,
     /// Weight of the date factor (a memory created when the question says), `0 ≤ w < 1`.
     pub date_weight: f64,
     /// Weight of the time factor (a "when" question prefers text with a time), `0 ≤ w < 1`.
@@ -119,6 +122,7 @@ impl Default for Ranking {
             contiguity_weight: 0.5,
             digest_weight: 0.5,
             episode_weight: 0.75,
+            list_episode_share: 0.5,
             date_weight: 0.5,
             time_weight: 0.2,
             name_weight: 0.15,
@@ -408,9 +412,11 @@ impl Config {
                 ));
             }
         }
-        for (name, w) in
-            [("contiguity_weight", r.contiguity_weight), ("episode_weight", r.episode_weight)]
-        {
+        for (name, w) in [
+            ("contiguity_weight", r.contiguity_weight),
+            ("episode_weight", r.episode_weight),
+            ("list_episode_share", r.list_episode_share),
+        ] {
             if !(0.0..=1.0).contains(&w) {
                 return Err(bad("ranking", name, format!("must be between 0 and 1, found {w}")));
             }

@@ -47,6 +47,7 @@ pub mod index;
 pub mod json;
 pub mod progress;
 pub mod prune;
+pub mod question;
 pub mod rules;
 pub mod score;
 pub mod session;

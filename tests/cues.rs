@@ -148,3 +148,46 @@ fn an_episode_matching_as_a_whole_lifts_its_members() {
     let unmatched = json.as_array().unwrap().iter().find(|h| h["id"] == "e0").expect("e0 lifted");
     assert!(unmatched["components"]["episode"].as_f64().unwrap() > 0.0, "{unmatched}");
 }
+
+/// A question asking for several things ("what tomatoes, hoses… did we buy?") finds them in
+/// many episodes, so whole episodes are lifted less: the unmatched member of an episode that
+/// holds every word outranks a lone match when the question asks for one thing, not when it
+/// asks for several; with `list_episode_share = 1` both questions lift it alike.
+#[test]
+fn a_question_asking_for_several_things_lifts_whole_episodes_less() {
+    let dir = Dir::new();
+    let turns = [
+        "Planning the garden this spring.",
+        "Bought compost for the raised beds.",
+        "The new hose reaches the far corner.",
+        "Painted the fence green.",
+        "Planted tomatoes along the south side.",
+    ];
+    for (i, text) in turns.iter().enumerate() {
+        let at = format!("2026-05-02T10:0{i}:00Z");
+        dir.write(&format!("e{i}.md"), memory(&format!("e{i}"), "episodic", 5, &at, text));
+    }
+    let lone = "A fence on sale at the shop, the best fence in town.\n";
+    dir.write("lone.md", memory("lone", "episodic", 5, "2026-08-20T10:00:00Z", lone));
+    let one = "What tomato, hose, fence and compost did we buy?";
+    let several = "What tomatoes, hoses, fences and compost did we buy?";
+    let rank = |hits: &[String], id: &str| hits.iter().position(|h| h == id).unwrap_or(99);
+    let hits = recall(&dir, one);
+    assert!(rank(&hits, "e0") < rank(&hits, "lone"), "one thing: {hits:?}");
+    let hits = recall(&dir, several);
+    assert!(rank(&hits, "lone") < rank(&hits, "e0"), "several things: {hits:?}");
+    let episode = |query: &str| {
+        let json = dir.mem(&["--now", NOW, "recall", "--json", "--no-record", query]).json();
+        let e0 = json.as_array().unwrap().iter().find(|h| h["id"] == "e0").cloned();
+        e0.expect("e0 lifted")["components"]["episode"].as_f64().unwrap()
+    };
+    let (lifted_less, lifted) = (episode(several), episode(one));
+    assert!(lifted_less < lifted, "the episode's share: {lifted_less} against {lifted}");
+    dir.write("mem.toml", "[ranking]\nlist_episode_share = 1\n");
+    assert!((episode(several) - episode(one)).abs() < 1e-9, "a share of 1 changes nothing");
+    let explained = dir.mem(&["--now", NOW, "recall", "--explain", "--no-record", several]);
+    assert!(!explained.stdout.contains("asks for several"), "{}", explained.stdout);
+    dir.write("mem.toml", "");
+    let explained = dir.mem(&["--now", NOW, "recall", "--explain", "--no-record", several]);
+    assert!(explained.stdout.contains("asks for several things"), "{}", explained.stdout);
+}

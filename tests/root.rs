@@ -123,6 +123,7 @@ fn bad_settings_are_an_error_naming_the_key() {
     for (key, value, range) in [
         ("contiguity_weight", "1.5", "must be between 0 and 1, found 1.5"),
         ("episode_weight", "-0.1", "must be between 0 and 1, found -0.1"),
+        ("list_episode_share", "1.5", "must be between 0 and 1, found 1.5"),
         ("digest_weight", "0", "must be above 0 and at most 1, found 0"),
         ("date_weight", "1", "must be at least 0 and below 1, found 1"),
         ("time_weight", "1.2", "must be at least 0 and below 1, found 1.2"),

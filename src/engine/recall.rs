@@ -53,6 +53,9 @@ pub struct Recall {
     pub fallback: Option<String>,
     /// The synonyms the query was expanded with (empty when expansion is off).
     pub expansions: Vec<String>,
+    /// Whether the query asks for several things ([`crate::question::asks_for_several`]):
+    /// the episode prior and contiguity then keep `[ranking] list_episode_share` of their weight.
+    pub asks_for_several: bool,
     /// How relevance was computed; `None` when nothing matched.
     pub relevance: Option<Relevance>,
 }
@@ -61,15 +64,25 @@ impl Recall {
     /// The formulas behind the scores with this root's weights (`mem recall --explain`);
     /// empty when nothing matched.
     pub fn explain(&self, config: &crate::config::Config) -> String {
-        match &self.relevance {
-            Some(relevance) => crate::score::explain(
-                relevance,
-                &config.ranking,
-                &self.expansions,
-                config.query.expansion_weight,
-            ),
-            None => String::new(),
+        let Some(relevance) = &self.relevance else {
+            return String::new();
+        };
+        let ranking = &config.ranking;
+        let mut text = crate::score::explain(
+            relevance,
+            ranking,
+            &self.expansions,
+            config.query.expansion_weight,
+        );
+        let episodes = ranking.episode_weight > 0.0 || ranking.contiguity_weight > 0.0;
+        if self.asks_for_several && episodes && ranking.list_episode_share < 1.0 {
+            text.push_str(&format!(
+                "the question asks for several things: the episode prior and contiguity at × {} \
+                 of their weights (list_episode_share)\n",
+                ranking.list_episode_share
+            ));
         }
+        text
     }
 }
 
@@ -184,7 +197,8 @@ impl Engine {
         }
         let relevance = hits.first().map(|best| self.relevance(mode, best));
         let expansions = self.expansions(query);
-        Ok(Recall { hits, report, mode, fallback, expansions, relevance })
+        let asks_for_several = crate::question::asks_for_several(query);
+        Ok(Recall { hits, report, mode, fallback, expansions, asks_for_several, relevance })
     }
 
     /// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot

@@ -79,7 +79,9 @@ impl MemoryIndex {
     /// What relates the candidates to each other: contiguity and the episode prior add to
     /// their relevance (bringing in the episodes' unmatched members), relevance is rescaled to
     /// a best of 1, then each reflection takes its best source's relevance if that is higher.
-    /// `words` are the question's content words as the coverage weighed them.
+    /// `words` are the question's content words as the coverage weighed them. A question
+    /// asking for several things ([`crate::question::asks_for_several`]) keeps only
+    /// `list_episode_share` of both: its answers lie in many episodes.
     pub(super) fn relate(
         &self,
         searcher: &Searcher,
@@ -90,12 +92,19 @@ impl MemoryIndex {
         let mut columns =
             ColumnCache { searcher, now: search.now.as_second(), open: HashMap::new() };
         let ranking = search.ranking;
+        let share = match crate::question::asks_for_several(search.text) {
+            true => ranking.list_episode_share,
+            false => 1.0,
+        };
+        let (episode_weight, contiguity_weight) =
+            (share * ranking.episode_weight, share * ranking.contiguity_weight);
         let episodic = search.kinds.is_empty() || search.kinds.contains(&MemoryType::Episodic);
-        let on = ranking.contiguity_weight > 0.0 || ranking.episode_weight > 0.0;
+        let on = contiguity_weight > 0.0 || episode_weight > 0.0;
         if on && episodic && !candidates.is_empty() {
             let episodes = self.episodes(searcher, search, candidates, &mut columns)?;
-            let mut added = self.episode_prior(searcher, search, words, &episodes, candidates)?;
-            for (address, gift) in contiguity(&episodes, candidates, ranking.contiguity_weight) {
+            let mut added =
+                self.episode_prior(searcher, words, episode_weight, &episodes, candidates)?;
+            for (address, gift) in contiguity(&episodes, candidates, contiguity_weight) {
                 added.entry(address).or_default().gift += gift;
             }
             for c in candidates.iter_mut() {
@@ -187,23 +196,22 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 
 impl MemoryIndex {
-    /// The episode prior of each member of an episode that holds a candidate: `episode_weight`
-    /// × the episode's relevance, its score as one document over the best score of one
+    /// The episode prior of each member of an episode that holds a candidate: `weight` (the
+    /// episode weight, less for a question asking for several things) × the episode's relevance, its score as one document over the best score of one
     /// candidate alone. A document's score is BM25's formula: for each content word of the
     /// question, its IDF × `n(k1 + 1) / (n + k1(1 − b + b × len / avg len))`, where `n` is how
     /// many of its memories hold the word and `len` how many memories it has. A candidate
-    /// outside an episode is its own: its prior is `episode_weight` × its relevance, which
+    /// outside an episode is its own: its prior is `weight` × its relevance, which
     /// leaves the order among such memories as it was. Contiguity adds its gift to the
     /// returned map.
     fn episode_prior(
         &self,
         searcher: &Searcher,
-        search: &Search,
         words: &QueryWords,
+        weight: f64,
         episodes: &[Vec<DocAddress>],
         candidates: &[Candidate],
     ) -> Result<HashMap<DocAddress, Added>> {
-        let weight = search.ranking.episode_weight;
         let mut out: HashMap<DocAddress, Added> = HashMap::new();
         if weight <= 0.0 {
             return Ok(out);
