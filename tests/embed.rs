@@ -447,3 +447,48 @@ fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
     assert_ne!(changed.checksum(), plain.checksum(), "the checksum covers the tokenizer files");
     assert_ne!(folder(), cached);
 }
+
+/// The cosine is of the question without the people it names: a person's name weighs heavily
+/// in a short text's embedding and pulled the memories that say the name above the ones about
+/// the question's subject (the name factor and BM25 weigh who). The cosines of "What does
+/// Melanie's necklace mean?" are those of "What does necklace mean?", and `--explain` says so.
+#[test]
+fn the_cosine_leaves_out_the_people_the_question_names() {
+    let dir = Dir::new();
+    let by = |name: &str, id: &str, text: &str| {
+        let body = memory(id, "episodic", 5, "2026-11-01T09:00:00Z", text);
+        body.replacen("---\n", &format!("---\ntags: [{name}]\n"), 1)
+    };
+    let necklace = "01KA0000000000000000000011";
+    let melanie = "01KA0000000000000000000012";
+    dir.write(
+        "a.md",
+        by("caroline", necklace, "Caroline: this necklace stands for love and for my roots.\n"),
+    );
+    dir.write("b.md", by("melanie", melanie, "Melanie: Melanie here, Melanie says hi to all.\n"));
+    dir.use_model("");
+    let cosine = |query: &str, id: &str| -> Option<f64> {
+        let out = dir.mem(&["recall", "--json", "--no-record", "--mode", "hybrid", query]);
+        let hits = out.json();
+        let hit = hits.as_array().unwrap().iter().find(|h| h["id"] == id).cloned();
+        hit.and_then(|h| h["cosine"].as_f64())
+    };
+    let question = "What does Melanie's necklace mean?";
+    let subject = cosine(question, necklace).expect("the necklace is found");
+    assert_eq!(Some(subject), cosine("What does necklace mean?", necklace), "the same text");
+    let name = cosine(question, melanie).expect("Melanie's memory matches her name");
+    assert!(subject > name, "the subject, not the name: {subject} against {name}");
+    let explained = dir.mem(&[
+        "recall",
+        "--explain",
+        "--no-record",
+        "--mode",
+        "hybrid",
+        "What does Melanie's necklace mean?",
+    ]);
+    assert!(
+        explained.stdout.contains("without the people it names: \"What does necklace mean?\""),
+        "{}",
+        explained.stdout
+    );
+}

@@ -56,6 +56,9 @@ pub struct Recall {
     /// Whether the query asks for several things ([`crate::question::asks_for_several`]):
     /// the episode prior and contiguity then keep `[ranking] list_episode_share` of their weight.
     pub asks_for_several: bool,
+    /// The text embedded for the cosine when it is not the query: the query without the
+    /// people it names ([`crate::index::MemoryIndex::without_names`]).
+    pub embedded: Option<String>,
     /// How relevance was computed; `None` when nothing matched.
     pub relevance: Option<Relevance>,
 }
@@ -80,6 +83,11 @@ impl Recall {
                 "the question asks for several things: the episode prior and contiguity at × {} \
                  of their weights (list_episode_share)\n",
                 ranking.list_episode_share
+            ));
+        }
+        if let Some(embedded) = &self.embedded {
+            text.push_str(&format!(
+                "cosine of the question without the people it names: \"{embedded}\"\n"
             ));
         }
         text
@@ -134,14 +142,22 @@ impl Engine {
         progress: &dyn crate::progress::Progress,
     ) -> Result<Recall> {
         let mode = self.recall_mode(options.mode);
+        // The embedding is of the question without the people it names (the name factor and
+        // BM25 weigh who), as the index knows them before its refresh; an index that cannot
+        // say embeds the question whole.
+        let without_names = |engine: &Engine| match mode {
+            RecallMode::Bm25 => query.to_string(),
+            _ => engine.index.without_names(query).unwrap_or_else(|_| query.to_string()),
+        };
+        let mut embedded = without_names(self);
         // The query is embedded while the index is refreshed: two jobs for two cores.
-        let (refreshed, query_vector) = match mode {
+        let (refreshed, mut query_vector) = match mode {
             RecallMode::Bm25 => (self.refresh_for_recall(now, progress), None),
             _ => match self.take_embedder() {
                 Ok(mut embedder) => {
                     let (refreshed, vector) = rayon::join(
                         || self.refresh_for_recall(now, progress),
-                        || semantic::embed_one(&mut embedder, query),
+                        || semantic::embed_one(&mut embedder, &embedded),
                     );
                     self.put_embedder(embedder);
                     (refreshed, Some(vector))
@@ -150,6 +166,15 @@ impl Engine {
             },
         };
         let mut report = refreshed?;
+        // The refresh may have brought the first memories of a person the question names (a
+        // new root, another tool's files): then the question is embedded again without them.
+        if matches!(query_vector, Some(Ok(_))) {
+            let now_known = without_names(self);
+            if now_known != embedded {
+                query_vector = Some(self.embed_query(&now_known));
+                embedded = now_known;
+            }
+        }
         let mut fallback = None;
         let vector = match query_vector {
             None => None,
@@ -198,7 +223,17 @@ impl Engine {
         let relevance = hits.first().map(|best| self.relevance(mode, best));
         let expansions = self.expansions(query);
         let asks_for_several = crate::question::asks_for_several(query);
-        Ok(Recall { hits, report, mode, fallback, expansions, asks_for_several, relevance })
+        let embedded = (mode != RecallMode::Bm25 && embedded != query).then_some(embedded);
+        Ok(Recall {
+            hits,
+            report,
+            mode,
+            fallback,
+            expansions,
+            asks_for_several,
+            embedded,
+            relevance,
+        })
     }
 
     /// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot

@@ -1,6 +1,7 @@
 //! What a question asks for besides its words: the dates it names, whether it asks "when",
 //! and the one person it names (a query word, written with a capital, that is some memory's
-//! tag or `person/NAME` source). Read once per recall; see docs/ranking.md.
+//! tag or `person/NAME` source); and the question without the people it names, which is
+//! what recall embeds. Read once per recall; see docs/ranking.md.
 
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocSet, Searcher, SegmentReader, TERMINATED, Term};
@@ -26,16 +27,49 @@ impl MemoryIndex {
         text: &str,
         now: jiff::Timestamp,
     ) -> Result<QueryCues> {
-        let mut names: Vec<Term> = Vec::new();
-        for word in capitalised(text) {
-            let term = Term::from_field_text(self.fields.who, &word.to_lowercase());
-            if !names.contains(&term) && searcher.doc_freq(&term)? > 0 {
-                names.push(term);
-            }
-        }
-        let name = (names.len() == 1).then(|| names.remove(0));
+        let mut names = self.named(searcher, text)?;
+        let name =
+            (names.len() == 1).then(|| Term::from_field_text(self.fields.who, &names.remove(0)));
         Ok(QueryCues { cues: Cues::of(text, now, name.is_some()), name })
     }
+
+    /// The people `text` names, lower-cased, each once: its capitalised words that are the
+    /// tag or `person/NAME` source of some memory.
+    fn named(&self, searcher: &Searcher, text: &str) -> Result<Vec<String>> {
+        let mut names: Vec<String> = Vec::new();
+        for word in capitalised(text) {
+            let name = word.to_lowercase();
+            let term = Term::from_field_text(self.fields.who, &name);
+            if !names.contains(&name) && searcher.doc_freq(&term)? > 0 {
+                names.push(name);
+            }
+        }
+        Ok(names)
+    }
+
+    /// `text` without the people it names (see [`MemoryIndex::cues`]; "Melanie's" goes
+    /// whole): what recall takes the embedding of, so that the cosine weighs what the question
+    /// is about, not who it names (the name factor and BM25 weigh that). `text` itself when it
+    /// names nobody, or nothing else.
+    pub fn without_names(&self, text: &str) -> Result<String> {
+        let names = self.named(&self.reader.searcher(), text)?;
+        if names.is_empty() {
+            return Ok(text.to_string());
+        }
+        let kept: Vec<&str> = text
+            .split_whitespace()
+            .filter(|token| !names.contains(&bare_word(token).to_lowercase()))
+            .collect();
+        Ok(if kept.is_empty() { text.to_string() } else { kept.join(" ") })
+    }
+}
+
+/// `token` without the punctuation around it and a possessive "'s".
+fn bare_word(token: &str) -> &str {
+    let quote = |c: char| c == '\'' || c == '’';
+    let word = token.trim_matches(|c: char| !c.is_alphanumeric() && !quote(c));
+    let word = word.strip_suffix("'s").or_else(|| word.strip_suffix("’s")).unwrap_or(word);
+    word.trim_matches(quote)
 }
 
 impl QueryCues {
@@ -89,5 +123,17 @@ mod tests {
         )
         .collect();
         assert_eq!(words, ["Melanie", "Ana", "Jonas"]);
+    }
+
+    #[test]
+    fn a_bare_word_loses_its_punctuation_and_possessive() {
+        for (token, bare) in [
+            ("Melanie's", "Melanie"),
+            ("(Jonas’s)", "Jonas"),
+            ("Ana?", "Ana"),
+            ("'quoted'", "quoted"),
+        ] {
+            assert_eq!(super::bare_word(token), bare);
+        }
     }
 }
