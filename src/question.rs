@@ -38,8 +38,9 @@ pub fn asks_for_several(text: &str) -> bool {
 /// Words that name a kind of thing before "of".
 const KINDS: [&str; 6] = ["kind", "kinds", "type", "types", "sort", "sorts"];
 
-/// Verbs that follow the noun a question asks about ("what pets does…").
-const AUXILIARIES: [&str; 17] = [
+/// Auxiliary verbs: they follow the noun a question asks about ("what pets does…") and come
+/// before its subject ("did Melanie…").
+pub(crate) const AUXILIARIES: [&str; 17] = [
     "do", "does", "did", "have", "has", "had", "are", "were", "is", "was", "can", "could", "will",
     "would", "should", "might", "may",
 ];

@@ -451,7 +451,8 @@ fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
 /// The cosine is of the question without the people it names: a person's name weighs heavily
 /// in a short text's embedding and pulled the memories that say the name above the ones about
 /// the question's subject (the name factor and BM25 weigh who). The cosines of "What does
-/// Melanie's necklace mean?" are those of "What does necklace mean?", and `--explain` says so.
+/// Melanie's necklace mean?" are those of "What does necklace mean?", and `--explain` says so;
+/// a tag that is the question's topic ("upgrade Playwright") stays.
 #[test]
 fn the_cosine_leaves_out_the_people_the_question_names() {
     let dir = Dir::new();
@@ -491,4 +492,20 @@ fn the_cosine_leaves_out_the_people_the_question_names() {
         "{}",
         explained.stdout
     );
+    // A tag that is the question's topic, not its subject, stays in the text embedded.
+    dir.write(
+        "c.md",
+        by("playwright", "01KA0000000000000000000013", "Upgraded Playwright to 1.52.\n"),
+    );
+    let topic = [
+        "recall",
+        "--explain",
+        "--no-record",
+        "--mode",
+        "hybrid",
+        "when did we upgrade Playwright",
+    ];
+    let explained = dir.mem(&topic);
+    assert!(explained.stdout.contains("Upgraded Playwright"), "{}", explained.stdout);
+    assert!(!explained.stdout.contains("without the people"), "{}", explained.stdout);
 }

@@ -8,6 +8,7 @@ use tantivy::{DocSet, Searcher, SegmentReader, TERMINATED, Term};
 
 use super::MemoryIndex;
 use crate::Result;
+use crate::question::AUXILIARIES;
 use crate::score::Cues;
 
 /// A question's cues, and the term of the person it names.
@@ -47,29 +48,53 @@ impl MemoryIndex {
         Ok(names)
     }
 
-    /// `text` without the people it names (see [`MemoryIndex::cues`]; "Melanie's" goes
-    /// whole): what recall takes the embedding of, so that the cosine weighs what the question
-    /// is about, not who it names (the name factor and BM25 weigh that). `text` itself when it
-    /// names nobody, or nothing else.
+    /// `text` without the people it names as its subject or a possessor: a word that names
+    /// someone (see [`MemoryIndex::cues`]) right after an auxiliary ("did Melanie", "does
+    /// Marek"), with a possessive "'s" ("Ana's", which goes whole), or joined by "and" to one
+    /// of those ("do Jon and Gina"). A tag named elsewhere is more often the question's topic
+    /// ("upgrade Playwright", "the Redis keys") and stays. This is what recall takes the
+    /// embedding of, so that the cosine weighs what the question is about, not who it names
+    /// (the name factor and BM25 weigh that); `text` itself when nothing, or everything,
+    /// would go.
     pub fn without_names(&self, text: &str) -> Result<String> {
         let names = self.named(&self.reader.searcher(), text)?;
         if names.is_empty() {
             return Ok(text.to_string());
         }
-        let kept: Vec<&str> = text
-            .split_whitespace()
-            .filter(|token| !names.contains(&bare_word(token).to_lowercase()))
-            .collect();
+        let tokens: Vec<&str> = text.split_whitespace().collect();
+        let mut gone = vec![false; tokens.len()];
+        for (i, token) in tokens.iter().enumerate() {
+            let bare = bare_word(token);
+            if !names.contains(&bare.to_lowercase()) {
+                continue;
+            }
+            let before = |k: usize| (i >= k).then(|| tokens[i - k].to_lowercase());
+            let possessive = bare.len() < trimmed(token).len();
+            let subject = before(1).is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
+            let joined = before(1).as_deref() == Some("and") && i >= 2 && gone[i - 2];
+            gone[i] = possessive || subject || joined;
+        }
+        let kept: Vec<&str> =
+            tokens.iter().zip(&gone).filter(|(_, gone)| !**gone).map(|(t, _)| *t).collect();
         Ok(if kept.is_empty() { text.to_string() } else { kept.join(" ") })
     }
 }
 
 /// `token` without the punctuation around it and a possessive "'s".
 fn bare_word(token: &str) -> &str {
-    let quote = |c: char| c == '\'' || c == '’';
-    let word = token.trim_matches(|c: char| !c.is_alphanumeric() && !quote(c));
+    let word = trimmed(token);
     let word = word.strip_suffix("'s").or_else(|| word.strip_suffix("’s")).unwrap_or(word);
     word.trim_matches(quote)
+}
+
+/// `token` without the punctuation around it, apostrophes kept.
+fn trimmed(token: &str) -> &str {
+    token.trim_matches(|c: char| !c.is_alphanumeric() && !quote(c))
+}
+
+/// Whether `c` is an apostrophe.
+fn quote(c: char) -> bool {
+    c == '\'' || c == '’'
 }
 
 impl QueryCues {
