@@ -60,7 +60,9 @@ def main():
         result = reply["result"]
         if result.get("isError"):
             sys.exit("recall failed: " + result["content"][0]["text"])
-        return json.loads(result["content"][0]["text"])
+        found = json.loads(result["content"][0]["text"])
+        # The tool answers {"hits": [...]}.
+        return found["hits"] if isinstance(found, dict) else found
 
     if not passes:
         for query in queries[:5]:
