@@ -52,7 +52,7 @@ const NOT_PLURAL: [&str; 16] = [
 ];
 
 /// Whether `word` looks like an English plural noun: three letters or more, ending in "s" but
-/// not in "ss", "us", "is" or "ous", and not one of [`NOT_PLURAL`].
+/// not in "ss", "us" or "is", and not one of [`NOT_PLURAL`].
 fn plural(word: &str) -> bool {
     word.len() >= 3
         && word.ends_with('s')

@@ -68,15 +68,19 @@ impl MemoryIndex {
             if !names.contains(&bare.to_lowercase()) {
                 continue;
             }
-            let before = |k: usize| (i >= k).then(|| tokens[i - k].to_lowercase());
+            let before = i.checked_sub(1).map(|j| tokens[j].to_lowercase());
             let possessive = bare.len() < trimmed(token).len();
-            let subject = before(1).is_some_and(|w| AUXILIARIES.contains(&w.as_str()));
-            let joined = before(1).as_deref() == Some("and") && i >= 2 && gone[i - 2];
+            let subject = before.as_deref().is_some_and(|w| AUXILIARIES.contains(&w));
+            let joined = before.as_deref() == Some("and") && i >= 2 && gone[i - 2];
             gone[i] = possessive || subject || joined;
         }
         let kept: Vec<&str> =
             tokens.iter().zip(&gone).filter(|(_, gone)| !**gone).map(|(t, _)| *t).collect();
-        Ok(if kept.is_empty() { text.to_string() } else { kept.join(" ") })
+        Ok(match kept.len() {
+            0 => text.to_string(),
+            n if n == tokens.len() => text.to_string(),
+            _ => kept.join(" "),
+        })
     }
 }
 

@@ -197,13 +197,13 @@ const B: f64 = 0.75;
 
 impl MemoryIndex {
     /// The episode prior of each member of an episode that holds a candidate: `weight` (the
-    /// episode weight, less for a question asking for several things) × the episode's relevance, its score as one document over the best score of one
-    /// candidate alone. A document's score is BM25's formula: for each content word of the
-    /// question, its IDF × `n(k1 + 1) / (n + k1(1 − b + b × len / avg len))`, where `n` is how
-    /// many of its memories hold the word and `len` how many memories it has. A candidate
-    /// outside an episode is its own: its prior is `weight` × its relevance, which
-    /// leaves the order among such memories as it was. Contiguity adds its gift to the
-    /// returned map.
+    /// episode weight, less for a question asking for several things) × the episode's
+    /// relevance, its score as one document over the best score of one candidate alone. A
+    /// document's score is BM25's formula: for each content word of the question, its IDF ×
+    /// `n(k1 + 1) / (n + k1(1 − b + b × len / avg len))`, where `n` is how many of its
+    /// memories hold the word and `len` how many memories it has. A candidate outside an
+    /// episode is its own: its prior is `weight` × its relevance, which leaves the order among
+    /// such memories as it was. Contiguity adds its gift to the returned map.
     fn episode_prior(
         &self,
         searcher: &Searcher,
