@@ -109,11 +109,10 @@ fn a_reflection_ranks_at_or_above_its_sources_in_every_root() {
     assert_eq!(orders.len(), 1, "the sources order the same way in every root: {orders:?}");
 }
 
-/// An episode that holds the question's words between its members lifts them all: a member
-/// that holds one of them outranks a lone memory that holds the same word more often, only with
-/// the episode prior.
-#[test]
-fn an_episode_matching_as_a_whole_lifts_its_members() {
+/// A root holding one episode of five garden notes a minute apart (`e0`…`e4`), each holding
+/// at most one of the words compost, hose, fence, tomatoes, and a lone note months later
+/// (`lone`) that says "fence" twice.
+fn garden_episode() -> Dir {
     let dir = Dir::new();
     let turns = [
         "Planning the garden this spring.",
@@ -126,16 +125,17 @@ fn an_episode_matching_as_a_whole_lifts_its_members() {
         let at = format!("2026-05-02T10:0{i}:00Z");
         dir.write(&format!("e{i}.md"), memory(&format!("e{i}"), "episodic", 5, &at, text));
     }
-    dir.write(
-        "lone.md",
-        memory(
-            "lone",
-            "episodic",
-            5,
-            "2026-08-20T10:00:00Z",
-            "A fence on sale at the shop, the best fence in town.\n",
-        ),
-    );
+    let lone = "A fence on sale at the shop, the best fence in town.\n";
+    dir.write("lone.md", memory("lone", "episodic", 5, "2026-08-20T10:00:00Z", lone));
+    dir
+}
+
+/// An episode that holds the question's words between its members lifts them all: a member
+/// that holds one of them outranks a lone memory that holds the same word more often, only with
+/// the episode prior.
+#[test]
+fn an_episode_matching_as_a_whole_lifts_its_members() {
+    let dir = garden_episode();
     let query = "compost hose fence tomatoes";
     let rank = |hits: &[String], id: &str| hits.iter().position(|h| h == id).unwrap_or(99);
     dir.write("mem.toml", "[ranking]\ncontiguity_weight = 0\nepisode_weight = 0\n");
@@ -155,20 +155,7 @@ fn an_episode_matching_as_a_whole_lifts_its_members() {
 /// asks for several; with `list_episode_share = 1` both questions lift it alike.
 #[test]
 fn a_question_asking_for_several_things_lifts_whole_episodes_less() {
-    let dir = Dir::new();
-    let turns = [
-        "Planning the garden this spring.",
-        "Bought compost for the raised beds.",
-        "The new hose reaches the far corner.",
-        "Painted the fence green.",
-        "Planted tomatoes along the south side.",
-    ];
-    for (i, text) in turns.iter().enumerate() {
-        let at = format!("2026-05-02T10:0{i}:00Z");
-        dir.write(&format!("e{i}.md"), memory(&format!("e{i}"), "episodic", 5, &at, text));
-    }
-    let lone = "A fence on sale at the shop, the best fence in town.\n";
-    dir.write("lone.md", memory("lone", "episodic", 5, "2026-08-20T10:00:00Z", lone));
+    let dir = garden_episode();
     let one = "What tomato, hose, fence and compost did we buy?";
     let several = "What tomatoes, hoses, fences and compost did we buy?";
     let rank = |hits: &[String], id: &str| hits.iter().position(|h| h == id).unwrap_or(99);
