@@ -204,44 +204,30 @@ fn scan_dir(root: &Path, dir: &Path, rel_dir: &str, ancestors: &[DirId], dir_mti
         names = names.wrapping_add(name_hash(&lossy));
         let Ok(file_type) = entry.file_type() else { continue };
         let is_md = lossy.ends_with(".md");
-        let path = entry.path();
+        // The full path is built only where it is needed: most entries are plain files.
         let Some(name) = name.to_str() else {
             if is_md || file_type.is_dir() {
                 let message = "name is not valid UTF-8; rename it to index it".to_string();
-                scan.issues.push(issue(&path, message));
+                scan.issues.push(issue(&entry.path(), message));
             }
             continue;
         };
         let rel = format!("{rel_dir}{name}");
-        let meta = if file_type.is_symlink() {
-            let meta = std::fs::metadata(&path);
-            match &meta {
-                Ok(m) if m.is_dir() => {
-                    subdirs.push((path, rel, meta));
-                    continue;
+        if file_type.is_symlink() {
+            let path = entry.path();
+            match std::fs::metadata(&path) {
+                Ok(m) if m.is_dir() => subdirs.push((path, rel, Ok(m))),
+                Ok(m) if m.is_file() && is_md => scan.files.push(FileStat::new(rel, &m)),
+                Ok(_) => {}
+                Err(e) if is_md => {
+                    scan.issues.push(issue(&path, format!("broken symlink: {e}")));
                 }
-                Ok(m) if m.is_file() && is_md => meta,
-                Ok(_) => continue,
-                Err(e) => {
-                    if is_md {
-                        scan.issues.push(issue(&path, format!("broken symlink: {e}")));
-                    }
-                    continue;
-                }
+                Err(_) => {}
             }
         } else if file_type.is_dir() {
-            let meta = entry.metadata();
-            subdirs.push((path, rel, meta));
-            continue;
+            subdirs.push((entry.path(), rel, entry.metadata()));
         } else if file_type.is_file() && is_md {
             plain.push((rel, entry));
-            continue;
-        } else {
-            continue;
-        };
-        match meta {
-            Ok(meta) => scan.files.push(FileStat::new(rel, &meta)),
-            Err(e) => scan.issues.push(issue(&path, e.to_string())),
         }
     }
     // Plain files are stat'ed relative to the folder's handle; a large folder's stats (a
