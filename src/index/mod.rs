@@ -122,7 +122,7 @@ impl MemoryIndex {
         let manifest = Manifest::default();
         let base_bytes = manifest.save(state_dir, 0)?;
         let manifest = std::sync::OnceLock::from(manifest);
-        let mut writer: tantivy::IndexWriter = index.writer_with_num_threads(1, 15_000_000)?;
+        let mut writer = writer(&index, 1)?;
         let mut commit = writer.prepare_commit()?;
         let instance = random_u64();
         let place = manifest::Place::default();
@@ -330,6 +330,19 @@ fn payload(instance: u64, generation: u64, place: manifest::Place, verified: i64
 fn register_analyzers(index: &tantivy::Index) {
     index.tokenizers().register(tokenizer::ANALYZER, tokenizer::analyzer());
     index.tokenizers().register(tokenizer::TAG_ANALYZER, tokenizer::tag_analyzer());
+}
+
+/// An index writer with `threads` indexing threads of 30 MB each and as many merge threads:
+/// tantivy's default of four merge threads, started with every writer, costs a recall that
+/// commits one file four thread starts, and more than two merges never run at once on two
+/// cores.
+fn writer(index: &tantivy::Index, threads: usize) -> tantivy::Result<tantivy::IndexWriter> {
+    let options = tantivy::indexer::IndexWriterOptions::builder()
+        .num_worker_threads(threads)
+        .memory_budget_per_thread(30_000_000)
+        .num_merge_threads(threads)
+        .build();
+    index.writer_with_options(options)
 }
 
 fn open_reader(index: &tantivy::Index) -> tantivy::Result<IndexReader> {

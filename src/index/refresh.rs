@@ -372,8 +372,7 @@ impl MemoryIndex {
         verified: i64,
     ) -> Result<()> {
         let threads = if adds.len() >= 2_000 { 2 } else { 1 };
-        let mut writer: tantivy::IndexWriter =
-            self.index.writer_with_num_threads(threads, threads * 30_000_000)?;
+        let mut writer = super::writer(&self.index, threads)?;
         // A writer killed before its commit leaves files the last commit does not use (a
         // `.del` file of the next opstamp among them, which this commit would try to create
         // again): they go first. Writers take turns under the root's lock.
