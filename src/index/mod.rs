@@ -332,10 +332,9 @@ fn register_analyzers(index: &tantivy::Index) {
     index.tokenizers().register(tokenizer::TAG_ANALYZER, tokenizer::tag_analyzer());
 }
 
-/// An index writer with `threads` indexing threads of 30 MB each and as many merge threads:
-/// tantivy's default of four merge threads, started with every writer, costs a recall that
-/// commits one file four thread starts, and more than two merges never run at once on two
-/// cores.
+/// An index writer with `threads` indexing threads of 30 MB each and as many merge threads.
+/// tantivy starts four merge threads with every writer by default: three needless thread
+/// starts for a recall that commits one file, and two cores never run more merges than two.
 fn writer(index: &tantivy::Index, threads: usize) -> tantivy::Result<tantivy::IndexWriter> {
     let options = tantivy::indexer::IndexWriterOptions::builder()
         .num_worker_threads(threads)
