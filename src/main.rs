@@ -1,6 +1,6 @@
 //! The `mem` command: parse the arguments, run, map the outcome to an exit status
 //! (0 ok, 1 `mem health` found a problem or `mem recall` matched nothing, 2 error; a closed
-//! stdout pipe counts as ok).
+//! stdout pipe counts as ok; with `--hook`, 0 whatever happens, the error on stderr).
 
 use std::process::ExitCode;
 
@@ -14,13 +14,24 @@ mod cli;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let args = cli::Cli::parse();
+    // An agent's hook never gets a failure status from mem, whatever fails (arguments this
+    // version does not know included): agents read some statuses as "block the prompt".
+    let hook = std::env::args_os().any(|a| a == "--hook" || a.to_string_lossy().starts_with("--hook="));
+    let failed = if hook { ExitCode::SUCCESS } else { ExitCode::from(2) };
+    let args = match cli::Cli::try_parse() {
+        Ok(args) => args,
+        Err(e) if hook && e.use_stderr() => {
+            let _ = e.print();
+            return failed;
+        }
+        Err(e) => e.exit(),
+    };
     match cli::run(args) {
         Ok(code) => ExitCode::from(code),
         Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mem: error: {}", cli::describe(&e));
-            ExitCode::from(2)
+            failed
         }
     }
 }

@@ -110,7 +110,7 @@ pub(crate) struct Project {
     repo: tempfile::TempDir,
     agents: PathBuf,
     /// The folder on PATH that holds `mem`.
-    mem_folder: PathBuf,
+    pub(crate) mem_folder: PathBuf,
     /// Where commands run, relative to the repository (an absolute folder: that one).
     pub(crate) within: PathBuf,
 }
@@ -185,7 +185,7 @@ impl Project {
     }
 
     /// One `claude -p PROMPT` session (more arguments in `extra`) against `model`.
-    fn claude(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+    pub(crate) fn claude(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
         let mut cmd = self.command(&self.agents.join("claude"));
         cmd.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
             .env("ANTHROPIC_API_KEY", "dummy")
@@ -221,7 +221,7 @@ impl Project {
 
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
     /// when the user has trusted them: [`Project::trust_codex_hooks`]).
-    fn codex(&self, model: &StandIn, prompt: &str) -> Out {
+    pub(crate) fn codex(&self, model: &StandIn, prompt: &str) -> Out {
         self.codex_with(model, &[prompt])
     }
 
@@ -251,7 +251,7 @@ impl Project {
     /// What a user's `/hooks` trust step in Codex records: each hook's current hash, as Codex
     /// itself computes it (its app server's `hooks/list`), under `[hooks.state."<key>"]` of the
     /// user's `config.toml`. Returns how many hooks were trusted.
-    fn trust_codex_hooks(&self) -> usize {
+    pub(crate) fn trust_codex_hooks(&self) -> usize {
         use std::io::{BufRead, BufReader, Write};
         // Codex lists (and runs) a project's hooks once the project is trusted, as `codex exec
         // --trust` records it.

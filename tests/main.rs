@@ -29,6 +29,8 @@ mod eval;
 mod fresh;
 /// Gemini CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod gemini_e2e;
+/// The third probe's seams with the real agents: hooks that never block a prompt.
+mod seams_e2e;
 /// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
 mod hardening;
 /// Regressions of the second probe: links in `.mem/`, crafted indexes, names that are not UTF-8.

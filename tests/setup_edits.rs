@@ -255,7 +255,7 @@ fn gemini_settings_keep_the_users_own_entries() {
         serde_json::json!({ "command": "mem", "args": ["mcp"], "trust": true })
     );
     let after = &value["hooks"]["AfterAgent"];
-    assert_eq!(after[1]["hooks"][0]["command"], "mem capture --hook gemini", "{after}");
+    assert_eq!(after[1]["hooks"][0]["command"], "mem capture --hook gemini || true", "{after}");
     assert_eq!(after[1]["hooks"][0]["timeout"], 30000);
     assert_eq!(value["hooks"]["BeforeAgent"][0]["hooks"][0]["name"], "mem context");
     // The user's own file gets the hooks for sessions started in a subfolder.
@@ -267,4 +267,101 @@ fn gemini_settings_keep_the_users_own_entries() {
     assert_eq!(removed.code, 0, "{}", removed.stderr);
     assert_eq!(repo.read(".gemini/settings.json"), users);
     assert!(!repo.home.path().join(".gemini/settings.json").exists());
+}
+
+/// Item 1 of the third probe: setup's hook commands end with `|| true`, so that no agent reads
+/// a missing or old `mem` as "block the prompt". Entries an older setup wrote (without it) are
+/// still mem's: setup upgrades them in place of adding a second set, and `--remove` takes them
+/// out.
+#[test]
+fn hooks_of_an_older_setup_are_upgraded_and_removed() {
+    let repo = Repo::new();
+    let old = r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"mem context --hook claude","timeout":10}]}],"Stop":[{"hooks":[{"type":"command","command":"mem capture --hook claude","timeout":30}]},{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#;
+    repo.write(".claude/settings.json", old);
+    let out = repo.mem(&["setup", "claude"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let value: serde_json::Value =
+        serde_json::from_str(&repo.read(".claude/settings.json")).unwrap();
+    let commands: Vec<String> = ["SessionStart", "UserPromptSubmit", "Stop"]
+        .iter()
+        .flat_map(|e| value["hooks"][e].as_array().cloned().unwrap_or_default())
+        .map(|g| g["hooks"][0]["command"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "mem context --hook claude || true",
+            "mem context --hook claude --budget 2000 || true",
+            "notify-send done",
+            "mem capture --hook claude || true",
+        ],
+        "{value}"
+    );
+    let removed = repo.mem(&["setup", "claude", "--remove"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    let left = repo.read(".claude/settings.json");
+    assert!(!left.contains("--hook"), "{left}");
+    assert!(left.contains("notify-send done"), "{left}");
+    // And an old shape alone is removed too.
+    repo.write(".claude/settings.json", old);
+    let removed = repo.mem(&["setup", "claude", "--remove"]);
+    assert_eq!(removed.code, 0, "{}", removed.stderr);
+    assert!(!repo.read(".claude/settings.json").contains("--hook"));
+}
+
+/// Item 1 of the third probe: a hook command this `mem` does not know (a newer setup's
+/// argument, a typo) is reported on stderr and exits 0: clap's exit status 2 blocks a Claude Code
+/// prompt and a Gemini CLI turn.
+#[test]
+fn a_hook_with_arguments_mem_does_not_know_exits_0() {
+    let repo = Repo::new();
+    for args in [
+        &["context", "--hook", "gemini", "--budget", "2000", "--brand-new"][..],
+        &["capture", "--hook", "claude", "--too-new"],
+        &["context", "--hook", "cursor"],
+        &["context", "--hook=gemini", "--bogus"],
+    ] {
+        let out = repo.mem(args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("error:"), "{args:?}: {}", out.stderr);
+    }
+    // Without --hook, the same mistake is an error (exit 2).
+    assert_eq!(repo.mem(&["context", "--bogus"]).code, 2);
+}
+
+/// Item 3 of the third probe: run as `mem.real`, setup at user scope writes that path, and
+/// `--remove` then recognised nothing ("no mem entries") while setup again failed ("a server
+/// named mem that mem setup did not write"). Mem's entries are those of an executable named
+/// `mem` or of the running executable.
+#[test]
+fn a_mem_not_named_mem_can_undo_its_setup() {
+    let repo = Repo::new();
+    let tools = tempfile::tempdir().unwrap();
+    let real = tools.path().join("mem.real");
+    std::fs::copy(bin(), &real).unwrap();
+    let run_real = |args: &[&str]| {
+        let home = repo.home.path();
+        run(Command::new(&real)
+            .args(args)
+            .current_dir(repo.path())
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("CODEX_HOME", home.join(".codex"))
+            .env_remove("GEMINI_CLI_HOME"))
+    };
+    for agent in ["codex", "claude", "gemini"] {
+        let out = run_real(&["setup", agent, "--scope", "user"]);
+        assert_eq!(out.code, 0, "{agent}: {}", out.stderr);
+        let again = run_real(&["setup", agent, "--scope", "user"]);
+        assert_eq!(again.code, 0, "{agent}: {}", again.stderr);
+        assert!(again.stdout.contains("already set up"), "{agent}: {}", again.stdout);
+        let removed = run_real(&["setup", agent, "--scope", "user", "--remove"]);
+        assert_eq!(removed.code, 0, "{agent}: {}", removed.stderr);
+        assert!(removed.stdout.contains("removed mem from"), "{agent}: {}", removed.stdout);
+    }
+    let home = repo.home.path();
+    for file in [".codex/config.toml", ".codex/hooks.json", ".claude/settings.json", ".claude.json", ".gemini/settings.json"] {
+        let text = std::fs::read_to_string(home.join(file)).unwrap_or_default();
+        assert!(!text.contains("mem.real"), "{file}: {text}");
+    }
 }

@@ -11,7 +11,8 @@ use mem::agent::Agent;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Change, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read, shell_word,
+    Change, NEVER_BLOCKS, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read,
+    shell_word,
 };
 
 /// A hook `mem setup` writes.
@@ -29,7 +30,8 @@ pub struct Hook {
 /// The hooks for `agent` with the `mem` at `exe`, named by Claude Code's events: context at session
 /// start, the prompt's memories on each prompt, a capture when the agent stops (and, where
 /// the agent has it, when the session ends); with `checkpoints`, a checkpoint on each prompt.
-/// With `project_only`, each command ends with `--project-only` (see [`is_project_only`]).
+/// With `project_only`, mem's arguments end with `--project-only` (see [`is_project_only`]);
+/// every command ends with [`NEVER_BLOCKS`].
 pub fn hooks(
     exe: &Path,
     agent: Agent,
@@ -74,10 +76,11 @@ pub fn hooks(
             name: None,
         });
     }
-    if project_only {
-        for hook in &mut hooks {
+    for hook in &mut hooks {
+        if project_only {
             hook.command = format!("{} {PROJECT_ONLY}", hook.command);
         }
+        hook.command.push_str(NEVER_BLOCKS);
     }
     Ok(hooks)
 }
@@ -521,7 +524,7 @@ mod tests {
         assert_eq!(value["hooks"]["Stop"][0]["hooks"][0]["command"], "notify-send done");
         assert_eq!(
             value["hooks"]["Stop"][1]["hooks"][0]["command"],
-            "/opt/mem capture --hook claude"
+            "/opt/mem capture --hook claude || true"
         );
         assert_eq!(value["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"], 30);
         let on_prompt: Vec<&str> = value["hooks"]["UserPromptSubmit"]
@@ -532,7 +535,10 @@ mod tests {
             .collect();
         assert_eq!(
             on_prompt,
-            ["/opt/mem context --hook claude --budget 2000", "/opt/mem checkpoint --hook claude"]
+            [
+                "/opt/mem context --hook claude --budget 2000 || true",
+                "/opt/mem checkpoint --hook claude || true"
+            ]
         );
         // Twice: the same text.
         assert_eq!(with_hooks(Some(&added), path, &hooks).unwrap().unwrap(), added);

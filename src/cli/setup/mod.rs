@@ -432,21 +432,34 @@ const HOOK_ARGS: &[&[&str]] = &[
     &["checkpoint", "--hook", "AGENT"],
 ];
 
-/// The last word of the hooks a project's setup puts in the user's own file.
+/// The last word of mem's arguments in the hooks a project's setup puts in the user's own file.
 pub const PROJECT_ONLY: &str = "--project-only";
+
+/// What ends every hook command setup writes: whatever `mem` is or is not (missing from the
+/// agent's `PATH`, too old for the arguments, broken), the hook exits 0, and no agent reads its
+/// failure as "block this prompt" (Gemini CLI denies the prompt on any exit status but 0 and 1,
+/// Claude Code on 2). Commands an older setup wrote end without it, and are still mem's.
+pub const NEVER_BLOCKS: &str = " || true";
+
+/// A hook command's mem part: the command without [`NEVER_BLOCKS`].
+fn unguarded(command: &str) -> &str {
+    let command = command.trim_end();
+    command.strip_suffix(NEVER_BLOCKS).unwrap_or(command)
+}
 
 /// Whether a hook command is one that a project's setup puts in the user's own file (it acts
 /// only in projects with a memory root).
 pub fn is_project_only(command: &str) -> bool {
-    is_mem_hook(command) && command.split_whitespace().last() == Some(PROJECT_ONLY)
+    is_mem_hook(command) && unguarded(command).split_whitespace().last() == Some(PROJECT_ONLY)
 }
 
-/// Whether a hook command is one `mem setup` writes: an executable named `mem` (bare, or by a
-/// path, quoted or not) with exactly one of setup's argument lists, or one of them and
-/// [`PROJECT_ONLY`]. A command that runs mem
-/// with other arguments, or does more (`&& notify-send done`), is the user's.
+/// Whether a hook command is one `mem setup` writes (this version or an older one): mem's
+/// executable (see [`is_mem_exe`]; bare, or by a path, quoted or not) with exactly one of
+/// setup's argument lists, or one of them and [`PROJECT_ONLY`], then [`NEVER_BLOCKS`] or
+/// nothing. A command that runs mem with other arguments, or does more
+/// (`&& notify-send done`), is the user's.
 pub fn is_mem_hook(command: &str) -> bool {
-    let Some((program, rest)) = check::program_of(command) else { return false };
+    let Some((program, rest)) = check::program_of(unguarded(command)) else { return false };
     let words: Vec<&str> = rest.split_whitespace().collect();
     let words = words.strip_suffix(&[PROJECT_ONLY]).unwrap_or(&words);
     is_mem_exe(program)
@@ -461,9 +474,19 @@ pub fn is_mem_hook(command: &str) -> bool {
         })
 }
 
-/// Whether a program path names an executable called `mem`.
+/// Whether a program word is mem's: an executable named `mem`, or one that resolves (a path,
+/// or a bare name on `PATH`) to the running executable, whatever its name (`mem.real`). Never
+/// any program run with `mcp`: a server of the user's own named `mem` stays the user's.
 pub fn is_mem_exe(program: &str) -> bool {
-    Path::new(program).file_name().is_some_and(|n| n == "mem")
+    Path::new(program).file_name().is_some_and(|n| n == "mem") || is_this_exe(program)
+}
+
+/// Whether a program word starts the running executable.
+fn is_this_exe(program: &str) -> bool {
+    static THIS: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let this = THIS.get_or_init(|| std::env::current_exe().and_then(|p| p.canonicalize()).ok());
+    let Some(this) = this else { return false };
+    check::resolve(program).and_then(|p| p.canonicalize().ok()).as_ref() == Some(this)
 }
 
 #[cfg(test)]
@@ -496,5 +519,27 @@ mod tests {
         assert!(!is_mem_hook("mem context --hook claude --budget 4000"));
         assert!(is_mem_hook("mem context --hook gemini"));
         assert!(!is_mem_hook("mem context --hook cursor"));
+    }
+
+    /// Item 1 of the third probe: the commands end with a guard, and the old shape is mem's too.
+    #[test]
+    fn guarded_and_unguarded_hooks_are_both_mem_s() {
+        assert!(is_mem_hook("mem context --hook gemini || true"));
+        assert!(is_mem_hook("'/a b/mem' capture --hook codex || true"));
+        assert!(is_project_only("mem capture --hook claude --project-only || true"));
+        assert!(is_project_only("mem capture --hook claude --project-only"));
+        assert!(!is_project_only("mem capture --hook claude || true"));
+        assert!(!is_mem_hook("mem capture --hook claude || notify-send failed"));
+        assert!(!is_mem_hook("mem capture --hook claude || true || true"));
+    }
+
+    /// Item 3 of the third probe: an executable not named `mem` is mem's when it is this one.
+    #[test]
+    fn the_running_executable_is_mem_s_whatever_its_name() {
+        let this = std::env::current_exe().unwrap();
+        assert!(is_mem_exe(this.to_str().unwrap()));
+        assert!(!is_mem_exe("/bin/sh"));
+        let hook = format!("{} context --hook codex || true", this.display());
+        assert!(is_mem_hook(&hook));
     }
 }
