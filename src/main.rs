@@ -16,8 +16,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> ExitCode {
     // An agent's hook never gets a failure status from mem, whatever fails (arguments this
     // version does not know included): agents read some statuses as "block the prompt".
-    let hook = std::env::args_os().any(|a| a == "--hook" || a.to_string_lossy().starts_with("--hook="));
+    let hook =
+        std::env::args_os().any(|a| a == "--hook" || a.to_string_lossy().starts_with("--hook="));
     let failed = if hook { ExitCode::SUCCESS } else { ExitCode::from(2) };
+    if hook {
+        cli::hook_mode();
+    }
     let args = match cli::Cli::try_parse() {
         Ok(args) => args,
         Err(e) if hook && e.use_stderr() => {

@@ -29,8 +29,6 @@ mod eval;
 mod fresh;
 /// Gemini CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod gemini_e2e;
-/// The third probe's seams with the real agents: hooks that never block a prompt.
-mod seams_e2e;
 /// Regression tests of the fault and bad-input probe (crashes, cloned roots, symlinks...).
 mod hardening;
 /// Regressions of the second probe: links in `.mem/`, crafted indexes, names that are not UTF-8.
@@ -58,6 +56,10 @@ mod reflect;
 mod rewind;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// The third probe's seams without an agent: hooks go on, setup's guards and output.
+mod seams;
+/// The third probe's seams with the real agents: hooks that never block a prompt.
+mod seams_e2e;
 /// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.
 mod session;
 /// `mem setup` edits only what it wrote: foreign servers, the user's hooks, links, exact JSON.

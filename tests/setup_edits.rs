@@ -360,7 +360,13 @@ fn a_mem_not_named_mem_can_undo_its_setup() {
         assert!(removed.stdout.contains("removed mem from"), "{agent}: {}", removed.stdout);
     }
     let home = repo.home.path();
-    for file in [".codex/config.toml", ".codex/hooks.json", ".claude/settings.json", ".claude.json", ".gemini/settings.json"] {
+    for file in [
+        ".codex/config.toml",
+        ".codex/hooks.json",
+        ".claude/settings.json",
+        ".claude.json",
+        ".gemini/settings.json",
+    ] {
         let text = std::fs::read_to_string(home.join(file)).unwrap_or_default();
         assert!(!text.contains("mem.real"), "{file}: {text}");
     }

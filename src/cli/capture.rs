@@ -41,6 +41,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 }
 
 fn capture(args: Args, ctx: &Globals) -> Result<()> {
+    let ctx = &ctx.for_hook(args.project_only);
     let payload = match &args.payload {
         Some(text) => Ok(text.clone().into_bytes()),
         None => super::hook::read_payload(),

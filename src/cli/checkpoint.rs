@@ -96,6 +96,7 @@ fn workspace_at(ctx: &Globals, dir: &Path) -> Result<Workspace> {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(agent) = args.hook {
+        let ctx = &ctx.for_hook(args.project_only);
         return hook::run(ctx, agent, "checkpoint", args.project_only, |_, event| {
             checkpoint_turn(ctx, event).map(|_| None)
         });

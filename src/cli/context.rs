@@ -68,6 +68,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
+    let ctx = &ctx.for_hook(args.project_only);
     hook::run(ctx, agent, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
 }
 

@@ -119,6 +119,13 @@ enum Command {
 
 /// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
 /// problem and for `mem recall` finding nothing).
+/// Hook mode (`--hook`, seen by `main` on the command line): whatever can be set aside is, so
+/// that the agent's hook still answers (a broken user configuration file, see
+/// [`user::set_aside_when_broken`]).
+pub fn hook_mode() {
+    user::set_aside_when_broken();
+}
+
 pub fn run(cli: Cli) -> Result<u8> {
     VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
@@ -198,6 +205,14 @@ struct Globals {
 }
 
 impl Globals {
+    /// These globals for a `--project-only` hook when `project_only`: the root is found from the
+    /// payload's working directory alone, whatever `--dir`/`MEM_DIR` says (a shell's `MEM_DIR`
+    /// must not draw every unrelated repository's sessions into one root).
+    fn for_hook(&self, project_only: bool) -> Globals {
+        let dir = if project_only { None } else { self.dir.clone() };
+        Globals { dir, now: self.now, fixed_now: self.fixed_now }
+    }
+
     /// Finds the memory root, creating the per-user default on first use.
     fn root(&self) -> Result<PathBuf> {
         self.root_near(None)

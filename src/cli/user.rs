@@ -5,6 +5,7 @@
 //! the user's own memory layer.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context as _, Result};
 use serde::Deserialize;
@@ -69,15 +70,35 @@ pub fn path() -> Option<PathBuf> {
     dirs::config_dir().map(|d| d.join("mem").join(FILE))
 }
 
+/// Whether a user configuration file that cannot be used is set aside with a warning instead
+/// of failing the command: so in an agent's hooks, where a typo in the one file would otherwise
+/// stop the context and checkpoints of every project.
+static SET_ASIDE_WHEN_BROKEN: AtomicBool = AtomicBool::new(false);
+
+/// From now on, a user configuration file that cannot be used is warned about (once) and set
+/// aside (see [`load`]): for hooks.
+pub fn set_aside_when_broken() {
+    SET_ASIDE_WHEN_BROKEN.store(true, Ordering::Relaxed);
+}
+
 /// Reads the user configuration (once per process: the model overrides and the layers both
-/// need it); no file is the defaults.
+/// need it); no file is the defaults. A file that cannot be used is an error, or, after
+/// [`set_aside_when_broken`], a warning on stderr and the defaults.
 pub fn load() -> Result<UserConfig> {
     static LOADED: std::sync::OnceLock<UserConfig> = std::sync::OnceLock::new();
     if let Some(config) = LOADED.get() {
         return Ok(config.clone());
     }
-    let config = match path() {
-        Some(path) => load_from(&path)?,
+    let config = match path().map(|path| load_from(&path)) {
+        Some(Ok(config)) => config,
+        Some(Err(e)) if SET_ASIDE_WHEN_BROKEN.load(Ordering::Relaxed) => {
+            eprintln!(
+                "mem: warning: {}; going on without the user configuration",
+                super::describe(&e)
+            );
+            UserConfig::default()
+        }
+        Some(Err(e)) => return Err(e),
         None => UserConfig::default(),
     };
     Ok(LOADED.get_or_init(|| config).clone())

@@ -11,8 +11,8 @@ use mem::agent::Agent;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Change, NEVER_BLOCKS, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only, read,
-    shell_word,
+    Change, NEVER_BLOCKS, PROJECT_ONLY, Scope, Target, is_mem_exe, is_mem_hook, is_project_only,
+    read, shell_word,
 };
 
 /// A hook `mem setup` writes.

@@ -113,6 +113,38 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         remove: args.remove,
         checkpoints: args.checkpoints,
     };
+    if target.scope == Scope::Project
+        && !target.remove
+        && !store::is_repository_top(&target.project)
+    {
+        // In `~`, the project's file would be the user's own, and `~/.memory` would catch every
+        // repository under it.
+        bail!(
+            "{} is not in a git repository: a project's setup goes into the repository's own \
+             files and its .memory/ root; run `git init` at the top of the project first, or set \
+             mem up for every project with --scope user",
+            cwd.display()
+        );
+    }
+    if let Some(dir) = std::env::var_os("MEM_DIR").filter(|d| !d.is_empty()) {
+        eprintln!(
+            "mem: warning: MEM_DIR is set ({}): an agent started from this shell runs the \
+             hooks and the mem server on that root, not on the project's; unset it before \
+             starting the agent (the user-level --project-only hooks ignore it)",
+            Path::new(&dir).display()
+        );
+    }
+    if args.agent == Agent::Gemini
+        && let Some(home) = std::env::var_os("GEMINI_CLI_HOME").filter(|h| !h.is_empty())
+        && Path::new(&home).is_relative()
+    {
+        // Gemini CLI takes it as it is, relative to whatever folder it starts in.
+        bail!(
+            "GEMINI_CLI_HOME is relative ({}): Gemini CLI would read its settings from another \
+             folder in each folder it starts in; set it to an absolute folder",
+            Path::new(&home).display()
+        );
+    }
     if target.scope == Scope::Project {
         // Checked before anything is read: a cloned repository may link them anywhere.
         let files: &[&str] = match args.agent {
@@ -147,7 +179,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         out.push_str(&diff(change));
     }
     if create_root {
-        out.push_str(&format!("+ the project memory root {}\n", root.display()));
+        // Not a diff line: said apart, after the diffs.
+        out.push_str(&format!(
+            "\nand a new project memory root: {} (mem.toml, .gitignore)\n",
+            root.display()
+        ));
     }
     let agent = args.agent.title();
     if changed.is_empty() && !create_root {
@@ -183,6 +219,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             text.push_str(&format!("note: {note}\n"));
         }
     }
+    // An agent reads its configuration when it starts: a running one goes on as it was.
+    let what = if args.remove { "stop running" } else { "load" };
+    text.push_str(&format!(
+        "Restart {agent} (and any open session of it) to {what} the hooks and the mem server.\n"
+    ));
     super::print_text(&text)
 }
 
@@ -292,6 +333,9 @@ fn confined(project: &Path, rel: &str) -> Result<()> {
 /// line: the change is shown as the bytes that differ, with some context.
 const LONG_LINE: usize = 2000;
 
+/// Lines of context shown on each side of a change.
+const CONTEXT_LINES: usize = 3;
+
 /// Characters of context shown on each side of a change within a long line.
 const CONTEXT_CHARS: usize = 120;
 
@@ -317,6 +361,13 @@ fn diff(change: &Change) -> String {
         .take_while(|(a, b)| a == b)
         .count();
     let suffix = before[before.len() - suffix..].find('\n').map_or(0, |i| suffix - i - 1);
+    // Lines of context on each side, as `diff -u` shows.
+    let prefix = (0..CONTEXT_LINES)
+        .fold(prefix, |at, _| before[..at.saturating_sub(1)].rfind('\n').map_or(0, |i| i + 1));
+    let suffix = (0..CONTEXT_LINES).fold(suffix, |left, _| {
+        let start = before.len() - left;
+        before[start..].find('\n').map_or(0, |i| left - i - 1)
+    });
     let (old_part, new_part) =
         (&before[prefix..before.len() - suffix], &after[prefix..after.len() - suffix]);
     let first_line = before[..prefix].matches('\n').count();
