@@ -53,6 +53,12 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     if args.project_only && super::hook::outside_projects(ctx, cwd.as_deref())? {
         return Ok(());
     }
+    if args.project_only
+        && let Some(line) = super::hook::held_back(&ctx.locate_root(cwd.as_deref())?.0)
+    {
+        eprintln!("{line}");
+        return Ok(());
+    }
     let root =
         ctx.root_near(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
     let logged_failure = |payload: &[u8], message: String| {

@@ -115,6 +115,21 @@ pub fn outside_projects(ctx: &Globals, cwd: Option<&str>) -> anyhow::Result<bool
     Ok(ctx.locate_root(cwd)?.1 == RootSource::Default)
 }
 
+/// Why a `--project-only` hook (the user's, for every project) leaves the root `root` alone:
+/// it was not made, set up or allowed on this machine (a cloned repository's `.memory/`), so
+/// its memories may not reach the session, nor the session's digest its folder. `None` when
+/// it may be used.
+pub fn held_back(root: &std::path::Path) -> Option<String> {
+    (!super::machine::is_known(root)).then(|| {
+        format!(
+            "mem: the memory root {} was not made, set up or allowed on this machine (a cloned \
+             repository's?): its memories are held back and nothing is captured into it; run \
+             `mem allow` there to use it",
+            root.display()
+        )
+    })
+}
+
 /// Whether this is the first of identical calls of `command`'s hook on `payload` (the agent
 /// running mem's hook from two of its files) in the memory root `root` of the payload's cwd:
 /// only the first acts, see [`capture::once`].
@@ -153,9 +168,18 @@ pub fn run(
             let event = Event::of(agent, &payload);
             // The root is located once, for both gates.
             let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
-            if project_only && source == RootSource::Default
-                || !first_call(ctx, &root, agent, command, &payload)?
-            {
+            if project_only && source == RootSource::Default {
+                return Ok(None);
+            }
+            if project_only && let Some(line) = held_back(&root) {
+                // Said once, where the session starts; the other hooks leave the root alone.
+                eprintln!("{line}");
+                let start = event.name.as_deref() == Some(SESSION_START);
+                return Ok((command == "context" && start)
+                    .then(|| agent.context_answer(SESSION_START, &line))
+                    .flatten());
+            }
+            if !first_call(ctx, &root, agent, command, &payload)? {
                 return Ok(None);
             }
             answer(&payload, &event)

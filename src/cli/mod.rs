@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod allow;
 mod capture;
 mod checkpoint;
 mod completions;
@@ -13,6 +14,7 @@ mod hook;
 mod index;
 mod init;
 mod list;
+mod machine;
 mod man;
 mod mcp;
 mod prune;
@@ -103,6 +105,9 @@ enum Command {
     Capture(capture::Args),
     /// Wire mem into Claude Code, Codex or Gemini CLI: hooks and MCP server in its own config files.
     Setup(setup::Args),
+    /// Let sessions use a memory root this machine did not make or set up (a cloned
+    /// repository's, one someone else owns).
+    Allow(allow::Args),
     /// Snapshot the git working tree under refs/mem/checkpoints/ (HEAD, index and branches untouched).
     Checkpoint(checkpoint::Args),
     /// List the checkpoints of this repository, newest first.
@@ -156,6 +161,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Context(args) => context::run(args, &ctx),
         Command::Mcp(args) => mcp::run(args, &ctx),
         Command::Setup(args) => setup::run(args, &ctx),
+        Command::Allow(args) => allow::run(args, &ctx),
     };
     done.map(|()| 0)
 }
@@ -243,7 +249,15 @@ impl Globals {
             _ => std::env::current_dir().context("cannot read the working directory")?,
         };
         let default = dirs::data_dir().map(|d| d.join("mem"));
-        Ok(store::find_root(self.dir.as_deref(), &cwd, default)?)
+        let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
+        // A root found above the working directory that someone else owns (a shared /tmp) is
+        // not used unless allowed, as git does since CVE-2022-24765.
+        if source == RootSource::Ancestor
+            && let Some(why) = machine::foreign_owner(&root)
+        {
+            anyhow::bail!(why);
+        }
+        Ok((root, source))
     }
 
     /// The root found from `cwd` (see [`Globals::root_near`]) as the project layer, and the
@@ -313,6 +327,10 @@ fn init_root(dir: &Path, now: Timestamp) -> Result<store::InitReport> {
     Engine::open(dir)
         .and_then(|mut engine| engine.start_observing(now))
         .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
+    // Made here: the user's own (see `machine`).
+    if let Err(e) = machine::remember(dir, None) {
+        eprintln!("mem: warning: {}", describe(&e));
+    }
     Ok(report)
 }
 

@@ -109,7 +109,7 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
     let after = with_server(before.as_deref(), &mcp, server)?;
     let mcp = Change { path: mcp, before, after };
     let mut changes = vec![settings, mcp];
-    if target.scope == Scope::Project {
+    if target.edits_user_hooks() {
         // Claude Code reads a project's settings in the folder it is started in only: started in
         // a subfolder, it runs the user's hooks alone. These act in projects with a memory root
         // only, and once with the project's own where both run.

@@ -64,7 +64,7 @@ pub fn changes(target: &Target, gemini_home: &Path) -> Result<Vec<Change>> {
     let hooked = with_hooks(before.as_deref(), &settings, &own)?;
     let after = with_server(hooked.as_deref(), &settings, server)?;
     let mut changes = vec![Change { path: settings, before, after }];
-    if target.scope == Scope::Project {
+    if target.edits_user_hooks() {
         // Gemini CLI reads a project's settings in the folder it is started in only: started
         // in a subfolder, it runs the user's hooks alone. These act in projects with a memory
         // root only, and once with the project's own where both run.

@@ -67,6 +67,17 @@ pub struct Target {
     pub remove: bool,
     /// Add the checkpoint hook on each prompt.
     pub checkpoints: bool,
+    /// When removing a project's setup: the other projects set up for the agent on this
+    /// machine, which rely on the user-level `--project-only` hooks (kept while there are any).
+    pub others: Vec<PathBuf>,
+}
+
+impl Target {
+    /// Whether this setup edits the user-level `--project-only` hooks: a project's setup does,
+    /// unless it is removed while other projects rely on them.
+    pub fn edits_user_hooks(&self) -> bool {
+        self.scope == Scope::Project && !(self.remove && !self.others.is_empty())
+    }
 }
 
 impl Target {
@@ -112,6 +123,16 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         exe: this.clone(),
         remove: args.remove,
         checkpoints: args.checkpoints,
+        others: Vec::new(),
+    };
+    let root = target.project.join(store::PROJECT_DIR);
+    let target = Target {
+        others: if target.remove && target.scope == Scope::Project {
+            super::machine::others_set_up(&root, args.agent.name())
+        } else {
+            Vec::new()
+        },
+        ..target
     };
     if target.scope == Scope::Project
         && !target.remove
@@ -168,7 +189,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             gemini::changes(&target, &home)?
         }
     };
-    let root = target.project.join(store::PROJECT_DIR);
     let create_root = target.scope == Scope::Project
         && !target.remove
         && !root.join(mem::config::CONFIG_FILE).exists();
@@ -208,12 +228,32 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     for change in changed {
         apply(change)?;
     }
+    if target.scope == Scope::Project {
+        let agent = args.agent.name();
+        let recorded = if args.remove {
+            super::machine::forget_agent(&root, agent)
+        } else {
+            super::machine::remember(&root, Some(agent))
+        };
+        if let Err(e) = recorded {
+            eprintln!("mem: warning: {}", super::describe(&e));
+        }
+    }
     let done = if args.remove { "removed mem from" } else { "set up mem in" };
     let scope = match args.scope {
         Scope::Project => format!("project {}", target.project.display()),
         Scope::User => "user configuration".to_string(),
     };
     let mut text = format!("{done} {agent} ({scope})\n");
+    if args.remove && !target.others.is_empty() && args.agent != Agent::Codex {
+        let list: Vec<String> = target.others.iter().map(|p| p.display().to_string()).collect();
+        text.push_str(&format!(
+            "kept {agent}'s user-level --project-only hooks (sessions started in a subfolder): \
+             {} other project(s) set up on this machine rely on them: {}\n",
+            list.len(),
+            list.join(", ")
+        ));
+    }
     if !args.remove {
         for note in notes(args.agent, args.scope) {
             text.push_str(&format!("note: {note}\n"));
