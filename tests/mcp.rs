@@ -657,3 +657,27 @@ fn the_server_watches_the_root_and_sees_what_other_tools_change() {
     let log = server.finish();
     assert!(!log.contains("cannot watch"), "{log}");
 }
+
+/// Issue 37, item 23: a rename of the CLI's `Context` type had made the help and the manual
+/// pages say "Model Globals Protocol". It is the Model Context Protocol everywhere.
+#[test]
+fn the_help_and_the_manual_name_the_model_context_protocol() {
+    let dir = Dir::new();
+    let pages = dir.path().join("man");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(crate::util::bin()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["man", "--out", pages.to_str().unwrap()]);
+    let texts = [
+        ("mem --help", run(&["--help"])),
+        ("mem mcp --help", run(&["mcp", "--help"])),
+        ("mem man", run(&["man"])),
+        ("mem-mcp.1", std::fs::read_to_string(pages.join("mem-mcp.1")).unwrap()),
+    ];
+    for (what, text) in texts {
+        assert!(text.contains("Model Context Protocol"), "{what}: {text}");
+        assert!(!text.contains("Globals Protocol"), "{what}: {text}");
+    }
+}

@@ -1,4 +1,4 @@
-//! `mem mcp`: a Model Globals Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
+//! `mem mcp`: a Model Context Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
 //! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
 //! one [`Engine`] for its lifetime, watches its files and refreshes the index before each tool
 //! call from what changed (so files changed by other processes are seen, and a call after no
