@@ -681,3 +681,38 @@ fn the_help_and_the_manual_name_the_model_context_protocol() {
         assert!(!text.contains("Globals Protocol"), "{what}: {text}");
     }
 }
+
+/// Issue 37, item 20: `recall` declared no `destructiveHint`, whose default is true, so clients
+/// took it for destructive. Every tool declares all four hints, each true to what it does:
+/// recall, remember and used record usage (not read-only, not idempotent) and destroy nothing;
+/// forget invalidates (destructive; a second call changes nothing); the others only read.
+#[test]
+fn every_tool_declares_every_hint_as_it_is() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let list = server.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
+    // (read-only, destructive, idempotent); none reaches outside the machine.
+    let expected = [
+        ("recall", (false, false, false)),
+        ("remember", (false, false, false)),
+        ("get", (true, false, true)),
+        ("recent", (true, false, true)),
+        ("forget", (false, true, true)),
+        ("used", (false, false, false)),
+        ("session_list", (true, false, true)),
+        ("session_search", (true, false, true)),
+        ("session_resume", (true, false, true)),
+    ];
+    assert_eq!(tools.len(), expected.len(), "{list}");
+    for (name, (read_only, destructive, idempotent)) in expected {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"));
+        let hints = &tool["annotations"];
+        assert_eq!(hints["readOnlyHint"], read_only, "{name}: {hints}");
+        assert_eq!(hints["destructiveHint"], destructive, "{name}: {hints}");
+        assert_eq!(hints["idempotentHint"], idempotent, "{name}: {hints}");
+        assert_eq!(hints["openWorldHint"], false, "{name}: {hints}");
+        assert!(hints["title"].is_string(), "{name}: {hints}");
+    }
+    server.finish();
+}

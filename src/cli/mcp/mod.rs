@@ -265,7 +265,13 @@ impl MemServer {
     #[tool(
         description = "Recall long-term memories relevant to a task (the description \
         `recall_description` gives).",
-        annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
+        annotations(
+            title = "Recall memories",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
         self.call(false, |layers, now| {
@@ -355,7 +361,13 @@ impl MemServer {
     #[tool(
         description = "Read one memory by id: id, path, title, type, importance, created, tags, \
         source, body and the whole front_matter.",
-        annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Get a memory",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
         self.call(true, |layers, _| {
@@ -370,7 +382,13 @@ impl MemServer {
         description = "List the newest memories, newest first, as {memories} (invalidated ones \
         included, with their invalid_at): each with id, path, title, type, importance, created, last_access, tags, \
         source, invalid_at, superseded_by.",
-        annotations(title = "Recent memories", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Recent memories",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn recent(&self, Parameters(args): Parameters<RecentArgs>) -> CallToolResult {
         self.call(true, |layers, _| {
@@ -404,7 +422,7 @@ impl MemServer {
             title = "Forget a memory",
             read_only_hint = false,
             destructive_hint = true,
-            idempotent_hint = false,
+            idempotent_hint = true,
             open_world_hint = false
         )
     )]
