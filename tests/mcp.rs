@@ -9,6 +9,9 @@ use wait_timeout::ChildExt;
 
 use crate::util::{Dir, NOW, ids, memory};
 
+/// Every limit of the tools' input schemas, and the server's refusal of what breaks it.
+mod schemas;
+
 /// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
 const PATIENCE: Duration = Duration::from_secs(60);
 /// The same guard for the answer to a bad line, which needs no model or index work.

@@ -20,21 +20,19 @@ use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use self::args::{
+    ForgetArgs, GetArgs, MAX_RESULTS, MAX_TEXT_BYTES, RecallArgs, RecentArgs, RememberArgs,
+    UsedArgs,
+};
 use self::stdio::{filter, forward, write_lines};
 use super::Globals;
 
+mod args;
 mod sessions;
 mod stdio;
-
-/// The largest memory text `remember` accepts, whatever `[limits] max_file_bytes` allows.
-const MAX_TEXT_BYTES: u64 = 64 * 1024;
-/// The most memories `recall` and `recent` return.
-const MAX_RESULTS: u16 = 100;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
@@ -111,154 +109,6 @@ struct MemServer {
     tool_router: ToolRouter<MemServer>,
 }
 
-/// A memory type, as the tools accept it (the schema lists the values).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(description = "episodic (something that happened), semantic (a fact or decision) \
-    or procedural (how to do something)")]
-enum Kind {
-    Episodic,
-    Semantic,
-    Procedural,
-}
-
-impl From<Kind> for MemoryType {
-    fn from(kind: Kind) -> MemoryType {
-        match kind {
-            Kind::Episodic => MemoryType::Episodic,
-            Kind::Semantic => MemoryType::Semantic,
-            Kind::Procedural => MemoryType::Procedural,
-        }
-    }
-}
-
-// The schema descriptions are attributes rather than doc comments, which would keep their line
-// breaks.
-
-/// Arguments of the `recall` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RecallArgs {
-    #[schemars(description = "What you are working on or looking for, in your own words: the \
-        task, an error message, a file or identifier name.")]
-    query: String,
-    #[serde(default = "default_k")]
-    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
-    k: u16,
-    #[serde(default, rename = "type")]
-    #[schemars(description = "Only memories of this type.")]
-    kind: Option<Kind>,
-    #[serde(default)]
-    #[schemars(description = "Only memories that carry every one of these tags.")]
-    tags: Vec<String>,
-    #[serde(default)]
-    #[schemars(description = "Relevance from keywords (bm25), meaning (vector) or both \
-        (hybrid). Default: hybrid when the server has an embedding model, else bm25.")]
-    mode: Option<Mode>,
-}
-
-/// A recall mode, as the tools accept it.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Mode {
-    Bm25,
-    Vector,
-    Hybrid,
-}
-
-impl From<Mode> for RecallMode {
-    fn from(mode: Mode) -> RecallMode {
-        match mode {
-            Mode::Bm25 => RecallMode::Bm25,
-            Mode::Vector => RecallMode::Vector,
-            Mode::Hybrid => RecallMode::Hybrid,
-        }
-    }
-}
-
-fn default_k() -> u16 {
-    20
-}
-
-/// Arguments of the `remember` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RememberArgs {
-    #[schemars(description = "The memory's text (Markdown): one self-contained fact, event or \
-        procedure, with the names (files, commands, identifiers) someone would search for. At \
-        most 64 KiB.")]
-    text: String,
-    #[serde(default = "default_kind", rename = "type")]
-    #[schemars(description = "The memory's type; semantic by default.")]
-    kind: Kind,
-    #[serde(default = "default_importance")]
-    #[schemars(
-        range(min = 1, max = 10),
-        description = "1 (mundane) to 10 (critical). \
-        Important memories rank higher and fade more slowly."
-    )]
-    importance: u8,
-    #[serde(default)]
-    #[schemars(description = "Tags, for filtering recall (e.g. \"tooling\", \"auth\").")]
-    tags: Vec<String>,
-    #[serde(default)]
-    #[schemars(description = "Where the memory comes from: a session id, a URL, a person.")]
-    source: Option<String>,
-    #[serde(default)]
-    #[schemars(description = "Write it even if a very similar memory exists. Exact duplicates \
-        are never written again.")]
-    force: bool,
-    #[serde(default)]
-    #[schemars(description = "Where to keep it: \"project\" (default: this project's facts, \
-        decisions, procedures) or \"user\" (the user's own preferences and procedures that span \
-        projects; needs a user layer).")]
-    layer: Option<String>,
-}
-
-fn default_kind() -> Kind {
-    Kind::Semantic
-}
-
-fn default_importance() -> u8 {
-    mem::format::DEFAULT_IMPORTANCE
-}
-
-/// Arguments of the `get` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct GetArgs {
-    #[schemars(description = "The memory's id, as recall, recent or remember return it.")]
-    id: String,
-}
-
-/// Arguments of the `recent` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RecentArgs {
-    #[serde(default = "default_n")]
-    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
-    n: u16,
-    #[serde(default, rename = "type")]
-    #[schemars(description = "Only memories of this type.")]
-    kind: Option<Kind>,
-}
-
-fn default_n() -> u16 {
-    10
-}
-
-/// Arguments of the `forget` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ForgetArgs {
-    #[schemars(description = "The id of the memory that is no longer true.")]
-    id: String,
-    #[schemars(description = "Why it is no longer true; kept in the file as invalid_reason.")]
-    reason: String,
-}
-
-/// Arguments of the `used` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct UsedArgs {
-    #[schemars(description = "Ids of the memories that helped.")]
-    ids: Vec<String>,
-}
-
 #[tool_router]
 impl MemServer {
     /// Recall: the memories most relevant to a task.
@@ -312,10 +162,7 @@ impl MemServer {
     )]
     fn remember(&self, Parameters(args): Parameters<RememberArgs>) -> CallToolResult {
         self.call(true, |layers, now| {
-            let layer = match args.layer.as_deref() {
-                None => Layer::Project,
-                Some(name) => name.parse().map_err(|e: String| anyhow!(e))?,
-            };
+            let layer = args.layer.map_or(Layer::Project, Layer::from);
             let Some(engine) = layers.engine(layer) else {
                 if let Some(problem) = layers.user_problem() {
                     bail!("{problem}");

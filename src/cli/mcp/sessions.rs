@@ -46,7 +46,10 @@ pub(super) struct ResumeArgs {
         session_search return it. Default: the most recent session.")]
     id: Option<String>,
     #[serde(default = "default_budget")]
-    #[schemars(range(min = 200), description = "Most characters of the state, at least 200.")]
+    #[schemars(
+        range(min = 200, max = u32::MAX),
+        description = "Most characters of the state, 200 to 4294967295."
+    )]
     budget: u32,
     #[serde(default)]
     #[schemars(description = "The state as it was at the end of this turn.")]
