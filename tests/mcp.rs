@@ -9,6 +9,8 @@ use wait_timeout::ChildExt;
 
 use crate::util::{Dir, NOW, ids, memory};
 
+/// Protocol edges: no handshake, unknown methods, batches, stderr.
+mod protocol;
 /// Every limit of the tools' input schemas, and the server's refusal of what breaks it.
 mod schemas;
 

@@ -189,6 +189,7 @@ pub fn describe(e: &anyhow::Error) -> String {
 }
 
 /// What every subcommand needs from the global options.
+#[derive(Clone)]
 struct Globals {
     dir: Option<PathBuf>,
     /// "Now" for this command, read once.
