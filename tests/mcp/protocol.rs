@@ -140,3 +140,24 @@ fn arguments_that_do_not_match_the_schema_are_written_to_stderr() {
         "{log}"
     );
 }
+
+/// Issue 37, item 22: docs/mcp.md listed four of a hit's components (relevance, coverage,
+/// recency, importance) where recall gives eight. The list there is the one the code has (the
+/// recall tool's description is made from `score::component_names`).
+#[test]
+fn docs_list_every_component_of_a_hit() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let list = server.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let recall = tools.iter().find(|t| t["name"] == "recall").unwrap();
+    let description = recall["description"].as_str().unwrap();
+    let from_code = description.split("components (").nth(1).unwrap().split(')').next().unwrap();
+    let from_code: Vec<&str> = from_code.split(", ").collect();
+    server.finish();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/mcp.md")).unwrap();
+    let listed = doc.split("`components` {").nth(1).expect("docs/mcp.md lists the components");
+    let listed: Vec<&str> =
+        listed.split('}').next().unwrap().split(", ").map(|c| c.trim().trim_matches('`')).collect();
+    assert_eq!(listed, from_code);
+}
