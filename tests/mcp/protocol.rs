@@ -6,7 +6,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 use wait_timeout::ChildExt;
 
-use super::{PATIENCE, Server, initialized};
+use super::{BAD_LINE_PATIENCE, PATIENCE, Server, initialized};
 use crate::util::{Dir, NOW, bin, clean_env};
 
 /// The `_meta` of a 2026-07-28 request, which has no handshake.
@@ -160,4 +160,107 @@ fn docs_list_every_component_of_a_hit() {
     let listed: Vec<&str> =
         listed.split('}').next().unwrap().split(", ").map(|c| c.trim().trim_matches('`')).collect();
     assert_eq!(listed, from_code);
+}
+
+/// The next line on stdout, as JSON (a batch's answer is an array, not a message).
+#[track_caller]
+fn next_line(server: &mut Server, what: &str) -> Value {
+    let line = server
+        .lines
+        .recv_timeout(BAD_LINE_PATIENCE)
+        .unwrap_or_else(|e| panic!("no answer to {what} ({e}){}", server.log()));
+    serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// Starts a server and completes the handshake at protocol `version`.
+fn initialized_at(dir: &Dir, version: &str) -> Server {
+    let mut server = Server::start(dir);
+    let init = server.request(
+        "initialize",
+        json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": { "name": "batcher", "version": "1" }
+        }),
+    );
+    assert_eq!(init["result"]["protocolVersion"], version, "{init}");
+    server.send(&json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    server
+}
+
+/// Issue 37, item 22: a JSON-RPC batch was answered -32600 even at protocol 2025-03-26, where
+/// a server must accept batches. At that version a batch is answered with one array of the
+/// responses to its requests, in its order (a bad element gets its own -32600 there, a
+/// notification nothing); a batch of notifications gets no answer, an empty one a -32600.
+#[test]
+fn a_batch_is_answered_whole_at_protocol_2025_03_26() {
+    let dir = Dir::new();
+    let mut server = initialized_at(&dir, "2025-03-26");
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": 10, "method": "ping" },
+        { "jsonrpc": "2.0", "method": "notifications/roots/list_changed" },
+        { "jsonrpc": "2.0", "id": "kept", "method": "tools/call",
+          "params": { "name": "remember", "arguments": { "text": "Batches were 2025-03-26 only" } } },
+        1,
+        { "jsonrpc": "2.0", "id": 12, "method": "initialize", "params": {} },
+        { "jsonrpc": "2.0", "id": 13, "method": "tools/list" }
+    ]);
+    server.send(&batch);
+    let answer = next_line(&mut server, "a batch");
+    let answers = answer.as_array().unwrap_or_else(|| panic!("not an array: {answer}"));
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(10), &json!("kept"), &Value::Null, &json!(12), &json!(13)], "{answer}");
+    assert_eq!(answers[0]["result"], json!({}), "{answer}");
+    assert_eq!(answers[1]["result"]["isError"], false, "{answer}");
+    for bad in [&answers[2], &answers[3]] {
+        assert_eq!(bad["error"]["code"], -32600, "{answer}");
+    }
+    assert!(answers[3]["error"]["message"].as_str().unwrap().contains("initialize"), "{answer}");
+    assert_eq!(answers[4]["result"]["tools"].as_array().unwrap().len(), 9, "{answer}");
+
+    // Only notifications: nothing comes back; the next line answers the next request.
+    server.send(&json!([{ "jsonrpc": "2.0", "method": "notifications/roots/list_changed" }]));
+    let id = server.take_id();
+    server.send(&json!({ "jsonrpc": "2.0", "id": id, "method": "ping" }));
+    assert_eq!(next_line(&mut server, "a ping")["id"], id);
+    // Empty: one error, not an array.
+    server.send(&json!([]));
+    let empty = next_line(&mut server, "an empty batch");
+    assert_eq!(empty["error"]["code"], -32600, "{empty}");
+    assert!(empty["error"]["message"].as_str().unwrap().contains("empty batch"), "{empty}");
+    // The memory of the batch was written, once.
+    let hits = server.list("recall", "hits", json!({ "query": "batches" }));
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    server.finish();
+}
+
+/// Later versions removed batches: there (and before any handshake) a batch gets one -32600
+/// that says why, and none of its messages is done.
+#[test]
+fn a_batch_is_refused_with_the_reason_at_other_versions() {
+    let dir = Dir::new();
+    let batch = json!([
+        { "jsonrpc": "2.0", "id": 20, "method": "tools/call",
+          "params": { "name": "remember", "arguments": { "text": "Never written" } } }
+    ]);
+    let mut server = Server::start(&dir);
+    server.send(&batch);
+    let refused = next_line(&mut server, "a batch before the handshake");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("before the handshake") && message.contains("2025-03-26"),
+        "{refused}"
+    );
+    server.finish();
+    for version in ["2025-06-18", "2025-11-25"] {
+        let mut server = initialized_at(&dir, version);
+        server.send(&batch);
+        let refused = next_line(&mut server, "a batch");
+        assert_eq!(refused["id"], Value::Null, "{refused}");
+        assert_eq!(refused["error"]["code"], -32600, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        assert!(message.contains(version) && message.contains("one message per line"), "{message}");
+        assert_eq!(server.list("recent", "memories", json!({})), json!([]));
+        server.finish();
+    }
 }

@@ -11,7 +11,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
@@ -35,10 +35,12 @@ use self::args::{
     ForgetArgs, GetArgs, MAX_RESULTS, MAX_TEXT_BYTES, RecallArgs, RecentArgs, RememberArgs,
     UsedArgs,
 };
+use self::batch::Session;
 use self::stdio::{filter, forward, write_lines};
 use super::Globals;
 
 mod args;
+mod batch;
 mod sessions;
 mod stdio;
 
@@ -75,9 +77,10 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
         let (rmcp_in, to_rmcp) = tokio::io::duplex(64 * 1024);
         let (rmcp_out, from_rmcp) = tokio::io::duplex(64 * 1024);
         let (lines, outgoing) = mpsc::channel(16);
+        let session = Arc::new(Session::default());
         let writer = tokio::spawn(write_lines(outgoing));
-        let reader = tokio::spawn(filter(to_rmcp, lines.clone()));
-        tokio::spawn(forward(from_rmcp, lines));
+        let reader = tokio::spawn(filter(to_rmcp, lines.clone(), Arc::clone(&session)));
+        tokio::spawn(forward(from_rmcp, lines, session));
         let served = match server.serve((rmcp_in, rmcp_out)).await {
             Ok(service) => service.waiting().await.context("the MCP server stopped abnormally"),
             // stdin ended before any handshake: a probe, or a client that gave up. Nothing was
