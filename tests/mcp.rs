@@ -9,6 +9,11 @@ use wait_timeout::ChildExt;
 
 use crate::util::{Dir, NOW, ids, memory};
 
+/// Protocol edges: no handshake, unknown methods, batches, stderr.
+mod protocol;
+/// Every limit of the tools' input schemas, and the server's refusal of what breaks it.
+mod schemas;
+
 /// How long to wait for one answer before declaring the server stuck (a guard, not a timing).
 const PATIENCE: Duration = Duration::from_secs(60);
 /// The same guard for the answer to a bad line, which needs no model or index work.
@@ -656,4 +661,63 @@ fn the_server_watches_the_root_and_sees_what_other_tools_change() {
     assert!(gone, "{}", server.log());
     let log = server.finish();
     assert!(!log.contains("cannot watch"), "{log}");
+}
+
+/// Issue 37, item 23: a rename of the CLI's `Context` type had made the help and the manual
+/// pages say "Model Globals Protocol". It is the Model Context Protocol everywhere.
+#[test]
+fn the_help_and_the_manual_name_the_model_context_protocol() {
+    let dir = Dir::new();
+    let pages = dir.path().join("man");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(crate::util::bin()).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["man", "--out", pages.to_str().unwrap()]);
+    let texts = [
+        ("mem --help", run(&["--help"])),
+        ("mem mcp --help", run(&["mcp", "--help"])),
+        ("mem man", run(&["man"])),
+        ("mem-mcp.1", std::fs::read_to_string(pages.join("mem-mcp.1")).unwrap()),
+    ];
+    for (what, text) in texts {
+        assert!(text.contains("Model Context Protocol"), "{what}: {text}");
+        assert!(!text.contains("Globals Protocol"), "{what}: {text}");
+    }
+}
+
+/// Issue 37, item 20: `recall` declared no `destructiveHint`, whose default is true, so clients
+/// took it for destructive. Every tool declares all four hints, each true to what it does:
+/// recall, remember and used record usage (not read-only, not idempotent) and destroy nothing;
+/// forget invalidates (destructive; a second call changes nothing); the others only read.
+#[test]
+fn every_tool_declares_every_hint_as_it_is() {
+    let dir = Dir::new();
+    let mut server = initialized(&dir);
+    let list = server.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap_or_else(|| panic!("{list}"));
+    // (read-only, destructive, idempotent); none reaches outside the machine.
+    let expected = [
+        ("recall", (false, false, false)),
+        ("remember", (false, false, false)),
+        ("get", (true, false, true)),
+        ("recent", (true, false, true)),
+        ("forget", (false, true, true)),
+        ("used", (false, false, false)),
+        ("session_list", (true, false, true)),
+        ("session_search", (true, false, true)),
+        ("session_resume", (true, false, true)),
+    ];
+    assert_eq!(tools.len(), expected.len(), "{list}");
+    for (name, (read_only, destructive, idempotent)) in expected {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name}"));
+        let hints = &tool["annotations"];
+        assert_eq!(hints["readOnlyHint"], read_only, "{name}: {hints}");
+        assert_eq!(hints["destructiveHint"], destructive, "{name}: {hints}");
+        assert_eq!(hints["idempotentHint"], idempotent, "{name}: {hints}");
+        assert_eq!(hints["openWorldHint"], false, "{name}: {hints}");
+        assert!(hints["title"].is_string(), "{name}: {hints}");
+    }
+    server.finish();
 }

@@ -94,7 +94,7 @@ enum Command {
     Context(context::Args),
     /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
     Health(health::Args),
-    /// Serve this root to AI agents over the Model Globals Protocol (stdio).
+    /// Serve this root to AI agents over the Model Context Protocol (stdio).
     ///
     /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
     /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
@@ -202,6 +202,7 @@ pub fn describe(e: &anyhow::Error) -> String {
 }
 
 /// What every subcommand needs from the global options.
+#[derive(Clone)]
 struct Globals {
     dir: Option<PathBuf>,
     /// "Now" for this command, read once.

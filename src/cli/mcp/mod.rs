@@ -1,14 +1,17 @@
-//! `mem mcp`: a Model Globals Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
-//! agent can recall, remember, read, list, forget and reinforce memories of one root. It holds
-//! one [`Engine`] for its lifetime, watches its files and refreshes the index before each tool
-//! call from what changed (so files changed by other processes are seen, and a call after no
-//! change reads no file) and reads the clock per call. Only protocol messages go to
-//! stdout; logs go to stderr. A line filter stands between stdin and rmcp, so that every line
+//! `mem mcp`: a Model Context Protocol server on stdin/stdout (the `rmcp` SDK), so that an AI
+//! agent can recall, remember, read, list, forget and reinforce memories of one root. It opens
+//! the root only once a client has initialized (a client that leaves before leaves nothing
+//! written), then holds one [`Engine`] for its lifetime, watches its files and refreshes the
+//! index before each tool call from what changed (so files changed by other processes are
+//! seen, and a call after no change reads no file) and reads the clock per call. Only protocol
+//! messages go to stdout; logs go to stderr. A line filter stands between stdin and rmcp, so that every line
 //! gets an answer: lone surrogate escapes are repaired, anything else that is not JSON is
-//! answered with a JSON-RPC parse error (rmcp would drop it). See docs/mcp.md.
+//! answered with a JSON-RPC parse error (rmcp would drop it). A method it does not have gets a
+//! -32601 that says so. See docs/mcp.md.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use jiff::Timestamp;
@@ -16,25 +19,30 @@ use mem::config::RecallMode;
 use mem::engine::{LayeredRecall, Layers, OnSimilar, Remembered, Similar};
 use mem::store::Layer;
 use mem::{Engine, MemoryId, MemoryType, NewMemory, RecallOptions};
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ServiceExt, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientNotification, ClientRequest,
+    ContentBlock, ErrorCode, ErrorData, ProtocolVersion, ServerConfig, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, ServerInitializeError};
+use rmcp::{Service, ServiceExt, tool, tool_handler, tool_router};
 use serde_json::json;
 use tokio::sync::mpsc;
 
+use self::args::{
+    ForgetArgs, GetArgs, MAX_RESULTS, MAX_TEXT_BYTES, RecallArgs, RecentArgs, RememberArgs,
+    UsedArgs,
+};
+use self::batch::Session;
 use self::stdio::{filter, forward, write_lines};
 use super::Globals;
 
+mod args;
+mod batch;
 mod sessions;
 mod stdio;
-
-/// The largest memory text `remember` accepts, whatever `[limits] max_file_bytes` allows.
-const MAX_TEXT_BYTES: u64 = 64 * 1024;
-/// The most memories `recall` and `recent` return.
-const MAX_RESULTS: u16 = 100;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
@@ -42,37 +50,23 @@ pub struct Args {}
 
 /// Serves the root on stdio until the client closes stdin.
 pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
-    let mut layers = ctx.layers_near(None)?;
-    if let Some(user) = layers.engine(Layer::User) {
-        eprintln!("mem: user layer {}", user.root().display());
+    // Nothing is written before a client completes the handshake (a client that only probes,
+    // or closes at once, leaves no `.mem/`), but a root that cannot be served stops us here.
+    let (root, _) = ctx.locate_root(None)?;
+    if root.exists() {
+        mem::config::Config::load(&root)
+            .with_context(|| format!("cannot open memory root {}", root.display()))?;
     }
-    // The operating system reports changes: a call that finds none reads no file.
-    for (layer, reason) in layers.watch() {
-        eprintln!(
-            "mem: warning: cannot watch the {} root for changes ({reason}); each call checks \
-             its folders instead",
-            layer.as_str()
-        );
-    }
-    let engine = layers.project();
-    eprintln!("mem: MCP server for {} on stdio", engine.root().display());
-    // The model is loaded once, here, and kept for every call (lent to the user layer).
-    if engine.model_source().is_some() {
-        match engine.embedder() {
-            Ok(embedder) => {
-                eprintln!("mem: embedding model loaded from {}", embedder.source().dir.display())
-            }
-            Err(e) => eprintln!("mem: warning: {e}; recall uses BM25 only"),
-        }
-    }
-    let server = MemServer {
-        layers: Mutex::new(layers),
+    eprintln!("mem: MCP server for {} on stdio", root.display());
+    let server = Served(MemServer {
+        globals: ctx.clone(),
+        layers: Mutex::new(None),
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
         tool_router: with_recall_description(
             MemServer::tool_router() + MemServer::session_router(),
         ),
-    };
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -83,11 +77,18 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
         let (rmcp_in, to_rmcp) = tokio::io::duplex(64 * 1024);
         let (rmcp_out, from_rmcp) = tokio::io::duplex(64 * 1024);
         let (lines, outgoing) = mpsc::channel(16);
+        let session = Arc::new(Session::default());
         let writer = tokio::spawn(write_lines(outgoing));
-        let reader = tokio::spawn(filter(to_rmcp, lines.clone()));
-        tokio::spawn(forward(from_rmcp, lines));
+        let reader = tokio::spawn(filter(to_rmcp, lines.clone(), Arc::clone(&session)));
+        tokio::spawn(forward(from_rmcp, lines, session));
         let served = match server.serve((rmcp_in, rmcp_out)).await {
             Ok(service) => service.waiting().await.context("the MCP server stopped abnormally"),
+            // stdin ended before any handshake: a probe, or a client that gave up. Nothing was
+            // opened; that is a normal end.
+            Err(ServerInitializeError::ConnectionClosed(_)) => {
+                eprintln!("mem: the client closed before the handshake; nothing was opened");
+                Ok(rmcp::service::QuitReason::Closed)
+            }
             Err(e) => Err(e).context("the MCP client did not complete the initialize handshake"),
         };
         // At stdin's end the filter is done; if rmcp stopped first, stop it, so the writer ends.
@@ -101,9 +102,13 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
     result
 }
 
-/// The server: one open root, shared by the tool calls.
+/// The server: one root, opened once a client has initialized, shared by the tool calls.
 struct MemServer {
-    layers: Mutex<Layers>,
+    /// What `mem mcp` was started with, to open the root.
+    globals: Globals,
+    /// The open root (and user layer); `None` until a client completes the handshake or
+    /// makes its first call, and while it cannot be opened.
+    layers: Mutex<Option<Layers>>,
     /// `--now`/`MEM_NOW`; without it, each call reads the clock.
     fixed_now: Option<Timestamp>,
     /// Refresh problems already written to stderr, so that a long session does not repeat them.
@@ -111,152 +116,38 @@ struct MemServer {
     tool_router: ToolRouter<MemServer>,
 }
 
-/// A memory type, as the tools accept it (the schema lists the values).
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-#[schemars(description = "episodic (something that happened), semantic (a fact or decision) \
-    or procedural (how to do something)")]
-enum Kind {
-    Episodic,
-    Semantic,
-    Procedural,
-}
-
-impl From<Kind> for MemoryType {
-    fn from(kind: Kind) -> MemoryType {
-        match kind {
-            Kind::Episodic => MemoryType::Episodic,
-            Kind::Semantic => MemoryType::Semantic,
-            Kind::Procedural => MemoryType::Procedural,
+impl MemServer {
+    /// The open layers in `slot`, opening them first if they are not: the root found as every
+    /// command finds it (the per-user one created on first use), the user layer beside it,
+    /// the watch on both, and the embedding model, loaded once and kept for every call.
+    fn open<'a>(&self, slot: &'a mut Option<Layers>) -> Result<&'a mut Layers> {
+        if let Some(layers) = slot {
+            return Ok(layers);
         }
-    }
-}
-
-// The schema descriptions are attributes rather than doc comments, which would keep their line
-// breaks.
-
-/// Arguments of the `recall` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RecallArgs {
-    #[schemars(description = "What you are working on or looking for, in your own words: the \
-        task, an error message, a file or identifier name.")]
-    query: String,
-    #[serde(default = "default_k")]
-    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
-    k: u16,
-    #[serde(default, rename = "type")]
-    #[schemars(description = "Only memories of this type.")]
-    kind: Option<Kind>,
-    #[serde(default)]
-    #[schemars(description = "Only memories that carry every one of these tags.")]
-    tags: Vec<String>,
-    #[serde(default)]
-    #[schemars(description = "Relevance from keywords (bm25), meaning (vector) or both \
-        (hybrid). Default: hybrid when the server has an embedding model, else bm25.")]
-    mode: Option<Mode>,
-}
-
-/// A recall mode, as the tools accept it.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Mode {
-    Bm25,
-    Vector,
-    Hybrid,
-}
-
-impl From<Mode> for RecallMode {
-    fn from(mode: Mode) -> RecallMode {
-        match mode {
-            Mode::Bm25 => RecallMode::Bm25,
-            Mode::Vector => RecallMode::Vector,
-            Mode::Hybrid => RecallMode::Hybrid,
+        let mut layers = self.globals.layers_near(None)?;
+        if let Some(user) = layers.engine(Layer::User) {
+            eprintln!("mem: user layer {}", user.root().display());
         }
+        // The operating system reports changes: a call that finds none reads no file.
+        for (layer, reason) in layers.watch() {
+            eprintln!(
+                "mem: warning: cannot watch the {} root for changes ({reason}); each call checks \
+                 its folders instead",
+                layer.as_str()
+            );
+        }
+        let engine = layers.project();
+        if engine.model_source().is_some() {
+            match engine.embedder() {
+                Ok(embedder) => eprintln!(
+                    "mem: embedding model loaded from {}",
+                    embedder.source().dir.display()
+                ),
+                Err(e) => eprintln!("mem: warning: {e}; recall uses BM25 only"),
+            }
+        }
+        Ok(slot.insert(layers))
     }
-}
-
-fn default_k() -> u16 {
-    20
-}
-
-/// Arguments of the `remember` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RememberArgs {
-    #[schemars(description = "The memory's text (Markdown): one self-contained fact, event or \
-        procedure, with the names (files, commands, identifiers) someone would search for. At \
-        most 64 KiB.")]
-    text: String,
-    #[serde(default = "default_kind", rename = "type")]
-    #[schemars(description = "The memory's type; semantic by default.")]
-    kind: Kind,
-    #[serde(default = "default_importance")]
-    #[schemars(
-        range(min = 1, max = 10),
-        description = "1 (mundane) to 10 (critical). \
-        Important memories rank higher and fade more slowly."
-    )]
-    importance: u8,
-    #[serde(default)]
-    #[schemars(description = "Tags, for filtering recall (e.g. \"tooling\", \"auth\").")]
-    tags: Vec<String>,
-    #[serde(default)]
-    #[schemars(description = "Where the memory comes from: a session id, a URL, a person.")]
-    source: Option<String>,
-    #[serde(default)]
-    #[schemars(description = "Write it even if a very similar memory exists. Exact duplicates \
-        are never written again.")]
-    force: bool,
-    #[serde(default)]
-    #[schemars(description = "Where to keep it: \"project\" (default: this project's facts, \
-        decisions, procedures) or \"user\" (the user's own preferences and procedures that span \
-        projects; needs a user layer).")]
-    layer: Option<String>,
-}
-
-fn default_kind() -> Kind {
-    Kind::Semantic
-}
-
-fn default_importance() -> u8 {
-    mem::format::DEFAULT_IMPORTANCE
-}
-
-/// Arguments of the `get` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct GetArgs {
-    #[schemars(description = "The memory's id, as recall, recent or remember return it.")]
-    id: String,
-}
-
-/// Arguments of the `recent` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct RecentArgs {
-    #[serde(default = "default_n")]
-    #[schemars(range(min = 1, max = 100), description = "How many memories at most, 1 to 100.")]
-    n: u16,
-    #[serde(default, rename = "type")]
-    #[schemars(description = "Only memories of this type.")]
-    kind: Option<Kind>,
-}
-
-fn default_n() -> u16 {
-    10
-}
-
-/// Arguments of the `forget` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct ForgetArgs {
-    #[schemars(description = "The id of the memory that is no longer true.")]
-    id: String,
-    #[schemars(description = "Why it is no longer true; kept in the file as invalid_reason.")]
-    reason: String,
-}
-
-/// Arguments of the `used` tool.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct UsedArgs {
-    #[schemars(description = "Ids of the memories that helped.")]
-    ids: Vec<String>,
 }
 
 #[tool_router]
@@ -265,7 +156,13 @@ impl MemServer {
     #[tool(
         description = "Recall long-term memories relevant to a task (the description \
         `recall_description` gives).",
-        annotations(title = "Recall memories", read_only_hint = false, open_world_hint = false)
+        annotations(
+            title = "Recall memories",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
         self.call(false, |layers, now| {
@@ -306,10 +203,7 @@ impl MemServer {
     )]
     fn remember(&self, Parameters(args): Parameters<RememberArgs>) -> CallToolResult {
         self.call(true, |layers, now| {
-            let layer = match args.layer.as_deref() {
-                None => Layer::Project,
-                Some(name) => name.parse().map_err(|e: String| anyhow!(e))?,
-            };
+            let layer = args.layer.map_or(Layer::Project, Layer::from);
             let Some(engine) = layers.engine(layer) else {
                 if let Some(problem) = layers.user_problem() {
                     bail!("{problem}");
@@ -355,7 +249,13 @@ impl MemServer {
     #[tool(
         description = "Read one memory by id: id, path, title, type, importance, created, tags, \
         source, body and the whole front_matter.",
-        annotations(title = "Get a memory", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Get a memory",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
         self.call(true, |layers, _| {
@@ -370,7 +270,13 @@ impl MemServer {
         description = "List the newest memories, newest first, as {memories} (invalidated ones \
         included, with their invalid_at): each with id, path, title, type, importance, created, last_access, tags, \
         source, invalid_at, superseded_by.",
-        annotations(title = "Recent memories", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Recent memories",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn recent(&self, Parameters(args): Parameters<RecentArgs>) -> CallToolResult {
         self.call(true, |layers, _| {
@@ -404,7 +310,7 @@ impl MemServer {
             title = "Forget a memory",
             read_only_hint = false,
             destructive_hint = true,
-            idempotent_hint = false,
+            idempotent_hint = true,
             open_world_hint = false
         )
     )]
@@ -473,7 +379,77 @@ impl MemServer {
     memory is no longer true. Past agent sessions: session_search finds what was said or run, \
     session_resume gives a session's state to continue from."
 )]
-impl rmcp::ServerHandler for MemServer {}
+impl rmcp::ServerHandler for MemServer {
+    /// The handshake is complete: open the root now, so that the first call does not wait for
+    /// the model. A root that cannot be opened is said on stderr; each call then says why.
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        if let Err(e) = self.open(&mut lock(&self.layers)) {
+            eprintln!("mem: error: {}", super::describe(&e));
+        }
+    }
+
+    /// A call, through the tool router; arguments that do not match a tool's schema are a tool
+    /// error (rmcp's "failed to deserialize parameters: …"), written to stderr as every tool
+    /// error is.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let call = ToolCallContext::new(self, request, context);
+        let response = self.tool_router.call(call).await?;
+        if let CallToolResponse::Complete(result) = &response
+            && result.is_error == Some(true)
+            && let Some(text) = result.content.first().and_then(|c| c.as_text())
+            && text.text.starts_with("failed to deserialize parameters")
+        {
+            eprintln!("mem: tool error: {}", text.text);
+        }
+        Ok(response)
+    }
+}
+
+/// [`MemServer`] as rmcp serves it: a request for a method it does not have (-32601) is
+/// answered with a message that says so and what it has, where rmcp gives the method's name
+/// alone.
+struct Served(MemServer);
+
+impl Service<RoleServer> for Served {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        let method = request.method().to_string();
+        self.0.handle_request(request, context).await.map_err(|mut error| {
+            if error.code == ErrorCode::METHOD_NOT_FOUND {
+                error.message = format!(
+                    "Method not found: mem's MCP server has no method {method:?}; it serves \
+                     tools only (initialize, server/discover, ping, tools/list, tools/call)"
+                )
+                .into();
+                error.data.get_or_insert_with(|| json!({ "method": method }));
+            }
+            error
+        })
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.0.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        Service::get_info(&self.0)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Service::supported_protocol_versions(&self.0)
+    }
+}
 
 impl MemServer {
     /// Runs one tool call: takes the engine, refreshes the index first (unless the tool does,
@@ -486,7 +462,8 @@ impl MemServer {
     ) -> CallToolResult {
         let now = super::now(self.fixed_now);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut layers = lock(&self.layers);
+            let mut slot = lock(&self.layers);
+            let layers = self.open(&mut slot)?;
             if let Some(root) = layers.missing_root() {
                 bail!(
                     "the memory root {} is gone (moved or deleted since this server started); \
@@ -500,7 +477,7 @@ impl MemServer {
                     self.log_problems(&report);
                 }
             }
-            f(&mut layers, now)
+            f(layers, now)
         }))
         .unwrap_or_else(|panic| {
             let message = mem::error::panic_message(&*panic, "unknown panic");

@@ -46,7 +46,10 @@ pub(super) struct ResumeArgs {
         session_search return it. Default: the most recent session.")]
     id: Option<String>,
     #[serde(default = "default_budget")]
-    #[schemars(range(min = 200), description = "Most characters of the state, at least 200.")]
+    #[schemars(
+        range(min = 200, max = u32::MAX),
+        description = "Most characters of the state, 200 to 4294967295."
+    )]
     budget: u32,
     #[serde(default)]
     #[schemars(description = "The state as it was at the end of this turn.")]
@@ -64,7 +67,13 @@ impl MemServer {
         description = "List the agent sessions in this project's session log, most recent first, \
         as {sessions}: each with id, agent, project, started_at, last_at, turns, events, first_prompt, memory (the id of \
         the session's digest memory).",
-        annotations(title = "List sessions", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "List sessions",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn session_list(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
         self.call(false, |layers, _| {
@@ -79,7 +88,13 @@ impl MemServer {
         with full-text search: {hits}, the best k events, each with session, project, turn, kind, at and \
         a snippet with the matches in [brackets]. Use it to find how something was done or \
         decided before; session_resume gives a session's state.",
-        annotations(title = "Search sessions", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Search sessions",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn session_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         self.call(false, |layers, _| {
@@ -94,7 +109,13 @@ impl MemServer {
         description = "The state of a past session to continue from, as Markdown within a budget: \
         goal, last prompts (with the checkpoint before each, for `mem rewind`), files touched, \
         commands run and how they ended, open problems, last answer. Returns {session, text}.",
-        annotations(title = "Resume a session", read_only_hint = true, open_world_hint = false)
+        annotations(
+            title = "Resume a session",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
     )]
     fn session_resume(&self, Parameters(args): Parameters<ResumeArgs>) -> CallToolResult {
         self.call(false, |layers, _| resume(layers, args))

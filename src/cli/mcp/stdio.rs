@@ -1,12 +1,16 @@
 //! The line filter between the MCP client and rmcp: every line read from stdin gets an answer.
 //! Lone surrogate escapes are repaired; a line that is not JSON (or is too long) is answered
-//! with a JSON-RPC parse error, which rmcp would drop; one task writes stdout, whole lines.
+//! with a JSON-RPC parse error, which rmcp would drop; a batch goes through `batch.rs`; one
+//! task writes stdout, whole lines.
 
 use std::io;
+use std::sync::Arc;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Stdin};
 use tokio::sync::mpsc::{Receiver, Sender};
+
+use super::batch::{Outgoing, Session};
 
 /// The longest line read from the client; a longer one gets a parse error, and is not held.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -33,22 +37,25 @@ async fn read_line(input: &mut BufReader<Stdin>, line: &mut Vec<u8>) -> io::Resu
 
 /// Readies a line from the client (without its `\n`) for rmcp, in place: drops a UTF-8 byte
 /// order mark at its start, as rmcp does, and replaces its lone surrogate escapes if that makes
-/// it JSON. `Ok(false)`: a blank line, to skip; `Err`: not JSON.
-fn repair(line: &mut Vec<u8>) -> serde_json::Result<bool> {
-    let parse = |line: &[u8]| serde_json::from_slice::<serde_json::Value>(line).map(drop);
+/// it JSON. Returns the JSON; `Ok(None)`: a blank line, to skip; `Err`: not JSON.
+fn repair(line: &mut Vec<u8>) -> serde_json::Result<Option<Value>> {
+    let parse = |line: &[u8]| serde_json::from_slice::<Value>(line);
     if line.starts_with(b"\xEF\xBB\xBF") {
         line.drain(..3);
     }
     if line.iter().all(u8::is_ascii_whitespace) {
-        return Ok(false);
+        return Ok(None);
     }
-    let Err(error) = parse(line) else { return Ok(true) };
+    let error = match parse(line) {
+        Ok(value) => return Ok(Some(value)),
+        Err(error) => error,
+    };
     if !replace_lone_surrogates(line) {
         return Err(error);
     }
-    parse(line)?;
+    let value = parse(line)?;
     eprintln!("mem: warning: lone surrogate escapes in a message replaced by \\ufffd");
-    Ok(true)
+    Ok(Some(value))
 }
 
 /// Replaces, in place, each `\uXXXX` escape of a UTF-16 surrogate (D800 to DFFF) that is not
@@ -79,9 +86,10 @@ fn replace_lone_surrogates(line: &mut [u8]) -> bool {
 }
 
 /// Reads the client's lines until stdin ends (or rmcp or stdout is gone): rmcp gets those that
-/// are JSON, once repaired, through `to_rmcp`; `out` gets a parse error for the others, with
-/// `"id": null` since no id can be read from them. Blank lines are skipped.
-pub(super) async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
+/// are JSON, once repaired, through `to_rmcp` (a batch's messages one by one, see
+/// [`Session::split`]); `out` gets a parse error for the others, with `"id": null` since no id
+/// can be read from them. Blank lines are skipped.
+pub(super) async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>, session: Arc<Session>) {
     let (mut input, mut line, mut going_on) =
         (BufReader::new(tokio::io::stdin()), Vec::new(), true);
     while going_on {
@@ -94,10 +102,26 @@ pub(super) async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
             Err(e) => return eprintln!("mem: error: cannot read stdin: {e}"),
         };
         going_on = match repaired {
-            Ok(false) => true,
-            Ok(true) => {
+            Ok(None) => true,
+            Ok(Some(Value::Array(items))) => {
+                let split = session.split(items);
+                let mut written = true;
+                for message in split.to_rmcp {
+                    written = written && to_rmcp.write_all(&message).await.is_ok();
+                }
+                match split.answer {
+                    Some(answer) => written && out.send(answer).await.is_ok(),
+                    None => written,
+                }
+            }
+            Ok(Some(message)) => {
+                let completed = session.client_sent(&message);
                 line.push(b'\n');
-                to_rmcp.write_all(&line).await.is_ok()
+                let written = to_rmcp.write_all(&line).await.is_ok();
+                match completed {
+                    Some(answer) => written && out.send(answer).await.is_ok(),
+                    None => written,
+                }
             }
             Err(reason) => {
                 eprintln!("mem: parse error: {reason}");
@@ -111,13 +135,24 @@ pub(super) async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
     }
 }
 
-/// Passes rmcp's output on to `out`, a whole line at a time, until rmcp closes it.
-pub(super) async fn forward(from_rmcp: DuplexStream, out: Sender<Vec<u8>>) {
+/// Passes rmcp's output on to `out`, a whole line at a time, until rmcp closes it; the
+/// responses to a batch's requests go as one array, once all are there.
+pub(super) async fn forward(from_rmcp: DuplexStream, out: Sender<Vec<u8>>, session: Arc<Session>) {
     let mut from_rmcp = BufReader::new(from_rmcp);
     let mut line = Vec::new();
-    while from_rmcp.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0)
-        && out.send(std::mem::take(&mut line)).await.is_ok()
-    {}
+    while from_rmcp.read_until(b'\n', &mut line).await.is_ok_and(|n| n > 0) {
+        let send = match session.rmcp_sent(&line) {
+            Outgoing::Pass => Some(std::mem::take(&mut line)),
+            Outgoing::Held => None,
+            Outgoing::Batch(answer) => Some(answer),
+        };
+        line.clear();
+        if let Some(send) = send
+            && out.send(send).await.is_err()
+        {
+            return;
+        }
+    }
 }
 
 /// The one writer of stdout: writes and flushes each line, until every sender is gone.
