@@ -138,6 +138,7 @@ mod tests {
             exe: PathBuf::from("/opt/mem"),
             remove,
             checkpoints: false,
+            others: Vec::new(),
         }
     }
 

@@ -76,7 +76,7 @@ impl Target {
     /// Whether this setup edits the user-level `--project-only` hooks: a project's setup does,
     /// unless it is removed while other projects rely on them.
     pub fn edits_user_hooks(&self) -> bool {
-        self.scope == Scope::Project && !(self.remove && !self.others.is_empty())
+        self.scope == Scope::Project && (!self.remove || self.others.is_empty())
     }
 }
 
