@@ -45,7 +45,8 @@ const HEADER: &str = "# mem usage events of one machine: append-only; commit it 
 /// What the usage files of a root say.
 #[derive(Clone, Debug, Default)]
 pub struct SharedUsage {
-    /// When usage observation began: the earliest `since` of any file.
+    /// When usage observation began: the earliest `since` of any file, or the earliest event
+    /// when one is older (events recorded before `mem init` wrote its `since`).
     pub since: Option<Timestamp>,
     /// Usage summaries moved out of `access:` lines, by id.
     pub bases: HashMap<String, Access>,
@@ -131,6 +132,10 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
                 out.bases.insert(id, merged);
             }
             Ok(Line::Event(seq, id, event)) => {
+                // Observation began by the first event at the latest: as the usage log's
+                // first event counts before a sync (`Engine::usage_view`), so counts the
+                // synced one after, and `.mem/` rebuilt proposes the same.
+                out.since = Some(out.since.map_or(event.at(), |s| s.min(event.at())));
                 if seen.insert(seq) {
                     out.events.entry(id).or_default().push(event);
                 }
@@ -284,6 +289,15 @@ mod tests {
         assert!(shared.problems.is_empty(), "{:?}", shared.problems);
         assert_eq!(last_seq(&a).unwrap(), 2);
         assert_eq!(last_seq(&file_of(dir.path(), "none")).unwrap(), 0);
+    }
+
+    #[test]
+    fn observation_starts_at_an_event_older_than_every_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = file_of(dir.path(), "a");
+        append(&a, t(50), &event_line(1, "m1", &Event::Used { at: t(10) })).unwrap();
+        append(&file_of(dir.path(), "b"), t(30), "").unwrap();
+        assert_eq!(load(dir.path()).unwrap().since, Some(t(10)));
     }
 
     #[cfg(unix)]
