@@ -11,6 +11,9 @@ use crate::{Error, Result};
 /// Name of the settings file at the top of a memory root.
 pub const CONFIG_FILE: &str = "mem.toml";
 
+/// The largest `mem.toml` (or user configuration file) read: settings, not data.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// The commented `mem.toml` that `mem init` writes; it states every default.
 pub const DEFAULT_CONFIG: &str = include_str!("default-config.toml");
 
@@ -379,13 +382,15 @@ impl Config {
         ignored
     }
 
-    /// Reads `root/mem.toml`, or the defaults when there is none.
+    /// Reads `root/mem.toml`, or the defaults when there is none. A cloned repository's file:
+    /// only a regular one of at most [`MAX_CONFIG_BYTES`] is read (see [`crate::untrusted`]).
     pub fn load(root: &Path) -> Result<Config> {
+        use crate::untrusted::{self, Links};
         let path = root.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
-            Err(e) => return Err(Error::io(path, e)),
+        let text = match untrusted::read_text(&path, MAX_CONFIG_BYTES, Links::Follow) {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(Config::default()),
+            Err(source) => return Err(Error::Unreadable { path, source }),
         };
         let config: Config = toml::from_str(&text)
             .map_err(|e| Error::Config { path: path.clone(), message: e.to_string() })?;

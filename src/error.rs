@@ -139,6 +139,15 @@ pub enum Error {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A file that a clone, an agent or another program controls is not read (see
+    /// `untrusted`): not a regular file, too large, or a link out of its folder.
+    #[error("cannot read {}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why it is not read.
+        source: Unreadable,
+    },
     /// The usage database cannot be used.
     #[error("usage database {}: {message}", path.display())]
     Usage {
@@ -204,6 +213,34 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+}
+
+/// Why a file that a clone, an agent or another program controls is not read (see
+/// `untrusted::read`). The message reads after "cannot read PATH: ".
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Unreadable {
+    /// Not a regular file: a FIFO would wait for a writer, a device such as `/dev/zero` never
+    /// ends. The value says what it is ("a FIFO (named pipe)", "a character device").
+    #[error("not a regular file but {0}")]
+    NotRegular(&'static str),
+    /// A symbolic link out of the folder of a file that is mem's own (a usage file).
+    #[error(
+        "a symbolic link out of its folder (to {}); mem reads its own files only where they are: replace the link with the file, or remove it",
+        .0.display()
+    )]
+    LinkOut(PathBuf),
+    /// Larger than mem reads of such a file.
+    #[error("{size} bytes, over the {limit}-byte limit")]
+    TooLarge {
+        /// Its size, or what was read of it.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The file system refused.
+    #[error("{0}")]
+    Io(std::io::Error),
 }
 
 /// Why a memory file does not follow the contract. `line` is 1-based within the file.

@@ -200,6 +200,9 @@ pub struct Transcripts {
     /// Transcripts left out because their `cwd` is outside the project (a Codex rollout's is
     /// also left out when unreadable).
     pub other_projects: usize,
+    /// Files named like transcripts (`*.jsonl`) that are not read, each `path: reason`: not a
+    /// regular file (see [`crate::untrusted`]).
+    pub unreadable: Vec<String>,
 }
 
 /// Sessions found on disk against sessions captured.
@@ -215,6 +218,8 @@ pub struct Coverage {
     pub subagents: usize,
     /// Codex rollouts of other projects left out.
     pub other_projects: usize,
+    /// Files named like transcripts that are not read, each `path: reason`.
+    pub unreadable: Vec<String>,
 }
 
 /// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
@@ -240,6 +245,18 @@ fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Res
                 let subagents = in_subagents || entry.file_name() == claude::SUBAGENTS_DIR;
                 stack.push((path, subagents));
                 continue;
+            }
+            // Only a regular file is opened: a FIFO named like a chat or a rollout would wait
+            // for a writer, and a device never ends.
+            match crate::untrusted::check(&path, crate::untrusted::Links::Follow) {
+                Ok(Some(_)) => {}
+                Ok(None) => continue,
+                Err(why) => {
+                    if path.extension().is_some_and(|x| x == "jsonl") {
+                        found.unreadable.push(format!("{}: {why}", path.display()));
+                    }
+                    continue;
+                }
             }
             let Some((agent, session_id)) = Agent::of_transcript(&path) else {
                 continue;
@@ -267,6 +284,7 @@ pub fn coverage(transcripts: Transcripts, captured: &[String]) -> Coverage {
         found: transcripts.sessions.len(),
         subagents: transcripts.subagents,
         other_projects: transcripts.other_projects,
+        unreadable: transcripts.unreadable,
         ..Default::default()
     };
     for (id, file) in transcripts.sessions {

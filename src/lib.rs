@@ -54,6 +54,7 @@ pub mod session;
 pub mod similarity;
 mod sqlite;
 pub mod store;
+pub mod untrusted;
 pub mod usage;
 
 pub use config::Config;

@@ -492,7 +492,7 @@ fn a_stdin_left_open_after_a_whole_payload_does_not_hang_the_capture() {
 }
 
 /// Defect: `password=…`, `PASSWORD: …`, `DB_PASSWORD=…` and `aws_secret_access_key=…` were
-/// written into the session memory as they were.
+/// written into the session memory as they were; so was `PGPASS=…` (issue 37, item 19).
 #[test]
 fn secret_assignments_are_not_kept() {
     let s = Setup::new();
@@ -506,13 +506,16 @@ fn secret_assignments_are_not_kept() {
                 .as_bytes(),
             bash("DB_PASSWORD=correcthorse ./migrate").as_bytes(),
             bash(&format!("aws configure set aws_secret_access_key={aws}")).as_bytes(),
+            bash("PGPASS=staplebattery psql -h db").as_bytes(),
             assistant("Done; token: none was needed.").as_bytes(),
         ],
     );
     let out = s.capture(s.payload("assign", &t));
-    assert!(out.ok().contains("(4 secrets redacted)"), "{}", out.stdout);
+    assert!(out.ok().contains("(5 secrets redacted)"), "{}", out.stdout);
     let text = s.memory("assign");
-    for secret in ["hunter2secret", "Tr0ub4dor", "correcthorse", "wJalrXUtnFEMI", "EXAMPLEKEY"] {
+    for secret in
+        ["hunter2secret", "Tr0ub4dor", "correcthorse", "wJalrXUtnFEMI", "EXAMPLEKEY", "staple"]
+    {
         assert!(!text.contains(secret), "{secret} in\n{text}");
     }
     for kept in [
@@ -520,12 +523,13 @@ fn secret_assignments_are_not_kept() {
         "PASSWORD: [REDACTED:password] and the password field is required\n",
         "- `DB_PASSWORD=[REDACTED:password] ./migrate`\n",
         "- `aws configure set aws_secret_access_key=[REDACTED:secret]`\n",
+        "- `PGPASS=[REDACTED:password] psql -h db`\n",
         "Done; token: none was needed.",
-        "4 secrets redacted.",
+        "5 secrets redacted.",
     ] {
         assert!(text.contains(kept), "{kept:?} in\n{text}");
     }
-    assert_eq!(s.log()[0]["redacted"], 4);
+    assert_eq!(s.log()[0]["redacted"], 5);
 }
 
 /// Defect: a token in the working folder's name was redacted in the `project:` line but kept

@@ -68,5 +68,7 @@ mod setup_edits;
 mod shell;
 /// A root shared with git by two machines: usage merges without conflict.
 mod teams;
+/// Files others control (usage files, settings, transcripts, mem.toml): FIFOs, device links.
+mod unreadable;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;

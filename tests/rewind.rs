@@ -183,6 +183,29 @@ fn the_checkpoint_hook_never_snapshots_a_repository_at_home() {
     assert_eq!(git(home, &["for-each-ref", "refs/mem/"]), "");
 }
 
+/// Issue 37, item 19: the checkpoint hook in a repository with no memory root created the
+/// per-user root to record the turn in. It checkpoints, and makes no root.
+#[test]
+fn the_checkpoint_hook_outside_any_memory_root_makes_none() {
+    let tmp = repo();
+    let dir = tmp.path();
+    write(dir, "a.txt", "a\n");
+    let data = tempfile::tempdir().unwrap();
+    let payload = serde_json::json!({
+        "session_id": "s1", "hook_event_name": "UserPromptSubmit", "cwd": dir, "prompt": "hi",
+    });
+    let out = run_with_stdin(
+        Command::new(bin())
+            .args(["checkpoint", "--hook", "claude"])
+            .current_dir(dir)
+            .env("XDG_DATA_HOME", data.path()),
+        payload.to_string(),
+    );
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{out:?}");
+    assert_ne!(git(dir, &["for-each-ref", "refs/mem/"]), "", "the checkpoint is taken");
+    assert!(!data.path().join("mem").exists(), "no per-user root is made");
+}
+
 /// Defect 16: 9 of 20 concurrent checkpoints failed (`cannot lock ref … already exists`).
 /// Each takes the next free number.
 #[test]

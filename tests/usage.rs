@@ -168,6 +168,25 @@ fn after_sync_a_rebuilt_state_ranks_and_prunes_the_same() {
     assert!(!plan_before.is_empty());
 }
 
+/// Issue 37, item 24: `mem init` on the wall clock wrote `since` after events recorded with an
+/// earlier `--now`; the usage log's first event counted as the start before a rebuild, the
+/// file's later `since` after it, so prune proposed one memory before and none after.
+#[test]
+fn observation_starts_at_the_earlier_of_since_and_the_first_event() {
+    let dir = Dir::new();
+    let t0 = "2026-01-01T00:00:00Z";
+    dir.write("kept.md", memory("kept", "semantic", 5, t0, "# Argo CD\nArgo CD syncs.\n"));
+    dir.write("trivia.md", memory("trivia", "episodic", 2, t0, "# Lunch\nPizza on Friday.\n"));
+    at(&dir, "2026-01-10T00:00:00Z", &["used", "kept", "--no-sync"]).ok();
+    at(&dir, "2026-11-30T12:00:00Z", &["init", "."]).ok();
+    at(&dir, "2026-11-30T12:00:00Z", &["sync"]).ok();
+    let later = "2026-12-15T00:00:00Z";
+    let before = prune_ids(&dir, later);
+    assert_eq!(before, ["trivia"], "observed since the first use, in January");
+    std::fs::remove_dir_all(dir.path().join(".mem")).unwrap();
+    assert_eq!(prune_ids(&dir, later), before, "the same once `.mem/` is rebuilt");
+}
+
 #[test]
 fn concurrent_recalls_lose_no_events() {
     let dir = Dir::new();

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::{Event, Fold, Kind, Spec, block_text, is_session_id};
 use crate::format::parse_time;
+use crate::untrusted::{self, Links};
 
 /// Gemini CLI.
 pub const SPEC: Spec = Spec {
@@ -61,7 +62,7 @@ fn session_of_file(path: &Path) -> Option<String> {
         return None;
     }
     let mut first = String::new();
-    let file = std::fs::File::open(path).ok()?;
+    let file = untrusted::open(path, Links::Follow).ok()??;
     std::io::BufReader::new(std::io::Read::take(file, 64 * 1024)).read_line(&mut first).ok()?;
     let line: Value = serde_json::from_str(first.trim()).ok()?;
     let id = line["sessionId"].as_str()?;
@@ -235,11 +236,15 @@ fn result_text(part: &Value) -> Option<String> {
     Some(inner.trim().to_string())
 }
 
+/// The largest `projects.json` read (Gemini CLI's map of project folders to short names).
+const MAX_PROJECTS_BYTES: u64 = 16 << 20;
+
 /// The folders where Gemini CLI keeps the chats of sessions started in `project` or in any
 /// folder inside it: `<gemini home>/tmp/<short name>/chats` for each such folder that
 /// `<gemini home>/projects.json` names.
 pub fn folders(gemini_home: &Path, project: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(gemini_home.join("projects.json")) else {
+    let file = gemini_home.join("projects.json");
+    let Ok(Some(text)) = untrusted::read_text(&file, MAX_PROJECTS_BYTES, Links::Follow) else {
         return Vec::new();
     };
     let Ok(map) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
@@ -259,7 +264,8 @@ pub fn folders(gemini_home: &Path, project: &Path) -> Vec<PathBuf> {
 
 /// The folder a chats folder's sessions were started in: `<short name>/.project_root`.
 pub fn project_of(chats: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(chats.parent()?.join(".project_root")).ok()?;
+    let file = chats.parent()?.join(".project_root");
+    let text = untrusted::read_text(&file, 64 * 1024, Links::Follow).ok()??;
     let path = text.trim();
     (!path.is_empty()).then(|| PathBuf::from(path))
 }

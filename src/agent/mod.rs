@@ -317,10 +317,17 @@ pub struct Head {
     pub subagent: bool,
 }
 
-/// Reads the first lines of a transcript, until its working directory is known.
+/// Reads the first lines of a transcript, until its working directory is known. Anything but
+/// a regular file is an error (see [`crate::untrusted`]).
 pub fn head(path: &Path) -> std::io::Result<Head> {
     use crate::json::{MAX_LINE_BYTES, parse_json_lenient, read_line_capped};
-    let mut reader = std::io::BufReader::new(std::fs::File::open(path)?);
+    let file = match crate::untrusted::open(path, crate::untrusted::Links::Follow) {
+        Ok(Some(file)) => file,
+        Ok(None) => return Err(std::io::ErrorKind::NotFound.into()),
+        Err(crate::untrusted::Unreadable::Io(e)) => return Err(e),
+        Err(why) => return Err(std::io::Error::other(why.to_string())),
+    };
+    let mut reader = std::io::BufReader::new(file);
     let mut buf = Vec::new();
     let mut fold = Fold::default();
     let mut head = Head::default();

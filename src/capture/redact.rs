@@ -18,12 +18,16 @@ struct Rule {
 /// single-quoted, bare).
 const SECRET_GROUPS: [&str; 5] = ["secret", "dq", "eq", "sq", "bare"];
 
-/// Key names (their ends) whose assigned value is a password.
-const PASSWORD_KEYS: &str = "password|passwd|passphrase|pwd|[_-]pass";
+/// Key names (their ends) whose assigned value is a password. Beyond the words, the
+/// variables that clients read a password from: `PGPASS` (as `PGPASSWORD`), `SSHPASS`
+/// (sshpass), `MYSQL_PWD`, `LDAP_BINDPW`, `DB_PW`.
+const PASSWORD_KEYS: &str = "password|passwd|passphrase|pwd|[_-]pass|pgpass|sshpass|bindpw|[_-]pw";
 /// Key names (their ends) whose assigned value is another secret. `client_secret`,
-/// `secret_access_key`, `access_token`, `GITHUB_TOKEN` end with one of them.
+/// `secret_access_key`, `access_token`, `GITHUB_TOKEN` end with one of them; `REDISCLI_AUTH`
+/// and npm's `_auth` with `_auth`; `SENTRY_DSN` (a URL holding the key) with `dsn`.
 const SECRET_KEYS: &str = "secret|secret[_-]?key|secret[_-]?key[_-]?base|token|api[_-]?key|\
-                           access[_-]?key|private[_-]?key|credentials?";
+                           access[_-]?key|private[_-]?key|credentials?|[_-]auth|\
+                           (?:auth|encryption|signing|master)[_-]?key|dsn";
 
 /// A `KEY=value` assignment (also `KEY: value`, `"key": "value"`, `key='value'`, `key := v`,
 /// `'key' => 'v'`) whose key ends with one of `keys`, case-insensitively, with any prefix

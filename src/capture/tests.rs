@@ -360,6 +360,18 @@ fn secret_assignments_are_not_kept() {
         ("private_key=MIIEvQIBADANBg", "private_key=[REDACTED:secret]"),
         ("credentials: user1:Pa55", "credentials: [REDACTED:secret]"),
         ("ACCESS_KEY=lowercaseonly", "ACCESS_KEY=[REDACTED:secret]"),
+        // The variables clients read a credential from, beyond the words above.
+        ("PGPASS=s3cr3t psql", "PGPASS=[REDACTED:password] psql"),
+        ("SSHPASS=s3cr3t sshpass -e ssh host", "SSHPASS=[REDACTED:password] sshpass -e ssh host"),
+        ("MYSQL_PWD=s3cr3t mysql", "MYSQL_PWD=[REDACTED:password] mysql"),
+        ("LDAP_BINDPW=s3cr3t", "LDAP_BINDPW=[REDACTED:password]"),
+        ("export DB_PW=s3cr3t", "export DB_PW=[REDACTED:password]"),
+        ("REDISCLI_AUTH=s3cr3t redis-cli", "REDISCLI_AUTH=[REDACTED:secret] redis-cli"),
+        ("//registry.example/:_auth=dXNlcjpwYXNz", "//registry.example/:_auth=[REDACTED:secret]"),
+        ("ENCRYPTION_KEY=0a1b2c3d", "ENCRYPTION_KEY=[REDACTED:secret]"),
+        ("SIGNING_KEY: 0a1b2c3d", "SIGNING_KEY: [REDACTED:secret]"),
+        ("RAILS_MASTER_KEY=0a1b2c3d", "RAILS_MASTER_KEY=[REDACTED:secret]"),
+        ("SENTRY_DSN=https://0a1b2c3d@o1.ingest.example/2", "SENTRY_DSN=[REDACTED:secret]"),
     ];
     for (text, expected) in cases {
         let text = text.replace("@@", &aws);
@@ -399,6 +411,8 @@ fn prose_and_code_about_secrets_are_not_redacted() {
         "max_tokens=4096 tokens_used: 12 token_count=3",
         "grep root /etc/passwd: no such file",
         "password.txt: a file",
+        "PGPASSFILE=~/.pgpass",
+        "oauth=enabled bypass=true compass=north",
     ] {
         assert_eq!(redact(text), (text.to_string(), 0), "{text}");
     }

@@ -276,7 +276,12 @@ fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
         workspace.checkpoint("before a prompt", ctx.now)?;
         bail!("checkpoint taken, turn not recorded: {e}");
     }
-    let root = ctx.root_near(event.cwd.as_deref())?;
+    // The turn goes to the session log of the memory root found from the working directory;
+    // where there is none and the per-user root was never made, the hook makes none.
+    let Some(root) = ctx.existing_root_near(event.cwd.as_deref())? else {
+        workspace.checkpoint("before a prompt", ctx.now)?;
+        return Ok(());
+    };
     let mut log = SessionLog::open_in(&root)?;
     let turn = prompt_turn(&mut log, session, event)?;
     let label = format!("before turn {turn} of session {session}");

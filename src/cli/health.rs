@@ -157,6 +157,16 @@ fn logs_lines(health: &mem::engine::Health) -> String {
             text.push_str(&format!("    {line}\n"));
         }
     }
+    if !u.skipped_files.is_empty() {
+        let what = format!(
+            "{} usage files are not read (their events do not count); fix or remove each",
+            u.skipped_files.len()
+        );
+        text.push_str(&status(false, "usage files", &what));
+        for line in &u.skipped_files {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
     let l = &health.sessions;
     text.push_str(&status(
         l.error.is_none(),
@@ -219,6 +229,9 @@ fn coverage_lines(
     for gap in &cov.gaps {
         let agent = gap.agent.name();
         text.push_str(&format!("    not captured {agent:<6}  {}  {}\n", gap.session_id, gap.path));
+    }
+    for file in &cov.unreadable {
+        text.push_str(&format!("    not read (skipped): {file}\n"));
     }
     let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
     if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {

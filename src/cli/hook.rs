@@ -97,7 +97,7 @@ impl Event {
 pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyhow::Error) {
     let message = format!("{command} hook: {}", super::describe(error));
     let event = Event::parse(payload);
-    let Ok(root) = ctx.root_near(event.cwd.as_deref()) else {
+    let Ok(Some(root)) = ctx.existing_root_near(event.cwd.as_deref()) else {
         eprintln!("mem: {message} (not logged: no memory root)");
         return;
     };

@@ -241,6 +241,15 @@ impl Globals {
         Ok((root, source))
     }
 
+    /// The memory root found from `cwd` (see [`Globals::root_near`]) when it exists: `None`
+    /// for the per-user root not made yet, which a hook's side work (a turn recorded, a
+    /// failure logged) never makes.
+    fn existing_root_near(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
+        let (root, source) = self.locate_root(cwd)?;
+        let made = source != RootSource::Default || root.join(mem::config::CONFIG_FILE).exists();
+        Ok(made.then_some(root))
+    }
+
     /// Where the memory root is (see [`Globals::root_near`]), without creating the per-user
     /// one.
     fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {

@@ -107,9 +107,11 @@ pub fn load() -> Result<UserConfig> {
 /// Reads the user configuration at `path`, with relative paths made absolute against its
 /// folder; no file is the defaults.
 fn load_from(path: &Path) -> Result<UserConfig> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(UserConfig::default()),
+    use mem::untrusted::{self, Links};
+    let limit = mem::config::MAX_CONFIG_BYTES;
+    let text = match untrusted::read_text(path, limit, Links::Follow) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(UserConfig::default()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let mut config: UserConfig =

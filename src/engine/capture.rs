@@ -270,7 +270,6 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// What a path that is not a regular file is, for an error message.
 /// The session's transcript: the payload's `transcript_path` as given, else the Codex rollout
 /// of the session under `rollouts`.
 fn transcript_path(payload: &Payload, rollouts: Option<&Path>) -> Result<PathBuf> {
@@ -298,33 +297,21 @@ fn transcript_path(payload: &Payload, rollouts: Option<&Path>) -> Result<PathBuf
 }
 
 /// The transcript opened for reading; `None` when it does not exist. Anything but a regular
-/// file is refused: it is stat-ed before it is opened (opening a FIFO waits for a writer, and
-/// a device such as /dev/zero never ends), then again once open, in case the path changed.
+/// file is refused (see [`crate::untrusted`]: a FIFO would wait for a writer, and a device such
+/// as /dev/zero never ends).
 fn open_transcript(path: &Path) -> Result<Option<std::fs::File>> {
-    let not_regular = |meta: &std::fs::Metadata| {
-        fail(
+    use crate::untrusted::{self, Links, Unreadable};
+    untrusted::open(path, Links::Follow).map_err(|e| match e {
+        Unreadable::Io(e) => cannot_read(path, e),
+        not_regular => fail(
             CaptureFailure::Transcript,
             format!(
-                "cannot read the transcript {}: it is not a regular file but {}; \
-                 `transcript_path` must name the session's JSONL file",
+                "cannot read the transcript {}: it is {not_regular}; `transcript_path` must name \
+                 the session's JSONL file",
                 path.display(),
-                file_kind(meta)
             ),
-        )
-    };
-    let meta = match std::fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        meta => meta.map_err(|e| cannot_read(path, e))?,
-    };
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    let file = std::fs::File::open(path).map_err(|e| cannot_read(path, e))?;
-    let meta = file.metadata().map_err(|e| cannot_read(path, e))?;
-    if !meta.is_file() {
-        return Err(not_regular(&meta));
-    }
-    Ok(Some(file))
+        ),
+    })
 }
 
 /// The failure to read the transcript at `path`.
@@ -347,29 +334,4 @@ fn unknown_format(path: &Path, transcript: &Transcript) -> Error {
             MAX_LINE_BYTES >> 20
         ),
     )
-}
-
-/// What a file that is not a regular one is, for a message.
-fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    let kind = meta.file_type();
-    if kind.is_dir() {
-        return "a folder";
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a FIFO (named pipe)";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    "another kind of file"
 }

@@ -225,8 +225,9 @@ impl Engine {
             return self.refresh(now, progress);
         };
         if !folders.changed(&self.root).is_empty() || !folders.bad.is_empty() {
-            let report = self.with_lock(|engine| engine.refresh_folders(now, started, progress))?;
-            self.refresh_last_used()?;
+            let mut report =
+                self.with_lock(|engine| engine.refresh_folders(now, started, progress))?;
+            report.warnings.extend(self.refresh_last_used()?);
             return Ok(report);
         }
         if folders.settles_by(started) {
@@ -235,8 +236,8 @@ impl Engine {
             folders.checked_ns = started;
             let _best_effort = folders.save(&self.state_dir);
         }
-        let report = RefreshReport { scan_issues: folders.issues, ..Default::default() };
-        self.refresh_last_used()?;
+        let mut report = RefreshReport { scan_issues: folders.issues, ..Default::default() };
+        report.warnings.extend(self.refresh_last_used()?);
         Ok(report)
     }
 

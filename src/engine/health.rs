@@ -26,6 +26,9 @@ pub struct UsageCheck {
     /// Lines of the usage files (`usage/*.tsv`) that could not be read, each `path:line:
     /// reason`: skipped by every reader, and a failed check here.
     pub file_problems: Vec<String>,
+    /// Usage files that are not read at all, each `path: reason` (not a regular file, a link
+    /// out of `usage/`, too large): skipped by every reader, and a failed check here.
+    pub skipped_files: Vec<String>,
 }
 
 /// The session log's condition.
@@ -83,6 +86,7 @@ impl Health {
             && self.index.ok()
             && self.usage.error.is_none()
             && self.usage.file_problems.is_empty()
+            && self.usage.skipped_files.is_empty()
             && self.sessions.error.is_none()
             && self.capture.ok()
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
@@ -134,9 +138,9 @@ impl Engine {
         } else {
             UsageCheck::default()
         };
-        usage.file_problems = match usage::shared::load(&self.root) {
-            Ok(files) => files.problems,
-            Err(e) => vec![e.to_string()],
+        (usage.file_problems, usage.skipped_files) = match usage::shared::load(&self.root) {
+            Ok(files) => (files.problems, files.skipped),
+            Err(e) => (vec![e.to_string()], Vec::new()),
         };
         let sessions_path = self.state_dir.join(crate::session::FILE);
         let sessions = if sessions_path.exists() {

@@ -179,8 +179,8 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let report = self.with_lock(|engine| engine.refresh_locked(now, progress, false))?;
-        self.refresh_last_used()?;
+        let mut report = self.with_lock(|engine| engine.refresh_locked(now, progress, false))?;
+        report.warnings.extend(self.refresh_last_used()?);
         Ok(report)
     }
 
@@ -190,8 +190,8 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let report = self.with_lock(|engine| engine.refresh_locked(now, progress, true))?;
-        self.refresh_last_used()?;
+        let mut report = self.with_lock(|engine| engine.refresh_locked(now, progress, true))?;
+        report.warnings.extend(self.refresh_last_used()?);
         Ok(report)
     }
 

@@ -40,6 +40,8 @@ pub struct UsageView {
     events: HashMap<String, Vec<Event>>,
     /// Lines of the usage files that could not be read.
     pub problems: Vec<String>,
+    /// Usage files that were not read, each `path: reason` (see `usage::shared::load`).
+    pub skipped: Vec<String>,
 }
 
 impl UsageView {
@@ -87,20 +89,31 @@ impl UsageView {
 impl Engine {
     /// Brings the last-use map that ranking recency reads up to date: the cached one when the
     /// usage files have not changed since it was computed, else computed again from them and
-    /// the usage log, and cached.
-    pub(super) fn refresh_last_used(&mut self) -> Result<()> {
+    /// the usage log, and cached. Returns a warning per usage file that was not read (not a
+    /// regular file, a link out of `usage/`, too large); the map is then not cached, so that
+    /// each command says so until the file is fixed.
+    pub(super) fn refresh_last_used(&mut self) -> Result<Vec<String>> {
         use crate::usage::last_used::{self, LastUsed};
         let stamp = last_used::stamps(&self.root);
         let cached = LastUsed::load(&self.state_dir).filter(|c| c.is_for(&stamp));
+        let mut warnings = Vec::new();
         self.last_used = match cached {
             Some(map) => map,
             None => {
-                let map = LastUsed::new(stamp, self.usage_view()?.uses());
-                map.save(&self.state_dir)?;
+                let view = self.usage_view()?;
+                let map = LastUsed::new(stamp, view.uses());
+                if view.skipped.is_empty() {
+                    map.save(&self.state_dir)?;
+                }
+                warnings = view
+                    .skipped
+                    .into_iter()
+                    .map(|file| format!("usage file not read (skipped): {file}"))
+                    .collect();
                 map
             }
         };
-        Ok(())
+        Ok(warnings)
     }
 
     /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
@@ -238,6 +251,7 @@ impl Engine {
             bases: files.bases,
             events: files.events,
             problems: files.problems,
+            skipped: files.skipped,
         };
         if self.usage.is_none() && !self.state_dir.join(crate::usage::FILE).exists() {
             return Ok(view); // no usage recorded on this machine (and none created for a look)

@@ -87,15 +87,50 @@ pub fn find_root(
     }
     for dir in cwd.ancestors() {
         let project = dir.join(PROJECT_DIR);
-        if project.join(CONFIG_FILE).is_file() {
+        if holds_config(&project)? {
             return Ok((project, RootSource::Ancestor));
         }
-        if dir.join(CONFIG_FILE).is_file() {
+        if holds_config(dir)? {
             return Ok((dir.to_path_buf(), RootSource::Ancestor));
         }
     }
     let default = default.ok_or(Error::NoRootFound)?;
     Ok((default, RootSource::Default))
+}
+
+/// Whether `dir` holds a `mem.toml`. One that is there but is no regular file (a FIFO, a link
+/// to a device or to nowhere) is an error that names it, never passed over for a root further
+/// up or the per-user one: mem would then keep memories somewhere the user did not mean.
+fn holds_config(dir: &Path) -> Result<bool> {
+    use crate::untrusted::{self, Links, Unreadable};
+    let path = dir.join(CONFIG_FILE);
+    let refused = |why: Unreadable| Error::Config {
+        path: path.clone(),
+        message: format!(
+            "{why}; a memory root's mem.toml must be a regular file: replace it with one (or \
+             remove it, and this folder is no memory root)"
+        ),
+    };
+    match untrusted::check(&path, Links::Follow) {
+        Ok(Some(_)) => Ok(true),
+        Ok(None) => match std::fs::read_link(&path) {
+            Ok(target) => Err(refused(Unreadable::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("a symbolic link to {}, which does not exist", target.display()),
+            )))),
+            Err(_) => Ok(false),
+        },
+        // A folder mem may not look into, or a file where a folder would be, holds no root.
+        Err(Unreadable::Io(e))
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(false)
+        }
+        Err(why) => Err(refused(why)),
+    }
 }
 
 /// The top of the project `cwd` belongs to: the nearest ancestor holding `.git` (a folder, or
@@ -315,13 +350,20 @@ pub fn write_cache(path: &Path, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Reads a memory file's bytes, refusing files over `limit` bytes before reading them.
+/// Reads a memory file's bytes, refusing files over `limit` bytes before reading them, and
+/// anything but a regular file (see [`crate::untrusted`]; a memory reached through a link out
+/// of the root is read).
 pub fn read_limited(path: &Path, limit: u64) -> std::result::Result<Vec<u8>, ReadError> {
-    let size = std::fs::metadata(path).map_err(ReadError::Io)?.len();
-    if size > limit {
-        return Err(ReadError::Format(FormatError::TooLarge { size, limit }));
+    use crate::untrusted::{self, Links, Unreadable};
+    match untrusted::read(path, limit, Links::Follow) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(ReadError::Io(std::io::ErrorKind::NotFound.into())),
+        Err(Unreadable::TooLarge { size, limit }) => {
+            Err(ReadError::Format(FormatError::TooLarge { size, limit }))
+        }
+        Err(Unreadable::Io(e)) => Err(ReadError::Io(e)),
+        Err(other) => Err(ReadError::Io(std::io::Error::other(other.to_string()))),
     }
-    std::fs::read(path).map_err(ReadError::Io)
 }
 
 /// Why a memory file could not be read.

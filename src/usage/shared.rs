@@ -27,6 +27,7 @@ use jiff::Timestamp;
 
 use crate::decay::Event;
 use crate::format::Access;
+use crate::untrusted::{self, Links};
 use crate::{Error, Result};
 
 /// Folder of the usage files, at the top of the root.
@@ -34,13 +35,18 @@ pub const DIR: &str = "usage";
 /// Extension of a usage file.
 pub const EXT: &str = "tsv";
 
+/// The largest usage file read (about four million events): a file is read whole, and one
+/// that never ends (a link to a device) must not take all the memory.
+pub const MAX_FILE_BYTES: u64 = 256 << 20;
+
 /// First line of a new usage file.
 const HEADER: &str = "# mem usage events of one machine: append-only; commit it (docs/teams.md)\n";
 
 /// What the usage files of a root say.
 #[derive(Clone, Debug, Default)]
 pub struct SharedUsage {
-    /// When usage observation began: the earliest `since` of any file.
+    /// When usage observation began: the earliest `since` of any file, or the earliest event
+    /// when one is older (events recorded before `mem init` wrote its `since`).
     pub since: Option<Timestamp>,
     /// Usage summaries moved out of `access:` lines, by id.
     pub bases: HashMap<String, Access>,
@@ -48,6 +54,9 @@ pub struct SharedUsage {
     pub events: HashMap<String, Vec<Event>>,
     /// Lines that could not be read, each with its file and line number; they are skipped.
     pub problems: Vec<String>,
+    /// Files that were not read, each `path: reason` (not a regular file, a link out of
+    /// `usage/`, over [`MAX_FILE_BYTES`]; see [`crate::untrusted`]); they are skipped.
+    pub skipped: Vec<String>,
 }
 
 /// The usage file of the machine whose usage log is `machine`.
@@ -77,10 +86,20 @@ pub fn load(root: &Path) -> Result<SharedUsage> {
         .collect();
     files.sort();
     for path in files {
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-        read_into(&bytes, &path, &mut out);
+        match untrusted::read(&path, MAX_FILE_BYTES, Links::InFolder) {
+            Ok(Some(bytes)) => read_into(&bytes, &path, &mut out),
+            Ok(None) => {} // removed meanwhile
+            Err(why) => out.skipped.push(format!("{}: {why}", path.display())),
+        }
     }
     Ok(out)
+}
+
+/// The bytes of this machine's own usage file, checked as [`load`] checks every file; `None`
+/// when it does not exist.
+fn read_own(path: &Path) -> Result<Option<Vec<u8>>> {
+    untrusted::read(path, MAX_FILE_BYTES, Links::InFolder)
+        .map_err(|source| Error::Unreadable { path: path.to_path_buf(), source })
 }
 
 /// The whole lines of a usage file's bytes (all but an unfinished last line), numbered from
@@ -113,6 +132,10 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
                 out.bases.insert(id, merged);
             }
             Ok(Line::Event(seq, id, event)) => {
+                // Observation began by the first event at the latest: as the usage log's
+                // first event counts before a sync (`Engine::usage_view`), so counts the
+                // synced one after, and `.mem/` rebuilt proposes the same.
+                out.since = Some(out.since.map_or(event.at(), |s| s.min(event.at())));
                 if seen.insert(seq) {
                     out.events.entry(id).or_default().push(event);
                 }
@@ -124,11 +147,7 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
 
 /// The highest event number in one machine's file (0 when it has none or does not exist).
 pub fn last_seq(path: &Path) -> Result<i64> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-        Err(e) => return Err(Error::io(path, e)),
-    };
+    let Some(bytes) = read_own(path)? else { return Ok(0) };
     Ok(file_lines(&bytes)
         .filter_map(|(_, l)| match parse_line(l?) {
             Ok(Line::Event(seq, ..)) => Some(seq),
@@ -202,6 +221,9 @@ pub fn base_line(id: &str, a: &Access) -> String {
 pub fn append(path: &Path, since: Timestamp, lines: &str) -> Result<()> {
     let dir = path.parent().expect("a usage file is inside usage/");
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    // Read too: anything but a regular file of `usage/` is refused before it is opened.
+    let refused = |source| Error::Unreadable { path: path.to_path_buf(), source };
+    untrusted::check(path, Links::InFolder).map_err(refused)?;
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .read(true)
@@ -209,8 +231,16 @@ pub fn append(path: &Path, since: Timestamp, lines: &str) -> Result<()> {
         .truncate(false)
         .open(path)
         .map_err(|e| Error::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(refused(untrusted::Unreadable::NotRegular(untrusted::kind(&meta))));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        let too_large = untrusted::Unreadable::TooLarge { size: meta.len(), limit: MAX_FILE_BYTES };
+        return Err(refused(too_large));
+    }
     let mut old = Vec::new();
-    file.read_to_end(&mut old).map_err(|e| Error::io(path, e))?;
+    (&mut file).take(MAX_FILE_BYTES).read_to_end(&mut old).map_err(|e| Error::io(path, e))?;
     let whole = complete(&old).len();
     if whole < old.len() {
         file.set_len(whole as u64).map_err(|e| Error::io(path, e))?;
@@ -259,6 +289,31 @@ mod tests {
         assert!(shared.problems.is_empty(), "{:?}", shared.problems);
         assert_eq!(last_seq(&a).unwrap(), 2);
         assert_eq!(last_seq(&file_of(dir.path(), "none")).unwrap(), 0);
+    }
+
+    #[test]
+    fn observation_starts_at_an_event_older_than_every_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = file_of(dir.path(), "a");
+        append(&a, t(50), &event_line(1, "m1", &Event::Used { at: t(10) })).unwrap();
+        append(&file_of(dir.path(), "b"), t(30), "").unwrap();
+        assert_eq!(load(dir.path()).unwrap().since, Some(t(10)));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_usage_file_that_is_no_regular_file_of_the_folder_is_skipped_and_named() {
+        let dir = tempfile::tempdir().unwrap();
+        append(&file_of(dir.path(), "a"), t(5), "").unwrap();
+        let zero = file_of(dir.path(), "zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let shared = load(dir.path()).unwrap();
+        assert_eq!(shared.since, Some(t(5)));
+        assert_eq!(shared.skipped.len(), 1, "{:?}", shared.skipped);
+        assert!(shared.skipped[0].contains("zero.tsv: a symbolic link out of its folder"));
+        let e = append(&zero, t(5), "").unwrap_err().to_string();
+        assert!(e.starts_with(&format!("cannot read {}: a symbolic", zero.display())), "{e}");
+        assert!(last_seq(&zero).is_err());
     }
 
     #[test]

@@ -57,10 +57,20 @@ pub fn configured(
         files.push((codex.join("hooks.json"), Kind::CodexHooks));
         files.push((codex.join("config.toml"), Kind::CodexConfig));
     }
-    // Each file read once; a file that is missing holds none.
+    // Each file read once; a file that is missing holds none, and one that cannot be read is
+    // named on stderr and holds none (a FIFO or a device is never opened: `read_settings`).
     let texts: Vec<(PathBuf, Kind, String)> = files
         .into_iter()
-        .filter_map(|(file, kind)| Some((file.clone(), kind, std::fs::read_to_string(&file).ok()?)))
+        .filter_map(|(file, kind)| match super::read_settings(&file) {
+            Ok(text) => Some((file, kind, text?)),
+            Err(why) => {
+                eprintln!(
+                    "mem: warning: cannot read {}: {why}; its mem commands are not checked",
+                    file.display()
+                );
+                None
+            }
+        })
         .collect();
     let trusted = codex_home
         .and_then(|codex| texts.iter().find(|(file, ..)| *file == codex.join("config.toml")))

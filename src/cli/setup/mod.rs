@@ -338,7 +338,7 @@ fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
             None => return Ok(()),
         },
     };
-    let Ok(text) = std::fs::read_to_string(&file) else { return Ok(()) };
+    let Ok(Some(text)) = read_settings(&file) else { return Ok(()) };
     // A project's own hooks in the user's file (Claude Code's, for subfolders) are no second
     // set: they act only where the project's would not run, or once with them.
     let full_set = claude::mem_hooks(&text).iter().any(|h| !is_project_only(&h.command));
@@ -495,11 +495,19 @@ fn apply(change: &Change) -> Result<()> {
 
 /// The file's text, `None` when it does not exist.
 fn read(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-    }
+    read_settings(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// The largest settings file of an agent read (`~/.claude.json` keeps a history per project).
+pub const MAX_SETTINGS_BYTES: u64 = 64 << 20;
+
+/// An agent's settings file, `None` when there is none: only a regular file of at most
+/// [`MAX_SETTINGS_BYTES`] (see `mem::untrusted`: a FIFO would hang setup, a link to
+/// `/dev/zero` take all the memory); a link is followed (dotfiles).
+pub fn read_settings(
+    path: &Path,
+) -> std::result::Result<Option<String>, mem::untrusted::Unreadable> {
+    mem::untrusted::read_text(path, MAX_SETTINGS_BYTES, mem::untrusted::Links::Follow)
 }
 
 /// A path as a shell word: quoted when it holds anything a shell would split or expand.
