@@ -10,6 +10,7 @@
 
 use std::fs::{File, Metadata};
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 pub use crate::error::Unreadable;
@@ -60,7 +61,11 @@ pub fn open(path: &Path, links: Links) -> Result<Option<File>, Unreadable> {
     if check(path, links)?.is_none() {
         return Ok(None);
     }
-    let file = match File::open(path) {
+    // Non-blocking: a FIFO put in the file's place after the check opens at once (and is
+    // refused below) instead of waiting for a writer; reads of a regular file are unaffected.
+    let nonblocking = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+    let opened = std::fs::OpenOptions::new().read(true).custom_flags(nonblocking).open(path);
+    let file = match opened {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Unreadable::Io(e)),
