@@ -306,3 +306,73 @@ fn remove_in_one_project_keeps_the_user_hooks_others_rely_on() {
         assert!(!text.contains("--project-only"), "the last one takes them out: {text}");
     }
 }
+
+/// Item 5: sessions the hooks never captured (before Codex trusted the project, while `mem`
+/// was off PATH) had no remedy: `mem health --transcripts` listed them and exited 1 forever.
+/// `mem capture --missed` captures them, each into the root its working directory resolves
+/// to; `--dry-run` lists them, `--agent` picks one agent's; a session that cannot be captured
+/// is listed and the exit status is 1.
+#[test]
+fn missed_sessions_are_captured_on_demand() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = project();
+    let top = repo.path().canonicalize().unwrap();
+    let claude = "4b1c0d9e-0000-4000-8000-0000000000c1";
+    let line = serde_json::json!({"type": "user", "sessionId": claude, "cwd": top,
+        "timestamp": "2026-11-30T09:00:00Z",
+        "message": {"role": "user", "content": "Fix the flaky login test"}});
+    let folder = home.path().join(".claude/projects").join(mem::agent::claude::folder_name(&top));
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join(format!("{claude}.jsonl")), format!("{line}\n")).unwrap();
+    let codex = "019ad0a1-0000-7000-8000-0000000000c2";
+    let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
+        "type": "session_meta", "payload": {"id": codex, "timestamp": "2026-11-30T10:00:00.000Z",
+        "cwd": top.join("src"), "originator": "codex_cli_rs", "cli_version": "0.171.0",
+        "source": "cli"}});
+    let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
+        "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
+    let rollouts = home.path().join(".codex/sessions/2026/11/30");
+    std::fs::create_dir_all(&rollouts).unwrap();
+    let rollout = rollouts.join(format!("rollout-2026-11-30T10-00-00-{codex}.jsonl"));
+    std::fs::write(&rollout, format!("{meta}\n{ask}\n")).unwrap();
+    std::fs::create_dir_all(repo.path().join("src")).unwrap();
+    let mem = |args: &[&str]| mem_at(repo.path(), home.path(), args, &[], "");
+
+    let health = mem(&["health", "--transcripts"]);
+    assert!(health.stdout.contains("0/2 local sessions captured"), "{health:?}");
+    let dry = mem(&["capture", "--missed", "--dry-run"]);
+    assert_eq!(dry.code, 0, "{dry:?}");
+    assert!(dry.stdout.contains(&format!("would capture\tclaude\t{claude}\t")), "{dry:?}");
+    assert!(dry.stdout.contains(&format!("would capture\tcodex\t{codex}\t")), "{dry:?}");
+    assert!(dry.stdout.contains("dry run: 2 sessions, nothing captured"), "{dry:?}");
+    assert!(mem(&["health", "--transcripts"]).stdout.contains("0/2"));
+    let one = mem(&["capture", "--missed", "--agent", "codex"]);
+    assert_eq!(one.code, 0, "{one:?}");
+    assert!(one.stdout.contains(&format!("session-{codex}.md")), "{one:?}");
+    assert!(mem(&["health", "--transcripts"]).stdout.contains("1/2 local sessions captured"));
+    let rest = mem(&["capture", "--missed"]);
+    assert_eq!(rest.code, 0, "{rest:?}");
+    assert!(rest.stdout.contains(&format!("session-{claude}.md")), "{rest:?}");
+    let healthy = mem(&["health", "--transcripts"]);
+    assert!(healthy.stdout.contains("✓ coverage  2/2 local sessions captured"), "{healthy:?}");
+    let again = mem(&["capture", "--missed"]);
+    assert_eq!(again.code, 0, "{again:?}");
+    assert!(again.stdout.contains("is missing (2 found, 2 captured)"), "{again:?}");
+    // A session whose folder's root cannot be used: listed, exit 1, the others still captured.
+    let broken = "4b1c0d9e-0000-4000-8000-0000000000c3";
+    std::fs::create_dir_all(repo.path().join("lab")).unwrap();
+    std::os::unix::fs::symlink("/nowhere/mem.toml", repo.path().join("lab/mem.toml")).unwrap();
+    let line = serde_json::json!({"type": "user", "sessionId": broken, "cwd": top.join("lab"),
+        "timestamp": "2026-11-30T11:00:00Z",
+        "message": {"role": "user", "content": "Try the lab"}});
+    let lab = home
+        .path()
+        .join(".claude/projects")
+        .join(mem::agent::claude::folder_name(&top.join("lab")));
+    std::fs::create_dir_all(&lab).unwrap();
+    std::fs::write(lab.join(format!("{broken}.jsonl")), format!("{line}\n")).unwrap();
+    let failed = mem(&["capture", "--missed"]);
+    assert_eq!(failed.code, 1, "{failed:?}");
+    assert!(failed.stderr.contains(&format!("mem: not captured: claude {broken}")), "{failed:?}");
+    assert!(failed.stderr.contains("1 of 1 missed sessions could not be captured"), "{failed:?}");
+}

@@ -27,17 +27,102 @@ pub struct Args {
     /// working directory (see docs/agents.md).
     #[arg(long, requires = "hook", help = super::hook::PROJECT_ONLY_HELP)]
     project_only: bool,
+    /// Capture, as the hooks would have, every session of this project that `mem health
+    /// --transcripts` lists as never captured (the agents' own folders), each into the root
+    /// its working directory resolves to; exit 1 when some failed (listed).
+    #[arg(long, conflicts_with_all = ["payload", "hook", "json"])]
+    missed: bool,
+    /// With --missed: only this agent's sessions.
+    #[arg(long, requires = "missed", value_parser = super::hook::agent_parser(), value_name = "AGENT")]
+    agent: Option<Agent>,
+    /// With --missed: list the sessions it would capture, and capture nothing.
+    #[arg(long, requires = "missed")]
+    dry_run: bool,
 }
 
-pub fn run(args: Args, ctx: &Globals) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
+    if args.missed {
+        return missed(&args, ctx);
+    }
     let hook = args.hook.is_some();
     match capture(args, ctx) {
         Err(e) if hook => {
             eprintln!("mem: capture hook: {}", super::describe(&e));
-            Ok(())
+            Ok(0)
         }
-        done => done,
+        done => done.map(|()| 0),
     }
+}
+
+/// `--missed`: the sessions health finds never captured, captured now (see [`Args::missed`]).
+fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
+    let engine = ctx.engine()?;
+    let project = mem::health::project_dir(engine.root());
+    let folders = super::health::transcript_folders(None, &project);
+    let coverage = engine.coverage(&folders)?;
+    drop(engine);
+    let gaps: Vec<_> =
+        coverage.gaps.into_iter().filter(|g| args.agent.is_none_or(|a| a == g.agent)).collect();
+    if gaps.is_empty() {
+        return super::print_text(&format!(
+            "no session of {} is missing ({} found, {} captured)\n",
+            project.display(),
+            coverage.found,
+            coverage.captured
+        ))
+        .map(|()| 0);
+    }
+    let mut failed = Vec::new();
+    for gap in &gaps {
+        let path = std::path::Path::new(&gap.path);
+        // Where the session ran: its root is found from there, as the hooks find it.
+        let cwd = mem::agent::head(path)
+            .ok()
+            .and_then(|h| h.cwd)
+            .unwrap_or_else(|| project.display().to_string());
+        let agent = gap.agent.name();
+        if args.dry_run {
+            let root = ctx.locate_root(Some(&cwd)).map(|(root, _)| root.display().to_string());
+            let into = root.unwrap_or_else(|e| format!("(no root: {})", super::describe(&e)));
+            super::print_text(&format!("would capture\t{agent}\t{}\t{into}\n", gap.session_id))?;
+            continue;
+        }
+        let payload = serde_json::json!({
+            "session_id": gap.session_id,
+            "transcript_path": gap.path,
+            "cwd": cwd,
+            "hook_event_name": "Stop",
+        });
+        let one = Args {
+            json: false,
+            payload: Some(payload.to_string()),
+            hook: None,
+            project_only: false,
+            missed: false,
+            agent: None,
+            dry_run: false,
+        };
+        if let Err(e) = capture(one, ctx) {
+            failed.push(format!(
+                "{agent} {} ({}): {}",
+                gap.session_id,
+                gap.path,
+                super::describe(&e)
+            ));
+        }
+    }
+    if args.dry_run {
+        return super::print_text(&format!("dry run: {} sessions, nothing captured\n", gaps.len()))
+            .map(|()| 0);
+    }
+    if failed.is_empty() {
+        return Ok(0);
+    }
+    for line in &failed {
+        eprintln!("mem: not captured: {line}");
+    }
+    eprintln!("mem: {} of {} missed sessions could not be captured", failed.len(), gaps.len());
+    Ok(1)
 }
 
 fn capture(args: Args, ctx: &Globals) -> Result<()> {

@@ -287,7 +287,7 @@ fn embedding_line(embedding: &ModelStatus) -> String {
 /// The folders of transcripts to check for `project`: `given`, widened to the folders of the
 /// project's subfolders when it is Claude Code's folder of the project; without `given`, the
 /// agents' own folders.
-fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
+pub(super) fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
     use mem::agent::claude::{folder_name as claude_folder_name, folders as claude_folders};
     let Some(given) = given else {
         let mut folders =

@@ -157,7 +157,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
-        Command::Capture(args) => capture::run(args, &ctx),
+        Command::Capture(args) => return capture::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
         Command::Mcp(args) => mcp::run(args, &ctx),
         Command::Setup(args) => setup::run(args, &ctx),

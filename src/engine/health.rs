@@ -114,6 +114,22 @@ pub struct Stats {
 }
 
 impl Engine {
+    /// This project's main sessions under the transcript folders `dirs` against the sessions
+    /// captured into this root (`source: session/<id>`), as the index has them.
+    pub fn coverage(&self, dirs: &[PathBuf]) -> Result<health::Coverage> {
+        let found = health::transcripts(dirs, &health::project_dir(&self.root))?;
+        let captured: Vec<String> = self
+            .index
+            .records(&[], &[])?
+            .into_iter()
+            .filter_map(|r| {
+                r.source
+                    .and_then(|s| s.strip_prefix(crate::capture::SESSION_SOURCE).map(String::from))
+            })
+            .collect();
+        Ok(health::coverage(found, &captured))
+    }
+
     /// Checks the root without changing it: index against files (by content), parse errors,
     /// the usage log, the capture log of the last 24 hours, and, given a folder of agent
     /// transcripts, which main sessions of this project (see [`health::project_dir`]) were
@@ -168,20 +184,7 @@ impl Engine {
         let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
         let coverage = match transcripts {
             None => None,
-            Some(dirs) => {
-                let found = health::transcripts(dirs, &health::project_dir(&self.root))?;
-                let captured: Vec<String> = self
-                    .index
-                    .records(&[], &[])?
-                    .into_iter()
-                    .filter_map(|r| {
-                        r.source.and_then(|s| {
-                            s.strip_prefix(crate::capture::SESSION_SOURCE).map(String::from)
-                        })
-                    })
-                    .collect();
-                Some(health::coverage(found, &captured))
-            }
+            Some(dirs) => Some(self.coverage(dirs)?),
         };
         let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
         let interrupted_moves = self.interrupted_moves()?;
