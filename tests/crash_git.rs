@@ -11,6 +11,10 @@
 //!   brings back the agent's tree; a checkpoint run again is taken, every checkpoint ref names
 //!   a commit, and no temporary index of the killed run is left.
 //!
+//! And a rewind killed alone (the mem process, not its git) in the middle of its checkout,
+//! then a rewind started right away: it waits for the killed run's git and leaves exactly the
+//! checkpoint's tree.
+//!
 //! `cargo test` runs [`CI_KILLS`] kills per command; `MEM_CRASH_SOAK=N` runs N (see
 //! docs/reliability.md), `MEM_CRASH_SEED` picks the seed.
 
@@ -390,4 +394,92 @@ fn setup_and_its_removal_survive_a_kill_at_any_moment() {
         summary.push(format!("{name}: {landed}/{} kills landed (run {took:?})", kills()));
     }
     eprintln!("crash harness, setup (seed {seed}):\n  {}", summary.join("\n  "));
+}
+
+/// A folder holding a `git` that runs the real one, except that in a run whose environment
+/// names a folder in `MEM_TEST_HOLD`, `git checkout-index` reads its index (a copy in that
+/// folder), creates `started` there and waits until `go` exists before it writes: a checkout
+/// still writing the tree after its run was killed, as a large tree or a filter makes it.
+/// Without `MEM_TEST_HOLD` it is the real git.
+fn slow_checkout_git() -> tempfile::TempDir {
+    let real = which::which("git").unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let script = format!(
+        r#"#!/bin/sh
+case " $* " in
+  *" checkout-index "*)
+    if [ -n "$MEM_TEST_HOLD" ]; then
+      cp "$GIT_INDEX_FILE" "$MEM_TEST_HOLD/index"
+      GIT_INDEX_FILE="$MEM_TEST_HOLD/index"
+      export GIT_INDEX_FILE
+      : > "$MEM_TEST_HOLD/started"
+      while [ ! -e "$MEM_TEST_HOLD/go" ]; do sleep 0.01; done
+    fi ;;
+esac
+exec '{}' "$@"
+"#,
+        real.display()
+    );
+    write(bin.path(), "git", &script);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(bin.path().join("git"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    bin
+}
+
+/// Whether the process `pid` has the checkpoint lock of the repository `dir` open.
+fn has_lock_open(pid: u32, dir: &Path) -> bool {
+    let lock = std::fs::canonicalize(dir).unwrap().join(".git/mem-checkpoint.lock");
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|p| p == lock))
+}
+
+/// Defect 16 of the third probe: `mem rewind` killed alone (SIGKILL to mem, not its group)
+/// while `git checkout-index` runs leaves that git writing the tree; a rewind started right
+/// after ran beside it and failed with a raw git error, or reported success over a tree that
+/// git went on changing (a file of checkpoint 1 in the tree of the other checkpoint). The next
+/// run waits for the killed run's git, then leaves exactly the tree it rewinds to, whether to
+/// the same checkpoint or to the undo checkpoint of the killed run.
+#[test]
+fn a_rewind_right_after_a_killed_one_waits_for_its_git() {
+    let (template, checkpointed, agent) = prepared();
+    let slow = slow_checkout_git();
+    let path = format!("{}:{}", slow.path().display(), std::env::var("PATH").unwrap());
+    for undo in [true, false] {
+        let dir = fresh(template.path());
+        let dir = dir.path();
+        let hold = tempfile::tempdir().unwrap();
+        let mut killed = mem_command(dir, &["rewind", "1"]);
+        killed.env("PATH", &path).env("MEM_TEST_HOLD", hold.path());
+        let mut killed = killed.spawn().unwrap();
+        while !hold.path().join("started").exists() {
+            assert!(killed.try_wait().unwrap().is_none(), "the rewind ended before its checkout");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The mem process only: its git goes on.
+        killed.kill().unwrap();
+        killed.wait().unwrap();
+        let (target, expected) = match undo {
+            true => {
+                let list = checkpoints(dir);
+                let id = list.iter().find(|(_, label)| label == "before rewind to 1");
+                (id.expect("the undo checkpoint").0.clone(), &agent)
+            }
+            false => ("1".to_string(), &checkpointed),
+        };
+        let context = format!("rewind {target} right after a killed rewind 1");
+        let mut rerun = mem_command(dir, &["rewind", &target]).spawn().unwrap();
+        // The killed run's git goes on once the rerun has ended or waits for it.
+        while rerun.try_wait().unwrap().is_none() && !has_lock_open(rerun.id(), dir) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::fs::write(hold.path().join("go"), "").unwrap();
+        let out = rerun.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{context}: {stderr}");
+        no_process_left(dir, &context);
+        assert_eq!(&tree(dir), expected, "{context}: success over another tree");
+        assert_eq!(user_view(dir), user_view(template.path()), "{context}");
+        no_temporary_index(dir, &context);
+    }
 }

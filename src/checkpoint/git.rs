@@ -1,9 +1,11 @@
-//! Running `git` for checkpoints: output as bytes (file names need not be UTF-8), temporary
-//! index files that are swept when a killed run left them, and paths made from git's bytes.
+//! Running `git` for checkpoints: every git process of a run holds the run's lock (see
+//! `lock.rs`), output as bytes (file names need not be UTF-8), temporary index files that are
+//! swept when a killed run left them, and paths made from git's bytes.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use super::lock::RunLock;
 use crate::{Error, Result};
 
 /// Name prefix of the temporary index files checkpoints build in the git folder; the process
@@ -14,23 +16,59 @@ const TEMP_INDEX_PREFIX: &str = "mem-checkpoint-index-";
 /// next run once it is this old (a run in progress finishes long before).
 const STALE_INDEX_SECS: u64 = 600;
 
-/// Runs git in `dir` and returns its stdout as text (lossy where not UTF-8).
-pub(super) fn git_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
-    let out = git_raw(dir, args, env, b"")?;
+/// Runs git in `dir` before a run holds its lock (only `git rev-parse`, which finds the
+/// repository and changes nothing); its stdout as text.
+pub(super) fn git_unlocked(dir: &Path, args: &[&str]) -> Result<String> {
+    text(run_git(dir, args, &[], b"", None)?)
+}
+
+/// The git processes of one run: each runs in the worktree's top folder holding the run's
+/// lock (its stderr is the lock file, see `lock.rs`), so that no git process of the run
+/// outlives the lock.
+pub(super) struct Runner {
+    top: PathBuf,
+    lock: RunLock,
+}
+
+impl Runner {
+    /// Takes the lock of the worktree at `top` whose git folder is `git_dir` (waiting for a
+    /// run in progress, or for the git processes of a run that was killed).
+    pub(super) fn start(top: &Path, git_dir: &Path) -> Result<Runner> {
+        Ok(Runner { top: top.to_path_buf(), lock: RunLock::take(git_dir, top)? })
+    }
+
+    /// Runs git and returns its stdout as text (lossy where not UTF-8).
+    pub(super) fn text(&self, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
+        text(self.raw(args, env, b"")?)
+    }
+
+    /// Runs git with `input` on its stdin; its stdout as bytes, or its stderr as the error.
+    pub(super) fn raw(&self, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Result<Vec<u8>> {
+        run_git(&self.top, args, env, input, Some(&self.lock))
+    }
+}
+
+fn text(out: Vec<u8>) -> Result<String> {
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()))
 }
 
-/// Runs git in `dir` with `input` on its stdin; its stdout as bytes, or its stderr as the error.
-pub(super) fn git_raw(
+/// Runs git in `dir` with `input` on its stdin, its stderr into `lock`'s file (a pipe
+/// without one); its stdout as bytes, or its stderr as the error.
+fn run_git(
     dir: &Path,
     args: &[&str],
     env: &[(&str, &str)],
     input: &[u8],
+    lock: Option<&RunLock>,
 ) -> Result<Vec<u8>> {
     use std::io::Write;
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args).envs(env.iter().copied());
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
+    match lock {
+        Some(lock) => cmd.stderr(lock.stderr()?),
+        None => cmd.stderr(Stdio::piped()),
+    };
     let mut child = cmd.spawn().map_err(|e| {
         Error::Checkpoint(format!("cannot run git ({e}); checkpoints need git on the PATH"))
     })?;
@@ -46,7 +84,10 @@ pub(super) fn git_raw(
         child.wait_with_output().map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
     let _ = writer.join();
     if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = match lock {
+            Some(lock) => lock.errors(),
+            None => String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
         return Err(Error::Checkpoint(format!("git {} failed: {}", args[0], stderr.trim())));
     }
     Ok(out.stdout)

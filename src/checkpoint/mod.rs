@@ -2,7 +2,8 @@
 //! untracked ones that are not ignored) kept as commits under `refs/mem/checkpoints/` (a
 //! linked worktree's under `refs/mem/worktrees/<name>/`), taken and restored without touching
 //! the user's HEAD, branch, index or stash. Everything goes through the `git` command in the
-//! repository the command runs in; the snapshot is built in a temporary index file, never the
+//! repository the command runs in, one run at a time per worktree, no git process of a run
+//! outliving its lock (`lock.rs`); the snapshot is built in a temporary index file, never the
 //! user's. Memory roots and files over a size cap are left out and recorded as skipped
 //! (`snapshot.rs`); rewind is in `rewind.rs`. See docs/agents.md, "Checkpoints and rewind".
 
@@ -13,10 +14,11 @@ use jiff::Timestamp;
 use crate::{Error, Result};
 
 mod git;
+mod lock;
 mod rewind;
 mod snapshot;
 
-use self::git::git_in;
+use self::git::{Runner, git_unlocked};
 pub use self::snapshot::SkippedFile;
 use self::snapshot::Snapshot;
 
@@ -103,11 +105,29 @@ pub struct Workspace {
     refs: String,
     /// Files over this size are left out of a snapshot.
     max_file_bytes: u64,
+    /// Runs git holding this run's lock: no other run's git works in the worktree meanwhile.
+    runner: Runner,
 }
 
 impl Workspace {
-    /// The repository `dir` is in; an error saying so outside one.
+    /// The repository `dir` is in; an error saying so outside one. The worktree is this run's
+    /// until the `Workspace` is dropped and every git process it started has ended (the lock
+    /// of `lock.rs`): it first waits for another run, or for the git processes that a run
+    /// killed alone left, up to 30 s, then fails naming the processes still at work.
     pub fn find(dir: &Path) -> Result<Workspace> {
+        let (top, git_dir, refs) = Self::locate(dir)?;
+        let runner = Runner::start(&top, &git_dir)?;
+        Ok(Workspace { top, git_dir, refs, max_file_bytes: DEFAULT_MAX_FILE_BYTES, runner })
+    }
+
+    /// Whether `dir` is in a git repository's working tree; waits for no other run.
+    pub fn is_inside(dir: &Path) -> bool {
+        Self::locate(dir).is_ok()
+    }
+
+    /// The top folder, the git folder and the checkpoints' refs namespace of the working tree
+    /// `dir` is in (one `git rev-parse`, before the run's lock: it changes nothing).
+    fn locate(dir: &Path) -> Result<(PathBuf, PathBuf, String)> {
         let args = [
             "rev-parse",
             "--path-format=absolute",
@@ -115,7 +135,7 @@ impl Workspace {
             "--absolute-git-dir",
             "--git-common-dir",
         ];
-        let out = git_in(dir, &args, &[]).map_err(|_| {
+        let out = git_unlocked(dir, &args).map_err(|_| {
             Error::Checkpoint(format!(
                 "{} is not inside a git repository: checkpoints are git objects; run `git \
                  init` first, or run mem where the work is",
@@ -135,7 +155,7 @@ impl Workspace {
             Some(name) => format!("{WORKTREE_REFS}{}/", name.to_string_lossy()),
             None => REFS.to_string(),
         };
-        Ok(Workspace { top, git_dir, refs, max_file_bytes: DEFAULT_MAX_FILE_BYTES })
+        Ok((top, git_dir, refs))
     }
 
     /// Leaves files over `bytes` out of the checkpoints it takes.
@@ -150,7 +170,7 @@ impl Workspace {
     }
 
     fn git(&self, args: &[&str], env: &[(&str, &str)]) -> Result<String> {
-        git_in(&self.top, args, env)
+        self.runner.text(args, env)
     }
 
     /// The refs of this worktree's checkpoints, newest first (the first `count` only, if

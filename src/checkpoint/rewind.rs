@@ -8,7 +8,7 @@ use std::path::Path;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use jiff::Timestamp;
 
-use super::git::{TempIndex, git_raw, nul_joined, nul_separated, os_path, path_under, shown};
+use super::git::{TempIndex, nul_joined, nul_separated, os_path, path_under, shown};
 use super::snapshot::{MemoryRoots, skipped_of};
 use super::{Rewound, Workspace};
 use crate::{Error, Result};
@@ -51,7 +51,7 @@ impl IgnoredThen {
                 _ => continue,
             };
             let spec = format!("{tree}:{}", shown(name));
-            let Ok(text) = git_raw(&workspace.top, &["cat-file", "blob", &spec], &[], b"") else {
+            let Ok(text) = workspace.runner.raw(&["cat-file", "blob", &spec], &[], b"") else {
                 continue;
             };
             let root = path_under(&workspace.top, folder);
@@ -129,7 +129,7 @@ impl Workspace {
         let then = target.tree.as_str();
         let present = self.snapshot()?;
         let ls = ["ls-tree", "-r", "-z", "--name-only", then];
-        let then_files = git_raw(&self.top, &ls, &[], b"")?;
+        let then_files = self.runner.raw(&ls, &[], b"")?;
         let mut roots = MemoryRoots::default();
         // Checkpoints taken before memory roots were left out hold them: never restored.
         roots.extend(MemoryRoots::of(nul_separated(&then_files)));
@@ -138,7 +138,7 @@ impl Workspace {
         let mut args = vec!["diff-tree", "-r", "-z", "--no-renames", "--raw"];
         args.extend([present.tree.as_str(), then, "--"]);
         args.extend(paths.iter().map(String::as_str));
-        let raw = git_raw(&self.top, &args, &[], b"")?;
+        let raw = self.runner.raw(&args, &[], b"")?;
         let mut kept_memory: Vec<String> = present.roots.names();
         kept_memory.extend(roots.names());
         kept_memory.extend(skipped_roots);
@@ -209,9 +209,9 @@ impl Workspace {
         if !restore.is_empty() {
             let index = TempIndex::new(&self.git_dir)?;
             let env = index.env();
-            git_raw(&self.top, &["read-tree", then], &env, b"")?;
+            self.runner.raw(&["read-tree", then], &env, b"")?;
             let checkout = ["checkout-index", "-f", "-z", "--stdin"];
-            git_raw(&self.top, &checkout, &env, &nul_joined(&restore))?;
+            self.runner.raw(&checkout, &env, &nul_joined(&restore))?;
         }
         Ok(rewound)
     }

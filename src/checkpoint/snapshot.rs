@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::Workspace;
-use super::git::{TempIndex, git_raw, nul_joined, nul_separated, path_under, shown};
+use super::git::{TempIndex, nul_joined, nul_separated, path_under, shown};
 use crate::Result;
 
 /// The memory roots in a list of a repository's files: `.memory/` and every other folder
@@ -162,11 +162,11 @@ impl Workspace {
         }
         let env = index.env();
         let ls = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"];
-        let listed = git_raw(&self.top, &ls, &env, b"")?;
+        let listed = self.runner.raw(&ls, &env, b"")?;
         let roots = MemoryRoots::of(nul_separated(&listed));
         // Only files git would read again can be too large: untracked and modified ones.
         let ls = ["ls-files", "-z", "--others", "--modified", "--exclude-standard"];
-        let changed = git_raw(&self.top, &ls, &env, b"")?;
+        let changed = self.runner.raw(&ls, &env, b"")?;
         let mut too_large = Vec::new();
         for name in nul_separated(&changed).filter(|n| !roots.holds(n)) {
             let meta = std::fs::symlink_metadata(path_under(&self.top, name));
@@ -194,12 +194,12 @@ impl Workspace {
             pathspecs.push(0);
         }
         let add = ["add", "--all", "--pathspec-from-file=-", "--pathspec-file-nul"];
-        git_raw(&self.top, &add, &env, &pathspecs)?;
+        self.runner.raw(&add, &env, &pathspecs)?;
         if !left_out.is_empty() {
             let remove = ["update-index", "--force-remove", "-z", "--stdin"];
-            git_raw(&self.top, &remove, &env, &nul_joined(&left_out))?;
+            self.runner.raw(&remove, &env, &nul_joined(&left_out))?;
         }
-        let tree = super::git::git_in(&self.top, &["write-tree"], &env)?.trim().to_string();
+        let tree = self.git(&["write-tree"], &env)?.trim().to_string();
         Ok(Snapshot { tree, roots, too_large })
     }
 }

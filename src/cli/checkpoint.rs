@@ -253,7 +253,7 @@ fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
         Some(cwd) => Path::new(cwd).to_path_buf(),
         None => std::env::current_dir()?,
     };
-    if Workspace::find(&cwd).is_err() {
+    if !Workspace::is_inside(&cwd) {
         return Ok(());
     }
     let workspace = workspace_at(ctx, &cwd)?;
