@@ -21,6 +21,8 @@ pub const SPEC: Spec = Spec {
     file_prefix: "",
     session_of_file,
     prompt_event: "UserPromptSubmit",
+    // The resumed transcript holds both hooks' context.
+    resume_keeps: &["SessionStart", "UserPromptSubmit"],
     clean_prompt: str::to_string,
     is_subagent: |_| false,
     whose,

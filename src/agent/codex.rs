@@ -20,6 +20,8 @@ pub const SPEC: Spec = Spec {
     file_prefix: "rollout-",
     session_of_file,
     prompt_event: "UserPromptSubmit",
+    // The resumed rollout holds both hooks' context.
+    resume_keeps: &["SessionStart", "UserPromptSubmit"],
     clean_prompt: str::to_string,
     is_subagent,
     whose,

@@ -34,6 +34,12 @@ pub const SPEC: Spec = Spec {
         })
     },
     prompt_event: "BeforeAgent",
+    // Gemini CLI 0.61.0 rebuilds a resumed history without the user messages that begin with
+    // `<hook_context>`: the SessionStart context (its own message, or put before the first
+    // prompt in `-p` mode) is gone; a BeforeAgent context, put after the prompt, stays.
+    // (Compression cannot be seen: its PreCompress hook fires before every turn, compressed or
+    // not.)
+    resume_keeps: &["BeforeAgent"],
     clean_prompt: without_hook_context,
     context_answer: |_, text| serde_json::json!({ "hookSpecificOutput": { "additionalContext": text } }),
 };

@@ -59,6 +59,9 @@ pub struct Spec {
     pub whose: fn(&Path, &Path) -> std::io::Result<Whose>,
     /// The `hook_event_name` of the hook run on each prompt, before the model sees it.
     pub prompt_event: &'static str,
+    /// The hook events whose context a resumed conversation still holds (the agent rebuilds
+    /// it from its transcript); what other events sent is gone and is sent again on resume.
+    pub resume_keeps: &'static [&'static str],
     /// The prompt of a hook payload as the user typed it (what the agent adds taken out).
     pub clean_prompt: fn(&str) -> String,
     /// The JSON a hook prints to add `text` to the model's context on the hook `event`.

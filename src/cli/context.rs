@@ -100,8 +100,14 @@ fn answer(args: &Args, agent: Agent, ctx: &Globals, event: &hook::Event) -> Resu
         // ended), and this one: the turn number only labels the ledger's rows.
         turn = log.turns(session)? + i64::from(prompt.is_some());
         match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
-            // The resumed conversation holds what was sent into it.
-            Some("resume") if log.has_injections(session)? => return Ok(None),
+            // The resumed conversation holds what was sent into it, of the hooks the agent
+            // keeps on resume; the rest is sent again.
+            Some("resume")
+                if log.has_injections(session)?
+                    && !log.record_resume(session, turn, agent.spec().resume_keeps, ctx.now)? =>
+            {
+                return Ok(None);
+            }
             Some("compact" | "clear") => log.record_reset(session, turn, ctx.now)?,
             _ => {}
         }

@@ -78,6 +78,52 @@ impl SessionLog {
         self.record_injections(session, turn, RESET, &[], at)
     }
 
+    /// Records that `session` was resumed by an agent whose resumed conversation holds only
+    /// what the hooks of the events `keeps` sent: when anything else had been sent since the
+    /// last reset, a reset is recorded and the kept rows again after it (with `turn`), so that
+    /// the rest is sent again. Returns whether anything was dropped.
+    pub fn record_resume(
+        &mut self,
+        session: &str,
+        turn: i64,
+        keeps: &[&str],
+        at: Timestamp,
+    ) -> Result<bool> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT event, memory, hash, chars FROM injections WHERE session = ?1 \
+                 AND memory IS NOT NULL AND seq > (SELECT coalesce(max(seq), 0) FROM injections \
+                 WHERE session = ?1 AND event = ?2) ORDER BY seq",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(params![session, RESET], |r| {
+                let sent = Sent {
+                    memory: r.get(1)?,
+                    hash: r.get(2)?,
+                    chars: r.get::<_, i64>(3)? as usize,
+                };
+                Ok((r.get::<_, String>(0)?, sent))
+            })
+            .map_err(self.err())?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(self.err())?;
+        drop(stmt);
+        if rows.iter().all(|(event, _)| keeps.contains(&event.as_str())) {
+            return Ok(false);
+        }
+        self.record_reset(session, turn, at)?;
+        for event in keeps {
+            let kept: Vec<Sent> =
+                rows.iter().filter(|(e, _)| e == event).map(|(_, s)| s.clone()).collect();
+            if !kept.is_empty() {
+                self.record_injections(session, turn, event, &kept, at)?;
+            }
+        }
+        Ok(true)
+    }
+
     /// What `session`'s context holds of mem's: the memories sent since its last reset, as
     /// (id, hash).
     pub fn in_context(&self, session: &str) -> Result<Vec<(String, String)>> {
