@@ -666,7 +666,9 @@ fn claude_started_in_a_subfolder_is_captured_and_nothing_runs_twice() {
     // (`within` an absolute folder: the session runs there.)
     project.within = other.path().to_path_buf();
     project.claude(&model, "hello", &[]);
-    let data = project.home.path().join(".local/share/mem");
+    // (The folder holds this machine's record of roots, `roots.toml`, since the project's
+    // setup; the per-user root is its `mem.toml`.)
+    let data = project.home.path().join(".local/share/mem/mem.toml");
     assert!(!data.exists(), "no per-user root made");
     assert!(!other.path().join(".memory").exists());
 }
