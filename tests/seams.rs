@@ -376,3 +376,21 @@ fn missed_sessions_are_captured_on_demand() {
     assert!(failed.stderr.contains(&format!("mem: not captured: claude {broken}")), "{failed:?}");
     assert!(failed.stderr.contains("1 of 1 missed sessions could not be captured"), "{failed:?}");
 }
+
+/// Item 4: `mem health` in a project set up on this machine fails `agents` when its user-level
+/// `--project-only` hooks are gone (taken out by hand, or by an older `--remove` elsewhere).
+#[test]
+fn health_fails_when_the_user_hooks_a_project_relies_on_are_gone() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = Dir::new();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let out = mem_at(repo.path(), home.path(), &["setup", "claude"], &[], "");
+    assert_eq!(out.code, 0, "{out:?}");
+    let healthy = mem_at(repo.path(), home.path(), &["health"], &[], "");
+    assert!(!healthy.stdout.contains("user-level --project-only hooks are gone"), "{healthy:?}");
+    std::fs::write(home.path().join(".claude/settings.json"), "{}\n").unwrap();
+    let sick = mem_at(repo.path(), home.path(), &["health"], &[], "");
+    assert_eq!(sick.code, 1, "{sick:?}");
+    assert!(sick.stdout.contains("✗ agents    hooks this project's setup put"), "{sick:?}");
+    assert!(sick.stdout.contains("run `mem setup claude` here again"), "{sick:?}");
+}

@@ -42,7 +42,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         None => Vec::new(),
     };
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
-    let ok = health.ok() && hooks_run;
+    let missing = missing_user_hooks(engine.root(), &configured);
+    let ok = health.ok() && hooks_run && missing.is_empty();
     let status_code = if ok { 0 } else { UNHEALTHY };
     if args.json {
         let mut value = serde_json::to_value(&health)?;
@@ -58,6 +59,18 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     if !configured.is_empty() {
         text.push_str(&agent_commands(&configured));
+    }
+    if !missing.is_empty() {
+        let detail = "hooks this project's setup put in the user's settings are gone";
+        text.push_str(&status(false, "agents", detail));
+    }
+    for (agent, file) in &missing {
+        text.push_str(&format!(
+            "    {agent}'s user-level --project-only hooks are gone from {}: sessions started \
+             in a subfolder of this project are not captured; run `mem setup {}` here again\n",
+            file.display(),
+            agent.name()
+        ));
     }
     text.push_str(&embedding_line(&health.embedding));
     super::print_text(&text)?;
@@ -352,6 +365,34 @@ fn agent_commands(configured: &[super::setup::Configured]) -> String {
         text.push_str(&format!("    `{}` in {}: {fix}\n", c.program, c.file));
     }
     text
+}
+
+/// The agents set up for this project (this machine's record of roots) whose user-level
+/// `--project-only` hooks are gone from the user's settings file (removed by hand, or by a
+/// `--remove` elsewhere), with that file: their sessions started in a subfolder go uncaptured.
+fn missing_user_hooks(
+    root: &Path,
+    configured: &[super::setup::Configured],
+) -> Vec<(mem::agent::Agent, PathBuf)> {
+    use mem::agent::Agent;
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let Some(record) = super::machine::roots().into_iter().find(|r| r.path == root) else {
+        return Vec::new();
+    };
+    let mut missing = Vec::new();
+    for name in &record.agents {
+        let file = match Agent::from_name(name) {
+            Some(Agent::Claude) => claude_home().map(|c| c.join("settings.json")),
+            Some(Agent::Gemini) => super::hook::gemini_home().map(|g| g.join("settings.json")),
+            _ => None,
+        };
+        let Some(file) = file else { continue };
+        let has = |c: &&super::setup::Configured| Path::new(&c.file) == file;
+        if !configured.iter().any(|c| has(&c)) {
+            missing.push((Agent::from_name(name).expect("matched above"), file));
+        }
+    }
+    missing
 }
 
 /// One status line: a check mark or a cross, the area, the finding.

@@ -5,8 +5,8 @@
 
 mod check;
 mod claude;
-mod diff;
 mod codex;
+mod diff;
 mod gemini;
 
 pub use check::{Configured, configured};
