@@ -394,3 +394,66 @@ fn health_fails_when_the_user_hooks_a_project_relies_on_are_gone() {
     assert!(sick.stdout.contains("✗ agents    hooks this project's setup put"), "{sick:?}");
     assert!(sick.stdout.contains("run `mem setup claude` here again"), "{sick:?}");
 }
+
+/// Item 6: at user scope with the user's own `notify`, setup said mem's notify captured each
+/// turn until the hooks were trusted (nothing did); health said the Codex sessions were not
+/// captured while mem's notify captured them; once trusted, the Stop hook and notify both
+/// captured each turn. The notes and health say what happens, and a turn is captured once.
+#[test]
+fn codex_notes_say_what_captures_and_a_turn_is_captured_once() {
+    // The user's own notify: nothing captures until the hooks are trusted.
+    let home = tempfile::tempdir().unwrap();
+    let repo = project();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::write(home.path().join(".codex/config.toml"), "notify = [\"notify-send\"]\n").unwrap();
+    let out = mem_at(repo.path(), home.path(), &["setup", "codex", "--scope", "user"], &[], "");
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains("until then nothing is captured"), "{out:?}");
+    assert!(!out.stdout.contains("the notify program (in the same config.toml)"), "{out:?}");
+
+    // mem's notify: it captures until the hooks are trusted, then leaves it to them.
+    let home = tempfile::tempdir().unwrap();
+    let repo = project();
+    let out = mem_at(repo.path(), home.path(), &["setup", "codex", "--scope", "user"], &[], "");
+    assert!(
+        out.stdout.contains("the notify program (in the same config.toml) captures"),
+        "{out:?}"
+    );
+    let health = mem_at(repo.path(), home.path(), &["health"], &[], "");
+    assert!(
+        health.stdout.contains("mem's notify program captures each turn meanwhile"),
+        "{health:?}"
+    );
+    let top = repo.path().canonicalize().unwrap();
+    let turn = |id: &str| {
+        let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
+            "type": "session_meta", "payload": {"id": id, "timestamp": "2026-11-30T10:00:00.000Z",
+            "cwd": top, "originator": "codex_cli_rs", "cli_version": "0.171.0", "source": "cli"}});
+        let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
+            "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
+        let rollouts = home.path().join(".codex/sessions/2026/11/30");
+        std::fs::create_dir_all(&rollouts).unwrap();
+        let file = rollouts.join(format!("rollout-2026-11-30T10-00-00-{id}.jsonl"));
+        std::fs::write(file, format!("{meta}\n{ask}\n")).unwrap();
+        let notify = serde_json::json!({"type": "agent-turn-complete", "thread-id": id,
+            "cwd": top, "last-assistant-message": "Done."});
+        let args = ["capture", "--hook", "codex", &notify.to_string()];
+        let out = mem_at(repo.path(), home.path(), &args, &[], "");
+        assert_eq!(out.code, 0, "{out:?}");
+        repo.path().join(format!(".memory/sessions/session-{id}.md")).exists()
+    };
+    assert!(turn("019ad0a1-0000-7000-8000-0000000000d1"), "untrusted hooks: notify captures");
+    // The user trusts the hooks (what Codex's /hooks records).
+    let hooks = home.path().join(".codex/hooks.json");
+    let mut config = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    for event in ["session_start", "user_prompt_submit", "stop"] {
+        config.push_str(&format!(
+            "\n[hooks.state.\"{}:{event}:0:0\"]\ntrusted_hash = \"sha256:0\"\n",
+            hooks.display()
+        ));
+    }
+    std::fs::write(home.path().join(".codex/config.toml"), config).unwrap();
+    let health = mem_at(repo.path(), home.path(), &["health"], &[], "");
+    assert!(!health.stdout.contains("not trusted"), "{health:?}");
+    assert!(!turn("019ad0a1-0000-7000-8000-0000000000d2"), "trusted hooks capture, not notify");
+}

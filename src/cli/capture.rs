@@ -162,6 +162,9 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     {
         return Ok(());
     }
+    if args.hook == Some(Agent::Codex) && hooks_capture_instead(&root, &payload) {
+        return Ok(());
+    }
     // Capture writes and indexes text; it never needs the embedding model.
     let mut engine = match Engine::open(&root) {
         Ok(engine) => engine,
@@ -219,4 +222,28 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             super::print_text(&format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display()))
         }
     }
+}
+
+/// Whether this is Codex's `notify` (its payload's `type` is `agent-turn-complete`) in a project
+/// whose mem hooks Codex trusts: then its Stop hook captures the same turn, and `notify` leaves
+/// it to it (a turn is captured once).
+fn hooks_capture_instead(root: &std::path::Path, payload: &[u8]) -> bool {
+    let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
+    let from_notify = value.as_ref().is_some_and(|v| {
+        v.get("hook_event_name").is_none()
+            && v.get("type").and_then(serde_json::Value::as_str) == Some("agent-turn-complete")
+    });
+    if !from_notify {
+        return false;
+    }
+    let Some(home) = dirs::home_dir() else { return false };
+    let project = mem::health::project_dir(root);
+    super::setup::configured(
+        &project,
+        &home,
+        super::hook::codex_home().as_deref(),
+        super::hook::gemini_home().as_deref(),
+    )
+    .iter()
+    .any(|c| c.file.ends_with("hooks.json") && c.trusted == Some(true) && c.runs.is_some())
 }

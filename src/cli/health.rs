@@ -58,7 +58,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         text.push_str(&coverage_lines(cov, &project, &configured));
     }
     if !configured.is_empty() {
-        text.push_str(&agent_commands(&configured));
+        let notify = super::hook::codex_home()
+            .and_then(|c| std::fs::read_to_string(c.join("config.toml")).ok())
+            .is_some_and(|text| super::setup::has_mem_notify(&text));
+        text.push_str(&agent_commands(&configured, notify));
     }
     if !missing.is_empty() {
         let detail = "hooks this project's setup put in the user's settings are gone";
@@ -330,7 +333,7 @@ fn claude_home() -> Option<PathBuf> {
 
 /// The lines on the commands the agents run mem by: one when they all start a mem, else one
 /// per command that starts nothing, with what to do.
-fn agent_commands(configured: &[super::setup::Configured]) -> String {
+fn agent_commands(configured: &[super::setup::Configured], notify: bool) -> String {
     let broken: Vec<_> = configured.iter().filter(|c| !c.runs()).collect();
     if broken.is_empty() {
         let mut runs: Vec<&str> = configured.iter().filter_map(|c| c.runs.as_deref()).collect();
@@ -354,7 +357,11 @@ fn agent_commands(configured: &[super::setup::Configured]) -> String {
         ),
     );
     for c in broken {
-        let fix = if c.runs.is_some() {
+        let fix = if c.runs.is_some() && notify {
+            "Codex has not trusted these hooks yet, so it does not run them: mem's notify program \
+             captures each turn meanwhile, but no memory reaches the model; run /hooks in Codex \
+             and trust the mem hooks"
+        } else if c.runs.is_some() {
             "Codex has not trusted these hooks yet, so it does not run them and this project's \
              Codex sessions are not captured: run /hooks in Codex and trust the mem hooks"
         } else if c.program.contains('/') {

@@ -38,6 +38,23 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     Ok(vec![config, Change { path: hooks_file, before, after }])
 }
 
+/// The arguments of the `notify` program setup writes.
+const NOTIFY: [&str; 3] = ["capture", "--hook", "codex"];
+
+/// Whether the `notify` of a parsed `config.toml` is mem's: a mem executable with exactly
+/// setup's arguments; anything else is the user's.
+fn notify_is_mem_s(doc: &DocumentMut) -> bool {
+    doc.get("notify").and_then(Item::as_array).is_some_and(|a| {
+        let words: Vec<&str> = a.iter().filter_map(|v| v.as_str()).collect();
+        words.len() == a.len() && words.len() == 4 && is_mem_exe(words[0]) && words[1..] == NOTIFY
+    })
+}
+
+/// Whether a Codex `config.toml` runs mem's capture as its `notify` program.
+pub fn has_mem_notify(text: &str) -> bool {
+    text.parse::<DocumentMut>().is_ok_and(|doc| notify_is_mem_s(&doc))
+}
+
 /// `config.toml` with `[mcp_servers.mem]` set and, in the user's own file when the user has no
 /// `notify` program, `mem capture` as one (it captures even before the user trusts the hooks);
 /// both taken out when removing (a `mem` server or `notify` that runs some other program is left alone).
@@ -48,12 +65,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         format!("{} is not valid TOML; fix it, then run mem setup again", path.display())
     })?;
     let exe = target.mem().to_string_lossy();
-    let notify = ["capture", "--hook", "codex"];
-    // Ours: a mem executable with exactly setup's arguments; anything else is the user's.
-    let ours_notify = doc.get("notify").and_then(Item::as_array).is_some_and(|a| {
-        let words: Vec<&str> = a.iter().filter_map(|v| v.as_str()).collect();
-        words.len() == a.len() && words.len() == 4 && is_mem_exe(words[0]) && words[1..] == notify
-    });
+    let ours_notify = notify_is_mem_s(&doc);
     // Codex reads `notify` from the user's file only (a project's is ignored, with a warning
     // on every run): one that an older setup wrote into a project's file goes.
     let notify_here = target.scope == Scope::User;
@@ -62,7 +74,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
             doc.remove("notify");
         }
     } else if doc.get("notify").is_none() || ours_notify {
-        let wanted = toml_edit::Array::from_iter(std::iter::once(exe.as_ref()).chain(notify));
+        let wanted = toml_edit::Array::from_iter(std::iter::once(exe.as_ref()).chain(NOTIFY));
         let same =
             doc.get("notify").is_some_and(|n| n.to_string().trim() == wanted.to_string().trim());
         if !same {

@@ -10,6 +10,7 @@ mod diff;
 mod gemini;
 
 pub use check::{Configured, configured};
+pub use codex::has_mem_notify;
 
 use std::path::{Path, PathBuf};
 
@@ -256,7 +257,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         ));
     }
     if !args.remove {
-        for note in notes(args.agent, args.scope) {
+        // Whether Codex's `notify` runs mem's capture (setup writes it only where the user has
+        // no `notify` of their own).
+        let mem_notify = changes.iter().any(|c| {
+            c.path.ends_with("config.toml")
+                && c.after.as_deref().is_some_and(|text| codex::has_mem_notify(text))
+        });
+        for note in notes(args.agent, args.scope, mem_notify) {
             text.push_str(&format!("note: {note}\n"));
         }
     }
@@ -291,16 +298,22 @@ fn path_warning(on_path: Option<&Path>, this: &Path) -> Option<String> {
 }
 
 /// What the user still has to do in the agent itself.
-fn notes(agent: Agent, scope: Scope) -> Vec<&'static str> {
+fn notes(agent: Agent, scope: Scope, mem_notify: bool) -> Vec<&'static str> {
     match (agent, scope) {
         (Agent::Claude, Scope::Project) => {
             vec!["Claude Code asks once before it starts a server of .mcp.json: answer yes for mem"]
         }
         (Agent::Claude, Scope::User) => vec![],
-        (Agent::Codex, Scope::User) => vec![
+        (Agent::Codex, Scope::User) if mem_notify => vec![
             "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
              hooks; until then the notify program (in the same config.toml) captures each turn, \
-             but no memory reaches the model",
+             but no memory reaches the model; once they are trusted, the hooks capture and \
+             notify leaves it to them",
+        ],
+        (Agent::Codex, Scope::User) => vec![
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then nothing is captured and no memory reaches the model (your own \
+             notify program stays as it is; `mem capture --missed` captures the sessions missed)",
         ],
         (Agent::Codex, Scope::Project) => vec![
             "Codex reads a project's .codex/ folder only when the project is trusted (Codex asks \
