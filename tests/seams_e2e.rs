@@ -96,3 +96,55 @@ fn a_planted_memory_reaches_claude_code_only_as_fenced_data() {
         project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect();
     assert_eq!(sessions.len(), 1, "only the first session is captured: {sessions:?}");
 }
+
+/// Item 5, with Codex: a session from before the hooks were trusted is never captured, and
+/// health listed it forever; `mem capture --missed` captures it as the hooks would have.
+#[test]
+fn a_codex_session_missed_before_trust_is_captured_by_capture_missed() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "codex"]);
+    let model = StandIn::start(json!({ "text": "Hello." }));
+    project.codex(&model, "add a health endpoint");
+    let health = project.mem(&["health", "--transcripts"]);
+    assert!(health.stdout.contains("0/1 local sessions captured"), "{}", health.stdout);
+    let dry = project.mem_ok(&["capture", "--missed", "--dry-run"]);
+    assert!(dry.contains("would capture\tcodex\t"), "{dry}");
+    let out = project.mem_ok(&["capture", "--missed"]);
+    assert!(out.starts_with("created\t"), "{out}");
+    let sessions: Vec<_> =
+        project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert!(sessions[0].1.contains("add a health endpoint"), "{}", sessions[0].1);
+    // (Still exit 1: the hooks are not trusted yet, and health says so.)
+    let health = project.mem(&["health", "--transcripts"]).stdout;
+    assert!(health.contains("✓ coverage  1/1 local sessions captured"), "{health}");
+}
+
+/// Item 4, with Claude Code: `--remove` in one project took out the user-level hooks that
+/// another set-up project's subfolder sessions need; they stay while it is set up.
+#[test]
+fn remove_in_one_project_keeps_claude_capturing_the_others_subfolders() {
+    let Some(agents) = agents() else { return };
+    let mut project = Project::new(agents);
+    project.mem_ok(&["setup", "claude"]);
+    let other = tempfile::tempdir().unwrap();
+    let git =
+        std::process::Command::new("git").args(["init", "-q"]).current_dir(other.path()).status();
+    assert!(git.unwrap().success());
+    std::fs::create_dir_all(other.path().join("src")).unwrap();
+    project.within = other.path().to_path_buf();
+    project.mem_ok(&["setup", "claude"]);
+    project.within = std::path::PathBuf::new();
+    let removed = project.mem_ok(&["setup", "claude", "--remove"]);
+    assert!(
+        removed.contains("1 other project(s) set up on this machine rely on them"),
+        "{removed}"
+    );
+    project.within = other.path().join("src");
+    let model = StandIn::start(json!({ "text": "Hello." }));
+    project.claude(&model, "hello from a subfolder", &[]);
+    let sessions =
+        std::fs::read_dir(other.path().join(".memory/sessions")).map_or(0, |d| d.count());
+    assert_eq!(sessions, 1, "the other project's subfolder session is captured");
+}
