@@ -325,16 +325,7 @@ fn missed_sessions_are_captured_on_demand() {
     std::fs::create_dir_all(&folder).unwrap();
     std::fs::write(folder.join(format!("{claude}.jsonl")), format!("{line}\n")).unwrap();
     let codex = "019ad0a1-0000-7000-8000-0000000000c2";
-    let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
-        "type": "session_meta", "payload": {"id": codex, "timestamp": "2026-11-30T10:00:00.000Z",
-        "cwd": top.join("src"), "originator": "codex_cli_rs", "cli_version": "0.171.0",
-        "source": "cli"}});
-    let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
-        "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
-    let rollouts = home.path().join(".codex/sessions/2026/11/30");
-    std::fs::create_dir_all(&rollouts).unwrap();
-    let rollout = rollouts.join(format!("rollout-2026-11-30T10-00-00-{codex}.jsonl"));
-    std::fs::write(&rollout, format!("{meta}\n{ask}\n")).unwrap();
+    write_rollout(home.path(), codex, &top.join("src"));
     std::fs::create_dir_all(repo.path().join("src")).unwrap();
     let mem = |args: &[&str]| mem_at(repo.path(), home.path(), args, &[], "");
 
@@ -426,15 +417,7 @@ fn codex_notes_say_what_captures_and_a_turn_is_captured_once() {
     );
     let top = repo.path().canonicalize().unwrap();
     let turn = |id: &str| {
-        let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
-            "type": "session_meta", "payload": {"id": id, "timestamp": "2026-11-30T10:00:00.000Z",
-            "cwd": top, "originator": "codex_cli_rs", "cli_version": "0.171.0", "source": "cli"}});
-        let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
-            "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
-        let rollouts = home.path().join(".codex/sessions/2026/11/30");
-        std::fs::create_dir_all(&rollouts).unwrap();
-        let file = rollouts.join(format!("rollout-2026-11-30T10-00-00-{id}.jsonl"));
-        std::fs::write(file, format!("{meta}\n{ask}\n")).unwrap();
+        write_rollout(home.path(), id, &top);
         let notify = serde_json::json!({"type": "agent-turn-complete", "thread-id": id,
             "cwd": top, "last-assistant-message": "Done."});
         let args = ["capture", "--hook", "codex", &notify.to_string()];
@@ -456,4 +439,40 @@ fn codex_notes_say_what_captures_and_a_turn_is_captured_once() {
     let health = mem_at(repo.path(), home.path(), &["health"], &[], "");
     assert!(!health.stdout.contains("not trusted"), "{health:?}");
     assert!(!turn("019ad0a1-0000-7000-8000-0000000000d2"), "trusted hooks capture, not notify");
+}
+
+/// Writes a Codex rollout of session `id` run in `cwd` under `home`'s `.codex/sessions`.
+fn write_rollout(home: &Path, id: &str, cwd: &Path) -> std::path::PathBuf {
+    let meta = serde_json::json!({"timestamp": "2026-11-30T10:00:00.000Z",
+        "type": "session_meta", "payload": {"id": id, "timestamp": "2026-11-30T10:00:00.000Z",
+        "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.171.0", "source": "cli"}});
+    let ask = serde_json::json!({"timestamp": "2026-11-30T10:00:05.000Z", "type": "event_msg",
+        "payload": {"type": "user_message", "message": "Add a health endpoint", "kind": "plain"}});
+    let rollouts = home.join(".codex/sessions/2026/11/30");
+    std::fs::create_dir_all(&rollouts).unwrap();
+    let file = rollouts.join(format!("rollout-2026-11-30T10-00-00-{id}.jsonl"));
+    std::fs::write(&file, format!("{meta}\n{ask}\n")).unwrap();
+    file
+}
+
+/// Item 5: for a Codex session from before the project was trusted, health named the hooks'
+/// trust as the cause; Codex reads none of an untrusted project's `.codex/`.
+#[test]
+fn health_names_codex_project_trust_as_the_cause() {
+    let home = tempfile::tempdir().unwrap();
+    let repo = project();
+    let out = mem_at(repo.path(), home.path(), &["setup", "codex"], &[], "");
+    assert_eq!(out.code, 0, "{out:?}");
+    let top = repo.path().canonicalize().unwrap();
+    write_rollout(home.path(), "019ad0a1-0000-7000-8000-0000000000e1", &top);
+    let health = mem_at(repo.path(), home.path(), &["health", "--transcripts"], &[], "");
+    assert!(health.stdout.contains("cause: Codex does not trust this project"), "{health:?}");
+    assert!(health.stdout.contains("`mem capture --missed` captures"), "{health:?}");
+    let config = home.path().join(".codex/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap_or_default();
+    text.push_str(&format!("\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n", top.display()));
+    std::fs::write(&config, text).unwrap();
+    let health = mem_at(repo.path(), home.path(), &["health", "--transcripts"], &[], "");
+    assert!(!health.stdout.contains("does not trust this project"), "{health:?}");
+    assert!(health.stdout.contains("cause: Codex has not trusted mem's hooks yet"), "{health:?}");
 }

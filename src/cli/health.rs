@@ -59,7 +59,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     if !configured.is_empty() {
         let notify = super::hook::codex_home()
-            .and_then(|c| std::fs::read_to_string(c.join("config.toml")).ok())
+            .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten())
             .is_some_and(|text| super::setup::has_mem_notify(&text));
         text.push_str(&agent_commands(&configured, notify));
     }
@@ -250,10 +250,24 @@ fn coverage_lines(
         text.push_str(&format!("    not read (skipped): {file}\n"));
     }
     let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
-    if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
+    let project_hooks = configured
+        .iter()
+        .any(|c| Path::new(&c.file).starts_with(project) && c.file.ends_with(".codex/hooks.json"));
+    if codex_gaps && project_hooks && !codex_trusts_project(project) {
+        text.push_str(
+            "    cause: Codex does not trust this project, so it reads none of its .codex/ files \
+             (mem's hooks there included): start Codex here and trust the project, then trust \
+             the hooks (/hooks); `mem capture --missed` captures the sessions missed\n",
+        );
+    } else if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
         text.push_str(
             "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
-             in Codex and trust them\n",
+             in Codex and trust them; `mem capture --missed` captures the sessions missed\n",
+        );
+    } else if !cov.gaps.is_empty() {
+        text.push_str(
+            "    `mem capture --missed` captures them (sessions from before the hooks ran: \
+             before the project or its hooks were trusted, or while mem was not on PATH)\n",
         );
     }
     let own = mem::agent::claude::folder_name(project);
@@ -274,6 +288,28 @@ fn coverage_lines(
         );
     }
     text
+}
+
+/// Whether Codex's user configuration trusts the project at `project` (`[projects."<path>"]
+/// trust_level = "trusted"`, by its path or a folder above it): Codex reads a project's
+/// `.codex/` only then.
+fn codex_trusts_project(project: &Path) -> bool {
+    let Some(text) = super::hook::codex_home()
+        .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten())
+    else {
+        return false;
+    };
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return false };
+    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
+        return false;
+    };
+    let project = project.canonicalize().unwrap_or_else(|_| project.to_path_buf());
+    projects.iter().any(|(path, entry)| {
+        let trusted = entry.get("trust_level").and_then(|t| t.as_str()) == Some("trusted");
+        let path = Path::new(path);
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        trusted && project.starts_with(path)
+    })
 }
 
 /// The line on the embedding model.
