@@ -260,8 +260,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         // Whether Codex's `notify` runs mem's capture (setup writes it only where the user has
         // no `notify` of their own).
         let mem_notify = changes.iter().any(|c| {
-            c.path.ends_with("config.toml")
-                && c.after.as_deref().is_some_and(codex::has_mem_notify)
+            c.path.ends_with("config.toml") && c.after.as_deref().is_some_and(codex::has_mem_notify)
         });
         for note in notes(args.agent, args.scope, mem_notify) {
             text.push_str(&format!("note: {note}\n"));
