@@ -134,3 +134,32 @@ fn a_damaged_session_log_stops_no_context_and_is_never_replaced() {
     assert!(out.stderr.contains("is damaged"), "{}", out.stderr);
     assert_eq!(std::fs::read(&db).unwrap(), garbage, "never deleted or rewritten");
 }
+
+#[test]
+fn the_same_prompt_typed_again_is_a_new_call_and_two_hook_files_one() {
+    let repo = project();
+    // A payload that names no prompt: no prompt or turn id, no session for the ledger.
+    let transcript = repo.path().join("transcript.jsonl");
+    std::fs::write(&transcript, "{\"type\":\"user\"}\n").unwrap();
+    let call = || {
+        let extra = format!(
+            r#"{PROMPT},"transcript_path":{}"#,
+            serde_json::to_string(transcript.to_str().unwrap()).unwrap()
+        );
+        let payload = format!(
+            r#"{{"hook_event_name":"UserPromptSubmit","cwd":{}{extra}}}"#,
+            serde_json::to_string(repo.path().to_str().unwrap()).unwrap()
+        );
+        let out = repo.mem_in(".", &["context", "--hook", "claude"], payload);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout
+    };
+    assert!(call().contains(FACT));
+    // The agent's other hook file, for the same prompt: one call.
+    assert_eq!(call(), "");
+    // The turn went on; the same prompt typed again is a new call.
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    text.push_str("{\"type\":\"assistant\"}\n");
+    std::fs::write(&transcript, text).unwrap();
+    assert!(call().contains(FACT));
+}
