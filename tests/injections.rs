@@ -78,3 +78,88 @@ fn each_memory_reaches_a_session_once() {
     assert!(chars > FACT.len() as u64, "{json}");
     assert_eq!(entries[0]["memories"][0]["chars"].as_u64(), Some(chars));
 }
+
+/// A project with a memory root that holds [`FACT`], an important one.
+fn project() -> Dir {
+    let repo = Dir::new();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    repo.mem_in(".", &["add", "--type", "semantic", "--importance", "8", FACT], "").ok();
+    repo
+}
+
+const PROMPT: &str = r#","prompt":"which Postgres stores the orders""#;
+
+#[test]
+fn an_answer_that_never_reached_the_agent_is_not_counted_as_sent() {
+    use std::io::Write as _;
+    let repo = project();
+    // The agent gave up on the hook (its timeout) and closed its end of stdout before the
+    // answer came: the answer cannot be written.
+    let mut child = repo.spawn_in(".", &["context", "--hook", "claude"]);
+    drop(child.stdout.take());
+    let start = payload("SessionStart", "s1", repo.path(), r#","source":"startup""#);
+    child.stdin.take().unwrap().write_all(start.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("context hook: the answer could not be written"), "{stderr}");
+    let log = repo.read(".memory/.mem/capture.log");
+    assert!(log.contains("the answer could not be written"), "{log}");
+    // The session's context does not hold the memory: the next prompt brings it.
+    let next = context(&repo, "UserPromptSubmit", "s1", &format!(r#"{PROMPT},"prompt_id":"p1""#));
+    assert!(next.contains(FACT), "{next}");
+    // Once written, it is in the ledger.
+    assert_eq!(
+        context(&repo, "UserPromptSubmit", "s1", &format!(r#"{PROMPT},"prompt_id":"p2""#)),
+        ""
+    );
+}
+
+#[test]
+fn a_damaged_session_log_stops_no_context_and_is_never_replaced() {
+    let repo = project();
+    let db = repo.path().join(".memory/.mem/sessions.db");
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    let garbage = b"this is not a SQLite database, but it is the user's file".repeat(100);
+    std::fs::write(&db, &garbage).unwrap();
+    let out = repo.mem_in(
+        ".",
+        &["context", "--hook", "claude"],
+        payload("SessionStart", "s1", repo.path(), r#","source":"startup""#),
+    );
+    assert_eq!(out.code, 0, "{out:?}");
+    assert!(out.stdout.contains(FACT), "{out:?}");
+    assert!(out.stderr.contains("the session log cannot be used"), "{}", out.stderr);
+    assert!(out.stderr.contains("is damaged"), "{}", out.stderr);
+    assert_eq!(std::fs::read(&db).unwrap(), garbage, "never deleted or rewritten");
+}
+
+#[test]
+fn the_same_prompt_typed_again_is_a_new_call_and_two_hook_files_one() {
+    let repo = project();
+    // A payload that names no prompt: no prompt or turn id, no session for the ledger.
+    let transcript = repo.path().join("transcript.jsonl");
+    std::fs::write(&transcript, "{\"type\":\"user\"}\n").unwrap();
+    let call = || {
+        let extra = format!(
+            r#"{PROMPT},"transcript_path":{}"#,
+            serde_json::to_string(transcript.to_str().unwrap()).unwrap()
+        );
+        let payload = format!(
+            r#"{{"hook_event_name":"UserPromptSubmit","cwd":{}{extra}}}"#,
+            serde_json::to_string(repo.path().to_str().unwrap()).unwrap()
+        );
+        let out = repo.mem_in(".", &["context", "--hook", "claude"], payload);
+        assert_eq!(out.code, 0, "{out:?}");
+        out.stdout
+    };
+    assert!(call().contains(FACT));
+    // The agent's other hook file, for the same prompt: one call.
+    assert_eq!(call(), "");
+    // The turn went on; the same prompt typed again is a new call.
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    text.push_str("{\"type\":\"assistant\"}\n");
+    std::fs::write(&transcript, text).unwrap();
+    assert!(call().contains(FACT));
+}

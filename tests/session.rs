@@ -444,3 +444,68 @@ fn captures_at_the_same_time_log_each_event_once() {
     assert_eq!(logged, 600 * 4 + 1, "the events were appended by one capture, once");
     assert_eq!(s.events("s").len(), 600 * 4 + 1);
 }
+
+/// A Gemini CLI chat record (`id`, `type`, `content`) at `at`, as one line.
+fn gemini_message(id: &str, kind: &str, content: &str, at: &str) -> String {
+    let mut message = serde_json::json!({ "id": id, "timestamp": at, "type": kind });
+    message["content"] = match kind {
+        "user" => serde_json::json!([{ "text": content }]),
+        _ => serde_json::json!(content),
+    };
+    if kind == "gemini" {
+        message["model"] = serde_json::json!("gemini-2.5-pro");
+    }
+    format!("{message}\n")
+}
+
+#[test]
+fn a_gemini_message_written_again_after_a_capture_is_logged_once() {
+    let s = Setup::new();
+    s.append(&format!(
+        "{}\n",
+        serde_json::json!({
+            "sessionId": "s", "projectHash": "abc", "startTime": "2026-11-29T10:00:00Z"
+        })
+    ));
+    s.append(&gemini_message("u1", "user", "Fix the failing login test", "2026-11-29T10:00:00Z"));
+    s.append(&gemini_message(
+        "g1",
+        "gemini",
+        "Fixed: the cookie had expired.",
+        "2026-11-29T10:01:00Z",
+    ));
+    assert_eq!(s.capture("s")["logged_events"], 3, "prompt, model, answer");
+    // Gemini CLI writes its last message again under its id (its token counts, say), then the
+    // user's first one: both are logged already.
+    s.append(&gemini_message(
+        "g1",
+        "gemini",
+        "Fixed: the cookie had expired.",
+        "2026-11-29T10:01:05Z",
+    ));
+    s.append(&gemini_message("u1", "user", "Fix the failing login test", "2026-11-29T10:00:00Z"));
+    assert_eq!(s.capture("s")["logged_events"], 0, "no message of the log again");
+    // The next turn is new.
+    s.append(&gemini_message("u2", "user", "Now the signup test", "2026-11-29T10:05:00Z"));
+    s.append(&gemini_message("g2", "gemini", "Fixed too.", "2026-11-29T10:06:00Z"));
+    s.append(&gemini_message("g2", "gemini", "Fixed too, and tested.", "2026-11-29T10:06:01Z"));
+    assert_eq!(s.capture("s")["logged_events"], 2, "the prompt, the last copy of the answer");
+    let said: Vec<String> = s
+        .events("s")
+        .iter()
+        .filter(|e| matches!(e["kind"].as_str(), Some("prompt" | "assistant")))
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "Fix the failing login test",
+            "Fixed: the cookie had expired.",
+            "Now the signup test",
+            "Fixed too, and tested."
+        ]
+    );
+    let list = s.root.mem(&["session", "list"]).ok().to_string();
+    assert!(list.starts_with("s\tgemini\t"), "{list}");
+    assert!(list.contains("\t2 turns\t"), "{list}");
+}

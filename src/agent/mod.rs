@@ -170,7 +170,8 @@ pub struct Fold {
     /// appends a changed message again under its id): released when another comes, or at the
     /// end of what is read ([`Fold::finish`]).
     pub held: Option<(String, Value)>,
-    /// The ids of the messages released so far in this read.
+    /// The ids of the messages released so far: in this read, and those an earlier read logged
+    /// (the session log seeds them), so that a later copy of one adds nothing.
     pub released: std::collections::HashSet<String>,
 }
 

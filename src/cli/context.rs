@@ -69,49 +69,90 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
     let ctx = &ctx.for_hook(args.project_only);
-    hook::run(ctx, agent, "context", args.project_only, |_, event| answer(args, agent, ctx, event))
+    hook::run_answer(ctx, agent, "context", args.project_only, |payload, event| {
+        answer(args, agent, ctx, payload, event)
+    })
 }
 
-/// The hook's answer, or `None` when there is nothing to add. What the session's context
-/// already holds is not sent again (the injection ledger of the session log, when the payload
-/// names the session): a resumed session gets no start context again, a compaction or a clear
-/// empties what the context holds.
-fn answer(args: &Args, agent: Agent, ctx: &Globals, event: &hook::Event) -> Result<Option<String>> {
-    let mut layers = ctx.layers_near(event.cwd.as_deref())?;
-    layers.refresh(ctx.now, &mem::progress::Silent)?;
-    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
-    let prompt = event.prompt.as_ref();
-    // The session and its digest's id, when the payload names one that can have a digest.
-    let session = event
-        .session_id
-        .as_deref()
-        .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
-    let mut ledger = match session {
-        Some((session, _)) => {
-            let log = SessionLog::open_in(layers.project().root())?;
-            Some((log, session))
-        }
-        None => None,
-    };
-    let mut turn = 0;
-    let mut held = Vec::new();
-    if let Some((log, session)) = &mut ledger {
+/// The injection ledger of one session, read before the answer: where to record what the
+/// answer sends once it reached the agent.
+struct Ledger {
+    log: SessionLog,
+    session: String,
+    /// The prompt's number, which only labels the ledger's rows.
+    turn: i64,
+    /// What the session's context holds (id, hash).
+    held: Vec<(String, String)>,
+}
+
+impl Ledger {
+    /// The ledger of `session` in the log of the root `root` for `agent`'s hook `event`
+    /// (`name`), with a reset recorded after a compaction or a clear, and after a resume that
+    /// lost part of what was sent (see `agent::Spec::resume_keeps`); `None` when nothing is to
+    /// be sent (a resumed session holds what was sent into it).
+    fn before(
+        root: &std::path::Path,
+        agent: Agent,
+        session: &str,
+        name: &str,
+        event: &hook::Event,
+        now: jiff::Timestamp,
+    ) -> mem::Result<Option<Ledger>> {
+        let mut log = SessionLog::open_in(root)?;
         // The prompts the log has of the session (each Stop's capture brings in the turn that
-        // ended), and this one: the turn number only labels the ledger's rows.
-        turn = log.turns(session)? + i64::from(prompt.is_some());
+        // ended), and this one.
+        let turn = log.turns(session)? + i64::from(event.prompt.is_some());
         match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
             // The resumed conversation holds what was sent into it, of the hooks the agent
             // keeps on resume; the rest is sent again.
             Some("resume")
                 if log.has_injections(session)?
-                    && !log.record_resume(session, turn, agent.spec().resume_keeps, ctx.now)? =>
+                    && !log.record_resume(session, turn, agent.spec().resume_keeps, now)? =>
             {
                 return Ok(None);
             }
-            Some("compact" | "clear") => log.record_reset(session, turn, ctx.now)?,
+            Some("compact" | "clear") => log.record_reset(session, turn, now)?,
             _ => {}
         }
-        held = log.in_context(session)?;
+        let held = log.in_context(session)?;
+        Ok(Some(Ledger { log, session: session.to_string(), turn, held }))
+    }
+}
+
+/// The hook's answer, or `None` when there is nothing to add. What the session's context
+/// already holds is not sent again (the injection ledger of the session log, when the payload
+/// names the session): a resumed session gets again only what its agent's resume drops, a
+/// compaction or a clear empties what the context holds. What is sent is recorded once it was written to the agent.
+/// A session log that cannot be used (damaged, locked) stops no context: it goes without the
+/// ledger, with a warning.
+fn answer(
+    args: &Args,
+    agent: Agent,
+    ctx: &Globals,
+    payload: &[u8],
+    event: &hook::Event,
+) -> Result<Option<hook::Answer>> {
+    let mut layers = ctx.layers_near(event.cwd.as_deref())?;
+    layers.refresh(ctx.now, &mem::progress::Silent)?;
+    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    // The session and its digest's id, when the payload names one that can have a digest.
+    let session = event
+        .session_id
+        .as_deref()
+        .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
+    let mut ledger = None;
+    if let Some((session, _)) = session {
+        match Ledger::before(layers.project().root(), agent, session, name, event, ctx.now) {
+            Ok(Some(found)) => ledger = Some(found),
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                let e = anyhow::Error::new(e).context(
+                    "warning: the session log cannot be used; the context goes without the \
+                     injection ledger (memories the session holds may be sent again)",
+                );
+                hook::report_failure(ctx, payload, "context", &e);
+            }
+        }
     }
     let mut options = ContextOptions {
         task: args.task.clone(),
@@ -119,11 +160,11 @@ fn answer(args: &Args, agent: Agent, ctx: &Globals, event: &hook::Event) -> Resu
         key: args.key,
         min_strength: args.min_strength,
         sessions: args.sessions,
-        held,
+        held: ledger.as_mut().map(|l| std::mem::take(&mut l.held)).unwrap_or_default(),
         // The session's own digest: the session holds all of it.
         exclude: session.map(|(_, digest)| digest.to_string()).into_iter().collect(),
     };
-    if let Some(prompt) = prompt {
+    if let Some(prompt) = &event.prompt {
         // A prompt gets its own memories only.
         options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
     }
@@ -131,8 +172,12 @@ fn answer(args: &Args, agent: Agent, ctx: &Globals, event: &hook::Event) -> Resu
     if context.memories == 0 {
         return Ok(None);
     }
-    if let Some((log, session)) = &mut ledger {
-        log.record_injections(session, turn, name, &context.sent, ctx.now)?;
-    }
-    Ok(agent.context_answer(name, &context.text))
+    let Some(text) = agent.context_answer(name, &context.text) else { return Ok(None) };
+    let delivered = ledger.map(|mut ledger| {
+        let (name, sent, now) = (name.to_string(), context.sent, ctx.now);
+        Box::new(move || -> Result<()> {
+            Ok(ledger.log.record_injections(&ledger.session, ledger.turn, &name, &sent, now)?)
+        }) as Box<dyn FnOnce() -> Result<()>>
+    });
+    Ok(Some(hook::Answer { text, delivered }))
 }

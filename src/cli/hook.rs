@@ -147,6 +147,15 @@ pub fn first_call(
     Ok(capture::once::claim(root, &format!("{agent:?} {command}"), payload, ctx.now)?)
 }
 
+/// A hook's answer: the text the agent reads, and what to do once it was written to the agent
+/// (the injection ledger records only what reached it).
+pub struct Answer {
+    /// What is printed.
+    pub text: String,
+    /// Run once `text` was written and flushed; not run when the write failed.
+    pub delivered: Option<Box<dyn FnOnce() -> anyhow::Result<()>>>,
+}
+
 /// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (unless
 /// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a
 /// failure is reported with [`report_failure`] as `command`'s.
@@ -156,6 +165,21 @@ pub fn run(
     command: &str,
     project_only: bool,
     answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<String>>,
+) -> anyhow::Result<()> {
+    run_answer(ctx, agent, command, project_only, |payload, event| {
+        Ok(answer(payload, event)?.map(|text| Answer { text, delivered: None }))
+    })
+}
+
+/// [`run`] with an [`Answer`]: its `delivered` runs once the text was written to the agent. A
+/// write that fails (the agent closed its end: its timeout gave up on the hook) is a failure,
+/// reported and logged.
+pub fn run_answer(
+    ctx: &Globals,
+    agent: Agent,
+    command: &str,
+    project_only: bool,
+    answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<Answer>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
     let answer = read_payload()
@@ -175,23 +199,31 @@ pub fn run(
                 // Said once, where the session starts; the other hooks leave the root alone.
                 eprintln!("{line}");
                 let start = event.name.as_deref() == Some(SESSION_START);
-                return Ok((command == "context" && start)
+                let text = (command == "context" && start)
                     .then(|| agent.context_answer(SESSION_START, &line))
-                    .flatten());
+                    .flatten();
+                return Ok(text.map(|text| Answer { text, delivered: None }));
             }
             if !first_call(ctx, &root, agent, command, &payload)? {
                 return Ok(None);
             }
             answer(&payload, &event)
         });
-    match answer {
-        Ok(Some(text)) => super::print_text(&format!("{text}\n")),
-        Ok(None) => Ok(()),
-        Err(e) => {
-            report_failure(ctx, &payload, command, &e);
-            Ok(())
-        }
+    let failed = match answer {
+        Ok(Some(Answer { text, delivered })) => match super::print_text(&format!("{text}\n")) {
+            Err(e) => Some(e.context(
+                "the answer could not be written to the agent (the ledger does not count it \
+                     as sent)",
+            )),
+            Ok(()) => delivered.and_then(|delivered| delivered().err()),
+        },
+        Ok(None) => None,
+        Err(e) => Some(e),
+    };
+    if let Some(e) = failed {
+        report_failure(ctx, &payload, command, &e);
     }
+    Ok(())
 }
 
 /// The payload on stdin, up to [`capture::MAX_PAYLOAD_BYTES`]; on failure, what was read and

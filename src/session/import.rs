@@ -1,7 +1,8 @@
 //! Incremental import of a transcript into the session log: the lines after the offset the
 //! last import stopped at, in one transaction with the new offset, so that an import cut short
 //! (a kill, a power cut) leaves the log as it was and the next one appends exactly what is
-//! missing.
+//! missing. A message an agent writes again under its id (Gemini CLI) is logged once: the ids
+//! of the messages logged are kept with the events.
 
 use std::io::{BufReader, Seek, SeekFrom};
 use std::path::Path;
@@ -74,6 +75,9 @@ impl SessionLog {
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
         let mut reader = BufReader::with_capacity(64 * 1024, file);
         let (mut state, turn) = session_state(&tx, session).map_err(err)?;
+        // The messages an earlier import logged: a later copy of one adds nothing.
+        let logged = logged_messages(&tx, session).map_err(err)?;
+        state.fold.released.clone_from(&logged);
         let mut added = Added { turn, ..Added::default() };
         let log = Log { tx: &tx, session, sql: &err, io: &io };
         let taken = append(&log, &mut reader, &mut state, &mut added, &mut imported)?;
@@ -81,6 +85,8 @@ impl SessionLog {
         imported.pending_bytes = len.saturating_sub(end);
         imported.redacted = state.redacted;
         update_session(&tx, session, memory, &state, &added, imported.events).map_err(err)?;
+        let new = state.fold.released.difference(&logged);
+        record_messages(&tx, session, new).map_err(err)?;
         let (lines, skipped) = source.map_or((0, 0), |s| (s.lines, s.skipped));
         tx.execute(
             "INSERT INTO sources (path, session, offset, lines, skipped) VALUES (?1, ?2, ?3, ?4, ?5) \
@@ -142,6 +148,30 @@ fn session_state(
             Ok((LineState::default(), 0))
         }
     }
+}
+
+/// The ids of the messages of `session` already logged (see [`crate::agent::Fold::released`]).
+fn logged_messages(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut stmt = tx.prepare_cached("SELECT id FROM messages WHERE session = ?1")?;
+    let ids = stmt.query_map([session], |r| r.get(0))?;
+    ids.collect()
+}
+
+/// Records that the messages `ids` of `session` are logged.
+fn record_messages<'a>(
+    tx: &rusqlite::Transaction<'_>,
+    session: &str,
+    ids: impl Iterator<Item = &'a String>,
+) -> rusqlite::Result<()> {
+    let mut insert =
+        tx.prepare_cached("INSERT OR IGNORE INTO messages (session, id) VALUES (?1, ?2)")?;
+    for id in ids {
+        insert.execute(params![session, id])?;
+    }
+    Ok(())
 }
 
 /// Appends the events of the lines `reader` holds (whole lines only) to `session`, a prompt

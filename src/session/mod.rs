@@ -25,8 +25,11 @@ pub use import::Imported;
 pub const FILE: &str = "sessions.db";
 
 /// The migrations, in order (see [`crate::sqlite::migrate`]). Never edit one that has shipped.
-const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/001_sessions.sql"), include_str!("migrations/002_injections.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_sessions.sql"),
+    include_str!("migrations/002_injections.sql"),
+    include_str!("migrations/003_messages.sql"),
+];
 
 /// Most matching events a search ranks: a query that matches more is answered from its most
 /// recent matches (a word in every other event of a thousand sessions would take over 100 ms).
