@@ -371,3 +371,90 @@ fn a_mem_not_named_mem_can_undo_its_setup() {
         assert!(!text.contains("mem.real"), "{file}: {text}");
     }
 }
+
+/// Item 13 of the third probe: a hook event that is not a list was replaced by setup's (and
+/// dropped for good by `--remove`); with `hooks` or `mcpServers` twice in a file, setup edited
+/// the first while the agents read the last. Both are refused, naming the file and the key, and
+/// nothing is written.
+#[test]
+fn what_the_agent_would_not_read_as_setup_edits_it_is_refused() {
+    let stop = r#"{"hooks":[{"type":"command","command":"notify-send done"}]}"#;
+    let cases = [
+        (".claude/settings.json", format!(r#"{{"hooks":{{"Stop":{stop}}}}}"#), "`Stop`"),
+        (
+            ".claude/settings.json",
+            format!(r#"{{"hooks":{{"Stop":[{stop}]}},"model":"opus","hooks":{{}}}}"#),
+            "`hooks` appears 2 times",
+        ),
+        (
+            ".claude/settings.json",
+            format!(r#"{{"hooks":{{"Stop":[{stop}],"Stop":[]}}}}"#),
+            "`Stop` in `hooks` appears 2 times",
+        ),
+        (
+            ".mcp.json",
+            r#"{"mcpServers":{"db":{"command":"pg-mcp"}},"mcpServers":{}}"#.to_string(),
+            "`mcpServers` appears 2 times",
+        ),
+    ];
+    for (file, text, named) in cases {
+        let repo = Repo::new();
+        repo.write(file, &text);
+        let out = repo.mem(&["setup", "claude"]);
+        assert_eq!(out.code, 2, "{text}: {out:?}");
+        assert!(out.stderr.contains(named), "{text}: {}", out.stderr);
+        assert!(out.stderr.contains(file), "names the file: {}", out.stderr);
+        assert_eq!(repo.read(file), text);
+        for other in [".claude/settings.json", ".mcp.json", ".memory"] {
+            assert!(other == file || !repo.path().join(other).exists(), "{other} written");
+        }
+    }
+    let repo = Repo::new();
+    let text =
+        r#"{"mcpServers":{"mem":{"command":"mem","args":["mcp"],"trust":true}},"mcpServers":{}}"#;
+    repo.write(".gemini/settings.json", text);
+    let out = repo.mem(&["setup", "gemini", "--remove"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("`mcpServers` appears 2 times"), "{}", out.stderr);
+    assert_eq!(repo.read(".gemini/settings.json"), text);
+}
+
+/// Item 14 of the third probe: setup then `--remove` laid a file written on one line out over
+/// many. Every file comes back byte for byte.
+#[test]
+fn setup_then_remove_gives_back_each_file_byte_for_byte() {
+    let repo = Repo::new();
+    let files = [
+        (
+            ".claude/settings.json",
+            r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#,
+        ),
+        (".mcp.json", r#"{"mcpServers":{"db":{"command":"pg-mcp"}}}"#),
+        (".gemini/settings.json", "{\"ui\":{\"theme\":\"GitHub\"}}\n"),
+        (
+            ".codex/hooks.json",
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#,
+        ),
+    ];
+    for (file, text) in files {
+        repo.write(file, text);
+    }
+    let user = repo.home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, r#"{"model":"opus"}"#).unwrap();
+    for agent in ["claude", "gemini", "codex"] {
+        let out = repo.mem(&["setup", agent]);
+        assert_eq!(out.code, 0, "{agent}: {}", out.stderr);
+    }
+    let set_up = repo.read(".claude/settings.json");
+    assert_eq!(set_up.lines().count(), 1, "one line stays one line: {set_up}");
+    assert!(set_up.contains("--hook claude"), "{set_up}");
+    for agent in ["claude", "gemini", "codex"] {
+        let out = repo.mem(&["setup", agent, "--remove"]);
+        assert_eq!(out.code, 0, "{agent}: {}", out.stderr);
+    }
+    for (file, text) in files {
+        assert_eq!(repo.read(file), text, "{file}");
+    }
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), r#"{"model":"opus"}"#);
+}

@@ -8,6 +8,7 @@ mod claude;
 mod codex;
 mod diff;
 mod gemini;
+mod json;
 
 pub use check::{Configured, configured};
 
