@@ -14,8 +14,7 @@ use super::json::{
     render_value, splice, unique,
 };
 use super::{
-    Change, NEVER_BLOCKS, PROJECT_ONLY, Scope, Target, is_mem_exe, is_project_only, read,
-    shell_word,
+    Change, NEVER_BLOCKS, PROJECT_ONLY, Scope, Target, is_mem_exe, is_project_only, shell_word,
 };
 use mem::agent::Agent;
 
@@ -108,12 +107,10 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
     };
     let server = (!target.remove)
         .then(|| json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"] }));
-    let before = read(&settings)?;
-    let after = with_hooks(before.as_deref(), &settings, &own)?;
-    let settings = Change { path: settings, before, after };
-    let before = read(&mcp)?;
-    let after = with_server(before.as_deref(), &mcp, server)?;
-    let mcp = Change { path: mcp, before, after };
+    let path = settings.clone();
+    let settings = Change::new(settings, move |text| with_hooks(text, &path, &own))?;
+    let path = mcp.clone();
+    let mcp = Change::new(mcp, move |text| with_server(text, &path, server.clone()))?;
     let mut changes = vec![settings, mcp];
     if target.edits_user_hooks() {
         // Claude Code reads a project's settings in the folder it is started in only: started in
@@ -125,9 +122,10 @@ pub fn changes(target: &Target) -> Result<Vec<Change>> {
         } else {
             hooks(&target.exe, Agent::Claude, true, target.checkpoints, true)?
         };
-        let before = read(&user)?;
-        let after = with_hooks_of(before.as_deref(), &user, &wanted, is_project_only)?;
-        changes.push(Change { path: user, before, after });
+        let path = user.clone();
+        changes.push(Change::new(user, move |text| {
+            with_hooks_of(text, &path, &wanted, is_project_only)
+        })?);
     }
     Ok(changes)
 }
