@@ -553,3 +553,33 @@ fn a_dangling_link_is_named_before_anything_is_written() {
     let text = std::fs::read_to_string(dotfiles.join("claude/settings.json")).unwrap();
     assert!(text.contains("--project-only"), "{text}");
 }
+
+/// Item 14 of the third probe: a setup killed between write and rename left `.mem-tmp-*` files
+/// (a full copy of the settings) beside the agents' files and in `.memory/.mem/`, forever. The
+/// next run removes mem's own that are a few minutes old, and nothing else.
+#[test]
+fn a_killed_setups_temporary_files_are_removed_by_the_next() {
+    let repo = Repo::new();
+    assert_eq!(repo.mem(&["setup", "claude"]).code, 0);
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    let now: jiff::Timestamp = crate::util::NOW.parse().unwrap();
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(now.as_second() as u64);
+    let claude = repo.home.path().join(".claude");
+    let planted = [
+        (claude.join(".mem-tmp-Ab3dE6"), long_ago, false),
+        (claude.join(".mem-tmp-Zy9xW8"), now, true),
+        (claude.join(".mem-tmp-notes.txt"), long_ago, true),
+        (repo.path().join(".memory/.mem/.mem-tmp-Qq1Ww2"), long_ago, false),
+        (repo.path().join(".mem-tmp-Rr3Tt4"), long_ago, false),
+    ];
+    for (path, time, _) in &planted {
+        std::fs::write(path, "{\"hooks\":{}}").unwrap();
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(*time).unwrap();
+    }
+    let out = repo.mem(&["setup", "claude"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("removed 3 temporary file(s)"), "{}", out.stderr);
+    for (path, _, kept) in &planted {
+        assert_eq!(path.exists(), *kept, "{}", path.display());
+    }
+}

@@ -211,6 +211,23 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let create_root = target.scope == Scope::Project
         && !target.remove
         && !root.join(mem::config::CONFIG_FILE).exists();
+    if !args.dry_run {
+        // A setup killed between writing and renaming left its temporary files beside them.
+        let mut folders = write::folders(&changes);
+        if target.scope == Scope::Project && root.is_dir() {
+            folders.extend([root.clone(), root.join(store::STATE_DIR)]);
+        }
+        folders.extend(super::machine::file().and_then(|f| Some(f.parent()?.to_path_buf())));
+        let removed = write::remove_stale(&folders, ctx.now);
+        if !removed.is_empty() {
+            let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+            eprintln!(
+                "mem: removed {} temporary file(s) left by an interrupted mem: {}",
+                list.len(),
+                list.join(", ")
+            );
+        }
+    }
     let mut out = String::new();
     let changed: Vec<&Change> = changes.iter().filter(|c| c.changes()).collect();
     for change in &changed {

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
+use jiff::Timestamp;
 use mem::store;
 use tempfile::NamedTempFile;
 
@@ -18,6 +19,9 @@ const MERGES: usize = 64;
 
 /// How many times setup tries to put back a version saved meanwhile before it gives up.
 const RESTORES: usize = 1000;
+
+/// Age after which one of mem's temporary files is taken as left by a killed write.
+const STALE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
 
 /// A change ready to be made: the file it really writes (through links) and its new text in a
 /// temporary file beside it (an empty one when the file is to be deleted).
@@ -315,6 +319,59 @@ fn read_back(path: &Path) -> Result<String> {
     Ok(read_settings(path)?.unwrap_or_default())
 }
 
+/// Whether a file name is one that mem's atomic writes give their temporary files: the prefix
+/// and six letters or digits.
+fn is_temp_name(name: &str) -> bool {
+    name.strip_prefix(store::TEMP_PREFIX)
+        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Removes from each of `folders` (not below) mem's own temporary files that are older than a
+/// few minutes at `now` (left by a killed write: a write takes far less); returns those removed.
+pub fn remove_stale(folders: &[PathBuf], now: Timestamp) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let cutoff = now.checked_sub(STALE).unwrap_or(now);
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for folder in folders {
+        // Never through a link: a cloned repository's `.memory/.mem` may lead anywhere.
+        if std::fs::symlink_metadata(folder).is_ok_and(|m| m.file_type().is_symlink()) {
+            continue;
+        }
+        let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.clone());
+        if seen.contains(&folder) {
+            continue;
+        }
+        seen.push(folder.clone());
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            if !entry.file_name().to_str().is_some_and(is_temp_name) {
+                continue;
+            }
+            let Ok(meta) = entry.path().symlink_metadata() else { continue };
+            let old = meta
+                .modified()
+                .ok()
+                .and_then(|m| Timestamp::try_from(m).ok())
+                .is_some_and(|m| m < cutoff);
+            if meta.is_file() && old && std::fs::remove_file(entry.path()).is_ok() {
+                removed.push(entry.path());
+            }
+        }
+    }
+    removed
+}
+
+/// The folder each change's file is really in (through its links), where setup writes.
+pub fn folders(changes: &[Change]) -> Vec<PathBuf> {
+    changes
+        .iter()
+        .filter_map(|c| {
+            let real = real_target(&c.path).ok()?;
+            Some(real.parent()?.to_path_buf())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +415,41 @@ mod tests {
         let error = format!("{:#}", commit(prepared).unwrap_err());
         assert!(error.contains("changed while mem setup edited it"), "{error}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\n");
+    }
+
+    #[test]
+    fn only_mem_s_temporary_names_are_taken() {
+        assert!(is_temp_name(".mem-tmp-aB3xYz"));
+        assert!(!is_temp_name(".mem-tmp-notes.txt"));
+        assert!(!is_temp_name(".mem-tmp-aB3xY"));
+        assert!(!is_temp_name("mem-tmp-aB3xYz"));
+    }
+
+    #[test]
+    fn old_temporary_files_go_and_new_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new, theirs) = (
+            dir.path().join(".mem-tmp-AAAAAA"),
+            dir.path().join(".mem-tmp-BBBBBB"),
+            dir.path().join(".mem-tmp-mine.txt"),
+        );
+        for path in [&old, &new, &theirs] {
+            std::fs::write(path, "x").unwrap();
+        }
+        let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        for path in [&old, &theirs] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(long_ago)
+                .unwrap();
+        }
+        // `now` a minute after the new file was written.
+        let written = Timestamp::try_from(std::fs::metadata(&new).unwrap().modified().unwrap());
+        let now = written.unwrap().checked_add(std::time::Duration::from_secs(60)).unwrap();
+        let removed = remove_stale(&[dir.path().to_path_buf()], now);
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert!(!old.exists() && new.exists() && theirs.exists());
     }
 }
