@@ -371,3 +371,215 @@ fn a_mem_not_named_mem_can_undo_its_setup() {
         assert!(!text.contains("mem.real"), "{file}: {text}");
     }
 }
+
+/// The number in a file's `counter` key (the writer's version), 0 when none can be read.
+fn counter(path: &Path) -> u64 {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v["counter"].as_u64())
+        .unwrap_or(0)
+}
+
+/// Item 12 of the third probe: setup read the user's settings, edited them and renamed its copy
+/// over the file, losing what the agent (Claude Code rewrites `~/.claude.json` while it runs)
+/// saved meanwhile: 75 of 200 acknowledged writes. A writer saves `~/.claude.json` by rename,
+/// each version numbered, while setup and `--remove` run again and again: before each save, the
+/// writer checks that its previous version is still there or in what setup wrote (a version
+/// setup replaced with an older one is looked at again once that setup has ended).
+#[test]
+fn a_version_the_agent_saves_while_setup_edits_is_never_lost() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+    const WRITES: u64 = 300;
+    let repo = Repo::new();
+    let path = repo.home.path().join(".claude.json");
+    std::fs::write(&path, "{\"counter\": 0}\n").unwrap();
+    let ended = Arc::new((Mutex::new(0u64), Condvar::new()));
+    let finished = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (path, ended, finished) = (path.clone(), ended.clone(), finished.clone());
+        std::thread::spawn(move || {
+            let mut lost = Vec::new();
+            for i in 1..=WRITES {
+                if counter(&path) < i - 1 {
+                    // Seen while a setup runs: looked at again once it has ended.
+                    let (runs, cond) = &*ended;
+                    let seen = *runs.lock().unwrap();
+                    let guard = cond.wait_while(runs.lock().unwrap(), |r| *r == seen).unwrap();
+                    drop(guard);
+                    if counter(&path) < i - 1 {
+                        lost.push(i - 1);
+                    }
+                }
+                let tmp = path.with_extension("writer");
+                std::fs::write(&tmp, format!("{{\"counter\": {i}, \"numStartups\": 3}}\n"))
+                    .unwrap();
+                std::fs::rename(&tmp, &path).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            finished.store(true, Ordering::SeqCst);
+            lost
+        })
+    };
+    let mut runs = 0;
+    while !finished.load(Ordering::SeqCst) {
+        let mut args = vec!["setup", "claude", "--scope", "user"];
+        if runs % 2 == 1 {
+            args.push("--remove");
+        }
+        let out = repo.mem(&args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        runs += 1;
+        let (count, cond) = &*ended;
+        *count.lock().unwrap() += 1;
+        cond.notify_all();
+    }
+    let lost = writer.join().unwrap();
+    assert!(lost.is_empty(), "{} of {WRITES} saves lost in {runs} runs: {lost:?}", lost.len());
+    assert_eq!(counter(&path), WRITES);
+}
+
+/// Item 13 of the third probe: a hook event that is not a list was replaced by setup's (and
+/// dropped for good by `--remove`); with `hooks` or `mcpServers` twice in a file, setup edited
+/// the first while the agents read the last. Both are refused, naming the file and the key, and
+/// nothing is written.
+#[test]
+fn what_the_agent_would_not_read_as_setup_edits_it_is_refused() {
+    let stop = r#"{"hooks":[{"type":"command","command":"notify-send done"}]}"#;
+    let cases = [
+        (".claude/settings.json", format!(r#"{{"hooks":{{"Stop":{stop}}}}}"#), "`Stop`"),
+        (
+            ".claude/settings.json",
+            format!(r#"{{"hooks":{{"Stop":[{stop}]}},"model":"opus","hooks":{{}}}}"#),
+            "`hooks` appears 2 times",
+        ),
+        (
+            ".claude/settings.json",
+            format!(r#"{{"hooks":{{"Stop":[{stop}],"Stop":[]}}}}"#),
+            "`Stop` in `hooks` appears 2 times",
+        ),
+        (
+            ".mcp.json",
+            r#"{"mcpServers":{"db":{"command":"pg-mcp"}},"mcpServers":{}}"#.to_string(),
+            "`mcpServers` appears 2 times",
+        ),
+    ];
+    for (file, text, named) in cases {
+        let repo = Repo::new();
+        repo.write(file, &text);
+        let out = repo.mem(&["setup", "claude"]);
+        assert_eq!(out.code, 2, "{text}: {out:?}");
+        assert!(out.stderr.contains(named), "{text}: {}", out.stderr);
+        assert!(out.stderr.contains(file), "names the file: {}", out.stderr);
+        assert_eq!(repo.read(file), text);
+        for other in [".claude/settings.json", ".mcp.json", ".memory"] {
+            assert!(other == file || !repo.path().join(other).exists(), "{other} written");
+        }
+    }
+    let repo = Repo::new();
+    let text =
+        r#"{"mcpServers":{"mem":{"command":"mem","args":["mcp"],"trust":true}},"mcpServers":{}}"#;
+    repo.write(".gemini/settings.json", text);
+    let out = repo.mem(&["setup", "gemini", "--remove"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("`mcpServers` appears 2 times"), "{}", out.stderr);
+    assert_eq!(repo.read(".gemini/settings.json"), text);
+}
+
+/// Item 14 of the third probe: setup then `--remove` laid a file written on one line out over
+/// many. Every file comes back byte for byte.
+#[test]
+fn setup_then_remove_gives_back_each_file_byte_for_byte() {
+    let repo = Repo::new();
+    let files = [
+        (
+            ".claude/settings.json",
+            r#"{"model":"opus","hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#,
+        ),
+        (".mcp.json", r#"{"mcpServers":{"db":{"command":"pg-mcp"}}}"#),
+        (".gemini/settings.json", "{\"ui\":{\"theme\":\"GitHub\"}}\n"),
+        (
+            ".codex/hooks.json",
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}]}}"#,
+        ),
+    ];
+    for (file, text) in files {
+        repo.write(file, text);
+    }
+    let user = repo.home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, r#"{"model":"opus"}"#).unwrap();
+    for agent in ["claude", "gemini", "codex"] {
+        let out = repo.mem(&["setup", agent]);
+        assert_eq!(out.code, 0, "{agent}: {}", out.stderr);
+    }
+    let set_up = repo.read(".claude/settings.json");
+    assert_eq!(set_up.lines().count(), 1, "one line stays one line: {set_up}");
+    assert!(set_up.contains("--hook claude"), "{set_up}");
+    for agent in ["claude", "gemini", "codex"] {
+        let out = repo.mem(&["setup", agent, "--remove"]);
+        assert_eq!(out.code, 0, "{agent}: {}", out.stderr);
+    }
+    for (file, text) in files {
+        assert_eq!(repo.read(file), text, "{file}");
+    }
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), r#"{"model":"opus"}"#);
+}
+
+/// Item 14 of the third probe: with `~/.claude/settings.json` a dotfiles link to a folder that
+/// does not exist, setup wrote the project's files, then failed on the third without saying it
+/// had written the others or that the path is a dangling link. Every target is checked before
+/// any is written; a link to a missing file in a folder that exists is written through.
+#[test]
+fn a_dangling_link_is_named_before_anything_is_written() {
+    let repo = Repo::new();
+    let dotfiles = repo.home.path().join("dotfiles");
+    let user = repo.home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(dotfiles.join("claude/settings.json"), &user).unwrap();
+    let out = repo.mem(&["setup", "claude"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("dangling symbolic link"), "{}", out.stderr);
+    assert!(out.stderr.contains(&user.display().to_string()), "{}", out.stderr);
+    assert!(out.stderr.contains("nothing was written"), "{}", out.stderr);
+    for file in [".claude/settings.json", ".mcp.json", ".memory"] {
+        assert!(!repo.path().join(file).exists(), "{file} written");
+    }
+    std::fs::create_dir_all(dotfiles.join("claude")).unwrap();
+    let out = repo.mem(&["setup", "claude"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(std::fs::symlink_metadata(&user).unwrap().file_type().is_symlink());
+    let text = std::fs::read_to_string(dotfiles.join("claude/settings.json")).unwrap();
+    assert!(text.contains("--project-only"), "{text}");
+}
+
+/// Item 14 of the third probe: a setup killed between write and rename left `.mem-tmp-*` files
+/// (a full copy of the settings) beside the agents' files and in `.memory/.mem/`, forever. The
+/// next run removes mem's own that are a few minutes old, and nothing else.
+#[test]
+fn a_killed_setups_temporary_files_are_removed_by_the_next() {
+    let repo = Repo::new();
+    assert_eq!(repo.mem(&["setup", "claude"]).code, 0);
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    let now: jiff::Timestamp = crate::util::NOW.parse().unwrap();
+    let now = std::time::UNIX_EPOCH + std::time::Duration::from_secs(now.as_second() as u64);
+    let claude = repo.home.path().join(".claude");
+    let planted = [
+        (claude.join(".mem-tmp-Ab3dE6"), long_ago, false),
+        (claude.join(".mem-tmp-Zy9xW8"), now, true),
+        (claude.join(".mem-tmp-notes.txt"), long_ago, true),
+        (repo.path().join(".memory/.mem/.mem-tmp-Qq1Ww2"), long_ago, false),
+        (repo.path().join(".mem-tmp-Rr3Tt4"), long_ago, false),
+    ];
+    for (path, time, _) in &planted {
+        std::fs::write(path, "{\"hooks\":{}}").unwrap();
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(*time).unwrap();
+    }
+    let out = repo.mem(&["setup", "claude"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("removed 3 temporary file(s)"), "{}", out.stderr);
+    for (path, _, kept) in &planted {
+        assert_eq!(path.exists(), *kept, "{}", path.display());
+    }
+}

@@ -9,7 +9,7 @@ use mem::agent::Agent;
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use super::claude::{hooks, with_hooks};
-use super::{Change, Scope, Target, is_mem_exe, read};
+use super::{Change, Scope, Target, is_mem_exe};
 
 /// The environment variables Codex is told to pass to `mem mcp` (it passes only a short
 /// allow-list by default): the root, the model and the user configuration's folder.
@@ -23,9 +23,8 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
         Scope::User => codex_home.clone().context("cannot tell Codex's home folder")?,
     };
     let config = folder.join("config.toml");
-    let before = read(&config)?;
-    let after = with_config(before.as_deref(), &config, target)?;
-    let config = Change { path: config, before, after };
+    let (path, of) = (config.clone(), target.clone());
+    let config = Change::new(config, move |text| with_config(text, &path, &of))?;
     // Codex has no SessionEnd event: its Stop hook captures.
     let hooks = if target.remove {
         Vec::new()
@@ -33,9 +32,9 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
         hooks(target.mem(), Agent::Codex, false, target.checkpoints, false)?
     };
     let hooks_file = folder.join("hooks.json");
-    let before = read(&hooks_file)?;
-    let after = with_hooks(before.as_deref(), &hooks_file, &hooks)?;
-    Ok(vec![config, Change { path: hooks_file, before, after }])
+    let path = hooks_file.clone();
+    let hooks_file = Change::new(hooks_file, move |text| with_hooks(text, &path, &hooks))?;
+    Ok(vec![config, hooks_file])
 }
 
 /// The arguments of the `notify` program setup writes.

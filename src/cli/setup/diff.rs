@@ -1,6 +1,6 @@
-//! How `mem setup` shows a change before making it: a unified diff of the file with three lines
-//! of context, computed on the part that differs only (a large file costs little), and within a
-//! very long line only the bytes that differ.
+//! The diff `mem setup` prints of each change before making it: a unified diff with three
+//! lines of context, computed on the part that differs only, and for a very long line (a file
+//! written on one line) the bytes that change with some context.
 
 use super::Change;
 

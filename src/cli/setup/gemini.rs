@@ -10,7 +10,7 @@ use mem::agent::Agent;
 use serde_json::json;
 
 use super::claude::{Hook, hooks, with_hooks, with_hooks_of, with_server};
-use super::{Change, Scope, Target, is_project_only, read};
+use super::{Change, Scope, Target, is_project_only};
 
 /// The name Gemini CLI shows for each of mem's hooks, by its subcommand.
 const NAMES: [(&str, &str); 3] = [
@@ -60,10 +60,12 @@ pub fn changes(target: &Target, gemini_home: &Path) -> Result<Vec<Change>> {
     let server = (!target.remove).then(
         || json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"], "trust": true }),
     );
-    let before = read(&settings)?;
-    let hooked = with_hooks(before.as_deref(), &settings, &own)?;
-    let after = with_server(hooked.as_deref(), &settings, server)?;
-    let mut changes = vec![Change { path: settings, before, after }];
+    let path = settings.clone();
+    let edit = move |text: Option<&str>| {
+        let hooked = with_hooks(text, &path, &own)?;
+        with_server(hooked.as_deref(), &path, server.clone())
+    };
+    let mut changes = vec![Change::new(settings, edit)?];
     if target.edits_user_hooks() {
         // Gemini CLI reads a project's settings in the folder it is started in only: started
         // in a subfolder, it runs the user's hooks alone. These act in projects with a memory
@@ -73,9 +75,10 @@ pub fn changes(target: &Target, gemini_home: &Path) -> Result<Vec<Change>> {
             true => Vec::new(),
             false => gemini_hooks(&target.exe, target.checkpoints, true)?,
         };
-        let before = read(&user)?;
-        let after = with_hooks_of(before.as_deref(), &user, &wanted, is_project_only)?;
-        changes.push(Change { path: user, before, after });
+        let path = user.clone();
+        changes.push(Change::new(user, move |text| {
+            with_hooks_of(text, &path, &wanted, is_project_only)
+        })?);
     }
     Ok(changes)
 }

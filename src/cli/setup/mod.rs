@@ -8,6 +8,8 @@ mod claude;
 mod codex;
 mod diff;
 mod gemini;
+mod json;
+mod write;
 
 pub use check::{Configured, configured};
 pub use codex::has_mem_notify;
@@ -56,6 +58,7 @@ pub enum Scope {
 }
 
 /// What a setup needs to know to write its entries.
+#[derive(Clone)]
 pub struct Target {
     /// `project` or `user`.
     pub scope: Scope,
@@ -94,8 +97,11 @@ impl Target {
     }
 }
 
+/// How a setup edits a file: its text now (`None`: it does not exist) to its text after the
+/// setup (`None`: delete it). Made again on a version another program saves meanwhile.
+pub type Edit = Box<dyn Fn(Option<&str>) -> Result<Option<String>>>;
+
 /// One file a setup changes.
-#[derive(Debug)]
 pub struct Change {
     /// The file.
     pub path: PathBuf,
@@ -103,9 +109,21 @@ pub struct Change {
     pub before: Option<String>,
     /// Its text after the setup (`None`: delete it).
     pub after: Option<String>,
+    /// The edit that made `after` of `before`.
+    pub edit: Edit,
 }
 
 impl Change {
+    /// The change that `edit` makes to the file at `path`, as it is now.
+    pub fn new(
+        path: PathBuf,
+        edit: impl Fn(Option<&str>) -> Result<Option<String>> + 'static,
+    ) -> Result<Change> {
+        let before = read(&path)?;
+        let after = edit(before.as_deref())?;
+        Ok(Change { path, before, after, edit: Box::new(edit) })
+    }
+
     /// Whether the setup changes this file at all.
     fn changes(&self) -> bool {
         self.before != self.after
@@ -194,7 +212,23 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let create_root = target.scope == Scope::Project
         && !target.remove
         && !root.join(mem::config::CONFIG_FILE).exists();
-
+    if !args.dry_run {
+        // A setup killed between writing and renaming left its temporary files beside them.
+        let mut folders = write::folders(&changes);
+        if target.scope == Scope::Project && root.is_dir() {
+            folders.extend([root.clone(), root.join(store::STATE_DIR)]);
+        }
+        folders.extend(super::machine::file().and_then(|f| Some(f.parent()?.to_path_buf())));
+        let removed = write::remove_stale(&folders, ctx.now);
+        if !removed.is_empty() {
+            let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
+            eprintln!(
+                "mem: removed {} temporary file(s) left by an interrupted mem: {}",
+                list.len(),
+                list.join(", ")
+            );
+        }
+    }
     let mut out = String::new();
     let changed: Vec<&Change> = changes.iter().filter(|c| c.changes()).collect();
     for change in &changed {
@@ -217,6 +251,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         out.push_str("dry run: nothing written\n");
         return super::print_text(&out);
     }
+    // Every target checked and written beside its file before any is replaced.
+    let prepared = write::prepare(&changed)?;
     super::print_text(&out)?;
     if target.scope == Scope::Project
         && !target.remove
@@ -227,9 +263,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if create_root {
         super::init_root(&root, ctx.now)?;
     }
-    for change in changed {
-        apply(change)?;
-    }
+    write::commit(prepared)?;
     if target.scope == Scope::Project {
         let agent = args.agent.name();
         let recorded = if args.remove {
@@ -380,26 +414,6 @@ fn confined(project: &Path, rel: &str) -> Result<()> {
         path.display(),
         real.display()
     )
-}
-
-/// Writes (atomically, creating its folder) or deletes the file.
-fn apply(change: &Change) -> Result<()> {
-    let path = &change.path;
-    match &change.after {
-        Some(text) => {
-            if let Some(folder) = path.parent() {
-                std::fs::create_dir_all(folder)
-                    .with_context(|| format!("cannot create {}", folder.display()))?;
-            }
-            store::write_atomic(path, text.as_bytes(), store::Overwrite::Yes)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-        None => {
-            std::fs::remove_file(path)
-                .with_context(|| format!("cannot remove {}", path.display()))?;
-        }
-    }
-    Ok(())
 }
 
 /// The file's text, `None` when it does not exist.
