@@ -135,14 +135,16 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
     let cwd = super::hook::Event::parse(bytes).cwd;
-    if args.project_only && super::hook::outside_projects(ctx, cwd.as_deref())? {
-        return Ok(());
-    }
-    if args.project_only
-        && let Some(line) = super::hook::held_back(&ctx.locate_root(cwd.as_deref())?.0)
-    {
-        eprintln!("{line}");
-        return Ok(());
+    if args.project_only {
+        let (root, source) = ctx.locate_root(cwd.as_deref())?;
+        match super::hook::ProjectOnly::at(&root, source) {
+            super::hook::ProjectOnly::Act => {}
+            super::hook::ProjectOnly::Outside => return Ok(()),
+            super::hook::ProjectOnly::HeldBack(line) => {
+                eprintln!("{line}");
+                return Ok(());
+            }
+        }
     }
     let root =
         ctx.root_near(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;

@@ -108,26 +108,36 @@ pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyh
     }
 }
 
-/// Whether the working directory `cwd` of a hook's payload is in no project with a memory
-/// root: there a `--project-only` hook (set up in the user's file for the sake of the projects
-/// that have one) does nothing.
-pub fn outside_projects(ctx: &Globals, cwd: Option<&str>) -> anyhow::Result<bool> {
-    Ok(ctx.locate_root(cwd)?.1 == RootSource::Default)
+/// What a `--project-only` hook (set up in the user's file for the sake of the projects that
+/// have a memory root, so it runs in every repository) does at the root found from its
+/// payload's working directory.
+pub enum ProjectOnly {
+    /// Act: a root made, set up or allowed on this machine.
+    Act,
+    /// Nothing: no project with a memory root there.
+    Outside,
+    /// Leave the root alone and say this line: it was not made, set up or allowed on this
+    /// machine (a cloned repository's `.memory/`), so its memories may not reach the session,
+    /// nor the session's digest its folder.
+    HeldBack(String),
 }
 
-/// Why a `--project-only` hook (the user's, for every project) leaves the root `root` alone:
-/// it was not made, set up or allowed on this machine (a cloned repository's `.memory/`), so
-/// its memories may not reach the session, nor the session's digest its folder. `None` when
-/// it may be used.
-pub fn held_back(root: &std::path::Path) -> Option<String> {
-    (!super::machine::is_known(root)).then(|| {
-        format!(
+impl ProjectOnly {
+    /// The gate for the root `root`, found as `source`.
+    pub fn at(root: &std::path::Path, source: RootSource) -> ProjectOnly {
+        if source == RootSource::Default {
+            return ProjectOnly::Outside;
+        }
+        if super::machine::is_known(root) {
+            return ProjectOnly::Act;
+        }
+        ProjectOnly::HeldBack(format!(
             "mem: the memory root {} was not made, set up or allowed on this machine (a cloned \
              repository's?): its memories are held back and nothing is captured into it; run \
              `mem allow` there to use it",
             root.display()
-        )
-    })
+        ))
+    }
 }
 
 /// Whether this is the first of identical calls of `command`'s hook on `payload` (the agent
@@ -157,8 +167,8 @@ pub struct Answer {
 }
 
 /// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (unless
-/// `project_only` and [`outside_projects`], or not the [`first_call`]), and never fails: a
-/// failure is reported with [`report_failure`] as `command`'s.
+/// `project_only` and the [`ProjectOnly`] gate says not to, or not the [`first_call`]), and
+/// never fails: a failure is reported with [`report_failure`] as `command`'s.
 pub fn run(
     ctx: &Globals,
     agent: Agent,
@@ -192,17 +202,18 @@ pub fn run_answer(
             let event = Event::of(agent, &payload);
             // The root is located once, for both gates.
             let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
-            if project_only && source == RootSource::Default {
-                return Ok(None);
-            }
-            if project_only && let Some(line) = held_back(&root) {
-                // Said once, where the session starts; the other hooks leave the root alone.
-                eprintln!("{line}");
-                let start = event.name.as_deref() == Some(SESSION_START);
-                let text = (command == "context" && start)
-                    .then(|| agent.context_answer(SESSION_START, &line))
-                    .flatten();
-                return Ok(text.map(|text| Answer { text, delivered: None }));
+            match project_only.then(|| ProjectOnly::at(&root, source)) {
+                None | Some(ProjectOnly::Act) => {}
+                Some(ProjectOnly::Outside) => return Ok(None),
+                Some(ProjectOnly::HeldBack(line)) => {
+                    // Said once, where the session starts; the other hooks leave the root alone.
+                    eprintln!("{line}");
+                    let start = event.name.as_deref() == Some(SESSION_START);
+                    let text = (command == "context" && start)
+                        .then(|| agent.context_answer(SESSION_START, &line))
+                        .flatten();
+                    return Ok(text.map(|text| Answer { text, delivered: None }));
+                }
             }
             if !first_call(ctx, &root, agent, command, &payload)? {
                 return Ok(None);
