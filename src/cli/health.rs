@@ -52,15 +52,17 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         super::print_json(&value)?;
         return Ok(status_code);
     }
+    // Codex's user configuration: whether mem's `notify` captures, whether the project is
+    // trusted (read once for both).
+    let codex_config = super::hook::codex_home()
+        .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten());
     let mut text = files_lines(&health);
     text.push_str(&logs_lines(&health));
     if let Some(cov) = &health.coverage {
-        text.push_str(&coverage_lines(cov, &project, &configured));
+        text.push_str(&coverage_lines(cov, &project, &configured, codex_config.as_deref()));
     }
     if !configured.is_empty() {
-        let notify = super::hook::codex_home()
-            .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten())
-            .is_some_and(|text| super::setup::has_mem_notify(&text));
+        let notify = codex_config.as_deref().is_some_and(super::setup::has_mem_notify);
         text.push_str(&agent_commands(&configured, notify));
     }
     if !missing.is_empty() {
@@ -219,11 +221,12 @@ fn logs_lines(health: &mem::engine::Health) -> String {
 }
 
 /// The lines on the sessions on disk against those captured, with the causes of the gaps
-/// mem can name.
+/// mem can name (`codex_config`: the text of Codex's user configuration, when there is one).
 fn coverage_lines(
     cov: &mem::health::Coverage,
     project: &Path,
     configured: &[super::setup::Configured],
+    codex_config: Option<&str>,
 ) -> String {
     let mut text = String::new();
     let mut detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
@@ -253,7 +256,10 @@ fn coverage_lines(
     let project_hooks = configured
         .iter()
         .any(|c| Path::new(&c.file).starts_with(project) && c.file.ends_with(".codex/hooks.json"));
-    if codex_gaps && project_hooks && !codex_trusts_project(project) {
+    if codex_gaps
+        && project_hooks
+        && !codex_config.is_some_and(|t| codex_trusts_project(t, project))
+    {
         text.push_str(
             "    cause: Codex does not trust this project, so it reads none of its .codex/ files \
              (mem's hooks there included): start Codex here and trust the project, then trust \
@@ -290,16 +296,11 @@ fn coverage_lines(
     text
 }
 
-/// Whether Codex's user configuration trusts the project at `project` (`[projects."<path>"]
-/// trust_level = "trusted"`, by its path or a folder above it): Codex reads a project's
-/// `.codex/` only then.
-fn codex_trusts_project(project: &Path) -> bool {
-    let Some(text) = super::hook::codex_home()
-        .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten())
-    else {
-        return false;
-    };
-    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return false };
+/// Whether Codex's user configuration `config` trusts the project at `project`
+/// (`[projects."<path>"] trust_level = "trusted"`, by its path or a folder above it): Codex
+/// reads a project's `.codex/` only then.
+fn codex_trusts_project(config: &str, project: &Path) -> bool {
+    let Ok(doc) = config.parse::<toml_edit::DocumentMut>() else { return false };
     let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
         return false;
     };
