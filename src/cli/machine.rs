@@ -9,7 +9,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use mem::store;
 use serde::{Deserialize, Serialize};
 
@@ -45,20 +45,12 @@ pub fn file() -> Option<PathBuf> {
 /// The record; none (or no data folder) is empty. A record that cannot be read is an error
 /// naming the file: it is never replaced silently.
 fn load(path: &Path) -> Result<Record> {
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Record::default()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    if !meta.is_file() || meta.len() > MAX_BYTES {
-        bail!(
-            "{} is not a regular file of at most {} MiB; move it away (mem writes it again)",
-            path.display(),
-            MAX_BYTES >> 20
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    // Bounded, and only a regular file (see `mem::untrusted`).
+    let text = mem::untrusted::read_text(path, MAX_BYTES, mem::untrusted::Links::Follow)
+        .with_context(|| {
+            format!("cannot read {}; move it away (mem writes it again)", path.display())
+        })?;
+    let Some(text) = text else { return Ok(Record::default()) };
     toml::from_str(&text).with_context(|| {
         format!("{} is not valid; fix it or move it away (mem writes it again)", path.display())
     })
