@@ -238,14 +238,6 @@ fn hooks_capture_instead(root: &std::path::Path, payload: &[u8]) -> bool {
     if !from_notify {
         return false;
     }
-    let Some(home) = dirs::home_dir() else { return false };
-    let project = mem::health::project_dir(root);
-    super::setup::configured(
-        &project,
-        &home,
-        super::hook::codex_home().as_deref(),
-        super::hook::gemini_home().as_deref(),
-    )
-    .iter()
-    .any(|c| c.file.ends_with("hooks.json") && c.trusted == Some(true) && c.runs.is_some())
+    let Some(codex_home) = super::hook::codex_home() else { return false };
+    super::setup::codex_hooks_trusted(&mem::health::project_dir(root), &codex_home)
 }

@@ -80,11 +80,8 @@ pub fn configured(
     let mut resolved: Vec<(String, Option<String>)> = Vec::new();
     let mut found: Vec<Configured> = Vec::new();
     for (file, kind, text) in &texts {
-        // The file's path as written and as resolved, as Codex's trust keys may name it.
-        let names: Vec<PathBuf> = match kind {
-            Kind::CodexHooks => {
-                std::iter::once(file.clone()).chain(file.canonicalize().ok()).collect()
-            }
+        let names = match kind {
+            Kind::CodexHooks => hook_file_names(file),
             _ => Vec::new(),
         };
         // (program, trusted)
@@ -131,6 +128,32 @@ pub fn configured(
         }
     }
     found
+}
+
+/// Whether Codex runs mem's hooks for the project at `project`: its `.codex/hooks.json` or
+/// `codex_home`'s holds mem hooks that start a mem and are each trusted in `codex_home`'s
+/// `config.toml`. Reads Codex's files only (Codex's `notify` asks on every turn).
+pub fn codex_hooks_trusted(project: &Path, codex_home: &Path) -> bool {
+    let Ok(Some(config)) = super::read_settings(&codex_home.join("config.toml")) else {
+        return false;
+    };
+    let trusted = trusted_keys(&config);
+    [project.join(".codex/hooks.json"), codex_home.join("hooks.json")].iter().any(|file| {
+        let Ok(Some(text)) = super::read_settings(file) else { return false };
+        let names = hook_file_names(file);
+        let hooks = mem_hooks(&text);
+        !hooks.is_empty()
+            && hooks.iter().all(|hook| {
+                let runs = program_of(&hook.command).and_then(|(p, _)| resolve(p)).is_some();
+                let keys = hook_keys(&names, &hook.event, hook.group, hook.index);
+                runs && keys.iter().any(|key| trusted.contains(key))
+            })
+    })
+}
+
+/// A hooks file's path as written and as resolved, as Codex's trust keys may name it.
+fn hook_file_names(file: &Path) -> Vec<PathBuf> {
+    std::iter::once(file.to_path_buf()).chain(file.canonicalize().ok()).collect()
 }
 
 /// The keys under which Codex records the trust of the hook number `index` of group number

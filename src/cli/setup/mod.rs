@@ -11,7 +11,7 @@ mod gemini;
 mod json;
 mod write;
 
-pub use check::{Configured, configured};
+pub use check::{Configured, codex_hooks_trusted, configured};
 pub use codex::has_mem_notify;
 
 use std::path::{Path, PathBuf};
