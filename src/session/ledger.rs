@@ -48,20 +48,34 @@ impl SessionLog {
         sent: &[Sent],
         at: Timestamp,
     ) -> Result<()> {
+        let rows: Vec<(&str, &Sent)> = sent.iter().map(|s| (event, s)).collect();
+        self.write_rows(session, turn, event == RESET, &rows, at)
+    }
+
+    /// Writes, in one transaction, a reset row when `reset` and then `rows` (each with its
+    /// hook's event), all with `turn` and `at`, the session made known to the log first.
+    fn write_rows(
+        &mut self,
+        session: &str,
+        turn: i64,
+        reset: bool,
+        rows: &[(&str, &Sent)],
+        at: Timestamp,
+    ) -> Result<()> {
         let err = |e: rusqlite::Error| session_error(&self.path, &e);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
         known_session(&tx, session, at).map_err(err)?;
-        if event == RESET {
+        if reset {
             tx.execute(
                 "INSERT INTO injections (session, turn, at, event) VALUES (?1, ?2, ?3, ?4)",
                 params![session, turn, at.as_second(), RESET],
             )
             .map_err(err)?;
         }
-        for s in sent {
+        for (event, s) in rows {
             tx.execute(
                 "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -80,8 +94,8 @@ impl SessionLog {
 
     /// Records that `session` was resumed by an agent whose resumed conversation holds only
     /// what the hooks of the events `keeps` sent: when anything else had been sent since the
-    /// last reset, a reset is recorded and the kept rows again after it (with `turn`), so that
-    /// the rest is sent again. Returns whether anything was dropped.
+    /// last reset, a reset is recorded and the kept rows again after it (with `turn`), in one
+    /// transaction, so that the rest is sent again. Returns whether anything was dropped.
     pub fn record_resume(
         &mut self,
         session: &str,
@@ -89,6 +103,22 @@ impl SessionLog {
         keeps: &[&str],
         at: Timestamp,
     ) -> Result<bool> {
+        let rows = self.since_reset(session)?;
+        if rows.iter().all(|(event, _)| keeps.contains(&event.as_str())) {
+            return Ok(false);
+        }
+        let kept: Vec<(&str, &Sent)> = rows
+            .iter()
+            .filter(|(event, _)| keeps.contains(&event.as_str()))
+            .map(|(event, sent)| (event.as_str(), sent))
+            .collect();
+        self.write_rows(session, turn, true, &kept, at)?;
+        Ok(true)
+    }
+
+    /// The memories sent into `session`'s context since its last reset, in order, each with
+    /// its hook's event.
+    fn since_reset(&self, session: &str) -> Result<Vec<(String, Sent)>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -106,39 +136,14 @@ impl SessionLog {
                 };
                 Ok((r.get::<_, String>(0)?, sent))
             })
-            .map_err(self.err())?
-            .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err())?;
-        drop(stmt);
-        if rows.iter().all(|(event, _)| keeps.contains(&event.as_str())) {
-            return Ok(false);
-        }
-        self.record_reset(session, turn, at)?;
-        for event in keeps {
-            let kept: Vec<Sent> =
-                rows.iter().filter(|(e, _)| e == event).map(|(_, s)| s.clone()).collect();
-            if !kept.is_empty() {
-                self.record_injections(session, turn, event, &kept, at)?;
-            }
-        }
-        Ok(true)
+        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
     }
 
     /// What `session`'s context holds of mem's: the memories sent since its last reset, as
     /// (id, hash).
     pub fn in_context(&self, session: &str) -> Result<Vec<(String, String)>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT memory, hash FROM injections WHERE session = ?1 AND memory IS NOT NULL \
-                 AND seq > (SELECT coalesce(max(seq), 0) FROM injections \
-                            WHERE session = ?1 AND event = ?2) ORDER BY seq",
-            )
-            .map_err(self.err())?;
-        let rows = stmt
-            .query_map(params![session, RESET], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(self.err())?;
-        rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
+        Ok(self.since_reset(session)?.into_iter().map(|(_, s)| (s.memory, s.hash)).collect())
     }
 
     /// Whether anything was ever sent into `session`'s context.
