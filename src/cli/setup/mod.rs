@@ -136,23 +136,20 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let this = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .context("cannot tell where the mem executable is")?;
+    let project = store::project_top(&cwd);
+    let root = project.join(store::PROJECT_DIR);
+    let others = match (args.remove, args.scope) {
+        (true, Scope::Project) => super::machine::others_set_up(&root, args.agent.name()),
+        _ => Vec::new(),
+    };
     let target = Target {
         scope: args.scope,
-        project: store::project_top(&cwd),
+        project,
         home,
         exe: this.clone(),
         remove: args.remove,
         checkpoints: args.checkpoints,
-        others: Vec::new(),
-    };
-    let root = target.project.join(store::PROJECT_DIR);
-    let target = Target {
-        others: if target.remove && target.scope == Scope::Project {
-            super::machine::others_set_up(&root, args.agent.name())
-        } else {
-            Vec::new()
-        },
-        ..target
+        others,
     };
     if target.scope == Scope::Project
         && !target.remove
