@@ -120,7 +120,7 @@ fn links(_: &std::fs::Metadata) -> u64 {
 }
 
 /// The processes other than this one that have `path` open, each as `process N (its command
-/// line)`, where `/proc` tells (none elsewhere).
+/// line, or its name while it execs)`, where `/proc` tells (none elsewhere).
 fn holders(path: &Path) -> Vec<String> {
     let Ok(target) = std::fs::canonicalize(path) else { return Vec::new() };
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
@@ -138,7 +138,12 @@ fn holders(path: &Path) -> Vec<String> {
             continue;
         }
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let command = String::from_utf8_lossy(&cmdline).replace(['\0', '\n', '\r', '\t'], " ");
+        let mut command = String::from_utf8_lossy(&cmdline).replace(['\0', '\n', '\r', '\t'], " ");
+        if command.trim().is_empty() {
+            // A process in the middle of exec has no arguments yet, but its name is set first.
+            let comm = std::fs::read(entry.path().join("comm")).unwrap_or_default();
+            command = String::from_utf8_lossy(&comm).replace(['\0', '\n', '\r', '\t'], " ");
+        }
         let command: String =
             crate::format::without_controls(command.trim()).chars().take(200).collect();
         found.push(format!("process {pid} ({command})"));
