@@ -72,6 +72,7 @@ fn scoring(c: &mut Criterion) {
                     date: 1.0,
                     time: 1.0,
                     name: 1.0,
+                    code: 1.0,
                 };
                 best = best.max(score::combine(&c, &ranking));
             }

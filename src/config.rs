@@ -111,6 +111,8 @@ pub struct Ranking {
     pub time_weight: f64,
     /// Weight of the name factor (the person the question names), `0 ≤ w < 1`.
     pub name_weight: f64,
+    /// Weight of the code factor (a memory whose cited code is all gone), `0 ≤ w < 1`.
+    pub code_weight: f64,
 }
 
 impl Default for Ranking {
@@ -129,6 +131,7 @@ impl Default for Ranking {
             date_weight: 0.5,
             time_weight: 0.2,
             name_weight: 0.15,
+            code_weight: 0.5,
         }
     }
 }
@@ -408,6 +411,7 @@ impl Config {
             ("date_weight", r.date_weight),
             ("time_weight", r.time_weight),
             ("name_weight", r.name_weight),
+            ("code_weight", r.code_weight),
         ] {
             if !(0.0..1.0).contains(&w) {
                 return Err(bad(

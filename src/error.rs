@@ -58,6 +58,15 @@ pub enum Error {
     /// [`crate::checkpoint`]); the message says why and, where there is one, the fix.
     #[error("{0}")]
     Checkpoint(String),
+    /// The root is not checked against code: only a project root (`.memory/` at the top of a
+    /// git work tree, found from the working directory, not given with `--dir`/`MEM_DIR`) is.
+    #[error(
+        "{} is not a project root: only the .memory/ folder at the top of a git work tree, found \
+         from the working directory (not given with --dir or MEM_DIR), is checked against the \
+         code; run this inside the repository, or `mem init --project` there",
+        .0.display()
+    )]
+    NotProject(PathBuf),
     /// No memory root was given and none was found.
     #[error("no memory root: pass --dir DIR, set MEM_DIR, or run `mem init` in a folder")]
     NoRootFound,

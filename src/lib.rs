@@ -34,6 +34,7 @@
 pub mod agent;
 pub mod capture;
 pub mod checkpoint;
+pub mod cites;
 pub mod config;
 pub mod dates;
 pub mod decay;

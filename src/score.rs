@@ -42,6 +42,9 @@ pub struct Components {
     pub time: f64,
     /// 1 unless the question names one person and the memory is not theirs (tag or source).
     pub name: f64,
+    /// 1 unless the memory states how the code is (semantic or procedural) and everything it
+    /// cites in the project's repository is gone (set by the engine, see `crate::cites`).
+    pub code: f64,
 }
 
 /// How a memory matched the question before the factors.
@@ -103,6 +106,7 @@ impl Components {
             ),
             time: unless(cues.when, signals.has_time),
             name: unless(cues.names_someone, fit.named),
+            code: 1.0,
         }
     }
 }
@@ -123,7 +127,7 @@ pub struct Factor {
 }
 
 /// The factors of the score, in the order the formula multiplies them.
-pub const FACTORS: [Factor; 5] = [
+pub const FACTORS: [Factor; 6] = [
     Factor {
         name: "recency",
         value: |c| c.recency,
@@ -168,6 +172,16 @@ pub const FACTORS: [Factor; 5] = [
         definition: |_| {
             "name = 1 unless the question names one person and the memory is not theirs (tag \
              or source), else 0"
+                .to_string()
+        },
+    },
+    Factor {
+        name: "code",
+        value: |c| c.code,
+        weight: |r| r.code_weight,
+        definition: |_| {
+            "code = 0 when a semantic or procedural memory of a project root cites code that is \
+             all gone from the repository (mem verify), else 1"
                 .to_string()
         },
     },
@@ -419,6 +433,7 @@ mod tests {
             date: 1.0,
             time: 1.0,
             name: 1.0,
+            code: 1.0,
         };
         let json = serde_json::to_value(c).unwrap();
         let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
@@ -507,7 +522,7 @@ mod tests {
         #[test]
         fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
             let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
             prop_assert!(s(hi) >= s(lo));
         }
 
@@ -521,8 +536,8 @@ mod tests {
         /// A memory that does not match never outranks one that does, however new or important.
         #[test]
         fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
-            let matching = combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0 }, &r);
-            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0 }, &r);
+            let matching = combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
+            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
             prop_assert!(matching > unrelated);
         }
     }

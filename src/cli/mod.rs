@@ -9,6 +9,7 @@ mod completions;
 mod context;
 mod eval;
 mod forget;
+mod globals;
 mod health;
 mod hook;
 mod index;
@@ -27,6 +28,7 @@ mod stats;
 mod sync;
 mod used;
 mod user;
+mod verify;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -34,8 +36,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand};
 use jiff::Timestamp;
-use mem::engine::Layers;
-use mem::store::{self, RootSource};
+use mem::store;
+
+pub(crate) use self::globals::Globals;
 use mem::{Engine, MemoryType, RefreshReport};
 
 /// Local long-term memory for AI coding agents: Markdown memories, ranked recall.
@@ -94,6 +97,9 @@ enum Command {
     Context(context::Args),
     /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
     Health(health::Args),
+    /// Check the project root's memories against the code they cite (current, changed, moved,
+    /// gone); exit 1 when something cited is gone or moved.
+    Verify(verify::Args),
     /// Serve this root to AI agents over the Model Context Protocol (stdio).
     ///
     /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
@@ -138,6 +144,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
         Command::Health(args) => return health::run(args, &ctx),
+        Command::Verify(args) => return verify::run(args, &ctx),
         Command::Init(args) => init::run(args, &ctx),
         Command::Add(args) => add::run(args, &ctx),
         Command::Index(args) => index::run(args, &ctx),
@@ -199,135 +206,6 @@ pub fn describe(e: &anyhow::Error) -> String {
         }
     }
     text
-}
-
-/// What every subcommand needs from the global options.
-#[derive(Clone)]
-struct Globals {
-    dir: Option<PathBuf>,
-    /// "Now" for this command, read once.
-    now: Timestamp,
-    /// The `--now` value, if any; `mem mcp` reads the clock per request without it.
-    fixed_now: Option<Timestamp>,
-}
-
-impl Globals {
-    /// These globals for a `--project-only` hook when `project_only`: the root is found from the
-    /// payload's working directory alone, whatever `--dir`/`MEM_DIR` says (a shell's `MEM_DIR`
-    /// must not draw every unrelated repository's sessions into one root).
-    fn for_hook(&self, project_only: bool) -> Globals {
-        let dir = if project_only { None } else { self.dir.clone() };
-        Globals { dir, now: self.now, fixed_now: self.fixed_now }
-    }
-
-    /// Finds the memory root, creating the per-user default on first use.
-    fn root(&self) -> Result<PathBuf> {
-        self.root_near(None)
-    }
-
-    /// Like [`Globals::root`], looking up from `cwd` (an agent's working directory, from a
-    /// hook payload) instead of the process's when given.
-    fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
-        Ok(self.find_root(cwd)?.0)
-    }
-
-    /// The memory root and how it was found (see [`Globals::root_near`]).
-    fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
-        let (root, source) = self.locate_root(cwd)?;
-        if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
-            init_root(&root, self.now)?;
-            eprintln!("mem: created the default memory root {}", root.display());
-        }
-        Ok((root, source))
-    }
-
-    /// The memory root found from `cwd` (see [`Globals::root_near`]) when it exists: `None`
-    /// for the per-user root not made yet, which a hook's side work (a turn recorded, a
-    /// failure logged) never makes.
-    fn existing_root_near(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
-        let (root, source) = self.locate_root(cwd)?;
-        let made = source != RootSource::Default || root.join(mem::config::CONFIG_FILE).exists();
-        Ok(made.then_some(root))
-    }
-
-    /// Where the memory root is (see [`Globals::root_near`]), without creating the per-user
-    /// one.
-    fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
-        let cwd = match cwd {
-            // A relative `--dir` is the user's, relative to where they ran the command.
-            Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
-            _ => std::env::current_dir().context("cannot read the working directory")?,
-        };
-        let default = dirs::data_dir().map(|d| d.join("mem"));
-        let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
-        // A root found above the working directory that someone else owns (a shared /tmp) is
-        // not used unless allowed, as git does since CVE-2022-24765.
-        if source == RootSource::Ancestor
-            && let Some(why) = machine::foreign_owner(&root)
-        {
-            anyhow::bail!(why);
-        }
-        Ok((root, source))
-    }
-
-    /// The root found from `cwd` (see [`Globals::root_near`]) as the project layer, and the
-    /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
-    /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
-    fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
-        let (root, source) = self.find_root(cwd)?;
-        let project = self.engine_at(&root)?;
-        let dir = match (source, user::load()?.layers.user) {
-            (RootSource::Explicit, _) | (_, None) => return Ok(Layers::new(project, None)),
-            (_, Some(dir)) if same_folder(&dir, &root) => return Ok(Layers::new(project, None)),
-            (_, Some(dir)) => dir,
-        };
-        let user = (|| -> Result<Engine> {
-            if !dir.join(mem::config::CONFIG_FILE).exists() {
-                init_root(&dir, self.now)?;
-                eprintln!("mem: created the user memory root {}", dir.display());
-            }
-            self.engine_at(&dir)
-        })();
-        match user {
-            Ok(user) => Ok(Layers::new(project, Some(user))),
-            // A broken user layer must not break every project: the project is served alone.
-            Err(e) => {
-                let file = user::path()
-                    .map_or("the user configuration file".into(), |p| p.display().to_string());
-                let problem = format!(
-                    "the user layer {} ([layers] user in {file}) cannot be used: {}; fix the \
-                     folder or the setting",
-                    dir.display(),
-                    describe(&e)
-                );
-                eprintln!("mem: warning: {problem}; searching the project alone");
-                Ok(Layers::new(project, None).without_user(problem))
-            }
-        }
-    }
-
-    /// Finds the memory root (creating the per-user default on first use) and opens it.
-    fn engine(&self) -> Result<Engine> {
-        self.engine_at(&self.root()?)
-    }
-
-    /// Opens the memory root `root`, printing its configuration warnings on stderr.
-    fn engine_at(&self, root: &Path) -> Result<Engine> {
-        let engine = Engine::open_with(root, &model_overrides()?)
-            .with_context(|| format!("cannot open memory root {}", root.display()))?;
-        for warning in engine.warnings() {
-            eprintln!("mem: warning: {warning}");
-        }
-        Ok(engine)
-    }
-
-    /// Opens the root and brings its index up to date, printing what went wrong on stderr.
-    fn refreshed_engine(&self) -> Result<(Engine, RefreshReport)> {
-        let mut engine = self.engine()?;
-        let report = engine.refresh(self.now, &progress_bar())?;
-        print_problems(&report);
-        Ok((engine, report))
-    }
 }
 
 /// Makes `dir` a memory root (see [`store::init`]) and starts observing its usage now, unless

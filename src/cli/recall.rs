@@ -106,6 +106,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     let mut text = super::render(&table);
     if args.explain {
+        text.push_str(&code_lines(hits));
         text.push_str(&recall.explain(layers.project().config()));
         if layered {
             text.push_str(
@@ -116,6 +117,22 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     super::print_text(&text)?;
     Ok(0)
+}
+
+/// What `--explain` says of the code each hit cites: a line per hit that cites any, then a
+/// line per citation.
+fn code_lines(hits: &[Hit]) -> String {
+    let mut text = String::new();
+    for hit in hits.iter().filter(|h| !h.cites.is_empty()) {
+        let worst = hit.code_status.map_or("-", |s| s.name());
+        text.push_str(&format!("#{} cites code ({worst}):\n", hit.rank));
+        for cite in &hit.cites {
+            let at =
+                if cite.symbol.is_some() { format!(" in {}", cite.path) } else { String::new() };
+            text.push_str(&format!("  {}{at} {}\n", cite.label(), cite.what_happened()));
+        }
+    }
+    text
 }
 
 /// The exit status of a recall that found nothing.

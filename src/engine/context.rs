@@ -53,10 +53,14 @@ struct Item {
 }
 
 impl Item {
-    /// The line `text` of the memory `id` whose title and body are these.
-    fn new(id: &str, text: String, title: &str, body: &str) -> Item {
+    /// The line `text` of the memory `id` whose title and body are these, with its note
+    /// (a new note sends the memory again).
+    fn new(id: &str, text: String, title: &str, body: &str, note: Option<&str>) -> Item {
         let mut hasher = blake3::Hasher::new();
         hasher.update(title.as_bytes()).update(&[0]).update(body.as_bytes());
+        if let Some(note) = note {
+            hasher.update(&[0]).update(note.as_bytes());
+        }
         Item { id: id.to_string(), text, hash: hasher.finalize().to_hex()[..16].to_string() }
     }
 
@@ -148,16 +152,23 @@ fn title(title: &str) -> String {
     neutralise(title.trim_start_matches(['#', ' ']))
 }
 
-/// One memory, as a Markdown list item; `label` names its layer when two are searched.
-fn entry(r: &Record, body: &str, label: &str) -> String {
+/// One memory, as a Markdown list item; `label` names its layer when two are searched, and
+/// `note` says, before its text, that the code it cites is gone or moved.
+fn entry(r: &Record, body: &str, label: &str, note: Option<&str>) -> String {
     let text = one_line(body, 280);
+    let note = note.map(|n| format!(" **({})**", neutralise(n))).unwrap_or_default();
     format!(
-        "- **{}** ({}, importance {}{label}, `{}`): {text}\n",
+        "- **{}** ({}, importance {}{label}, `{}`){note}: {text}\n",
         title(&r.title),
         r.kind,
         r.importance,
         r.id
     )
+}
+
+/// The note of a memory that states how the code is and cites code gone or moved.
+fn code_note(kind: MemoryType, cites: &[crate::cites::Cite]) -> Option<String> {
+    super::states_how_things_are(kind).then(|| crate::cites::note(cites)).flatten()
 }
 
 /// One captured session, as a Markdown list item: its day, title and a short digest.
@@ -231,8 +242,10 @@ impl Layers {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
-                let text = entry(&hit.record, memory.body(), label(hit.layer));
-                items.push(Item::new(&hit.record.id, text, &hit.record.title, memory.body()));
+                let note = code_note(hit.record.kind, &hit.cites);
+                let text = entry(&hit.record, memory.body(), label(hit.layer), note.as_deref());
+                let (id, title) = (&hit.record.id, &hit.record.title);
+                items.push(Item::new(id, text, title, memory.body(), note.as_deref()));
                 shown.push(hit.record.id.clone());
             }
             sections.push((
@@ -246,13 +259,19 @@ impl Layers {
         let mut titles: Vec<String> = Vec::new();
         for layer in [Layer::Project, Layer::User] {
             let Some(engine) = self.engine(layer) else { continue };
-            for r in engine.key_memories(options.key, now)? {
-                if shown.contains(&r.id) || (layer == Layer::User && titles.contains(&r.title)) {
-                    continue;
-                }
+            let key: Vec<Record> = engine
+                .key_memories(options.key, now)?
+                .into_iter()
+                .filter(|r| !shown.contains(&r.id))
+                .filter(|r| layer == Layer::Project || !titles.contains(&r.title))
+                .collect();
+            let verdicts = engine.verdicts(&key.iter().collect::<Vec<_>>());
+            for (r, verdict) in key.iter().zip(verdicts) {
                 let (_, memory) = engine.get(&r.id)?;
-                let text = entry(&r, memory.body(), label(Some(layer)));
-                items.push(Item::new(&r.id, text, &r.title, memory.body()));
+                let cites = verdict.map(|v| v.cites).unwrap_or_default();
+                let note = code_note(r.kind, &cites);
+                let text = entry(r, memory.body(), label(Some(layer)), note.as_deref());
+                items.push(Item::new(&r.id, text, &r.title, memory.body(), note.as_deref()));
                 titles.push(r.title.clone());
             }
         }
@@ -263,7 +282,7 @@ impl Layers {
             for r in &engine.recent_sessions(options.sessions, &shown, now)? {
                 let (_, memory) = engine.get(&r.id)?;
                 let text = session_entry(r, memory.body());
-                items.push(Item::new(&r.id, text, &r.title, memory.body()));
+                items.push(Item::new(&r.id, text, &r.title, memory.body(), None));
             }
             sections.push(("## Recent sessions\n".to_string(), items));
         }

@@ -18,6 +18,7 @@ use crate::{Error, Result};
 
 mod admit;
 mod capture;
+mod cites;
 mod context;
 mod edit;
 mod fresh;
@@ -30,6 +31,7 @@ mod sync;
 mod watch;
 
 pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
+pub use self::cites::{Verified, states_how_things_are};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{Health, InterruptedMove, Stats, UsageCheck};
@@ -73,6 +75,8 @@ pub struct Engine {
     last_used: crate::usage::last_used::LastUsed,
     /// The watch of the root's files, in a long-lived process (see [`Engine::watch`]).
     watch: Option<watch::Watch>,
+    /// Whether its memories are checked against its repository's code (see [`crate::cites`]).
+    code_checks: bool,
 }
 
 impl Engine {
@@ -119,6 +123,7 @@ impl Engine {
             config,
             last_used: Default::default(),
             watch: None,
+            code_checks: true,
         })
     }
 

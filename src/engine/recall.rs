@@ -127,6 +127,7 @@ impl Engine {
             report.warnings.splice(0..0, first.warnings);
             report.add_counts(&checked);
         }
+        self.judge_hits(&mut recall.hits);
         if options.record {
             let notice = self.record_retrievals(query, &recall.hits, now);
             recall.report.notices.extend(notice);

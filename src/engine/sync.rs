@@ -38,6 +38,8 @@ pub struct UsageView {
     pub since: Option<Timestamp>,
     bases: HashMap<String, Access>,
     events: HashMap<String, Vec<Event>>,
+    /// The last confirmation of each confirmed memory's citations, by id.
+    pub confirmed: HashMap<String, Timestamp>,
     /// Lines of the usage files that could not be read.
     pub problems: Vec<String>,
     /// Usage files that were not read, each `path: reason` (see `usage::shared::load`).
@@ -101,7 +103,8 @@ impl Engine {
             Some(map) => map,
             None => {
                 let view = self.usage_view()?;
-                let map = LastUsed::new(stamp, view.uses());
+                let map = LastUsed::new(stamp, view.uses())
+                    .with_confirmed(view.confirmed.iter().map(|(id, at)| (id.as_str(), *at)));
                 if view.skipped.is_empty() {
                     map.save(&self.state_dir)?;
                 }
@@ -250,6 +253,7 @@ impl Engine {
             since: files.since,
             bases: files.bases,
             events: files.events,
+            confirmed: files.confirmed,
             problems: files.problems,
             skipped: files.skipped,
         };

@@ -324,7 +324,7 @@ pub fn clip(s: &str, max: usize) -> String {
 }
 
 /// Splits a file into its YAML front-matter and its body (everything after the closing line).
-fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
+pub fn split_front_matter(text: &str) -> Result<(&str, &str), FormatError> {
     if text.starts_with('\u{feff}') {
         return Err(FormatError::ByteOrderMark);
     }

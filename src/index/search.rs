@@ -55,6 +55,11 @@ pub struct Hit {
     pub strength: f64,
     /// A short extract of the body around the matched words.
     pub snippet: String,
+    /// The worst verdict of the code it cites in the project's repository (see
+    /// [`crate::cites`]); `None` when it cites nothing, or its root is no project root.
+    pub code_status: Option<crate::cites::Status>,
+    /// What it cites of the project's code, each with its verdict.
+    pub cites: Vec<crate::cites::Cite>,
 }
 
 /// How a memory fared on the vector side of a recall.
@@ -346,6 +351,8 @@ impl MemoryIndex {
                         p.semantic.and_then(|s| s.cosine),
                     ),
                     snippet,
+                    code_status: None,
+                    cites: Vec::new(),
                 })
             })
             .collect::<Result<Vec<Hit>>>()?;

@@ -43,6 +43,8 @@ pub struct LastUsed {
     /// The usage files it was computed from.
     stamp: Stamps,
     last: FxHashMap<u64, i64>,
+    /// The last confirmation of a memory's citations (`mem verify --confirm`), by id key.
+    confirmed: FxHashMap<u64, i64>,
 }
 
 impl LastUsed {
@@ -54,7 +56,25 @@ impl LastUsed {
             let entry = last.entry(crate::format::id_key(&id)).or_insert(at);
             *entry = (*entry).max(at);
         }
-        LastUsed { stamp, last }
+        LastUsed { stamp, last, confirmed: FxHashMap::default() }
+    }
+
+    /// The same, with the last confirmation of each memory's citations, as (id, time).
+    pub fn with_confirmed<'a>(
+        mut self,
+        confirmed: impl IntoIterator<Item = (&'a str, Timestamp)>,
+    ) -> LastUsed {
+        for (id, at) in confirmed {
+            let at = at.as_second();
+            let entry = self.confirmed.entry(crate::format::id_key(id)).or_insert(at);
+            *entry = (*entry).max(at);
+        }
+        self
+    }
+
+    /// When the citations of the memory whose id has this key were last confirmed.
+    pub fn confirmed(&self, key: u64) -> Option<i64> {
+        self.confirmed.get(&key).copied()
     }
 
     /// The last use of the memory whose id has this key.

@@ -10,6 +10,8 @@
 //! base       ID  COUNT  RETRIEVED  LAST  STRENGTH  an `access:` line moved out of a memory
 //! used       SEQ  TIME  ID                       `mem used`
 //! retrieved  SEQ  TIME  ID  RANK                 a recall returned ID at RANK
+//! confirmed  TIME  ID                            `mem verify --confirm`: what ID cites was
+//!                                                checked and found right at TIME
 //! ```
 //!
 //! `SEQ` is the event's number in this machine's usage log: a line appended twice (a sync
@@ -52,6 +54,8 @@ pub struct SharedUsage {
     pub bases: HashMap<String, Access>,
     /// Events by memory id, in no particular order.
     pub events: HashMap<String, Vec<Event>>,
+    /// The last confirmation of each confirmed memory (`mem verify --confirm`), by id.
+    pub confirmed: HashMap<String, Timestamp>,
     /// Lines that could not be read, each with its file and line number; they are skipped.
     pub problems: Vec<String>,
     /// Files that were not read, each `path: reason` (not a regular file, a link out of
@@ -131,6 +135,10 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
                 };
                 out.bases.insert(id, merged);
             }
+            Ok(Line::Confirmed(id, at)) => {
+                let last = out.confirmed.entry(id).or_insert(at);
+                *last = (*last).max(at);
+            }
             Ok(Line::Event(seq, id, event)) => {
                 // Observation began by the first event at the latest: as the usage log's
                 // first event counts before a sync (`Engine::usage_view`), so counts the
@@ -166,6 +174,7 @@ enum Line {
     Since(Timestamp),
     Base(String, Access),
     Event(i64, String, Event),
+    Confirmed(String, Timestamp),
 }
 
 fn parse_line(line: &str) -> std::result::Result<Line, String> {
@@ -195,6 +204,7 @@ fn parse_line(line: &str) -> std::result::Result<Line, String> {
             let rank = u32::try_from(int(rank)?.max(1)).map_err(|e| e.to_string())?;
             Ok(Line::Event(int(seq)?, id.to_string(), Event::Retrieved { at: time(at)?, rank }))
         }
+        ["confirmed", at, id] => Ok(Line::Confirmed(id.to_string(), time(at)?)),
         _ => Err(format!("not a usage line: {line:?}")),
     }
 }
@@ -205,6 +215,11 @@ pub fn event_line(seq: i64, id: &str, event: &Event) -> String {
         Event::Used { at } => format!("used\t{seq}\t{at}\t{id}\n"),
         Event::Retrieved { at, rank } => format!("retrieved\t{seq}\t{at}\t{id}\t{rank}\n"),
     }
+}
+
+/// The line that records a confirmation of memory `id`'s citations at `at`.
+pub fn confirm_line(id: &str, at: Timestamp) -> String {
+    format!("confirmed\t{at}\t{id}\n")
 }
 
 /// The line that moves an `access:` summary out of memory `id`.

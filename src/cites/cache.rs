@@ -1,0 +1,97 @@
+//! The verdicts already computed, in `.mem/cites.json`: valid while the repository's key
+//! ([`Repo::key`]: HEAD, the branch it names, the index, the packed refs) is the same, and,
+//! per memory, while each path its verdict looked at has the same stamp in the work tree (an
+//! uncommitted edit or delete counts). A memory is keyed by its caller: its file's stamp and
+//! the time its citations were last known true.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::tree::Tree;
+use super::{Checked, Repo, Subject, Verdict};
+
+/// The cache file in `.mem/`.
+pub const CACHE_FILE: &str = "cites.json";
+
+/// The most a cache file is read: past it, the verdicts are computed again.
+const MAX_CACHE_BYTES: u64 = 64 << 20;
+
+#[derive(Default, Serialize, Deserialize)]
+struct Stored {
+    repo: String,
+    entries: HashMap<String, Checked>,
+}
+
+/// The verdicts of one repository's memories, loaded from `.mem/`, checked before use.
+pub struct Cache {
+    repo: Repo,
+    tree: Tree,
+    file: PathBuf,
+    stored: Stored,
+    changed: bool,
+}
+
+impl Cache {
+    /// The cache of `repo`'s verdicts kept in `state_dir`; empty when missing, unreadable, or
+    /// made at another HEAD or index.
+    pub fn open(repo: &Repo, state_dir: &Path) -> Cache {
+        let file = state_dir.join(CACHE_FILE);
+        let key = repo.key();
+        let stored =
+            crate::untrusted::read(&file, MAX_CACHE_BYTES, crate::untrusted::Links::InFolder)
+                .ok()
+                .flatten()
+                .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
+                .filter(|s| s.repo == key)
+                .unwrap_or(Stored { repo: key, entries: HashMap::new() });
+        Cache { tree: Tree::new(repo.top()), repo: repo.clone(), file, stored, changed: false }
+    }
+
+    /// The cached verdict of the memory keyed `key`, when every path it looked at is as it
+    /// was.
+    pub fn get(&self, key: &str) -> Option<&Verdict> {
+        let entry = self.stored.entries.get(key)?;
+        let same =
+            entry.watched.iter().all(|(path, stamp)| self.tree.place(path).stamp() == *stamp);
+        same.then_some(&entry.verdict)
+    }
+
+    /// The verdicts of `items` (each a key and its subject), from the cache where valid, the
+    /// others computed together and stored.
+    pub fn verdicts(&mut self, items: &[(String, Subject)]) -> Vec<Verdict> {
+        let mut out: Vec<Option<Verdict>> =
+            items.iter().map(|(key, _)| self.get(key).cloned()).collect();
+        let missing: Vec<usize> = (0..items.len()).filter(|i| out[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let subjects: Vec<Subject> = missing.iter().map(|i| items[*i].1).collect();
+            let checked = self.repo.check(&subjects);
+            for (i, checked) in missing.into_iter().zip(checked) {
+                out[i] = Some(checked.verdict.clone());
+                self.stored.entries.insert(items[i].0.clone(), checked);
+            }
+            self.changed = true;
+        }
+        out.into_iter().map(Option::unwrap_or_default).collect()
+    }
+
+    /// Keeps only the entries of `keys` (the memories that still exist), dropping the others.
+    pub fn retain(&mut self, keys: &std::collections::HashSet<&str>) {
+        let before = self.stored.entries.len();
+        self.stored.entries.retain(|k, _| keys.contains(k.as_str()));
+        self.changed |= self.stored.entries.len() != before;
+    }
+
+    /// Writes the cache back when it changed; a cache that cannot be written is no error (the
+    /// verdicts are computed again next time).
+    pub fn save(&mut self) {
+        if !self.changed {
+            return;
+        }
+        if let Ok(bytes) = serde_json::to_vec(&self.stored) {
+            let _ = crate::store::write_cache(&self.file, &bytes);
+        }
+        self.changed = false;
+    }
+}

@@ -1,0 +1,331 @@
+//! Asking git about a repository that a clone controls, safely: every process runs with the
+//! repository's own hooks, fsmonitor, external diff and textconv drivers and signature checks
+//! turned off (`SAFE`), and never writes (`--no-optional-locks`). Only objects and history
+//! are read through git; the work tree is read by `mod.rs` itself, so that no clean or smudge
+//! filter a clone's `.gitattributes` names ever runs. A failure is a `Problem` (text): it
+//! says what could not be checked, it never stops a recall.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// What could not be asked of git, as the user reads it.
+pub(super) type Problem = String;
+
+/// The options that keep a clone's configuration from running anything: they come after the
+/// repository's `.git/config` and win over it.
+const SAFE: &[&str] = &[
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "diff.external=",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "grep.fallbackToNoIndex=false",
+    "--no-pager",
+    "--no-optional-locks",
+];
+
+/// The environment a git process of ours does not inherit: where the repository is comes from
+/// its top folder alone.
+const CLEARED_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+];
+
+/// The git commands of one check, run in the work tree's top folder.
+pub(super) struct Git {
+    top: PathBuf,
+}
+
+/// A commit that deleted paths, as `git log` names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Removal {
+    /// Its id, abbreviated for people where shown.
+    pub(super) commit: String,
+    /// Its committer date, `YYYY-MM-DD`.
+    pub(super) date: String,
+}
+
+/// One line of `git grep`: the file and the line's text.
+#[derive(Clone, Debug)]
+pub(super) struct GrepLine {
+    pub(super) path: String,
+    pub(super) text: String,
+}
+
+impl Git {
+    /// The git commands of the work tree whose top folder is `top`.
+    pub(super) fn new(top: &Path) -> Git {
+        Git { top: top.to_path_buf() }
+    }
+
+    /// Runs git with `args` and `input` on stdin; stdout, or why not. An exit status of 1 with
+    /// nothing on stderr is "nothing found" (`grep`, `rev-parse --verify -q`): empty output.
+    fn run(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>, Problem> {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&self.top).args(SAFE).args(args);
+        for name in CLEARED_ENV {
+            cmd.env_remove(name);
+        }
+        cmd.env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0").env("LC_ALL", "C");
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "git is not on the PATH".to_string(),
+            _ => format!("cannot run git: {e}"),
+        })?;
+        let stdin = child.stdin.take();
+        let input = input.to_vec();
+        // Written from another thread: git may fill its stdout before it has read all of stdin.
+        let writer = std::thread::spawn(move || {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(&input);
+            }
+        });
+        let out = child.wait_with_output().map_err(|e| format!("git {}: {e}", args[0]))?;
+        let _ = writer.join();
+        if out.status.success() {
+            return Ok(out.stdout);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(1) && stderr.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
+        Err(format!("git {}: {}", args[0], first.trim_start_matches("fatal: ")))
+    }
+
+    /// The commit HEAD names, `None` in a repository without commits.
+    pub(super) fn head(&self) -> Result<Option<String>, Problem> {
+        let out = self.run(&["rev-parse", "--verify", "-q", "HEAD^{commit}"], b"")?;
+        let head = String::from_utf8_lossy(&out).trim().to_string();
+        Ok((!head.is_empty()).then_some(head))
+    }
+
+    /// HEAD's first-parent history, newest first, as (commit, committer time in seconds).
+    pub(super) fn first_parents(&self) -> Result<Vec<(String, i64)>, Problem> {
+        let out = self.run(&["log", "--first-parent", "--format=%H %ct", "HEAD", "--"], b"")?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|l| {
+                let (commit, time) = l.split_once(' ')?;
+                Some((commit.to_string(), time.parse().ok()?))
+            })
+            .collect())
+    }
+
+    /// For each `rev:path` spec, its blob's id and size when it names a file (`None` when it
+    /// names nothing, or no file).
+    pub(super) fn blob_ids(&self, specs: &[String]) -> Result<Vec<Option<String>>, Problem> {
+        if specs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = specs.iter().map(|s| format!("{s}\n")).collect();
+        let format = "--batch-check=%(objectname) %(objecttype)";
+        let out = self.run(&["cat-file", format], input.as_bytes())?;
+        let lines: Vec<&str> = std::str::from_utf8(&out).unwrap_or("").lines().collect();
+        Ok((0..specs.len())
+            .map(|i| {
+                let (id, kind) = lines.get(i)?.split_once(' ')?;
+                (kind == "blob").then(|| id.to_string())
+            })
+            .collect())
+    }
+
+    /// The contents of the blobs `ids`, each at most `limit` bytes (`None` beyond, or when
+    /// missing).
+    pub(super) fn blobs(
+        &self,
+        ids: &[String],
+        limit: u64,
+    ) -> Result<Vec<Option<Vec<u8>>>, Problem> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let input: String = ids.iter().map(|s| format!("{s}\n")).collect();
+        let out = self.run(&["cat-file", "--batch"], input.as_bytes())?;
+        let mut rest = &out[..];
+        let mut found = Vec::with_capacity(ids.len());
+        for _ in ids {
+            let Some(end) = rest.iter().position(|b| *b == b'\n') else { break };
+            let header = String::from_utf8_lossy(&rest[..end]).to_string();
+            rest = &rest[end + 1..];
+            let size: Option<usize> = header.split(' ').nth(2).and_then(|s| s.parse().ok());
+            match size {
+                Some(size) if size <= rest.len() => {
+                    let body = &rest[..size];
+                    found.push((size as u64 <= limit).then(|| body.to_vec()));
+                    rest = rest.get(size + 1..).unwrap_or(&[]);
+                }
+                _ => found.push(None),
+            }
+        }
+        found.resize(ids.len(), None);
+        Ok(found)
+    }
+
+    /// The tracked paths (the index) that `pathspecs` match, as git's pathspec magic reads
+    /// them (`:(literal)a/b.py`, `:(glob)**/b.py`).
+    pub(super) fn tracked(&self, pathspecs: &[String]) -> Result<Vec<String>, Problem> {
+        if pathspecs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["ls-files", "-z", "--full-name", "--"];
+        args.extend(pathspecs.iter().map(String::as_str));
+        let out = self.run(&args, b"")?;
+        Ok(nul_fields(&out).map(|f| String::from_utf8_lossy(f).into_owned()).collect())
+    }
+
+    /// The commits of HEAD's history that deleted a path `pathspecs` match (a rename counts as
+    /// its old path's deletion), newest first: per path, the latest.
+    pub(super) fn deletions(
+        &self,
+        pathspecs: &[String],
+    ) -> Result<HashMap<String, Removal>, Problem> {
+        let mut found = HashMap::new();
+        if pathspecs.is_empty() {
+            return Ok(found);
+        }
+        let mut args = vec![
+            "log",
+            "--format=%x01%H %cs",
+            "-z",
+            "--name-only",
+            "--no-renames",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--diff-filter=D",
+            "HEAD",
+            "--",
+        ];
+        args.extend(pathspecs.iter().map(String::as_str));
+        let out = self.run(&args, b"")?;
+        for chunk in out.split(|b| *b == 1).filter(|c| !c.is_empty()) {
+            let mut fields = nul_fields(chunk);
+            let Some(header) = fields.next() else { continue };
+            let header = String::from_utf8_lossy(header);
+            let Some((commit, date)) = header.trim().split_once(' ') else { continue };
+            for path in fields {
+                let path = String::from_utf8_lossy(path).trim_start_matches('\n').to_string();
+                if path.is_empty() {
+                    continue;
+                }
+                found.entry(path).or_insert_with(|| Removal {
+                    commit: commit.to_string(),
+                    date: date.to_string(),
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    /// The paths that `commit` renamed, old to new, by git's rename detection against its first
+    /// parent.
+    pub(super) fn renames(&self, commit: &str) -> Result<HashMap<String, String>, Problem> {
+        let parent = format!("{commit}^");
+        let args = [
+            "diff-tree",
+            "-r",
+            "-M",
+            "--name-status",
+            "-z",
+            "--no-ext-diff",
+            "--no-textconv",
+            &parent,
+            commit,
+            "--",
+        ];
+        let out = self.run(&args, b"")?;
+        let fields: Vec<&[u8]> = nul_fields(&out).collect();
+        let mut renames = HashMap::new();
+        let mut i = 0;
+        while i < fields.len() {
+            match fields[i].first() {
+                Some(b'R' | b'C') => {
+                    if let (b'R', Some(old), Some(new)) =
+                        (fields[i][0], fields.get(i + 1), fields.get(i + 2))
+                    {
+                        let old = String::from_utf8_lossy(old).into_owned();
+                        renames.insert(old, String::from_utf8_lossy(new).into_owned());
+                    }
+                    i += 3;
+                }
+                _ => i += 2,
+            }
+        }
+        Ok(renames)
+    }
+
+    /// The lines of the files at `rev` that hold one of `names` as a whole word.
+    pub(super) fn grep(&self, rev: &str, names: &[&str]) -> Result<Vec<GrepLine>, Problem> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec!["grep", "-z", "-I", "-w", "-F", "--no-textconv", "--no-color"];
+        for name in names {
+            args.extend(["-e", name]);
+        }
+        args.extend([rev, "--"]);
+        let out = self.run(&args, b"")?;
+        let prefix = format!("{rev}:");
+        let mut lines = Vec::new();
+        for line in out.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let mut parts = line.splitn(2, |b| *b == 0);
+            let (Some(path), Some(text)) = (parts.next(), parts.next()) else { continue };
+            let path = String::from_utf8_lossy(path);
+            let path = path.strip_prefix(&prefix).unwrap_or(&path).to_string();
+            lines.push(GrepLine { path, text: String::from_utf8_lossy(text).into_owned() });
+        }
+        Ok(lines)
+    }
+
+    /// The latest commit after `base` that changed how often `name` occurs in `path` (git's
+    /// pickaxe): the one that removed it, when it is gone.
+    pub(super) fn removal_of(
+        &self,
+        base: &str,
+        name: &str,
+        path: &str,
+    ) -> Result<Option<Removal>, Problem> {
+        let range = format!("{base}..HEAD");
+        let pickaxe = format!("-S{name}");
+        let spec = format!(":(literal){path}");
+        let args = [
+            "log",
+            "-1",
+            "--format=%H %cs",
+            "--no-ext-diff",
+            "--no-textconv",
+            &pickaxe,
+            &range,
+            "--",
+            &spec,
+        ];
+        let out = self.run(&args, b"")?;
+        let text = String::from_utf8_lossy(&out);
+        Ok(text
+            .trim()
+            .split_once(' ')
+            .map(|(commit, date)| Removal { commit: commit.to_string(), date: date.to_string() }))
+    }
+}
+
+/// The non-empty NUL-separated fields of git's `-z` output.
+fn nul_fields(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split(|b| *b == 0).filter(|f| !f.is_empty() && *f != b"\n")
+}

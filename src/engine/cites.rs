@@ -1,0 +1,279 @@
+//! The engine's side of memories checked against the code (see [`crate::cites`]): which root
+//! is checked, the verdicts of what recall shows (cached in `.mem/`), the `code` factor applied
+//! to recall's top window, `mem verify`, its confirmations and its fixes of pure renames.
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+
+use super::Engine;
+use crate::cites::{Cache, Repo, Status, Subject, Verdict};
+use crate::format::MemoryType;
+use crate::index::{Hit, Record};
+use crate::{Error, Result};
+
+/// A memory of the project root and its verdict, for `mem verify`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Verified {
+    /// Its id.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: MemoryType,
+    /// Its file, relative to the root.
+    #[serde(skip)]
+    pub path: String,
+    /// The worst verdict of what it cites.
+    pub code_status: Option<Status>,
+    /// What it cites, each with its verdict.
+    pub cites: Vec<crate::cites::Cite>,
+    /// Paths it names outside the repository (never read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<String>,
+    /// What could not be checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unchecked: Option<String>,
+}
+
+/// Whether a memory of this type states how things are (and so is flagged and demoted when
+/// its code is gone): semantic and procedural ones; an episodic one records what happened.
+pub fn states_how_things_are(kind: MemoryType) -> bool {
+    matches!(kind, MemoryType::Semantic | MemoryType::Procedural)
+}
+
+impl Engine {
+    /// Turns the checking of this root's memories against its repository's code on or off (the
+    /// CLI turns it off for a root given with `--dir` or `MEM_DIR`); on by default, and only a
+    /// project root is ever checked.
+    pub fn set_code_checks(&mut self, on: bool) {
+        self.code_checks = on;
+    }
+
+    /// The repository this root's memories are checked against: a project root's (see
+    /// [`Repo::of_root`]) with checks on; `None` otherwise.
+    pub fn repo(&self) -> Option<Repo> {
+        self.code_checks.then(|| Repo::of_root(&self.root)).flatten()
+    }
+
+    /// The verdicts of `records` (in order), from the cache where still valid; `None` for
+    /// each when this root is not checked. A memory's citations count from its creation or
+    /// its last confirmation ([`Engine::confirm`]), whichever is later.
+    pub fn verdicts(&self, records: &[&Record]) -> Vec<Option<Verdict>> {
+        let Some(repo) = self.repo() else { return vec![None; records.len()] };
+        let mut cache = Cache::open(&repo, &self.state_dir);
+        let keyed: Vec<(String, i64)> = records.iter().map(|r| self.cite_key(r)).collect();
+        let mut out: Vec<Option<Verdict>> =
+            keyed.iter().map(|(key, _)| cache.get(key).cloned()).collect();
+        let missing: Vec<usize> = (0..records.len()).filter(|i| out[*i].is_none()).collect();
+        if !missing.is_empty() {
+            let texts: Vec<String> = missing.iter().map(|i| self.cited_text(records[*i])).collect();
+            let items: Vec<(String, Subject)> = missing
+                .iter()
+                .zip(&texts)
+                .map(|(i, text)| (keyed[*i].0.clone(), Subject { text, since: keyed[*i].1 }))
+                .collect();
+            for (i, verdict) in missing.iter().zip(cache.verdicts(&items)) {
+                out[*i] = Some(verdict);
+            }
+            cache.save();
+        }
+        out
+    }
+
+    /// The cache key of a record (its file as indexed, and when its citations count from) and
+    /// that time in seconds.
+    fn cite_key(&self, r: &Record) -> (String, i64) {
+        let confirmed = self.last_used.confirmed(crate::format::id_key(&r.id));
+        let since = r.created.as_second().max(confirmed.unwrap_or(i64::MIN));
+        let key = format!("{}\t{}\t{}\t{since}", r.path, r.stamp.size, r.stamp.mtime_ns);
+        (key, since)
+    }
+
+    /// A memory's title and body, as its citations are read from (empty when its file cannot
+    /// be read: it cites nothing then).
+    fn cited_text(&self, r: &Record) -> String {
+        match self.get(&r.id) {
+            Ok((_, memory)) => format!("{}\n{}", r.title, memory.body()),
+            Err(_) => String::new(),
+        }
+    }
+
+    /// Gives each hit its verdict and applies the `code` factor to those that state how things
+    /// are and whose cited code is all gone; the hits are then ranked again. Only the hits
+    /// (recall's top window) are checked, never the whole root.
+    pub(super) fn judge_hits(&self, hits: &mut [Hit]) {
+        if self.repo().is_none() || hits.is_empty() {
+            return;
+        }
+        let records: Vec<&Record> = hits.iter().map(|h| &h.record).collect();
+        let verdicts = self.verdicts(&records);
+        let ranking = &self.config.ranking;
+        let mut demoted = false;
+        for (hit, verdict) in hits.iter_mut().zip(verdicts) {
+            let Some(verdict) = verdict else { continue };
+            if states_how_things_are(hit.record.kind) && verdict.all_gone() {
+                hit.components.code = 0.0;
+                hit.score = crate::score::combine(&hit.components, ranking);
+                demoted = true;
+            }
+            hit.code_status = verdict.code_status;
+            hit.cites = verdict.cites;
+        }
+        if demoted {
+            // A stable sort: ties keep the order the index gave them.
+            hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+            for (i, hit) in hits.iter_mut().enumerate() {
+                hit.rank = i + 1;
+            }
+        }
+    }
+
+    /// Every memory of the project root that cites code, worst first (then by title); an error
+    /// when this root is not checked against a repository. Call [`Engine::refresh`] first.
+    pub fn verify(&self) -> Result<Vec<Verified>> {
+        let repo = self.repo().ok_or_else(|| Error::NotProject(self.root.clone()))?;
+        let records = self.list(&[], &[])?;
+        let refs: Vec<&Record> = records.iter().collect();
+        let verdicts = self.verdicts(&refs);
+        // What no memory holds any more is dropped from the cache.
+        let mut cache = Cache::open(&repo, &self.state_dir);
+        let keys: Vec<String> = refs.iter().map(|r| self.cite_key(r).0).collect();
+        cache.retain(&keys.iter().map(String::as_str).collect::<HashSet<&str>>());
+        cache.save();
+        let mut out: Vec<Verified> = records
+            .into_iter()
+            .zip(verdicts)
+            .filter_map(|(r, v)| {
+                let v = v?;
+                (!v.cites.is_empty() || !v.outside.is_empty()).then(|| Verified {
+                    id: r.id,
+                    title: r.title,
+                    kind: r.kind,
+                    path: r.path,
+                    code_status: v.code_status,
+                    cites: v.cites,
+                    outside: v.outside,
+                    unchecked: v.unchecked,
+                })
+            })
+            .collect();
+        out.sort_by(|a, b| b.code_status.cmp(&a.code_status).then(a.title.cmp(&b.title)));
+        Ok(out)
+    }
+
+    /// Records that the memory `id` was checked and found right: its citations count from
+    /// `now` on. A usage event in this machine's usage file (`confirmed`), written at once, so
+    /// that it survives `.mem/` and travels with the root.
+    pub fn confirm(&mut self, id: &str, now: Timestamp) -> Result<()> {
+        self.path_of(id)?;
+        let machine = self.usage()?.machine(now)?;
+        let since = self.usage()?.first_event_at()?.unwrap_or(now).min(now);
+        let file = crate::usage::shared::file_of(&self.root, &machine);
+        crate::usage::shared::append(&file, since, &crate::usage::shared::confirm_line(id, now))?;
+        crate::usage::last_used::invalidate(&self.state_dir)?;
+        self.refresh_last_used()?;
+        Ok(())
+    }
+}
+
+/// A memory rewritten (or, dry, to be rewritten) by `mem verify --fix`: its old paths replaced
+/// by the paths they were renamed to.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Fixed {
+    /// Its id.
+    pub id: String,
+    /// Its file, relative to the root.
+    pub path: String,
+    /// The renames applied, old path to new.
+    pub renames: Vec<(String, String)>,
+    /// The unified diff of its file.
+    pub diff: String,
+}
+
+impl Engine {
+    /// The memories whose only flagged citations are renamed paths (`moved` paths, no symbol),
+    /// each with the diff that writes the new path where the old one stood; unless `dry_run`,
+    /// the files are rewritten (atomically, holding the root's lock). The one place mem edits a
+    /// memory's body. Call [`Engine::refresh`] first.
+    pub fn fix_renames(&mut self, dry_run: bool) -> Result<Vec<Fixed>> {
+        let mut fixed = Vec::new();
+        for v in self.verify()? {
+            let flagged: Vec<&crate::cites::Cite> =
+                v.cites.iter().filter(|c| c.status.is_flagged()).collect();
+            let pure = !flagged.is_empty()
+                && flagged.iter().all(|c| c.status == Status::Moved && c.symbol.is_none());
+            if !pure {
+                continue;
+            }
+            let renames: Vec<(String, String)> =
+                flagged.iter().filter_map(|c| Some((c.path.clone(), c.to.clone()?))).collect();
+            let path = self.root.join(&v.path);
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let Ok((_, body)) = crate::format::split_front_matter(&text) else { continue };
+            let mut new_body = body.to_string();
+            for (old, new) in &renames {
+                new_body = replace_path(&new_body, old, new);
+            }
+            if new_body == body {
+                continue; // cited by a suffix only: the memory is left to its author
+            }
+            let new_text = crate::format::with_body(&text, &new_body)
+                .map_err(|source| Error::Parse { path: v.path.clone().into(), source })?;
+            let diff = similar::TextDiff::from_lines(&text, &new_text)
+                .unified_diff()
+                .header(&format!("a/{}", v.path), &format!("b/{}", v.path))
+                .to_string();
+            if !dry_run {
+                let rel = v.path.clone();
+                self.with_lock(|engine| engine.rewrite(&rel, |_| Ok(new_text.clone())))?;
+            }
+            fixed.push(Fixed { id: v.id, path: v.path, renames, diff });
+        }
+        Ok(fixed)
+    }
+}
+
+/// `text` with each whole-path occurrence of `old` (not part of a longer path) replaced by
+/// `new`.
+fn replace_path(text: &str, old: &str, new: &str) -> String {
+    let part =
+        |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '@' | '+');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(old) {
+        let before = rest[..at].chars().next_back();
+        let after = rest[at + old.len()..].chars().next();
+        // A trailing `.` ends a sentence, not a path.
+        let after_ok = match after {
+            Some('.') => {
+                !rest[at + old.len() + 1..].starts_with(|c: char| c.is_ascii_alphanumeric())
+            }
+            Some(c) => !part(c),
+            None => true,
+        };
+        out.push_str(&rest[..at]);
+        if !before.is_some_and(|c| part(c) && c != '.') && after_ok {
+            out.push_str(new);
+        } else {
+            out.push_str(old);
+        }
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_whole_paths_are_replaced() {
+        let text =
+            "See worker/retry.ts. Not old/worker/retry.ts nor worker/retry.tsx; `worker/retry.ts`";
+        assert_eq!(
+            super::replace_path(text, "worker/retry.ts", "worker/b/retry.ts"),
+            "See worker/b/retry.ts. Not old/worker/retry.ts nor worker/retry.tsx; `worker/b/retry.ts`"
+        );
+    }
+}
