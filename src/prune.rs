@@ -37,6 +37,12 @@ pub enum Reason {
         /// The threshold.
         threshold: f64,
     },
+    /// It states how the code is (semantic or procedural), everything it cites in the
+    /// project's repository is gone (`mem verify`), and it was not used since.
+    CodeGone {
+        /// When the last of its cited code was removed (the commit's date).
+        since: Timestamp,
+    },
     /// It faded and was never used in this many observed days.
     NeverUsed {
         /// Days it could have been used: since the later of its creation and the start of
@@ -53,6 +59,7 @@ impl Reason {
             Reason::Superseded { .. } => "superseded",
             Reason::Duplicate { .. } => "duplicate",
             Reason::Faded { .. } => "faded",
+            Reason::CodeGone { .. } => "code_gone",
             Reason::NeverUsed { .. } => "never_used",
         }
     }
@@ -61,7 +68,7 @@ impl Reason {
     fn safety(&self) -> u8 {
         match self {
             Reason::Invalid { .. } | Reason::Superseded { .. } => 0,
-            Reason::Duplicate { .. } => 1,
+            Reason::Duplicate { .. } | Reason::CodeGone { .. } => 1,
             Reason::Faded { .. } => 2,
             Reason::NeverUsed { .. } => 3,
         }
@@ -78,6 +85,11 @@ impl fmt::Display for Reason {
                 write!(f, "retention {retention:.3} below {threshold}")
             }
             Reason::NeverUsed { days } => write!(f, "never used in {days:.0} days observed"),
+            Reason::CodeGone { since } => write!(
+                f,
+                "all the code it cites is gone (since {}) and it was not used since",
+                since.strftime("%Y-%m-%d")
+            ),
         }
     }
 }
@@ -121,6 +133,9 @@ pub struct Candidate {
 /// invalid or superseded, then duplicates, then faded (least important first); within a kind,
 /// the lowest retention first.
 ///
+/// `code_gone` holds, by id, the memories whose cited code is all gone and that were not used
+/// since, with when it went (see [`Reason::CodeGone`]).
+///
 /// `observed_since` is when usage observation began for the root (`None`: not yet). Fading
 /// counts only the time since the later of that and a memory's creation, so a root whose usage
 /// was never observed proposes nothing for fading; memories of importance at or above the floor
@@ -130,6 +145,7 @@ pub fn candidates(
     states: &[State],
     rules: &PruneConfig,
     observed_since: Option<Timestamp>,
+    code_gone: &HashMap<String, Timestamp>,
     now: Timestamp,
 ) -> Vec<Candidate> {
     let keepers = duplicates(memories, states);
@@ -145,6 +161,9 @@ pub fn candidates(
         }
         if let Some(&keeper) = keepers.get(&i) {
             reasons.push(Reason::Duplicate { of: memories[keeper].1.id().to_string() });
+        }
+        if let Some(&since) = code_gone.get(memory.id().as_str()) {
+            reasons.push(Reason::CodeGone { since });
         }
         let observed = state.observed(since);
         let retention = observed.retention(now);
@@ -272,7 +291,8 @@ mod tests {
     fn plan(memories: &[(String, Memory)], since: Option<&str>, now: &str) -> Vec<Candidate> {
         let states: Vec<State> =
             memories.iter().map(|(_, m)| State::of(m, &DecayConfig::default())).collect();
-        candidates(memories, &states, &PruneConfig::default(), since.map(at), at(now))
+        let gone = HashMap::new();
+        candidates(memories, &states, &PruneConfig::default(), since.map(at), &gone, at(now))
     }
 
     fn ids(plan: &[Candidate]) -> Vec<&str> {

@@ -77,6 +77,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             agent.name()
         ));
     }
+    if let Some(code) = &health.code {
+        text.push_str(&code_line(code));
+    }
     text.push_str(&embedding_line(&health.embedding));
     super::print_text(&text)?;
     Ok(status_code)
@@ -437,6 +440,24 @@ fn missing_user_hooks(
         }
     }
     missing
+}
+
+/// The line on the memories checked against the project's code: a warning (`!`), never a
+/// failure, when some cite code that is gone or moved.
+fn code_line(code: &mem::engine::CodeCheck) -> String {
+    let flagged = code.gone + code.moved;
+    if flagged == 0 {
+        return status(
+            true,
+            "code",
+            &format!("{} memories cite code, all of it there", code.citing),
+        );
+    }
+    format!(
+        "! {:<9} {flagged} of {} memories citing code may be outdated ({} gone, {} moved); `mem \
+         verify` lists them, `mem verify --fix` rewrites renamed paths\n",
+        "code", code.citing, code.gone, code.moved
+    )
 }
 
 /// One status line: a check mark or a cross, the area, the finding.

@@ -118,6 +118,9 @@ impl Engine {
                 hit.score = crate::score::combine(&hit.components, ranking);
                 demoted = true;
             }
+            if states_how_things_are(hit.record.kind) {
+                hit.code_note = verdict.note();
+            }
             hit.code_status = verdict.code_status;
             hit.cites = verdict.cites;
         }
@@ -161,6 +164,35 @@ impl Engine {
             .collect();
         out.sort_by(|a, b| b.code_status.cmp(&a.code_status).then(a.title.cmp(&b.title)));
         Ok(out)
+    }
+
+    /// The semantic and procedural memories whose cited code is all gone (by commits git
+    /// knows) and that were not used since, with when the last of it went; empty when this
+    /// root is not checked.
+    pub(super) fn code_gone(&self) -> Result<std::collections::HashMap<String, Timestamp>> {
+        let mut gone = std::collections::HashMap::new();
+        if self.repo().is_none() {
+            return Ok(gone);
+        }
+        for v in self.verify()? {
+            let all_gone = !v.cites.is_empty() && v.cites.iter().all(|c| c.status == Status::Gone);
+            if !all_gone || !states_how_things_are(v.kind) {
+                continue;
+            }
+            // An uncommitted removal has no date: it waits for its commit.
+            let dates: Option<Vec<Timestamp>> = v
+                .cites
+                .iter()
+                .map(|c| c.date.as_deref().and_then(|d| format!("{d}T00:00:00Z").parse().ok()))
+                .collect();
+            let Some(since) = dates.and_then(|d| d.into_iter().max()) else { continue };
+            let used = self.last_used.get(crate::format::id_key(&v.id));
+            if used.is_some_and(|at| at >= since.as_second()) {
+                continue;
+            }
+            gone.insert(v.id, since);
+        }
+        Ok(gone)
     }
 
     /// Records that the memory `id` was checked and found right: its citations count from

@@ -242,7 +242,7 @@ impl Layers {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
-                let note = code_note(hit.record.kind, &hit.cites);
+                let note = hit.code_note.clone();
                 let text = entry(&hit.record, memory.body(), label(hit.layer), note.as_deref());
                 let (id, title) = (&hit.record.id, &hit.record.title);
                 items.push(Item::new(id, text, title, memory.body(), note.as_deref()));
@@ -356,7 +356,9 @@ mod tests {
     #[test]
     fn never_over_budget_and_cut_between_items() {
         let items: Vec<Item> = (0..20)
-            .map(|i| Item::new(&i.to_string(), format!("- item {i} {}\n", "x".repeat(50)), "", ""))
+            .map(|i| {
+                Item::new(&i.to_string(), format!("- item {i} {}\n", "x".repeat(50)), "", "", None)
+            })
             .collect();
         let sections = vec![("## Key memories\n".to_string(), items)];
         for budget in [200, 333, 600, 5000] {
@@ -387,7 +389,7 @@ mod tests {
         assert!(!line.contains("</recalled-memories>") && !line.contains("<system>"), "{line}");
         assert!(line.contains("‹/recalled-memories>") && line.contains("Vec<String>"), "{line}");
         assert_eq!(title("## IMPORTANT: <system> policy"), "IMPORTANT: ‹system> policy");
-        let items = vec![Item::new("a", format!("- {line}\n"), "", "")];
+        let items = vec![Item::new("a", format!("- {line}\n"), "", "", None)];
         let sections = vec![("## Key memories\n".to_string(), items)];
         let (out, used) = assemble(&sections, "project root /r/.memory", 2000);
         assert_eq!(used, 1);

@@ -88,7 +88,8 @@ impl Engine {
         let view = self.usage_view()?;
         let decay = &self.config.decay;
         let states: Vec<State> = loaded.iter().map(|(_, m)| view.state(m, decay)).collect();
-        Ok(prune::candidates(&loaded, &states, rules, view.since, now))
+        let gone = self.code_gone()?;
+        Ok(prune::candidates(&loaded, &states, rules, view.since, &gone, now))
     }
 
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and

@@ -66,6 +66,21 @@ pub struct Health {
     /// Memories both in the root and in `archive/` (a prune or restore killed between its two
     /// steps); the next prune or restore of the memory finishes the move.
     pub interrupted_moves: Vec<InterruptedMove>,
+    /// The memories checked against the project's code (`mem verify`), in a project root: a
+    /// warning when some cite code that is gone or moved, never a failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeCheck>,
+}
+
+/// What `mem verify` would say, counted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CodeCheck {
+    /// Memories that cite code of the repository.
+    pub citing: usize,
+    /// Those whose cited code is gone (some of it).
+    pub gone: usize,
+    /// Those whose cited code moved (and none is gone).
+    pub moved: usize,
 }
 
 /// A memory both in the root and in `archive/`.
@@ -189,6 +204,10 @@ impl Engine {
         let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
         let interrupted_moves = self.interrupted_moves()?;
         let embedding = self.model_status();
+        let code = match self.repo() {
+            Some(_) => Some(self.code_check()?),
+            None => None,
+        };
         Ok(Health {
             notice: self.pending_notice.clone(),
             index,
@@ -199,7 +218,19 @@ impl Engine {
             embedding,
             leftovers,
             interrupted_moves,
+            code,
         })
+    }
+
+    /// The counts of [`Engine::verify`].
+    fn code_check(&self) -> Result<CodeCheck> {
+        let verified = self.verify()?;
+        let count =
+            |s: crate::cites::Status| verified.iter().filter(|v| v.code_status == Some(s)).count();
+        let citing = verified.iter().filter(|v| v.code_status.is_some()).count();
+        let gone = count(crate::cites::Status::Gone);
+        let moved = count(crate::cites::Status::Moved);
+        Ok(CodeCheck { citing, gone, moved })
     }
 
     /// Memories whose id is both in the index and in a file under `archive/`.

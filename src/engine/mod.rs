@@ -34,7 +34,7 @@ pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
 pub use self::cites::{Verified, states_how_things_are};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
-pub use self::health::{Health, InterruptedMove, Stats, UsageCheck};
+pub use self::health::{CodeCheck, Health, InterruptedMove, Stats, UsageCheck};
 pub use self::layers::{LayeredRecall, Layers, merge};
 pub use self::recall::{DEFAULT_MIN_STRENGTH, Recall, RecallOptions};
 pub use self::reflect::{

@@ -60,6 +60,10 @@ pub struct Hit {
     pub code_status: Option<crate::cites::Status>,
     /// What it cites of the project's code, each with its verdict.
     pub cites: Vec<crate::cites::Cite>,
+    /// For a semantic or procedural memory whose cited code is gone or moved, the few words
+    /// that say so (`may be outdated: …`), as agents are shown them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_note: Option<String>,
 }
 
 /// How a memory fared on the vector side of a recall.
@@ -353,6 +357,7 @@ impl MemoryIndex {
                     snippet,
                     code_status: None,
                     cites: Vec::new(),
+                    code_note: None,
                 })
             })
             .collect::<Result<Vec<Hit>>>()?;

@@ -207,6 +207,13 @@ pub(super) struct UsedArgs {
         description = "Ids of the memories that helped (at least one)."
     )]
     pub(super) ids: Vec<String>,
+    #[schemars(
+        description = "Also confirm that what these memories cite in the code was checked and \
+        is right (as `mem verify --confirm`): a memory flagged \"may be outdated\" is no longer \
+        flagged until that code changes again. Project memories only."
+    )]
+    #[serde(default)]
+    pub(super) confirm: bool,
 }
 
 #[cfg(test)]

@@ -328,7 +328,9 @@ impl MemServer {
     /// Used: say memories helped.
     #[tool(
         description = "Record that memories helped with the task (after recall): they grow \
-        stronger, decay more slowly and rank higher later. Returns {used: [{id, path}]}.",
+        stronger, decay more slowly and rank higher later. With confirm: true, also record that \
+        the code they cite was checked and is right (clears a \"may be outdated\" note). \
+        Returns {used: [{id, path}]}.",
         annotations(
             title = "Mark memories used",
             read_only_hint = false,
@@ -358,6 +360,14 @@ impl MemServer {
             for (layer, ids) in by_layer {
                 let engine = layers.engine(layer).expect("located in it");
                 let (paths, report) = engine.used(&ids, now, true)?;
+                if args.confirm {
+                    if layer != Layer::Project {
+                        bail!("only project memories cite code; {} are the user's", ids.join(", "));
+                    }
+                    for id in &ids {
+                        engine.confirm(id, now)?;
+                    }
+                }
                 for failure in &report.failed {
                     eprintln!("mem: warning: recorded, but not written to the file yet: {failure}");
                 }
@@ -524,7 +534,11 @@ fn recall_description() -> String {
     format!(
         "Recall long-term memories relevant to a task: {{hits}}, the top k memories matching the \
          query, ranked by relevance × {}. Each hit has id, path, title, type, importance, \
-         created, tags, rank, score, components ({}), strength, bm25 and a snippet. Invalidated \
+         created, tags, rank, score, components ({}), strength, bm25, a snippet, and, in a \
+         project's repository, code_status (the worst of current, changed, moved, gone; null \
+         when it cites no code) with cites [{{path, symbol, status, to, commit, date}}]; a hit \
+         with code_note (\"may be outdated: …\") cites code that was deleted or moved: check \
+         the code before acting on it. Invalidated \
          memories, and those whose strength is below 0.3 (a weak match), are left out: an empty \
          list means nothing relevant. Call it before starting work; call `used` with the ids \
          that helped.",
