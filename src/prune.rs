@@ -325,6 +325,7 @@ mod tests {
                 &[state],
                 &PruneConfig::default(),
                 Some(start),
+                &HashMap::new(),
                 now,
             );
             assert!(plan.is_empty(), "proposed in month {month}");
