@@ -72,3 +72,5 @@ mod teams;
 mod unreadable;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;
+/// Memories checked against the code they cite: verify, recall, the context hook, MCP, fix.
+mod verify;

@@ -12,6 +12,9 @@ use super::git::{Git, GrepLine, Removal};
 use super::tree::{Place, Tree};
 use super::{ByKey, Checked, Cite, Repo, Status, Subject, Verdict, commit_at, defs, distinct};
 
+/// A symbol waiting for `git grep`: its memory, the word, the path cited with it.
+type Pending = (usize, SymbolWord, Option<Resolved>);
+
 /// How many renames in a row one path is followed through.
 const MAX_RENAMES: usize = 4;
 
@@ -146,7 +149,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
     };
     // Paths first, then the symbols found in the file cited with them; the others wait for
     // `git grep`.
-    let mut pending: Vec<(usize, SymbolWord, Option<Resolved>)> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     for (i, c) in found.iter().enumerate() {
         let cites = &mut out[i].verdict.cites;
         let mut outside = Vec::new();
@@ -168,7 +171,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
                 continue;
             }
             let pair = pair_of(c, symbol, &resolved).cloned();
-            let in_file = pair.as_ref().and_then(Resolved::now_at).and_then(|f| read(f));
+            let in_file = pair.as_ref().and_then(Resolved::now_at).and_then(&mut read);
             let held =
                 in_file.is_some_and(|text| text.lines().any(|l| defs::mentions(l, &symbol.name)));
             match (&pair, held) {
@@ -456,11 +459,11 @@ fn grep_defs(git: &Git, rev: &str, names: &[String], problems: &mut Vec<String>)
 fn gone_symbols(
     git: &Git,
     bases: &[Option<&str>],
-    later: Vec<(usize, SymbolWord, Option<Resolved>)>,
+    later: Vec<Pending>,
     out: &mut [Checked],
     problems: &mut Vec<String>,
 ) {
-    let mut by_base: BTreeMap<&str, Vec<(usize, SymbolWord, Option<Resolved>)>> = BTreeMap::new();
+    let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
     for (i, symbol, pair) in later {
         if let Some(base) = bases[i] {
             by_base.entry(base).or_default().push((i, symbol, pair));

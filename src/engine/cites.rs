@@ -150,16 +150,18 @@ impl Engine {
             .zip(verdicts)
             .filter_map(|(r, v)| {
                 let v = v?;
-                (!v.cites.is_empty() || !v.outside.is_empty()).then(|| Verified {
-                    id: r.id,
-                    title: r.title,
-                    kind: r.kind,
-                    path: r.path,
-                    code_status: v.code_status,
-                    cites: v.cites,
-                    outside: v.outside,
-                    unchecked: v.unchecked,
-                })
+                (!v.cites.is_empty() || !v.outside.is_empty() || v.unchecked.is_some()).then_some(
+                    Verified {
+                        id: r.id,
+                        title: r.title,
+                        kind: r.kind,
+                        path: r.path,
+                        code_status: v.code_status,
+                        cites: v.cites,
+                        outside: v.outside,
+                        unchecked: v.unchecked,
+                    },
+                )
             })
             .collect();
         out.sort_by(|a, b| b.code_status.cmp(&a.code_status).then(a.title.cmp(&b.title)));

@@ -1,0 +1,391 @@
+//! Memories checked against the code they cite, through the binary: `mem verify`, `recall
+//! --json`, the context hook, the MCP recall tool, the ranking, `--fix`, `--confirm`, health
+//! and prune, and the bad inputs (paths out of the repository, a clone's git configuration).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::util::{Dir, memory, run};
+
+/// Runs git in `dir` with a fixed identity and the commit dates of `day` (October 2026).
+fn git(dir: &Path, day: u32, args: &[&str]) {
+    let date = format!("2026-10-{day:02}T12:00:00Z");
+    let out = run(Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(["-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date)
+        .current_dir(dir));
+    assert_eq!(out.code, 0, "git {args:?}: {}", out.stderr);
+}
+
+/// A memory of the project root, written on 2026-10-05 (after the first commit).
+fn remember(repo: &Dir, id: &str, kind: &str, body: &str) {
+    repo.write(&format!(".memory/{id}.md"), memory(id, kind, 5, "2026-10-05T00:00:00Z", body));
+}
+
+/// A repository whose history renames a file, deletes another, removes a function, moves a
+/// function to another file and rewrites a third, beside unchanged files; its project root
+/// holds a memory about each, and one that cites only things that are not code.
+fn history() -> Dir {
+    let repo = Dir::new();
+    let top = repo.path();
+    git(top, 1, &["init", "-q"]);
+    repo.write("backend/app/auth.py", "def issue_session(user):\n    return user\n");
+    repo.write("backend/app/routes/login.py", "def login():\n    pass\n");
+    repo.write("worker/retry.ts", "export function retry(job) {\n  return job.run();\n}\n");
+    repo.write("src/billing.py", "def charge(x):\n    return x\n\ndef refund(x):\n    return -x\n");
+    repo.write("src/ids.py", "def new_id():\n    return 1\n\ndef other():\n    return 2\n");
+    repo.write("src/config.py", "PORT = 80\nHOST = 'a'\n");
+    repo.write("src/settings.py", "DATABASE_URL = os.environ[\"DATABASE_URL\"]\n");
+    git(top, 1, &["add", "."]);
+    git(top, 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    remember(
+        &repo,
+        "cookie",
+        "semantic",
+        "The session cookie is set in backend/app/auth.py by issue_session()",
+    );
+    remember(&repo, "retry", "semantic", "The retry logic lives in `worker/retry.ts`.");
+    remember(&repo, "refund", "procedural", "Refunds go through `refund()` in src/billing.py");
+    remember(&repo, "ids", "semantic", "New ids come from `new_id()` in src/ids.py");
+    remember(&repo, "config", "semantic", "The port is read in src/config.py at start");
+    remember(&repo, "login", "semantic", "Login is handled in routes/login.py by login()");
+    remember(
+        &repo,
+        "tools",
+        "semantic",
+        "Run `cargo test --all` with `RUST_LOG=debug`; docs at https://example.org/a/b.py; \
+         install `serde_json` or `@types/node`; set `DATABASE_URL`; `npm run build`",
+    );
+    std::fs::create_dir_all(top.join("worker/backoff")).unwrap();
+    git(top, 10, &["mv", "worker/retry.ts", "worker/backoff/retry.ts"]);
+    git(top, 10, &["commit", "-qm", "rename retry"]);
+    git(top, 12, &["rm", "-q", "backend/app/auth.py"]);
+    git(top, 12, &["commit", "-qm", "delete auth"]);
+    repo.write("src/billing.py", "def charge(x):\n    return x\n");
+    git(top, 14, &["commit", "-qam", "drop refund"]);
+    repo.write("src/ids.py", "def other():\n    return 2\n");
+    repo.write("src/make.py", "def new_id():\n    return 1\n");
+    git(top, 15, &["add", "src"]);
+    git(top, 15, &["commit", "-qm", "move new_id"]);
+    repo.write("src/config.py", "PORT = 8080\nHOST = 'b'\nDEBUG = False\n");
+    git(top, 16, &["commit", "-qam", "rewrite config"]);
+    repo
+}
+
+/// A citation as (path, symbol, status, to).
+type Cited = (Value, Value, Value, Value);
+
+/// Each memory's `code_status` and its citations as (path, symbol, status, to), by id.
+fn verdicts(items: &Value) -> Vec<(String, Value, Vec<Cited>)> {
+    let mut out: Vec<_> = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            let cites = v["cites"].as_array().unwrap().iter();
+            let cites = cites
+                .map(|c| {
+                    (c["path"].clone(), c["symbol"].clone(), c["status"].clone(), c["to"].clone())
+                })
+                .collect();
+            (v["id"].as_str().unwrap().to_string(), v["code_status"].clone(), cites)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+#[test]
+fn every_verdict_through_verify_recall_the_context_hook_and_mcp() {
+    let repo = history();
+    let out = repo.mem_in("src", &["verify", "--json"], "");
+    assert_eq!(out.code, 1, "something is gone or moved: {out:?}");
+    let found = verdicts(&out.json_found());
+    let expected = vec![
+        (
+            "config".to_string(),
+            json!("changed"),
+            vec![(json!("src/config.py"), Value::Null, json!("changed"), Value::Null)],
+        ),
+        (
+            "cookie".to_string(),
+            json!("gone"),
+            vec![
+                (json!("backend/app/auth.py"), Value::Null, json!("gone"), Value::Null),
+                (json!("backend/app/auth.py"), json!("issue_session"), json!("gone"), Value::Null),
+            ],
+        ),
+        (
+            "ids".to_string(),
+            json!("moved"),
+            vec![
+                (json!("src/ids.py"), Value::Null, json!("changed"), Value::Null),
+                (json!("src/ids.py"), json!("new_id"), json!("moved"), json!("src/make.py")),
+            ],
+        ),
+        (
+            "login".to_string(),
+            json!("current"),
+            vec![
+                (json!("backend/app/routes/login.py"), Value::Null, json!("current"), Value::Null),
+                (
+                    json!("backend/app/routes/login.py"),
+                    json!("login"),
+                    json!("current"),
+                    Value::Null,
+                ),
+            ],
+        ),
+        (
+            "refund".to_string(),
+            json!("gone"),
+            vec![
+                (json!("src/billing.py"), Value::Null, json!("changed"), Value::Null),
+                (json!("src/billing.py"), json!("refund"), json!("gone"), Value::Null),
+            ],
+        ),
+        (
+            "retry".to_string(),
+            json!("moved"),
+            vec![(
+                json!("worker/retry.ts"),
+                Value::Null,
+                json!("moved"),
+                json!("worker/backoff/retry.ts"),
+            )],
+        ),
+    ];
+    assert_eq!(found, expected);
+    let listed = out.json_found();
+    let cookie = listed.as_array().unwrap().iter().find(|v| v["id"] == "cookie").unwrap();
+    assert_eq!(cookie["cites"][0]["date"], "2026-10-12", "{cookie}");
+    assert_eq!(cookie["cites"][0]["commit"].as_str().unwrap().len(), 40, "{cookie}");
+    assert_eq!(listed[0]["code_status"], "gone", "worst first: {listed}");
+
+    // recall --json: every hit carries its verdict; the memory citing only tools has none.
+    let recalled = repo.mem_in("src", &["recall", "--json", "-k", "20", "src"], "").json();
+    let tools = repo.mem_in(".", &["recall", "--json", "cargo npm serde_json"], "").json();
+    assert_eq!(tools[0]["id"], "tools", "{tools}");
+    assert_eq!((&tools[0]["code_status"], &tools[0]["cites"]), (&Value::Null, &json!([])));
+    for hit in recalled.as_array().unwrap() {
+        let id = hit["id"].as_str().unwrap();
+        let (_, status, _) = found.iter().find(|(i, ..)| i == id).unwrap();
+        assert_eq!(&hit["code_status"], status, "{hit}");
+    }
+    let cookie = repo.mem_in(".", &["recall", "--json", "session cookie"], "").json();
+    let note = cookie[0]["code_note"].as_str().unwrap();
+    assert!(note.starts_with("may be outdated: backend/app/auth.py was deleted in "), "{note}");
+    assert!(note.contains(" on 2026-10-12"), "{note}");
+
+    // The context hook: the note goes with the memory, and a current one has none.
+    let cwd = repo.path().join("src");
+    let payload = json!({
+        "session_id": "v1", "hook_event_name": "UserPromptSubmit", "cwd": cwd,
+        "prompt": "where is the session cookie set, and how does login work?", "prompt_id": "p1",
+    });
+    let hook = repo.mem_in("src", &["context", "--hook", "claude"], payload.to_string());
+    let answer: Value = serde_json::from_str(hook.ok().trim()).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let line = |text: &str, id: &str| {
+        text.lines().find(|l| l.contains(&format!("`{id}`"))).unwrap_or("").to_string()
+    };
+    let cookie = line(context, "cookie");
+    assert!(cookie.contains("(may be outdated: backend/app/auth.py was deleted in "), "{context}");
+    let payload = json!({
+        "session_id": "v1", "hook_event_name": "UserPromptSubmit", "cwd": cwd,
+        "prompt": "how does login work?", "prompt_id": "p2",
+    });
+    let hook = repo.mem_in("src", &["context", "--hook", "claude"], payload.to_string());
+    let answer: Value = serde_json::from_str(hook.ok().trim()).unwrap();
+    let context = answer["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let login = line(context, "login");
+    assert!(login.contains("Login is handled") && !login.contains("outdated"), "{context}");
+
+    // The MCP recall tool: the same verdicts and note.
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    let hits = server.ok("recall", json!({ "query": "retry logic", "k": 3 }));
+    let retry = &hits["hits"][0];
+    assert_eq!((&retry["id"], &retry["code_status"]), (&json!("retry"), &json!("moved")), "{hits}");
+    assert_eq!(retry["cites"][0]["to"], "worker/backoff/retry.ts", "{hits}");
+    assert!(
+        retry["code_note"]
+            .as_str()
+            .unwrap()
+            .contains("worker/retry.ts moved to worker/backoff/retry.ts")
+    );
+    server.finish();
+}
+
+#[test]
+fn a_memory_whose_code_is_all_gone_ranks_below_one_that_holds() {
+    let repo = history();
+    remember(&repo, "cookie2", "semantic", "The session cookie is set in backend/app/session.py");
+    repo.write("backend/app/session.py", "def set_cookie():\n    pass\n");
+    let hits =
+        repo.mem_in(".", &["recall", "--json", "where is the session cookie set"], "").json();
+    let order: Vec<&str> =
+        hits.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert_eq!(&order[..2], ["cookie2", "cookie"], "{hits}");
+    assert_eq!(hits[1]["components"]["code"], 0.0, "{hits}");
+    assert_eq!(hits[0]["components"]["code"], 1.0, "{hits}");
+    let explained = repo.mem_in(".", &["recall", "--explain", "session cookie"], "");
+    assert!(explained.ok().contains("backend/app/auth.py was deleted in "), "{}", explained.stdout);
+    // A root given with --dir is not checked: no verdict, no demotion.
+    let root = repo.path().join(".memory");
+    let explicit = |args: &[&str]| {
+        let mut cmd = Command::new(crate::util::bin());
+        cmd.arg("--dir").arg(&root).args(args).current_dir(repo.path());
+        run(crate::util::clean_env(&mut cmd))
+    };
+    let direct = explicit(&["recall", "--json", "session cookie"]).json();
+    assert!(direct.as_array().unwrap().iter().all(|h| h["code_status"].is_null()), "{direct}");
+    let refused = explicit(&["verify"]);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(refused.stderr.contains("is not a project root"), "{}", refused.stderr);
+}
+
+#[test]
+fn fix_rewrites_a_pure_rename_and_nothing_else() {
+    let repo = history();
+    let dry = repo.mem_in(".", &["verify", "--fix", "--dry-run"], "");
+    let diff = dry.ok();
+    assert!(diff.contains("-The retry logic lives in `worker/retry.ts`."), "{diff}");
+    assert!(diff.contains("+The retry logic lives in `worker/backoff/retry.ts`."), "{diff}");
+    // Only the pure rename: a moved symbol or a gone file is left to its author.
+    assert!(!diff.contains("new_id") && !diff.contains("auth.py"), "{diff}");
+    assert!(repo.read(".memory/retry.md").contains("`worker/retry.ts`"));
+    repo.mem_in(".", &["verify", "--fix"], "").ok();
+    let text = repo.read(".memory/retry.md");
+    assert!(
+        text.contains("`worker/backoff/retry.ts`") && !text.contains("`worker/retry.ts`"),
+        "{text}"
+    );
+    let after = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let retry = after.as_array().unwrap().iter().find(|v| v["id"] == "retry").unwrap();
+    assert_eq!(retry["code_status"], "current", "{retry}");
+    let hits = repo.mem_in(".", &["recall", "--json", "retry logic"], "").json();
+    assert!(hits[0].get("code_note").is_none(), "{hits}");
+}
+
+#[test]
+fn a_confirmation_is_a_usage_event_and_counts_from_then() {
+    let repo = history();
+    let before = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let config = before.as_array().unwrap().iter().find(|v| v["id"] == "config").unwrap();
+    assert_eq!(config["code_status"], "changed");
+    repo.mem_in(".", &["verify", "--confirm", "config"], "").ok();
+    let usage = std::fs::read_dir(repo.path().join(".memory/usage")).unwrap();
+    let text: String = usage.map(|f| std::fs::read_to_string(f.unwrap().path()).unwrap()).collect();
+    let line =
+        text.lines().find(|l| l.starts_with("confirmed\t")).unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(line, format!("confirmed\t{}\tconfig", crate::util::NOW));
+    // It survives `.mem/` being deleted: it is in the root's usage file.
+    std::fs::remove_dir_all(repo.path().join(".memory/.mem")).unwrap();
+    let after = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let config = after.as_array().unwrap().iter().find(|v| v["id"] == "config").unwrap();
+    assert_eq!(config["code_status"], "current", "{after}");
+    let unknown = repo.mem_in(".", &["verify", "--confirm", "nope"], "");
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+}
+
+#[test]
+fn health_warns_and_prune_proposes_memories_whose_code_is_gone() {
+    let repo = history();
+    repo.mem_in(".", &["index"], "").ok();
+    let health = repo.mem_in(".", &["health"], "");
+    assert!(
+        health
+            .stdout
+            .contains("! code      4 of 6 memories citing code may be outdated (2 gone, 2 moved)"),
+        "{}",
+        health.stdout
+    );
+    let health = repo.mem_in(".", &["health", "--json"], "").json_found();
+    assert_eq!(health["code"], json!({ "citing": 6, "gone": 2, "moved": 2 }));
+    let prune = repo.mem_in(".", &["prune", "--dry-run", "--json"], "").json_found();
+    let proposed: Vec<&str> =
+        prune.as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap()).collect();
+    // `cookie` cites only what is gone; `refund` also cites a file that is still there.
+    assert_eq!(proposed, ["cookie"], "{prune}");
+    assert_eq!(prune[0]["reasons"][0]["kind"], "code_gone", "{prune}");
+    // Used since: not proposed.
+    repo.mem_in(".", &["used", "cookie"], "").ok();
+    let prune = repo.mem_in(".", &["prune", "--dry-run", "--json"], "").json_found();
+    assert_eq!(prune, json!([]), "{prune}");
+}
+
+#[test]
+fn paths_out_of_the_repository_are_never_read_and_a_clones_git_config_runs_nothing() {
+    let repo = history();
+    let outside = Dir::new();
+    let fifo = outside.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    std::os::unix::fs::symlink(&fifo, repo.path().join("src/pipe.py")).unwrap();
+    std::os::unix::fs::symlink("../../etc", repo.path().join("src/etc")).unwrap();
+    remember(
+        &repo,
+        "leak",
+        "semantic",
+        "See src/pipe.py, src/etc/passwd, ../../etc/shadow and /etc/hosts",
+    );
+    // A configuration a cloned repository could carry: each would run a command.
+    let marker = outside.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let config = format!(
+        "[core]\n\tfsmonitor = {touch}\n\thooksPath = hooks\n[diff]\n\texternal = {touch}\n\
+         [log]\n\tshowSignature = true\n[gpg]\n\tprogram = {touch}\n"
+    );
+    let mut text = std::fs::read_to_string(repo.path().join(".git/config")).unwrap();
+    text.push_str(&config);
+    std::fs::write(repo.path().join(".git/config"), text).unwrap();
+    repo.write(".gitattributes", "*.py diff=evil filter=evil\n");
+    let mut text = std::fs::read_to_string(repo.path().join(".git/config")).unwrap();
+    text.push_str(&format!(
+        "[diff \"evil\"]\n\ttextconv = {touch}\n[filter \"evil\"]\n\tclean = {touch}\n"
+    ));
+    std::fs::write(repo.path().join(".git/config"), text).unwrap();
+    let out = repo.mem_in(".", &["verify", "--json"], "");
+    let all = out.json_found();
+    let leak = all.as_array().unwrap().iter().find(|v| v["id"] == "leak").unwrap();
+    assert_eq!(leak["cites"], json!([]), "{leak}");
+    let mut outside: Vec<&str> =
+        leak["outside"].as_array().unwrap().iter().map(|p| p.as_str().unwrap()).collect();
+    outside.sort();
+    assert_eq!(outside, ["../../etc/shadow", "/etc/hosts", "src/etc/passwd", "src/pipe.py"]);
+    assert!(!marker.exists(), "a command of the clone's git configuration ran");
+}
+
+#[test]
+fn what_cannot_be_checked_is_said_and_recall_goes_on() {
+    // No commits yet: the work tree alone.
+    let repo = Dir::new();
+    git(repo.path(), 1, &["init", "-q"]);
+    repo.write("src/app.py", "def run():\n    pass\n");
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    remember(&repo, "app", "semantic", "The app starts in src/app.py");
+    let v = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    assert_eq!(v[0]["code_status"], "current", "{v}");
+    assert!(v[0]["unchecked"].as_str().unwrap().contains("no commits"), "{v}");
+    // git missing: recall still answers, the memory says what was not checked (computed
+    // again: the cached verdict would still hold).
+    std::fs::remove_file(repo.path().join(".memory/.mem/cites.json")).unwrap();
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["verify", "--json"]).current_dir(repo.path()).env("PATH", "/nonexistent");
+    crate::util::clean_env(&mut cmd);
+    let out = run(&mut cmd);
+    assert!(out.stdout.contains("git is not on the PATH"), "{out:?}");
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["recall", "--json", "app starts"])
+        .current_dir(repo.path())
+        .env("PATH", "/nonexistent");
+    crate::util::clean_env(&mut cmd);
+    let out = run(&mut cmd);
+    assert_eq!(out.code, 0, "{out:?}");
+}
