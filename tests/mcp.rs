@@ -261,12 +261,13 @@ fn nine_tools_each_with_an_input_schema() {
     let recall = tools.iter().find(|t| t["name"] == "recall").unwrap();
     let description = recall["description"].as_str().unwrap();
     assert!(
-        description.contains("ranked by relevance × recency × importance × date × time × name"),
+        description
+            .contains("ranked by relevance × recency × importance × date × time × name × code"),
         "{description}"
     );
     assert!(
         description.contains(
-            "components (relevance, coverage, episode, recency, importance, date, time, name)"
+            "components (relevance, coverage, episode, recency, importance, date, time, name, code)"
         ),
         "{description}"
     );

@@ -70,11 +70,11 @@ const MODIFIERS: &[&str] = &[
     "readonly",
 ];
 
-/// Text that reads a variable from the environment on the same line as its name.
+/// Text that reads a variable from the environment on the same line as its name (a lookup by a
+/// quoted name, as Rust's and most languages' are, is found by the quotes).
 const ENV_READS: &[&str] = &[
     "environ",
     "getenv",
-    "env::var",
     "env!(",
     "process.env",
     "ENV[",
@@ -83,7 +83,6 @@ const ENV_READS: &[&str] = &[
     "LookupEnv",
     "System.getenv",
     "Environment.GetEnvironmentVariable",
-    "std::env",
 ];
 
 /// Whether `line` defines `name`.
