@@ -26,7 +26,7 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use self::cache::Cache;
+pub use self::cache::{CACHE_FILE, Cache};
 
 /// The name of a project root's folder at the top of its work tree.
 pub const PROJECT_FOLDER: &str = ".memory";
