@@ -74,3 +74,5 @@ mod unreadable;
 mod usage;
 /// Memories checked against the code they cite: verify, recall, the context hook, MCP, fix.
 mod verify;
+/// Memories checked against the code they cite, with the real agents: the notes reach the model.
+mod verify_e2e;
