@@ -9,7 +9,8 @@ mod repo;
 use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (mut files, mut commits, mut memories, mut seed) = (5_000usize, 2_000usize, 10_000usize, 42);
+    let (mut files, mut commits, mut memories, mut seed) =
+        (5_000usize, 2_000usize, 10_000usize, 42);
     let mut out: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {

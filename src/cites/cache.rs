@@ -31,6 +31,10 @@ pub struct Cache {
     file: PathBuf,
     stored: Stored,
     changed: bool,
+    /// The stamps of the paths looked at by this cache's checks, each stat-ed once.
+    stamps: std::cell::RefCell<HashMap<String, (u8, u64, i64)>>,
+    /// The keys of the memories asked about (see [`Cache::retain_used`]).
+    used: std::collections::HashSet<String>,
 }
 
 impl Cache {
@@ -46,16 +50,33 @@ impl Cache {
                 .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
                 .filter(|s| s.repo == key)
                 .unwrap_or(Stored { repo: key, entries: HashMap::new() });
-        Cache { tree: Tree::new(repo.top()), repo: repo.clone(), file, stored, changed: false }
+        Cache {
+            tree: Tree::new(repo.top()),
+            repo: repo.clone(),
+            file,
+            stored,
+            changed: false,
+            stamps: Default::default(),
+            used: Default::default(),
+        }
     }
 
     /// The cached verdict of the memory keyed `key`, when every path it looked at is as it
     /// was.
     pub fn get(&self, key: &str) -> Option<&Verdict> {
         let entry = self.stored.entries.get(key)?;
-        let same =
-            entry.watched.iter().all(|(path, stamp)| self.tree.place(path).stamp() == *stamp);
+        let same = entry.watched.iter().all(|(path, stamp)| self.stamp(path) == *stamp);
         same.then_some(&entry.verdict)
+    }
+
+    /// The stamp of `path` in the work tree, stat-ed once per cache.
+    fn stamp(&self, path: &str) -> (u8, u64, i64) {
+        if let Some(stamp) = self.stamps.borrow().get(path) {
+            return *stamp;
+        }
+        let stamp = self.tree.place(path).stamp();
+        self.stamps.borrow_mut().insert(path.to_string(), stamp);
+        stamp
     }
 
     /// The verdicts of `items` (each a key and its subject), from the cache where valid, the
@@ -76,10 +97,17 @@ impl Cache {
         out.into_iter().map(Option::unwrap_or_default).collect()
     }
 
-    /// Keeps only the entries of `keys` (the memories that still exist), dropping the others.
-    pub fn retain(&mut self, keys: &std::collections::HashSet<&str>) {
+    /// Notes that the entries of `keys` are in use (by the memories just asked about).
+    pub fn note_used(&mut self, keys: &std::collections::HashSet<&str>) {
+        self.used.extend(keys.iter().map(|k| k.to_string()));
+    }
+
+    /// Drops every entry not noted in use: after a check of every memory of the root, those of
+    /// memories that changed or are gone.
+    pub fn retain_used(&mut self) {
         let before = self.stored.entries.len();
-        self.stored.entries.retain(|k, _| keys.contains(k.as_str()));
+        let used = &self.used;
+        self.stored.entries.retain(|k, _| used.contains(k));
         self.changed |= self.stored.entries.len() != before;
     }
 

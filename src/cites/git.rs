@@ -32,6 +32,17 @@ const SAFE: &[&str] = &[
     "--no-optional-locks",
 ];
 
+/// Above this many pathspecs, a `git log` or `git ls-files` runs without them and its output
+/// is filtered here: git matches every entry against every pathspec, so hundreds of them cost
+/// more than reading the whole history's changes once (measured in docs/benchmarks.md).
+const MAX_PATHSPECS: usize = 64;
+
+/// The pathspecs to give git: all of them, or none when there are too many (the caller then
+/// filters what comes back).
+fn limited(pathspecs: &[String]) -> &[String] {
+    if pathspecs.len() > MAX_PATHSPECS { &[] } else { pathspecs }
+}
+
 /// The environment a git process of ours does not inherit: where the repository is comes from
 /// its top folder alone.
 const CLEARED_ENV: &[&str] = &[
@@ -180,19 +191,21 @@ impl Git {
     }
 
     /// The tracked paths (the index) that `pathspecs` match, as git's pathspec magic reads
-    /// them (`:(literal)a/b.py`, `:(glob)**/b.py`).
+    /// them (`:(literal)a/b.py`, `:(glob)**/b.py`); with more than [`MAX_PATHSPECS`], every
+    /// tracked path (the caller filters).
     pub(super) fn tracked(&self, pathspecs: &[String]) -> Result<Vec<String>, Problem> {
         if pathspecs.is_empty() {
             return Ok(Vec::new());
         }
         let mut args = vec!["ls-files", "-z", "--full-name", "--"];
-        args.extend(pathspecs.iter().map(String::as_str));
+        args.extend(limited(pathspecs).iter().map(String::as_str));
         let out = self.run(&args, b"")?;
         Ok(nul_fields(&out).map(|f| String::from_utf8_lossy(f).into_owned()).collect())
     }
 
     /// The commits of HEAD's history that deleted a path `pathspecs` match (a rename counts as
-    /// its old path's deletion), newest first: per path, the latest.
+    /// its old path's deletion), newest first: per path, the latest. With more than
+    /// [`MAX_PATHSPECS`], every deletion of the history (the caller filters).
     pub(super) fn deletions(
         &self,
         pathspecs: &[String],
@@ -213,7 +226,7 @@ impl Git {
             "HEAD",
             "--",
         ];
-        args.extend(pathspecs.iter().map(String::as_str));
+        args.extend(limited(pathspecs).iter().map(String::as_str));
         let out = self.run(&args, b"")?;
         for chunk in out.split(|b| *b == 1).filter(|c| !c.is_empty()) {
             let mut fields = nul_fields(chunk);
@@ -234,41 +247,55 @@ impl Git {
         Ok(found)
     }
 
-    /// The paths that `commit` renamed, old to new, by git's rename detection against its first
-    /// parent.
-    pub(super) fn renames(&self, commit: &str) -> Result<HashMap<String, String>, Problem> {
-        let parent = format!("{commit}^");
+    /// The paths that each of `commits` renamed, old to new, by git's rename detection against
+    /// its first parent: one `git diff-tree --stdin` for all of them.
+    pub(super) fn renames(
+        &self,
+        commits: &[String],
+    ) -> Result<HashMap<String, HashMap<String, String>>, Problem> {
+        let mut found: HashMap<String, HashMap<String, String>> = HashMap::new();
+        if commits.is_empty() {
+            return Ok(found);
+        }
+        let input: String = commits.iter().map(|c| format!("{c}\n")).collect();
         let args = [
             "diff-tree",
+            "--stdin",
             "-r",
             "-M",
             "--name-status",
             "-z",
             "--no-ext-diff",
             "--no-textconv",
-            &parent,
-            commit,
-            "--",
         ];
-        let out = self.run(&args, b"")?;
+        let out = self.run(&args, input.as_bytes())?;
         let fields: Vec<&[u8]> = nul_fields(&out).collect();
-        let mut renames = HashMap::new();
+        let is_commit =
+            |f: &[u8]| matches!(f.len(), 40 | 64) && f.iter().all(|b| b.is_ascii_hexdigit());
+        let mut current: Option<String> = None;
         let mut i = 0;
         while i < fields.len() {
-            match fields[i].first() {
+            let field = fields[i];
+            if is_commit(field) {
+                current = Some(String::from_utf8_lossy(field).into_owned());
+                i += 1;
+                continue;
+            }
+            match field.first() {
                 Some(b'R' | b'C') => {
-                    if let (b'R', Some(old), Some(new)) =
-                        (fields[i][0], fields.get(i + 1), fields.get(i + 2))
+                    if let (b'R', Some(commit), Some(old), Some(new)) =
+                        (field[0], &current, fields.get(i + 1), fields.get(i + 2))
                     {
                         let old = String::from_utf8_lossy(old).into_owned();
-                        renames.insert(old, String::from_utf8_lossy(new).into_owned());
+                        let new = String::from_utf8_lossy(new).into_owned();
+                        found.entry(commit.clone()).or_default().insert(old, new);
                     }
                     i += 3;
                 }
                 _ => i += 2,
             }
         }
-        Ok(renames)
+        Ok(found)
     }
 
     /// The lines of the files at `rev` that hold one of `names` as a whole word.
@@ -294,35 +321,68 @@ impl Git {
         Ok(lines)
     }
 
-    /// The latest commit after `base` that changed how often `name` occurs in `path` (git's
-    /// pickaxe): the one that removed it, when it is gone.
-    pub(super) fn removal_of(
-        &self,
-        base: &str,
-        name: &str,
-        path: &str,
-    ) -> Result<Option<Removal>, Problem> {
-        let range = format!("{base}..HEAD");
-        let pickaxe = format!("-S{name}");
-        let spec = format!(":(literal){path}");
-        let args = [
+    /// The commits of HEAD's history that changed one of `paths`, newest first, each with its
+    /// committer time, its date (`YYYY-MM-DD`) and the paths of `paths` it changed: one
+    /// path-limited `git log` for all of them (with more than [`MAX_PATHSPECS`], the log of
+    /// every change, filtered here).
+    pub(super) fn touching(&self, paths: &[String]) -> Result<Vec<Touch>, Problem> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut args = vec![
             "log",
-            "-1",
-            "--format=%H %cs",
+            "--format=%x01%H %ct %cs",
+            "-z",
+            "--name-only",
+            "--no-renames",
             "--no-ext-diff",
             "--no-textconv",
-            &pickaxe,
-            &range,
+            "HEAD",
             "--",
-            &spec,
         ];
+        let specs: Vec<String> = paths.iter().map(|p| format!(":(literal){p}")).collect();
+        args.extend(limited(&specs).iter().map(String::as_str));
+        let asked: std::collections::HashSet<&str> = paths.iter().map(String::as_str).collect();
         let out = self.run(&args, b"")?;
-        let text = String::from_utf8_lossy(&out);
-        Ok(text
-            .trim()
-            .split_once(' ')
-            .map(|(commit, date)| Removal { commit: commit.to_string(), date: date.to_string() }))
+        let mut found = Vec::new();
+        for chunk in out.split(|b| *b == 1).filter(|c| !c.is_empty()) {
+            let mut fields = nul_fields(chunk);
+            let Some(header) = fields.next() else { continue };
+            let header = String::from_utf8_lossy(header);
+            let mut parts = header.trim().split(' ');
+            let (Some(commit), Some(time), Some(date)) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let paths: Vec<String> = fields
+                .map(|p| String::from_utf8_lossy(p).trim_start_matches('\n').to_string())
+                .filter(|p| asked.contains(p.as_str()))
+                .collect();
+            if paths.is_empty() {
+                continue;
+            }
+            found.push(Touch {
+                commit: commit.to_string(),
+                time: time.parse().unwrap_or(0),
+                date: date.to_string(),
+                paths,
+            });
+        }
+        Ok(found)
     }
+}
+
+/// A commit that changed some of the paths asked about.
+#[derive(Clone, Debug)]
+pub(super) struct Touch {
+    /// Its id.
+    pub(super) commit: String,
+    /// Its committer time, in seconds.
+    pub(super) time: i64,
+    /// Its committer date, `YYYY-MM-DD`.
+    pub(super) date: String,
+    /// The paths asked about that it changed.
+    pub(super) paths: Vec<String>,
 }
 
 /// The non-empty NUL-separated fields of git's `-z` output.

@@ -5,7 +5,7 @@
 //! citations; the one that reads the tree, `git grep`, runs only for symbols that are not in
 //! the file cited with them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::extract::{self, Candidates, SymbolWord};
 use super::git::{Git, GrepLine, Removal};
@@ -18,8 +18,12 @@ type Pending = (usize, SymbolWord, Option<Resolved>);
 /// How many renames in a row one path is followed through.
 const MAX_RENAMES: usize = 4;
 
-/// How many removal commits of symbols are looked up (one `git log -S` each) per check.
-const MAX_PICKAXES: usize = 32;
+/// How many commits' trees are searched (`git grep`) per check for symbols cited without a
+/// file and defined nowhere at HEAD.
+const MAX_TREE_GREPS: usize = 4;
+
+/// How many versions of a file are looked at to find the commit that removed a symbol.
+const MAX_VERSIONS: usize = 64;
 
 /// Where a path word of a memory leads.
 #[derive(Clone, Debug)]
@@ -105,9 +109,10 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             problems.push(p);
             Vec::new()
         });
+        let tracked = ByName::of(tracked.iter());
         let mut still = Vec::new();
         for word in missing {
-            match unique_match(&word, tracked.iter()) {
+            match tracked.unique(&word) {
                 Some(path) => {
                     let r = match place(&path) {
                         Place::Here { .. } => Resolved::Here(path),
@@ -116,7 +121,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
                     };
                     resolved.insert(word, r);
                 }
-                None if tracked.iter().any(|t| suffix_of(&word, t)) => {}
+                None if tracked.any(&word) => {}
                 None => still.push(word),
             }
         }
@@ -124,12 +129,16 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             problems.push(p);
             HashMap::new()
         });
-        for word in still {
-            let Some(path) = unique_match(&word, deleted.keys()) else { continue };
-            let removal = deleted[&path].clone();
-            let r = follow(&git, &mut place, path, removal, &mut problems);
-            resolved.insert(word, r);
-        }
+        let names = ByName::of(deleted.keys());
+        let found: Vec<(String, String, Removal)> = still
+            .into_iter()
+            .filter_map(|word| {
+                let path = names.unique(&word)?;
+                let removal = deleted[&path].clone();
+                Some((word, path, removal))
+            })
+            .collect();
+        resolved.extend(follow(&git, &mut place, found, &mut problems));
     }
     let parents = match head {
         Some(_) => git.first_parents().unwrap_or_else(|p| {
@@ -217,7 +226,8 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             };
             out[i].verdict.cites.push(cite);
         }
-        gone_symbols(&git, &bases, later, &mut out, &mut problems);
+        let since: Vec<i64> = subjects.iter().map(|s| s.since).collect();
+        gone_symbols(&git, &bases, &since, later, &mut out, &mut problems);
     }
     for (i, checked) in out.iter_mut().enumerate() {
         let verdict = std::mem::take(&mut checked.verdict);
@@ -252,51 +262,98 @@ fn pathspecs(words: &[String]) -> Vec<String> {
 
 /// Whether `word` names `path`: the same, or its end after a `/`.
 fn suffix_of(word: &str, path: &str) -> bool {
-    path == word || path.ends_with(&format!("/{word}"))
+    path == word
+        || (path.len() > word.len()
+            && path.ends_with(word)
+            && path.as_bytes()[path.len() - word.len() - 1] == b'/')
 }
 
-/// The one path of `paths` that `word` names (itself, else as its only suffix).
-fn unique_match<'a>(word: &str, paths: impl Iterator<Item = &'a String>) -> Option<String> {
-    let matches: Vec<&String> = paths.filter(|p| suffix_of(word, p)).collect();
-    if let Some(exact) = matches.iter().find(|p| p.as_str() == word) {
-        return Some(exact.to_string());
+/// Paths by their file name, to find the ones a word names without a scan of them all.
+struct ByName<'a>(HashMap<&'a str, Vec<&'a String>>);
+
+impl<'a> ByName<'a> {
+    fn of(paths: impl Iterator<Item = &'a String>) -> ByName<'a> {
+        let mut map: HashMap<&str, Vec<&String>> = HashMap::new();
+        for path in paths {
+            map.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push(path);
+        }
+        ByName(map)
     }
-    match matches.as_slice() {
-        [one] => Some(one.to_string()),
-        _ => None,
+
+    /// The paths `word` names: itself, or as their suffix.
+    fn named(&self, word: &str) -> impl Iterator<Item = &'a String> {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        let word = word.to_string();
+        self.0.get(name).into_iter().flatten().copied().filter(move |p| suffix_of(&word, p))
+    }
+
+    /// Whether `word` names any of them.
+    fn any(&self, word: &str) -> bool {
+        self.named(word).next().is_some()
+    }
+
+    /// The one path `word` names (itself, else as its only suffix).
+    fn unique(&self, word: &str) -> Option<String> {
+        let matches: Vec<&String> = self.named(word).collect();
+        if let Some(exact) = matches.iter().find(|p| p.as_str() == word) {
+            return Some(exact.to_string());
+        }
+        match matches.as_slice() {
+            [one] => Some(one.to_string()),
+            _ => None,
+        }
     }
 }
 
-/// Follows a deleted path through the renames of the commits that removed it, up to
-/// [`MAX_RENAMES`].
+/// Follows deleted paths (each a path word, the path it named, the commit that removed it)
+/// through the renames of the commits that removed them, up to [`MAX_RENAMES`] in a row: one
+/// `git diff-tree --stdin` per step for all of them.
 fn follow(
     git: &Git,
     place: &mut impl FnMut(&str) -> Place,
-    path: String,
-    removal: Removal,
+    deleted: Vec<(String, String, Removal)>,
     problems: &mut Vec<String>,
-) -> Resolved {
-    let (mut at, mut by) = (path.clone(), removal.clone());
+) -> Vec<(String, Resolved)> {
+    // (word, path cited, path now followed, its removal)
+    let mut open: Vec<(String, String, String, Removal)> =
+        deleted.into_iter().map(|(w, p, r)| (w, p.clone(), p, r)).collect();
+    let mut done = Vec::new();
     for _ in 0..MAX_RENAMES {
-        let renames = git.renames(&by.commit).unwrap_or_else(|p| {
+        if open.is_empty() {
+            break;
+        }
+        let commits = distinct(open.iter().map(|(.., by)| by.commit.clone()));
+        let renames = git.renames(&commits).unwrap_or_else(|p| {
             problems.push(p);
             HashMap::new()
         });
-        let Some(next) = renames.get(&at).cloned() else { break };
-        match place(&next) {
-            Place::Here { .. } => return Resolved::Moved(path, next, by),
-            Place::Outside => return Resolved::Outside,
-            Place::Missing => {}
+        let mut renamed = Vec::new();
+        for (word, path, at, by) in open {
+            match renames.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
+                None => done.push((word, Resolved::Gone(path, Some(by)))),
+                Some(next) => match place(&next) {
+                    Place::Here { .. } => done.push((word, Resolved::Moved(path, next, by))),
+                    Place::Outside => done.push((word, Resolved::Outside)),
+                    Place::Missing => renamed.push((word, path, next)),
+                },
+            }
         }
-        let spec = [format!(":(literal){next}")];
-        let Some(again) = git.deletions(&spec).ok().and_then(|d| d.get(&next).cloned()) else {
-            // Renamed, then gone from the work tree without a commit.
-            return Resolved::Gone(path, None);
-        };
-        (at, by) = (next, again);
+        let specs: Vec<String> = renamed.iter().map(|(.., n)| format!(":(literal){n}")).collect();
+        let again = git.deletions(&specs).unwrap_or_else(|p| {
+            problems.push(p);
+            HashMap::new()
+        });
+        open = Vec::new();
+        for (word, path, next) in renamed {
+            match again.get(&next) {
+                Some(by) => open.push((word, path, next, by.clone())),
+                // Renamed, then gone from the work tree without a commit.
+                None => done.push((word, Resolved::Gone(path, None))),
+            }
+        }
     }
-    let last = if at == path { removal } else { by };
-    Resolved::Gone(path, Some(last))
+    done.extend(open.into_iter().map(|(w, p, _, by)| (w, Resolved::Gone(p, Some(by)))));
+    done
 }
 
 /// How many lines changed in each cited file since its memory was written, by (memory, path
@@ -431,19 +488,18 @@ fn grep_defs(git: &Git, rev: &str, names: &[String], problems: &mut Vec<String>)
         problems.push(p);
         Vec::new()
     });
+    let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
     let mut found = Found::default();
     for line in &lines {
-        for name in names {
-            if !defs::mentions(&line.text, name) {
-                continue;
-            }
+        let words = line.text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
+        for name in distinct(words.filter(|w| wanted.contains(w))) {
             let upper =
                 name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
             if upper && defs::reads_env(&line.text, name) {
-                found.env.insert(name.clone(), ());
+                found.env.insert(name.to_string(), ());
             }
             if defs::defines(&line.text, name) {
-                let at = found.defs.entry(name.clone()).or_default();
+                let at = found.defs.entry(name.to_string()).or_default();
                 if !at.contains(&line.path) {
                     at.push(line.path.clone());
                 }
@@ -454,41 +510,140 @@ fn grep_defs(git: &Git, rev: &str, names: &[String], problems: &mut Vec<String>)
 }
 
 /// Symbols defined nowhere at HEAD: a citation, gone, when the commit their memory was
-/// written at defined them (with the commit that removed them, when `git log -S` finds it);
-/// not a citation otherwise.
+/// written at defined them: in the file cited with them (its version at that commit, from
+/// `git cat-file`), else anywhere (a `git grep` at that commit, for at most
+/// [`MAX_TREE_GREPS`] commits per check). Not a citation otherwise. The commit that removed
+/// each is the first one since that changed its file and no longer defines it.
 fn gone_symbols(
     git: &Git,
     bases: &[Option<&str>],
+    since: &[i64],
     later: Vec<Pending>,
     out: &mut [Checked],
     problems: &mut Vec<String>,
 ) {
-    let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
-    for (i, symbol, pair) in later {
-        if let Some(base) = bases[i] {
-            by_base.entry(base).or_default().push((i, symbol, pair));
+    // (memory, name, the file that defined it then)
+    let mut gone: Vec<(usize, String, String, Option<String>)> = Vec::new();
+    let (paired, unpaired): (Vec<Pending>, Vec<Pending>) = later
+        .into_iter()
+        .partition(|(_, _, pair)| pair.as_ref().and_then(Resolved::cited).is_some());
+    let asks: Vec<(usize, String, String, String)> = paired
+        .into_iter()
+        .filter_map(|(i, symbol, pair)| {
+            let path = pair.as_ref().and_then(Resolved::cited)?.to_string();
+            Some((i, symbol.name, path.clone(), format!("{}:{path}", bases[i]?)))
+        })
+        .collect();
+    let specs = distinct(asks.iter().map(|(.., spec)| spec.clone()));
+    let texts = blob_texts(git, &specs, problems);
+    for (i, name, path, spec) in asks {
+        let Some(text) = texts.get(&spec) else { continue };
+        if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
+            gone.push((i, name, path.clone(), Some(path)));
         }
     }
-    let mut pickaxes = 0;
-    for (base, items) in by_base {
+    let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
+    for item in unpaired {
+        if let Some(base) = bases[item.0] {
+            by_base.entry(base).or_default().push(item);
+        }
+    }
+    let mut groups: Vec<(&str, Vec<Pending>)> = by_base.into_iter().collect();
+    groups.sort_by_key(|(_, items)| std::cmp::Reverse(items.len()));
+    for (base, items) in groups.into_iter().take(MAX_TREE_GREPS) {
         let names = distinct(items.iter().map(|(_, s, _)| s.name.clone()));
         let then = grep_defs(git, base, &names, problems);
-        for (i, symbol, pair) in items {
-            let name = &symbol.name;
-            let Some(at) = then.defs.get(name).and_then(|d| d.first()) else { continue };
-            if then.env.contains_key(name) {
-                continue;
+        for (i, symbol, _) in items {
+            let Some(at) = then.defs.get(&symbol.name).and_then(|d| d.first()) else { continue };
+            if !then.env.contains_key(&symbol.name) {
+                gone.push((i, symbol.name, at.clone(), Some(at.clone())));
             }
-            let path = pair.as_ref().and_then(Resolved::cited).unwrap_or(at).to_string();
-            let mut cite = symbol_cite(&path, name, Status::Gone);
-            if pickaxes < MAX_PICKAXES {
-                pickaxes += 1;
-                if let Ok(Some(removal)) = git.removal_of(base, name, at) {
-                    cite.commit = Some(removal.commit);
-                    cite.date = Some(removal.date);
-                }
-            }
-            out[i].verdict.cites.push(cite);
         }
     }
+    let removals = symbol_removals(git, &gone, since, problems);
+    for ((i, name, path, _), removal) in gone.into_iter().zip(removals) {
+        let mut cite = symbol_cite(&path, &name, Status::Gone);
+        if let Some(removal) = removal {
+            cite.commit = Some(removal.commit);
+            cite.date = Some(removal.date);
+        }
+        out[i].verdict.cites.push(cite);
+    }
+}
+
+/// Whether `text` reads the UPPER_CASE `name` from the environment.
+fn env_var(text: &str, name: &str) -> bool {
+    is_upper(name) && text.lines().any(|l| defs::mentions(l, name) && defs::reads_env(l, name))
+}
+
+fn is_upper(name: &str) -> bool {
+    name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The text of the file each `rev:path` spec names (at most the tree's read bound).
+fn blob_texts(git: &Git, specs: &[String], problems: &mut Vec<String>) -> HashMap<String, String> {
+    let ids = git.blob_ids(specs).unwrap_or_else(|p| {
+        problems.push(p);
+        Vec::new()
+    });
+    let wanted = distinct(ids.iter().flatten().cloned());
+    let blobs = git.blobs(&wanted, super::tree::MAX_FILE_BYTES).unwrap_or_else(|p| {
+        problems.push(p);
+        Vec::new()
+    });
+    let by_id: HashMap<&String, String> = wanted
+        .iter()
+        .zip(&blobs)
+        .filter_map(|(id, b)| Some((id, String::from_utf8_lossy(b.as_ref()?).into_owned())))
+        .collect();
+    specs
+        .iter()
+        .zip(&ids)
+        .filter_map(|(spec, id)| Some((spec.clone(), by_id.get(id.as_ref()?)?.clone())))
+        .collect()
+}
+
+/// For each gone symbol (memory, name, file that defined it), the first commit after its
+/// memory was written that changed that file and left the name undefined (or the file gone):
+/// one path-limited `git log` and one `git cat-file` for all of them, at most
+/// [`MAX_VERSIONS`] versions looked at per symbol.
+fn symbol_removals(
+    git: &Git,
+    gone: &[(usize, String, String, Option<String>)],
+    since: &[i64],
+    problems: &mut Vec<String>,
+) -> Vec<Option<Removal>> {
+    let paths = distinct(gone.iter().filter_map(|(.., p)| p.clone()));
+    let touches = git.touching(&paths).unwrap_or_else(|p| {
+        problems.push(p);
+        Vec::new()
+    });
+    // Per symbol, the commits to look at, oldest first.
+    let candidates: Vec<Vec<&super::git::Touch>> = gone
+        .iter()
+        .map(|(i, _, _, path)| {
+            let Some(path) = path else { return Vec::new() };
+            let mut list: Vec<&super::git::Touch> =
+                touches.iter().filter(|t| t.time > since[*i] && t.paths.contains(path)).collect();
+            list.reverse();
+            list.truncate(MAX_VERSIONS);
+            list
+        })
+        .collect();
+    let specs = distinct(gone.iter().zip(&candidates).flat_map(|((.., path), list)| {
+        let path = path.clone().unwrap_or_default();
+        list.iter().map(move |t| format!("{}:{path}", t.commit))
+    }));
+    let texts = blob_texts(git, &specs, problems);
+    gone.iter()
+        .zip(candidates)
+        .map(|((_, name, _, path), list)| {
+            let path = path.as_deref()?;
+            let first = list.into_iter().find(|t| {
+                let text = texts.get(&format!("{}:{path}", t.commit));
+                !text.is_some_and(|text| text.lines().any(|l| defs::defines(l, name)))
+            })?;
+            Some(Removal { commit: first.commit.clone(), date: first.date.clone() })
+        })
+        .collect()
 }

@@ -33,16 +33,20 @@ impl Place {
     }
 }
 
-/// The work tree of one repository: its top folder, as the file system resolves it.
+/// The work tree of one repository: its top folder, as the file system resolves it, and the
+/// folders under it already found to be plain folders (no link), so that paths in one folder
+/// stat it once.
 pub(super) struct Tree {
     top: PathBuf,
+    folders: std::cell::RefCell<std::collections::HashSet<PathBuf>>,
 }
 
 impl Tree {
     /// The work tree whose top folder is `top` (resolved once, so that a link above it does
     /// not count as leading out).
     pub(super) fn new(top: &Path) -> Tree {
-        Tree { top: std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf()) }
+        let top = std::fs::canonicalize(top).unwrap_or_else(|_| top.to_path_buf());
+        Tree { top, folders: Default::default() }
     }
 
     /// Where `rel` (a path relative to the top, `/`-separated) leads: each symbolic link on
@@ -65,11 +69,18 @@ impl Tree {
                 _ => {}
             }
             let next = at.join(&part);
+            if !pending.is_empty() && self.folders.borrow().contains(&next) {
+                at = next;
+                continue;
+            }
             let meta = match std::fs::symlink_metadata(&next) {
                 Ok(meta) => meta,
                 Err(_) => return Place::Missing,
             };
             if !meta.file_type().is_symlink() {
+                if meta.is_dir() {
+                    self.folders.borrow_mut().insert(next.clone());
+                }
                 at = next;
                 continue;
             }

@@ -63,6 +63,14 @@ impl Engine {
     pub fn verdicts(&self, records: &[&Record]) -> Vec<Option<Verdict>> {
         let Some(repo) = self.repo() else { return vec![None; records.len()] };
         let mut cache = Cache::open(&repo, &self.state_dir);
+        let out = self.verdicts_in(&mut cache, records);
+        cache.save();
+        out.into_iter().map(Some).collect()
+    }
+
+    /// The verdicts of `records` from `cache`, those missing or out of date computed and
+    /// stored in it.
+    fn verdicts_in(&self, cache: &mut Cache, records: &[&Record]) -> Vec<Verdict> {
         let keyed: Vec<(String, i64)> = records.iter().map(|r| self.cite_key(r)).collect();
         let mut out: Vec<Option<Verdict>> =
             keyed.iter().map(|(key, _)| cache.get(key).cloned()).collect();
@@ -77,9 +85,10 @@ impl Engine {
             for (i, verdict) in missing.iter().zip(cache.verdicts(&items)) {
                 out[*i] = Some(verdict);
             }
-            cache.save();
         }
-        out
+        let keys: HashSet<&str> = keyed.iter().map(|(k, _)| k.as_str()).collect();
+        cache.note_used(&keys);
+        out.into_iter().map(Option::unwrap_or_default).collect()
     }
 
     /// The cache key of a record (its file as indexed, and when its citations count from) and
@@ -94,8 +103,12 @@ impl Engine {
     /// A memory's title and body, as its citations are read from (empty when its file cannot
     /// be read: it cites nothing then).
     fn cited_text(&self, r: &Record) -> String {
-        match self.get(&r.id) {
-            Ok((_, memory)) => format!("{}\n{}", r.title, memory.body()),
+        let path = self.root.join(&r.path);
+        let Ok(bytes) = crate::store::read_limited(&path, self.config.limits.max_file_bytes) else {
+            return String::new();
+        };
+        match crate::format::Memory::parse_bytes(&bytes) {
+            Ok(memory) => format!("{}\n{}", r.title, memory.body()),
             Err(_) => String::new(),
         }
     }
@@ -139,17 +152,15 @@ impl Engine {
         let repo = self.repo().ok_or_else(|| Error::NotProject(self.root.clone()))?;
         let records = self.list(&[], &[])?;
         let refs: Vec<&Record> = records.iter().collect();
-        let verdicts = self.verdicts(&refs);
-        // What no memory holds any more is dropped from the cache.
         let mut cache = Cache::open(&repo, &self.state_dir);
-        let keys: Vec<String> = refs.iter().map(|r| self.cite_key(r).0).collect();
-        cache.retain(&keys.iter().map(String::as_str).collect::<HashSet<&str>>());
+        let verdicts = self.verdicts_in(&mut cache, &refs);
+        // What no memory holds any more is dropped from the cache.
+        cache.retain_used();
         cache.save();
         let mut out: Vec<Verified> = records
             .into_iter()
             .zip(verdicts)
             .filter_map(|(r, v)| {
-                let v = v?;
                 (!v.cites.is_empty() || !v.outside.is_empty() || v.unchecked.is_some()).then_some(
                     Verified {
                         id: r.id,
