@@ -293,6 +293,15 @@ fn a_confirmation_is_a_usage_event_and_counts_from_then() {
     assert_eq!(config["code_status"], "current", "{after}");
     let unknown = repo.mem_in(".", &["verify", "--confirm", "nope"], "");
     assert_eq!(unknown.code, 2, "{unknown:?}");
+    // The MCP `used` tool confirms too: `refund()` was removed before now, so the memory,
+    // checked from now on, cites a file that holds.
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    server.ok("used", json!({ "ids": ["refund"], "confirm": true }));
+    server.finish();
+    let after = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let refund = after.as_array().unwrap().iter().find(|v| v["id"] == "refund").unwrap();
+    assert_eq!(refund["code_status"], "current", "{after}");
 }
 
 #[test]

@@ -105,7 +105,23 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         }
     }
     if head.is_some() && !missing.is_empty() {
-        let tracked = git.tracked(&pathspecs(&missing)).unwrap_or_else(|p| {
+        // In the index but not in the work tree: deleted, not committed (one lookup each).
+        let in_index: Vec<String> = missing.iter().map(|w| format!(":{w}")).collect();
+        let ids = git.blob_ids(&in_index).unwrap_or_else(|p| {
+            problems.push(p);
+            Vec::new()
+        });
+        let mut unknown = Vec::new();
+        for (word, id) in missing.into_iter().zip(ids.into_iter().chain(std::iter::repeat(None))) {
+            match id {
+                Some(_) => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
+                None => unknown.push(word),
+            }
+        }
+        let missing = unknown;
+        // A suffix of a tracked path (git matches the index against the pathspecs).
+        let suffixes: Vec<String> = missing.iter().map(|w| format!(":(glob)**/{w}")).collect();
+        let tracked = git.tracked(&suffixes).unwrap_or_else(|p| {
             problems.push(p);
             Vec::new()
         });
