@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Median time of each hook mem setup writes, as an agent runs it, for one or more mem builds.
 
-Usage: scripts/hook_timings.py [--runs N] MEM [MEM ...]
+Usage: scripts/hook_timings.py [--runs N] [--repo DIR] MEM [MEM ...]
 
 For each build, in a throw-away git repository whose `.memory/` root holds a copy of
 memories.example/ (the index built first), each hook command runs N times (default 21), the
@@ -10,6 +10,10 @@ run, so that no call is a repeat of another): `context --hook claude` for Sessio
 `context --hook claude --budget 2000` for UserPromptSubmit, `capture --hook claude` for Stop
 on a ten-turn transcript, and `checkpoint --hook claude` for UserPromptSubmit. Prints the
 median wall time of each, in milliseconds, per build. Nothing leaves the temporary folder.
+
+With `--repo DIR`, each build's repository is a copy of the git repository DIR (its `.memory/`
+left out), such as `cargo run --release --example gen_repo -- --memories 0 --out DIR` writes
+(5,000 files, 2,000 commits): the memories' citations are then checked against a real history.
 """
 
 import argparse
@@ -53,6 +57,7 @@ def transcript(path, session, cwd):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--repo", help="a git repository to copy as each build's repository")
     parser.add_argument("mem", nargs="+")
     args = parser.parse_args()
     builds = [os.path.abspath(m) for m in args.mem]
@@ -65,10 +70,14 @@ def main():
                    "LANG": "C.UTF-8", "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
             os.makedirs(env["HOME"])
             repo = os.path.join(work, f"repo{i}")
-            os.makedirs(repo)
-            subprocess.run(["git", "init", "-q", repo], check=True, env=env)
-            with open(os.path.join(repo, "README.md"), "w") as f:
-                f.write("# Shop\n")
+            if args.repo:
+                shutil.copytree(args.repo, repo, symlinks=True,
+                                ignore=shutil.ignore_patterns(".memory"))
+            else:
+                os.makedirs(repo)
+                subprocess.run(["git", "init", "-q", repo], check=True, env=env)
+                with open(os.path.join(repo, "README.md"), "w") as f:
+                    f.write("# Shop\n")
             root = os.path.join(repo, ".memory")
             shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mem"))
             for command in (["init", root], ["--dir", root, "index"]):

@@ -90,6 +90,9 @@ fn scan_span(span: &str, in_code: bool, sentence: usize, out: &mut Candidates) {
             }
             continue;
         }
+        if word.starts_with('/') {
+            continue; // a route (`/api/login`), not a file of the repository
+        }
         let path = clean_path(word);
         let qualified = qualified_name(word, in_code);
         if let Some(path) = path.filter(|p| is_path_like(p)) {
@@ -174,14 +177,27 @@ fn is_named_word(word: &str) -> bool {
     is_identifier(word) && word.len() >= 3 && word.starts_with(|c: char| c.is_ascii_uppercase())
 }
 
-/// The path a word leads to outside the repository, if it does: absolute, from home, or
-/// climbing above the top with `..`.
+/// The folders at the top of a file system that an absolute path of a memory names when it
+/// means a file (`/etc/passwd`), not a route of an API (`/api/login`).
+const SYSTEM_FOLDERS: &[&str] = &[
+    "etc", "usr", "home", "root", "tmp", "var", "opt", "dev", "proc", "sys", "bin", "sbin", "lib",
+    "lib64", "boot", "mnt", "media", "srv", "run", "snap", "nix", "Users", "Library", "private",
+    "Volumes", "System",
+];
+
+/// The path a word leads to outside the repository, if it does: an absolute path under a
+/// system folder, one from home, or one climbing above the top with `..`. Any other absolute
+/// word (`/api/login`, a route) is not a path of the repository and is left out.
 fn leads_outside(word: &str) -> Option<&str> {
     let path = strip_line(word);
     if !path.contains('/') || !path.chars().all(path_char) {
         return None;
     }
-    if path.starts_with('/') || path.starts_with("~/") {
+    if let Some(absolute) = path.strip_prefix('/') {
+        let top = absolute.split('/').next().unwrap_or("");
+        return SYSTEM_FOLDERS.contains(&top).then_some(path);
+    }
+    if path.starts_with("~/") {
         return Some(path);
     }
     let mut depth: i32 = 0;
@@ -290,6 +306,9 @@ mod tests {
         assert_eq!(found.paths, []);
         assert_eq!(found.outside, ["../../etc/passwd", "/etc/shadow", "~/.ssh/id_rsa"]);
         assert_eq!(candidates("src/../lib.rs").outside, Vec::<String>::new());
+        // Routes of an API are neither paths of the repository nor outside it.
+        let routes = candidates("POST /api/auth/refresh, then GET /login and / and /trace.zip");
+        assert_eq!((routes.paths, routes.outside), (vec![], Vec::<String>::new()));
     }
 
     #[test]
