@@ -398,3 +398,26 @@ fn what_cannot_be_checked_is_said_and_recall_goes_on() {
     let out = run(&mut cmd);
     assert_eq!(out.code, 0, "{out:?}");
 }
+
+#[test]
+fn the_cached_verdicts_follow_the_work_tree_and_new_commits() {
+    let repo = history();
+    let status = |id: &str| {
+        let all = repo.mem_in(".", &["verify", "--json"], "").json_found();
+        let v = all.as_array().unwrap().iter().find(|v| v["id"] == id).cloned();
+        v.map_or(Value::Null, |v| v["code_status"].clone())
+    };
+    assert_eq!(status("login"), "current");
+    assert_eq!(status("refund"), "gone");
+    // A delete in the work tree counts before its commit, and the commit then names it.
+    std::fs::remove_file(repo.path().join("backend/app/routes/login.py")).unwrap();
+    assert_eq!(status("login"), "gone");
+    git(repo.path(), 20, &["commit", "-qam", "drop login"]);
+    let all = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let login = all.as_array().unwrap().iter().find(|v| v["id"] == "login").unwrap();
+    assert_eq!(login["cites"][0]["date"], "2026-10-20", "{login}");
+    // A symbol gone is looked for again after a commit: defined again, it holds.
+    repo.write("src/billing.py", "def charge(x):\n    return x\n\ndef refund(x):\n    return 0\n");
+    git(repo.path(), 21, &["commit", "-qam", "refund again"]);
+    assert_eq!(status("refund"), "changed");
+}

@@ -1,8 +1,11 @@
-//! The verdicts already computed, in `.mem/cites.json`: valid while the repository's key
-//! ([`Repo::key`]: HEAD, the branch it names, the index, the packed refs) is the same, and,
-//! per memory, while each path its verdict looked at has the same stamp in the work tree (an
-//! uncommitted edit or delete counts). A memory is keyed by its caller: its file's stamp and
-//! the time its citations were last known true.
+//! The verdicts already computed, in `.mem/cites.json`: per memory, valid while each path its
+//! verdict looked at has the same stamp in the work tree (an uncommitted edit or delete
+//! counts). A verdict that depends on the whole repository as HEAD has it (a symbol defined
+//! nowhere, a file deleted without a commit, something not checked) is valid only while the
+//! repository's key ([`Repo::key`]: HEAD, the branch it names, the index, the packed refs) is
+//! the same; the others do not depend on it: a file's version at the commit its memory was
+//! written at never changes, and where the file is now is in the work tree. A memory is keyed
+//! by its caller: its file's stamp and the time its citations were last known true.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -37,25 +40,42 @@ pub struct Cache {
     used: std::collections::HashSet<String>,
 }
 
+/// Whether a verdict holds only for the HEAD and index it was computed at: a symbol gone (it
+/// may be defined again anywhere), a file deleted and not committed (its commit is to come),
+/// or something that could not be checked.
+fn depends_on_head(verdict: &Verdict) -> bool {
+    verdict.unchecked.is_some()
+        || verdict
+            .cites
+            .iter()
+            .any(|c| c.status == super::Status::Gone && (c.symbol.is_some() || c.commit.is_none()))
+}
+
 impl Cache {
-    /// The cache of `repo`'s verdicts kept in `state_dir`; empty when missing, unreadable, or
-    /// made at another HEAD or index.
+    /// The cache of `repo`'s verdicts kept in `state_dir` (empty when missing or unreadable),
+    /// without those that depended on another HEAD or index.
     pub fn open(repo: &Repo, state_dir: &Path) -> Cache {
         let file = state_dir.join(CACHE_FILE);
         let key = repo.key();
-        let stored =
+        let mut stored =
             crate::untrusted::read(&file, MAX_CACHE_BYTES, crate::untrusted::Links::InFolder)
                 .ok()
                 .flatten()
                 .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
-                .filter(|s| s.repo == key)
-                .unwrap_or(Stored { repo: key, entries: HashMap::new() });
+                .unwrap_or_default();
+        let mut changed = false;
+        if stored.repo != key {
+            // Another HEAD or index: what depends on them is computed again.
+            stored.entries.retain(|_, entry| !depends_on_head(&entry.verdict));
+            stored.repo = key;
+            changed = true;
+        }
         Cache {
             tree: Tree::new(repo.top()),
             repo: repo.clone(),
             file,
             stored,
-            changed: false,
+            changed,
             stamps: Default::default(),
             used: Default::default(),
         }
