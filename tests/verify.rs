@@ -421,3 +421,50 @@ fn the_cached_verdicts_follow_the_work_tree_and_new_commits() {
     git(repo.path(), 21, &["commit", "-qam", "refund again"]);
     assert_eq!(status("refund"), "changed");
 }
+
+#[test]
+fn a_shallow_clone_and_a_linked_worktree_are_checked_as_far_as_they_go() {
+    let repo = history();
+    let copy_root = |to: &Path| {
+        for id in ["cookie", "retry", "login"] {
+            let file = format!("{id}.md");
+            std::fs::copy(repo.path().join(".memory").join(&file), to.join(".memory").join(&file))
+                .unwrap();
+        }
+    };
+    // A linked worktree: its `.git` is a file naming the git folder.
+    let linked = Dir::new();
+    let wt = linked.path().join("wt");
+    git(repo.path(), 22, &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
+    assert!(wt.join(".git").is_file());
+    std::fs::create_dir(wt.join(".memory")).unwrap();
+    std::fs::write(wt.join(".memory/mem.toml"), "").unwrap();
+    copy_root(&wt);
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["verify", "--json"]).current_dir(&wt);
+    let out = run(crate::util::clean_env(&mut cmd));
+    let found = verdicts(&out.json_found());
+    let status: Vec<(&str, &Value)> = found.iter().map(|(id, s, _)| (id.as_str(), s)).collect();
+    assert_eq!(
+        status,
+        [("cookie", &json!("gone")), ("login", &json!("current")), ("retry", &json!("moved"))]
+    );
+    // A shallow clone: its one commit knows no deletion; what is there is checked, and the
+    // verdict says what is not known.
+    let shallow = Dir::new();
+    let url = format!("file://{}", repo.path().display());
+    let to = shallow.path().join("clone");
+    git(shallow.path(), 22, &["clone", "-q", "--depth", "1", &url, to.to_str().unwrap()]);
+    std::fs::create_dir(to.join(".memory")).unwrap();
+    std::fs::write(to.join(".memory/mem.toml"), "").unwrap();
+    copy_root(&to);
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["verify", "--json"]).current_dir(&to);
+    let out = run(crate::util::clean_env(&mut cmd)).json_found();
+    let login = out.as_array().unwrap().iter().find(|v| v["id"] == "login").unwrap();
+    assert_eq!(login["code_status"], "current", "{out}");
+    assert!(login["unchecked"].as_str().unwrap().contains("shallow clone"), "{out}");
+    let mut cmd = Command::new(crate::util::bin());
+    cmd.args(["recall", "--json", "session cookie"]).current_dir(&to);
+    assert_eq!(run(crate::util::clean_env(&mut cmd)).code, 0);
+}
