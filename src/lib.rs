@@ -46,6 +46,7 @@ pub mod format;
 pub mod health;
 pub mod index;
 pub mod json;
+mod process;
 pub mod progress;
 pub mod prune;
 pub mod question;

@@ -61,7 +61,6 @@ fn run_git(
     input: &[u8],
     lock: Option<&RunLock>,
 ) -> Result<Vec<u8>> {
-    use std::io::Write;
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir).args(args).envs(env.iter().copied());
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
@@ -69,20 +68,11 @@ fn run_git(
         Some(lock) => cmd.stderr(lock.stderr()?),
         None => cmd.stderr(Stdio::piped()),
     };
-    let mut child = cmd.spawn().map_err(|e| {
+    let child = cmd.spawn().map_err(|e| {
         Error::Checkpoint(format!("cannot run git ({e}); checkpoints need git on the PATH"))
     })?;
-    let stdin = child.stdin.take();
-    let input = input.to_vec();
-    // Written from another thread: git may fill its stdout before it has read all of stdin.
-    let writer = std::thread::spawn(move || {
-        if let Some(mut stdin) = stdin {
-            let _ = stdin.write_all(&input);
-        }
-    });
-    let out =
-        child.wait_with_output().map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
-    let _ = writer.join();
+    let out = crate::process::feed_and_wait(child, input)
+        .map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
     if !out.status.success() {
         let stderr = match lock {
             Some(lock) => lock.errors(),

@@ -6,7 +6,6 @@
 //! says what could not be checked, it never stops a recall.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -96,20 +95,12 @@ impl Git {
         }
         cmd.env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0").env("LC_ALL", "C");
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+        let child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => "git is not on the PATH".to_string(),
             _ => format!("cannot run git: {e}"),
         })?;
-        let stdin = child.stdin.take();
-        let input = input.to_vec();
-        // Written from another thread: git may fill its stdout before it has read all of stdin.
-        let writer = std::thread::spawn(move || {
-            if let Some(mut stdin) = stdin {
-                let _ = stdin.write_all(&input);
-            }
-        });
-        let out = child.wait_with_output().map_err(|e| format!("git {}: {e}", args[0]))?;
-        let _ = writer.join();
+        let out = crate::process::feed_and_wait(child, input)
+            .map_err(|e| format!("git {}: {e}", args[0]))?;
         if out.status.success() {
             return Ok(out.stdout);
         }
