@@ -209,9 +209,9 @@ impl Repo {
         } else {
             return None;
         };
-        let common_dir = match std::fs::read_to_string(git_dir.join("commondir")) {
-            Ok(common) => git_dir.join(common.trim()),
-            Err(_) => git_dir.clone(),
+        let common_dir = match small_text(&git_dir.join("commondir")) {
+            Some(common) => git_dir.join(common.trim()),
+            None => git_dir.clone(),
         };
         Some(Repo { top: top.to_path_buf(), git_dir, common_dir })
     }
@@ -228,7 +228,7 @@ impl Repo {
         use std::fmt::Write as _;
         use std::os::unix::fs::MetadataExt as _;
         let mut key = String::new();
-        let head = std::fs::read_to_string(self.git_dir.join("HEAD")).unwrap_or_default();
+        let head = small_text(&self.git_dir.join("HEAD")).unwrap_or_default();
         let _ = write!(key, "{}|", head.trim());
         let branch = head.trim().strip_prefix("ref:").map(str::trim);
         let mut files = vec![self.git_dir.join("index"), self.common_dir.join("packed-refs")];
@@ -267,6 +267,12 @@ pub struct Checked {
     pub verdict: Verdict,
     /// The paths (relative to the top) whose stamps it depends on.
     pub watched: BTreeMap<String, (u8, u64, i64)>,
+}
+
+/// The text of a small file of the git folder (HEAD, commondir): a regular file of at most
+/// 4 KiB, else `None` (a FIFO planted there must not hang a hook).
+fn small_text(path: &Path) -> Option<String> {
+    crate::untrusted::read_text(path, 4096, crate::untrusted::Links::Follow).ok().flatten()
 }
 
 /// Distinct items of `items`, in first-seen order.
