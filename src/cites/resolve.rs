@@ -5,29 +5,22 @@
 //! citations; the one that reads the tree, `git grep`, runs only for symbols that are not in
 //! the file cited with them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use super::extract::{self, Candidates, SymbolWord};
-use super::git::{Git, GrepLine, Removal};
+use super::git::{Git, Removal};
 use super::tree::{Place, Tree};
 use super::{ByKey, Checked, Cite, Repo, Status, Subject, Verdict, commit_at, defs, distinct};
 
 /// A symbol waiting for `git grep`: its memory, the word, the path cited with it.
-type Pending = (usize, SymbolWord, Option<Resolved>);
+pub(super) type Pending = (usize, SymbolWord, Option<Resolved>);
 
 /// How many renames in a row one path is followed through.
 const MAX_RENAMES: usize = 4;
 
-/// How many commits' trees are searched (`git grep`) per check for symbols cited without a
-/// file and defined nowhere at HEAD.
-const MAX_TREE_GREPS: usize = 4;
-
-/// How many versions of a file are looked at to find the commit that removed a symbol.
-const MAX_VERSIONS: usize = 64;
-
 /// Where a path word of a memory leads.
 #[derive(Clone, Debug)]
-enum Resolved {
+pub(super) enum Resolved {
     /// Out of the repository, through a link.
     Outside,
     /// It is in the work tree at this path (the word itself, or the one file it is a suffix
@@ -41,7 +34,7 @@ enum Resolved {
 
 impl Resolved {
     /// The path as the memory's citation names it.
-    fn cited(&self) -> Option<&str> {
+    pub(super) fn cited(&self) -> Option<&str> {
         match self {
             Resolved::Here(p) | Resolved::Moved(p, ..) | Resolved::Gone(p, _) => Some(p),
             _ => None,
@@ -216,7 +209,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
     }
     if head.is_some() && !pending.is_empty() {
         let names = distinct(pending.iter().map(|(_, s, _)| s.name.clone()));
-        let at_head = grep_defs(&git, "HEAD", &names, &mut problems);
+        let at_head = super::symbols::grep_defs(&git, "HEAD", &names, &mut problems);
         let mut later = Vec::new();
         for (i, symbol, pair) in pending {
             let name = &symbol.name;
@@ -243,7 +236,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             out[i].verdict.cites.push(cite);
         }
         let since: Vec<i64> = subjects.iter().map(|s| s.since).collect();
-        gone_symbols(&git, &bases, &since, later, &mut out, &mut problems);
+        super::symbols::gone_symbols(&git, &bases, &since, later, &mut out, &mut problems);
     }
     for (i, checked) in out.iter_mut().enumerate() {
         let verdict = std::mem::take(&mut checked.verdict);
@@ -452,7 +445,7 @@ fn path_cite(r: &Resolved, lines: Option<u64>) -> Cite {
 }
 
 /// The citation of a symbol at `path`.
-fn symbol_cite(path: &str, name: &str, status: Status) -> Cite {
+pub(super) fn symbol_cite(path: &str, name: &str, status: Status) -> Cite {
     Cite {
         path: path.to_string(),
         symbol: Some(name.to_string()),
@@ -488,178 +481,4 @@ fn pair_of<'a>(
         [(_, only)] => Some(only),
         _ => None,
     }
-}
-
-/// What `git grep` found of some names at one commit: where each is defined, and which are
-/// environment variables.
-#[derive(Default)]
-struct Found {
-    defs: HashMap<String, Vec<String>>,
-    env: HashMap<String, ()>,
-}
-
-fn grep_defs(git: &Git, rev: &str, names: &[String], problems: &mut Vec<String>) -> Found {
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let lines: Vec<GrepLine> = git.grep(rev, &refs).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
-    let mut found = Found::default();
-    for line in &lines {
-        let words = line.text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'));
-        for name in distinct(words.filter(|w| wanted.contains(w))) {
-            let upper =
-                name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-            if upper && defs::reads_env(&line.text, name) {
-                found.env.insert(name.to_string(), ());
-            }
-            if defs::defines(&line.text, name) {
-                let at = found.defs.entry(name.to_string()).or_default();
-                if !at.contains(&line.path) {
-                    at.push(line.path.clone());
-                }
-            }
-        }
-    }
-    found
-}
-
-/// Symbols defined nowhere at HEAD: a citation, gone, when the commit their memory was
-/// written at defined them: in the file cited with them (its version at that commit, from
-/// `git cat-file`), else anywhere (a `git grep` at that commit, for at most
-/// [`MAX_TREE_GREPS`] commits per check). Not a citation otherwise. The commit that removed
-/// each is the first one since that changed its file and no longer defines it.
-fn gone_symbols(
-    git: &Git,
-    bases: &[Option<&str>],
-    since: &[i64],
-    later: Vec<Pending>,
-    out: &mut [Checked],
-    problems: &mut Vec<String>,
-) {
-    // (memory, name, the file that defined it then)
-    let mut gone: Vec<(usize, String, String, Option<String>)> = Vec::new();
-    let (paired, unpaired): (Vec<Pending>, Vec<Pending>) = later
-        .into_iter()
-        .partition(|(_, _, pair)| pair.as_ref().and_then(Resolved::cited).is_some());
-    let asks: Vec<(usize, String, String, String)> = paired
-        .into_iter()
-        .filter_map(|(i, symbol, pair)| {
-            let path = pair.as_ref().and_then(Resolved::cited)?.to_string();
-            Some((i, symbol.name, path.clone(), format!("{}:{path}", bases[i]?)))
-        })
-        .collect();
-    let specs = distinct(asks.iter().map(|(.., spec)| spec.clone()));
-    let texts = blob_texts(git, &specs, problems);
-    for (i, name, path, spec) in asks {
-        let Some(text) = texts.get(&spec) else { continue };
-        if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
-            gone.push((i, name, path.clone(), Some(path)));
-        }
-    }
-    let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
-    for item in unpaired {
-        if let Some(base) = bases[item.0] {
-            by_base.entry(base).or_default().push(item);
-        }
-    }
-    let mut groups: Vec<(&str, Vec<Pending>)> = by_base.into_iter().collect();
-    groups.sort_by_key(|(_, items)| std::cmp::Reverse(items.len()));
-    for (base, items) in groups.into_iter().take(MAX_TREE_GREPS) {
-        let names = distinct(items.iter().map(|(_, s, _)| s.name.clone()));
-        let then = grep_defs(git, base, &names, problems);
-        for (i, symbol, _) in items {
-            let Some(at) = then.defs.get(&symbol.name).and_then(|d| d.first()) else { continue };
-            if !then.env.contains_key(&symbol.name) {
-                gone.push((i, symbol.name, at.clone(), Some(at.clone())));
-            }
-        }
-    }
-    let removals = symbol_removals(git, &gone, since, problems);
-    for ((i, name, path, _), removal) in gone.into_iter().zip(removals) {
-        let mut cite = symbol_cite(&path, &name, Status::Gone);
-        if let Some(removal) = removal {
-            cite.commit = Some(removal.commit);
-            cite.date = Some(removal.date);
-        }
-        out[i].verdict.cites.push(cite);
-    }
-}
-
-/// Whether `text` reads the UPPER_CASE `name` from the environment.
-fn env_var(text: &str, name: &str) -> bool {
-    is_upper(name) && text.lines().any(|l| defs::mentions(l, name) && defs::reads_env(l, name))
-}
-
-fn is_upper(name: &str) -> bool {
-    name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
-}
-
-/// The text of the file each `rev:path` spec names (at most the tree's read bound).
-fn blob_texts(git: &Git, specs: &[String], problems: &mut Vec<String>) -> HashMap<String, String> {
-    let ids = git.blob_ids(specs).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    let wanted = distinct(ids.iter().flatten().cloned());
-    let blobs = git.blobs(&wanted, super::tree::MAX_FILE_BYTES).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    let by_id: HashMap<&String, String> = wanted
-        .iter()
-        .zip(&blobs)
-        .filter_map(|(id, b)| Some((id, String::from_utf8_lossy(b.as_ref()?).into_owned())))
-        .collect();
-    specs
-        .iter()
-        .zip(&ids)
-        .filter_map(|(spec, id)| Some((spec.clone(), by_id.get(id.as_ref()?)?.clone())))
-        .collect()
-}
-
-/// For each gone symbol (memory, name, file that defined it), the first commit after its
-/// memory was written that changed that file and left the name undefined (or the file gone):
-/// one path-limited `git log` and one `git cat-file` for all of them, at most
-/// [`MAX_VERSIONS`] versions looked at per symbol.
-fn symbol_removals(
-    git: &Git,
-    gone: &[(usize, String, String, Option<String>)],
-    since: &[i64],
-    problems: &mut Vec<String>,
-) -> Vec<Option<Removal>> {
-    let paths = distinct(gone.iter().filter_map(|(.., p)| p.clone()));
-    let touches = git.touching(&paths).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    // Per symbol, the commits to look at, oldest first.
-    let candidates: Vec<Vec<&super::git::Touch>> = gone
-        .iter()
-        .map(|(i, _, _, path)| {
-            let Some(path) = path else { return Vec::new() };
-            let mut list: Vec<&super::git::Touch> =
-                touches.iter().filter(|t| t.time > since[*i] && t.paths.contains(path)).collect();
-            list.reverse();
-            list.truncate(MAX_VERSIONS);
-            list
-        })
-        .collect();
-    let specs = distinct(gone.iter().zip(&candidates).flat_map(|((.., path), list)| {
-        let path = path.clone().unwrap_or_default();
-        list.iter().map(move |t| format!("{}:{path}", t.commit))
-    }));
-    let texts = blob_texts(git, &specs, problems);
-    gone.iter()
-        .zip(candidates)
-        .map(|((_, name, _, path), list)| {
-            let path = path.as_deref()?;
-            let first = list.into_iter().find(|t| {
-                let text = texts.get(&format!("{}:{path}", t.commit));
-                !text.is_some_and(|text| text.lines().any(|l| defs::defines(l, name)))
-            })?;
-            Some(Removal { commit: first.commit.clone(), date: first.date.clone() })
-        })
-        .collect()
 }
