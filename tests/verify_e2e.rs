@@ -124,13 +124,17 @@ fn notes_reach_the_model_and_fix_clears_the_rename(
     let cookie = lines_of(first, &history.cookie);
     assert!(!cookie.is_empty(), "the deleted file's memory reached the model: {first}");
     for line in &cookie {
-        let expected = format!("`{}`) **({})**: {COOKIE}", history.cookie, history.deleted);
+        let expected = format!(
+            "**{COOKIE}** (semantic, importance 8, `{}`) **({})**",
+            history.cookie, history.deleted
+        );
         assert!(line.contains(&expected), "{expected}\nnot in: {line}");
     }
     let retry = lines_of(first, &history.retry);
     assert!(!retry.is_empty(), "the renamed file's memory reached the model: {first}");
     for line in &retry {
-        let expected = format!("`{}`) **({MOVED})**: {RETRY}", history.retry);
+        let expected =
+            format!("**{RETRY}** (semantic, importance 8, `{}`) **({MOVED})**", history.retry);
         assert!(line.contains(&expected), "{expected}\nnot in: {line}");
     }
 
@@ -144,7 +148,7 @@ fn notes_reach_the_model_and_fix_clears_the_rename(
     let retry = lines_of(first, &history.retry);
     assert!(!retry.is_empty(), "the fixed memory reached the model: {first}");
     for line in &retry {
-        let expected = format!("`{}`): {RETRY_FIXED}", history.retry);
+        let expected = format!("**{RETRY_FIXED}** (semantic, importance 8, `{}`)", history.retry);
         assert!(line.contains(&expected), "{expected}\nnot in: {line}");
         assert!(!line.contains("may be outdated"), "{line}");
     }
