@@ -288,12 +288,10 @@ fn commit_at(parents: &[(String, i64)], since: i64) -> Option<&str> {
 }
 
 /// Counts lines added and removed between two versions of a file.
-fn changed_lines(old: &[u8], new: &[u8]) -> u64 {
-    let old = String::from_utf8_lossy(old);
-    let new = String::from_utf8_lossy(new);
-    let diff = similar::TextDiff::from_lines(old.as_ref(), new.as_ref());
+fn changed_lines(old: &str, new: &str) -> u64 {
+    let diff = similar::TextDiff::from_lines(old, new);
     diff.iter_all_changes().filter(|c| c.tag() != similar::ChangeTag::Equal).count() as u64
 }
 
-/// Paths grouped by the part before each.
+/// What each path word of a check resolved to, by the word.
 type ByKey<V> = HashMap<String, V>;

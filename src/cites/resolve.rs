@@ -157,14 +157,10 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         None => Vec::new(),
     };
     let bases: Vec<Option<&str>> = subjects.iter().map(|s| commit_at(&parents, s.since)).collect();
-    let changes = changes(&git, &tree, &found, &bases, &resolved, &mut problems);
+    // Each cited file of the work tree is read once, for its changes and for its symbols.
     let mut contents: HashMap<String, Option<String>> = HashMap::new();
-    let mut read = |path: &str| {
-        contents
-            .entry(path.to_string())
-            .or_insert_with(|| tree.read(path).map(|b| String::from_utf8_lossy(&b).into_owned()))
-            .clone()
-    };
+    let changes = changes(&git, &tree, &found, &bases, &resolved, &mut contents, &mut problems);
+    let mut read = |path: &str| text_of(&tree, &mut contents, path).clone();
     // Paths first, then the symbols found in the file cited with them; the others wait for
     // `git grep`.
     let mut pending: Vec<Pending> = Vec::new();
@@ -373,6 +369,7 @@ fn changes(
     found: &[Candidates],
     bases: &[Option<&str>],
     resolved: &ByKey<Resolved>,
+    contents: &mut HashMap<String, Option<String>>,
     problems: &mut Vec<String>,
 ) -> HashMap<(usize, String), u64> {
     let mut asks: Vec<(usize, String, String)> = Vec::new();
@@ -385,31 +382,28 @@ fn changes(
         }
     }
     let specs = distinct(asks.iter().map(|(_, _, s)| s.clone()));
-    let ids = git.blob_ids(&specs).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    let id_of: HashMap<&String, &String> =
-        specs.iter().zip(&ids).filter_map(|(s, id)| Some((s, id.as_ref()?))).collect();
-    let blob_ids = distinct(id_of.values().map(|id| (*id).clone()));
-    let blobs = git.blobs(&blob_ids, super::tree::MAX_FILE_BYTES).unwrap_or_else(|p| {
-        problems.push(p);
-        Vec::new()
-    });
-    let blob_of: HashMap<&String, &Vec<u8>> =
-        blob_ids.iter().zip(&blobs).filter_map(|(id, b)| Some((id, b.as_ref()?))).collect();
-    let mut now: HashMap<String, Option<Vec<u8>>> = HashMap::new();
+    let then = super::symbols::blob_texts(git, &specs, problems);
     let mut lines = HashMap::new();
     for (i, word, spec) in asks {
-        let Some(old) = id_of.get(&spec).and_then(|id| blob_of.get(id)) else { continue };
-        let path = spec.split_once(':').map_or("", |(_, p)| p).to_string();
-        let new = now.entry(path.clone()).or_insert_with(|| tree.read(&path));
-        if let Some(new) = new.as_ref() {
-            let n = if new == *old { 0 } else { super::changed_lines(old, new) };
+        let Some(old) = then.get(&spec) else { continue };
+        let path = spec.split_once(':').map_or("", |(_, p)| p);
+        if let Some(new) = text_of(tree, contents, path) {
+            let n = if new == old { 0 } else { super::changed_lines(old, new) };
             lines.insert((i, word), n);
         }
     }
     lines
+}
+
+/// The text of the work tree's file `path` (see [`Tree::read`]), read once per check.
+fn text_of<'a>(
+    tree: &Tree,
+    contents: &'a mut HashMap<String, Option<String>>,
+    path: &str,
+) -> &'a Option<String> {
+    contents
+        .entry(path.to_string())
+        .or_insert_with(|| tree.read(path).map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// The citation of a path.

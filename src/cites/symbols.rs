@@ -73,7 +73,7 @@ pub(super) fn gone_symbols(
     problems: &mut Vec<String>,
 ) {
     // (memory, name, the file that defined it then)
-    let mut gone: Vec<(usize, String, String, Option<String>)> = Vec::new();
+    let mut gone: Vec<(usize, String, String)> = Vec::new();
     let (paired, unpaired): (Vec<Pending>, Vec<Pending>) = later
         .into_iter()
         .partition(|(_, _, pair)| pair.as_ref().and_then(Resolved::cited).is_some());
@@ -89,7 +89,7 @@ pub(super) fn gone_symbols(
     for (i, name, path, spec) in asks {
         let Some(text) = texts.get(&spec) else { continue };
         if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
-            gone.push((i, name, path.clone(), Some(path)));
+            gone.push((i, name, path));
         }
     }
     let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
@@ -106,12 +106,12 @@ pub(super) fn gone_symbols(
         for (i, symbol, _) in items {
             let Some(at) = then.defs.get(&symbol.name).and_then(|d| d.first()) else { continue };
             if !then.env.contains_key(&symbol.name) {
-                gone.push((i, symbol.name, at.clone(), Some(at.clone())));
+                gone.push((i, symbol.name, at.clone()));
             }
         }
     }
     let removals = symbol_removals(git, &gone, since, problems);
-    for ((i, name, path, _), removal) in gone.into_iter().zip(removals) {
+    for ((i, name, path), removal) in gone.into_iter().zip(removals) {
         let mut cite = symbol_cite(&path, &name, Status::Gone);
         if let Some(removal) = removal {
             cite.commit = Some(removal.commit);
@@ -131,7 +131,11 @@ fn is_upper(name: &str) -> bool {
 }
 
 /// The text of the file each `rev:path` spec names (at most the tree's read bound).
-fn blob_texts(git: &Git, specs: &[String], problems: &mut Vec<String>) -> HashMap<String, String> {
+pub(super) fn blob_texts(
+    git: &Git,
+    specs: &[String],
+    problems: &mut Vec<String>,
+) -> HashMap<String, String> {
     let ids = git.blob_ids(specs).unwrap_or_else(|p| {
         problems.push(p);
         Vec::new()
@@ -159,11 +163,11 @@ fn blob_texts(git: &Git, specs: &[String], problems: &mut Vec<String>) -> HashMa
 /// [`MAX_VERSIONS`] versions looked at per symbol.
 fn symbol_removals(
     git: &Git,
-    gone: &[(usize, String, String, Option<String>)],
+    gone: &[(usize, String, String)],
     since: &[i64],
     problems: &mut Vec<String>,
 ) -> Vec<Option<Removal>> {
-    let paths = distinct(gone.iter().filter_map(|(.., p)| p.clone()));
+    let paths = distinct(gone.iter().map(|(.., p)| p.clone()));
     let touches = git.touching(&paths).unwrap_or_else(|p| {
         problems.push(p);
         Vec::new()
@@ -171,8 +175,7 @@ fn symbol_removals(
     // Per symbol, the commits to look at, oldest first.
     let candidates: Vec<Vec<&super::git::Touch>> = gone
         .iter()
-        .map(|(i, _, _, path)| {
-            let Some(path) = path else { return Vec::new() };
+        .map(|(i, _, path)| {
             let mut list: Vec<&super::git::Touch> =
                 touches.iter().filter(|t| t.time > since[*i] && t.paths.contains(path)).collect();
             list.reverse();
@@ -180,15 +183,14 @@ fn symbol_removals(
             list
         })
         .collect();
-    let specs = distinct(gone.iter().zip(&candidates).flat_map(|((.., path), list)| {
-        let path = path.clone().unwrap_or_default();
-        list.iter().map(move |t| format!("{}:{path}", t.commit))
-    }));
+    let specs =
+        distinct(gone.iter().zip(&candidates).flat_map(|((.., path), list)| {
+            list.iter().map(move |t| format!("{}:{path}", t.commit))
+        }));
     let texts = blob_texts(git, &specs, problems);
     gone.iter()
         .zip(candidates)
-        .map(|((_, name, _, path), list)| {
-            let path = path.as_deref()?;
+        .map(|((_, name, path), list)| {
             let first = list.into_iter().find(|t| {
                 let text = texts.get(&format!("{}:{path}", t.commit));
                 !text.is_some_and(|text| text.lines().any(|l| defs::defines(l, name)))

@@ -37,6 +37,12 @@ pub struct Verified {
     pub unchecked: Option<String>,
 }
 
+/// The note that goes with a memory of type `kind` citing `cites` into an agent's context: for
+/// one that states how things are and cites code gone or moved (see [`crate::cites::note`]).
+pub fn code_note(kind: MemoryType, cites: &[crate::cites::Cite]) -> Option<String> {
+    states_how_things_are(kind).then(|| crate::cites::note(cites)).flatten()
+}
+
 /// Whether a memory of this type states how things are (and so is flagged and demoted when
 /// its code is gone): semantic and procedural ones; an episodic one records what happened.
 pub fn states_how_things_are(kind: MemoryType) -> bool {
@@ -62,10 +68,15 @@ impl Engine {
     /// its last confirmation ([`Engine::confirm`]), whichever is later.
     pub fn verdicts(&self, records: &[&Record]) -> Vec<Option<Verdict>> {
         let Some(repo) = self.repo() else { return vec![None; records.len()] };
-        let mut cache = Cache::open(&repo, &self.state_dir);
+        self.verdicts_of(&repo, records).into_iter().map(Some).collect()
+    }
+
+    /// The verdicts of `records` against `repo`, through its cache (saved when it changed).
+    fn verdicts_of(&self, repo: &Repo, records: &[&Record]) -> Vec<Verdict> {
+        let mut cache = Cache::open(repo, &self.state_dir);
         let out = self.verdicts_in(&mut cache, records);
         cache.save();
-        out.into_iter().map(Some).collect()
+        out
     }
 
     /// The verdicts of `records` from `cache`, those missing or out of date computed and
@@ -117,23 +128,18 @@ impl Engine {
     /// are and whose cited code is all gone; the hits are then ranked again. Only the hits
     /// (recall's top window) are checked, never the whole root.
     pub(super) fn judge_hits(&self, hits: &mut [Hit]) {
-        if self.repo().is_none() || hits.is_empty() {
-            return;
-        }
+        let Some(repo) = self.repo().filter(|_| !hits.is_empty()) else { return };
         let records: Vec<&Record> = hits.iter().map(|h| &h.record).collect();
-        let verdicts = self.verdicts(&records);
+        let verdicts = self.verdicts_of(&repo, &records);
         let ranking = &self.config.ranking;
         let mut demoted = false;
         for (hit, verdict) in hits.iter_mut().zip(verdicts) {
-            let Some(verdict) = verdict else { continue };
             if states_how_things_are(hit.record.kind) && verdict.all_gone() {
                 hit.components.code = 0.0;
                 hit.score = crate::score::combine(&hit.components, ranking);
                 demoted = true;
             }
-            if states_how_things_are(hit.record.kind) {
-                hit.code_note = verdict.note();
-            }
+            hit.code_note = code_note(hit.record.kind, &verdict.cites);
             hit.code_status = verdict.code_status;
             hit.cites = verdict.cites;
         }

@@ -190,11 +190,6 @@ fn entry(r: &Record, body: &str, label: &str, note: Option<&str>) -> String {
     )
 }
 
-/// The note of a memory that states how the code is and cites code gone or moved.
-fn code_note(kind: MemoryType, cites: &[crate::cites::Cite]) -> Option<String> {
-    super::states_how_things_are(kind).then(|| crate::cites::note(cites)).flatten()
-}
-
 /// One captured session, as a Markdown list item: its day, title and a short digest.
 fn session_entry(r: &Record, body: &str) -> String {
     let text = colon(&after_title(&r.title, body, 200));
@@ -293,7 +288,7 @@ impl Layers {
             for (r, verdict) in key.iter().zip(verdicts) {
                 let (_, memory) = engine.get(&r.id)?;
                 let cites = verdict.map(|v| v.cites).unwrap_or_default();
-                let note = code_note(r.kind, &cites);
+                let note = super::cites::code_note(r.kind, &cites);
                 let text = entry(r, memory.body(), label(Some(layer)), note.as_deref());
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), note.as_deref()));
                 titles.push(r.title.clone());
