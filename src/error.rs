@@ -422,4 +422,6 @@ pub enum CaptureFailure {
     Log,
     /// The session's events could not be appended to the session log.
     SessionLog,
+    /// The facts the user stated could not be written or counted.
+    Facts,
 }

@@ -7,20 +7,20 @@ use std::path::{Path, PathBuf};
 use crate::util::{Dir, Out};
 
 /// A memory root and, beside it, a folder for transcripts.
-struct Setup {
-    root: Dir,
+pub(crate) struct Setup {
+    pub(crate) root: Dir,
     files: Dir,
 }
 
 impl Setup {
-    fn new() -> Setup {
+    pub(crate) fn new() -> Setup {
         let setup = Setup { root: Dir::new(), files: Dir::new() };
         setup.root.mem(&["init", "."]).ok();
         setup
     }
 
     /// Writes a transcript of raw bytes, one line each.
-    fn transcript(&self, name: &str, lines: &[&[u8]]) -> PathBuf {
+    pub(crate) fn transcript(&self, name: &str, lines: &[&[u8]]) -> PathBuf {
         let mut bytes = Vec::new();
         for line in lines {
             bytes.extend_from_slice(line);
@@ -30,14 +30,14 @@ impl Setup {
     }
 
     /// The usual payload of a Claude Code hook.
-    fn payload(&self, session: &str, transcript: &Path) -> String {
+    pub(crate) fn payload(&self, session: &str, transcript: &Path) -> String {
         format!(
             r#"{{"session_id":"{session}","transcript_path":{},"cwd":"/home/ana/My Shop","hook_event_name":"SessionEnd","reason":"exit"}}"#,
             serde_json::to_string(transcript.to_str().unwrap()).unwrap()
         )
     }
 
-    fn capture(&self, payload: impl AsRef<[u8]>) -> Out {
+    pub(crate) fn capture(&self, payload: impl AsRef<[u8]>) -> Out {
         self.root.mem_stdin(&["capture"], payload)
     }
 
@@ -76,21 +76,21 @@ impl Setup {
     }
 }
 
-fn user(text: &str) -> String {
+pub(crate) fn user(text: &str) -> String {
     format!(
         r#"{{"type":"user","sessionId":"s","cwd":"/home/ana/My Shop","timestamp":"2026-11-29T10:00:00Z","message":{{"role":"user","content":{}}}}}"#,
         serde_json::to_string(text).unwrap()
     )
 }
 
-fn assistant(text: &str) -> String {
+pub(crate) fn assistant(text: &str) -> String {
     format!(
         r#"{{"type":"assistant","timestamp":"2026-11-29T10:30:00Z","message":{{"role":"assistant","content":[{{"type":"text","text":{}}}]}}}}"#,
         serde_json::to_string(text).unwrap()
     )
 }
 
-fn bash(command: &str) -> String {
+pub(crate) fn bash(command: &str) -> String {
     format!(
         r#"{{"type":"assistant","timestamp":"2026-11-29T10:10:00Z","message":{{"role":"assistant","content":[{{"type":"tool_use","id":"t","name":"Bash","input":{{"command":{}}}}},{{"type":"tool_use","id":"u","name":"Edit","input":{{"file_path":"/home/ana/My Shop/src/auth.rs"}}}}]}}}}"#,
         serde_json::to_string(command).unwrap()

@@ -25,6 +25,7 @@ mod docs;
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
+mod facts;
 /// The freshness contract: what recall sees of files changed by mem and by other tools.
 mod fresh;
 /// Gemini CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.

@@ -59,6 +59,7 @@ pub(crate) fn fail(kind: CaptureFailure, message: impl Into<String>) -> Error {
     Error::Capture { kind, message: message.into() }
 }
 
+pub mod facts;
 mod log;
 pub mod once;
 mod payload;
@@ -122,6 +123,8 @@ pub struct Captured {
     pub truncated: bool,
     /// Events appended to the session log (`.mem/sessions.db`) by this capture.
     pub logged_events: usize,
+    /// What became of the durable statements of the user's prompts.
+    pub facts: facts::Facts,
 }
 
 impl Captured {
@@ -148,6 +151,7 @@ impl Captured {
             oversized_lines: 0,
             truncated: false,
             logged_events: 0,
+            facts: facts::Facts::default(),
         }
     }
 }

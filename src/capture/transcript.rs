@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::agent::{Agent, Event, Fold, Kind, USER_SHELL, relative_to};
 use crate::json::{JsonLine, read_json_lines};
 
-use super::text::{item, item_of, prefix};
+use super::facts::{MAX_FACTS, Stated, stated};
+use super::text::{clean_text, item, item_of, prefix};
 use super::{
     COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, MAX_TRANSCRIPT_BYTES, RAW_ITEM_CHARS,
     REQUESTS_HEAD, REQUESTS_TAIL,
@@ -93,6 +94,11 @@ pub struct Transcript {
     /// The last assistant message, raw (cleaned only when used): a prefix of at most
     /// `4 * RAW_ITEM_CHARS` bytes, and whether it was cut.
     pub(crate) outcome: Option<(String, bool)>,
+    /// The durable statements of the user's prompts, with when they were made (see
+    /// [`super::facts`]), at most [`MAX_FACTS`].
+    pub(crate) stated: Vec<(Stated, Option<Timestamp>)>,
+    /// The same from the agent's echoes of the prompts, preferred when there are any.
+    pub(crate) stated_echoed: Vec<(Stated, Option<Timestamp>)>,
     /// The agent's reader, carried from line to line.
     fold: Fold,
 }
@@ -119,6 +125,8 @@ impl Default for Transcript {
             files_seen: HashSet::new(),
             files_total: 0,
             outcome: None,
+            stated: Vec::new(),
+            stated_echoed: Vec::new(),
             fold: Fold::default(),
         }
     }
@@ -162,7 +170,7 @@ pub(crate) fn read_transcript_upto(
         },
     )?;
     for event in t.fold.finish() {
-        t.event(event);
+        t.event(event, None);
     }
     if reader.limit() == 0 {
         // At the limit: truncated if the transcript goes on.
@@ -195,18 +203,25 @@ impl Transcript {
             self.first_at = Some(self.first_at.map_or(started, |f| f.min(started)));
         }
         for event in folded.events {
-            self.event(event);
+            self.event(event, folded.at);
         }
     }
 
     /// Takes in one event: the user's requests (an agent's echoes of them preferred, see
-    /// [`Event::echo`]), the last assistant message, the commands run and files written.
-    fn event(&mut self, event: Event) {
+    /// [`Event::echo`]) and what they state, the last assistant message, the commands run and
+    /// files written. `at` is when the event's line was written.
+    fn event(&mut self, event: Event, at: Option<Timestamp>) {
         match event.kind {
             Kind::Prompt => {
                 let list = if event.echo { &mut self.echoed } else { &mut self.requests };
                 if let Some(request) = item(&event.text) {
                     list.push(request);
+                }
+                let facts = if event.echo { &mut self.stated_echoed } else { &mut self.stated };
+                for said in stated(&clean_text(&event.text)) {
+                    if facts.len() < MAX_FACTS && !facts.iter().any(|(s, _)| *s == said) {
+                        facts.push((said, event.at.or(at)));
+                    }
                 }
             }
             Kind::Assistant => self.set_outcome(&event.text),
@@ -269,6 +284,12 @@ impl Transcript {
             && self.outcome.is_none()
             && self.tool_calls == 0
             && self.commands.total == 0
+    }
+
+    /// The durable statements of the user's prompts, each once, with when it was first made:
+    /// from the agent's echoes of the prompts when it writes any, else from its prompts.
+    pub fn stated(&self) -> &[(Stated, Option<Timestamp>)] {
+        if self.echoed.total == 0 { &self.stated } else { &self.stated_echoed }
     }
 
     /// How many requests the user made.

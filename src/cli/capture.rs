@@ -221,9 +221,34 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
                 n => format!(" ({n} secrets redacted)"),
             };
             let path = engine.root().join(path);
-            super::print_text(&format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display()))
+            let mut text = format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display());
+            text.push_str(&facts_line(&captured.facts));
+            super::print_text(&text)
         }
     }
+}
+
+/// The line on the facts the session stated: how many, and what became of the new ones.
+fn facts_line(facts: &mem::capture::facts::Facts) -> String {
+    let plural = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let mut line = format!("facts\t{} stated", plural(facts.stated, "statement"));
+    if facts.seen > 0 {
+        line.push_str(&format!(", {} taken before", facts.seen));
+    }
+    if !facts.added.is_empty() {
+        line.push_str(&format!(", {} added ({})", facts.added.len(), facts.added.join(", ")));
+    }
+    if !facts.used.is_empty() {
+        line.push_str(&format!(
+            ", {} already held, counted as used ({})",
+            facts.used.len(),
+            facts.used.join(", ")
+        ));
+    }
+    for (old, new) in &facts.superseded {
+        line.push_str(&format!(", {new} supersedes {old}"));
+    }
+    line + "\n"
 }
 
 /// Whether this is Codex's `notify` (its payload's `type` is `agent-turn-complete`) in a project

@@ -65,7 +65,19 @@ impl Engine {
     /// ten closest memories by BM25. A model that cannot be used is reported by
     /// [`Engine::embedding_warning`].
     pub fn admit(&mut self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
-        let normal = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+        self.admit_among(new, now, |_| true)
+    }
+
+    /// [`Engine::admit`] against the memories `keep` accepts only. Exact means the same words
+    /// in lower case, one space between them, a final full stop aside
+    /// ([`crate::capture::facts::normal`]).
+    pub(crate) fn admit_among(
+        &mut self,
+        new: &NewMemory,
+        now: Timestamp,
+        keep: impl Fn(&Memory) -> bool,
+    ) -> Result<Admission> {
+        let normal = crate::capture::facts::normal;
         let text = normal(&new.text);
         // Relevance alone: an old, unimportant exact duplicate must not fall out of the ten.
         let options = RecallOptions { limit: 10, ..Default::default() };
@@ -78,6 +90,9 @@ impl Engine {
         let mut bodies = Vec::with_capacity(hits.len());
         for hit in &hits {
             let Ok((path, memory)) = self.get(&hit.record.id) else { continue };
+            if !keep(&memory) {
+                continue;
+            }
             let body = memory.body();
             let without_title =
                 body.trim_start().strip_prefix('#').map(|b| b.split_once('\n').map_or("", |x| x.1));
@@ -92,10 +107,14 @@ impl Engine {
             let hidden = crate::progress::Silent;
             let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
                 let vector = self.embed_query(&new.text)?;
-                Ok((self.nearest(&vector, 1, threshold), synced.pending))
+                Ok((self.nearest(&vector, 10, threshold), synced.pending))
+            });
+            let nearest = nearest.map(|(found, pending)| {
+                let kept = found.into_iter().find(|(id, _)| self.get(id).is_ok_and(|m| keep(&m.1)));
+                (kept, pending)
             });
             match nearest {
-                Ok((nearest, pending)) => match nearest.into_iter().next() {
+                Ok((nearest, pending)) => match nearest {
                     Some((id, similarity)) => {
                         let path = self.path_of(&id)?;
                         return Ok(Admission::Similar(Similar {

@@ -121,6 +121,10 @@ impl Engine {
         captured.path = Some(rel.clone());
         captured.written = written;
         captured.redacted = redacted;
+        let cwd = payload.cwd.as_deref().or(transcript.cwd.as_deref());
+        captured.facts = self
+            .take_facts(&payload.session_id, transcript.stated(), cwd, now)
+            .map_err(|e| fail(CaptureFailure::Facts, format!("wrote {rel}, but {e}")))?;
         captured.logged_events = self
             .log_session(&path, &payload.session_id, Some(id.as_str()))
             .map_err(|e| fail(CaptureFailure::SessionLog, format!("wrote {rel}, but {e}")))?;

@@ -21,6 +21,7 @@ mod capture;
 mod cites;
 mod context;
 mod edit;
+mod facts;
 mod fresh;
 mod health;
 mod layers;

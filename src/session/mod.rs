@@ -14,6 +14,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::{Error, Result};
 
 pub mod events;
+mod facts;
 mod import;
 pub mod ledger;
 pub mod resume;
@@ -29,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_sessions.sql"),
     include_str!("migrations/002_injections.sql"),
     include_str!("migrations/003_messages.sql"),
+    include_str!("migrations/005_facts.sql"),
 ];
 
 /// Most matching events a search ranks: a query that matches more is answered from its most

@@ -1,0 +1,55 @@
+//! The facts capture took from each session (`crate::capture::facts`): which statement of
+//! which session became or reinforced which memory, so that a transcript read again gives
+//! nothing twice.
+
+use jiff::Timestamp;
+use rusqlite::{OptionalExtension, params};
+
+use super::{SessionLog, session_error};
+use crate::Result;
+
+impl SessionLog {
+    /// The memory the statement `key` of `session` was taken as, if it was.
+    pub fn fact_taken(&self, session: &str, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT memory FROM facts WHERE session = ?1 AND key = ?2",
+                params![session, key],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| session_error(&self.path, &e))
+    }
+
+    /// Records that the statement `key` of `session`, made at `at`, was taken as `memory`
+    /// (`outcome`: added, used or superseded). Once: a second record of the pair is ignored.
+    pub fn record_fact(
+        &mut self,
+        session: &str,
+        key: &str,
+        memory: &str,
+        outcome: &str,
+        at: Timestamp,
+    ) -> Result<()> {
+        self.conn
+            .execute(
+                "INSERT OR IGNORE INTO facts (session, key, memory, outcome, at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![session, key, memory, outcome, at.as_second()],
+            )
+            .map(drop)
+            .map_err(|e| session_error(&self.path, &e))
+    }
+
+    /// How many statements were taken, by outcome (added, used, superseded), over every
+    /// session.
+    pub fn fact_counts(&self) -> Result<Vec<(String, i64)>> {
+        let err = |e: rusqlite::Error| session_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT outcome, COUNT(*) FROM facts GROUP BY outcome ORDER BY outcome")
+            .map_err(err)?;
+        let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).map_err(err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(err)
+    }
+}
