@@ -79,6 +79,9 @@ fn a_fact_the_user_states_becomes_a_memory_of_its_own_once() {
     let out = s.capture(s.payload("s2", &t));
     let text = out.ok();
     assert!(text.contains("facts\t1 statement stated, 1 added ("), "{text}");
+    let health = s.root.mem(&["health"]);
+    assert!(health.stdout.contains("; 2 facts taken from what users stated"), "{}", health.stdout);
+    assert_eq!(s.root.mem(&["health", "--json"]).json()["stated_facts"], 2);
 }
 
 #[test]

@@ -219,6 +219,11 @@ fn logs_lines(health: &mem::engine::Health) -> String {
     if c.unreadable > 0 {
         capture.push_str(&format!("; {} unreadable log lines", c.unreadable));
     }
+    if health.stated_facts > 0 {
+        let n = health.stated_facts;
+        let facts = if n == 1 { "fact" } else { "facts" };
+        capture.push_str(&format!("; {n} {facts} taken from what users stated"));
+    }
     text.push_str(&status(c.ok(), "capture", &capture));
     text
 }

@@ -3,12 +3,12 @@
 //! them already, or new memories that supersede a fact they change. Once per (session,
 //! statement), however often the transcript is read.
 
-use jiff::Timestamp;
 use super::{Admission, Engine};
 use crate::Result;
 use crate::capture::facts::{FACT_IMPORTANCE, FACT_TAG, Facts, Stated, normal};
 use crate::capture::{SESSION_SOURCE, is_digest, project_tag, redact};
 use crate::format::{Memory, MemoryType, NewMemory};
+use jiff::Timestamp;
 
 /// Whether `memory` is a fact a statement can repeat or change: semantic or procedural, not a
 /// digest, not superseded.

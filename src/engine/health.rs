@@ -70,6 +70,9 @@ pub struct Health {
     /// warning when some cite code that is gone or moved, never a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<CodeCheck>,
+    /// Memories that `mem capture` took from what the user stated in a session (`source:
+    /// session/<id>`, no digest), as the index has them.
+    pub stated_facts: usize,
 }
 
 /// What `mem verify` would say, counted.
@@ -219,7 +222,21 @@ impl Engine {
             leftovers,
             interrupted_moves,
             code,
+            stated_facts: self.stated_facts()?,
         })
+    }
+
+    /// How many indexed memories capture took from what a user stated: a session's source, an
+    /// id of their own.
+    fn stated_facts(&self) -> Result<usize> {
+        let records = self.index.records(&[], &[])?;
+        Ok(records
+            .iter()
+            .filter(|r| {
+                r.source.as_deref().is_some_and(|s| s.starts_with(crate::capture::SESSION_SOURCE))
+                    && !r.id.starts_with(crate::capture::DIGEST_ID_PREFIX)
+            })
+            .count())
     }
 
     /// The counts of [`Engine::verify`].
