@@ -114,7 +114,7 @@ impl Ledger {
             Some("compact" | "clear") => log.record_reset(session, turn, now)?,
             _ => {}
         }
-        let held = log.in_context(session)?;
+        let held = log.in_context(session)?.into_iter().map(|s| (s.memory, s.hash)).collect();
         Ok(Some(Ledger { log, session: session.to_string(), turn, held }))
     }
 }

@@ -66,7 +66,8 @@ impl Item {
 
     /// What the ledger keeps of it.
     fn sent(&self) -> Sent {
-        Sent { memory: self.id.clone(), hash: self.hash.clone(), chars: self.text.chars().count() }
+        let (memory, hash, chars) = (self.id.clone(), self.hash.clone(), self.text.chars().count());
+        Sent { memory, hash, chars, cut: false }
     }
 }
 

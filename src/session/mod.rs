@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_sessions.sql"),
     include_str!("migrations/002_injections.sql"),
     include_str!("migrations/003_messages.sql"),
+    include_str!("migrations/004_injections_cut.sql"),
 ];
 
 /// Most matching events a search ranks: a query that matches more is answered from its most
