@@ -23,6 +23,7 @@ mod context;
 mod edit;
 mod fresh;
 mod health;
+mod held;
 mod layers;
 mod recall;
 mod reflect;
