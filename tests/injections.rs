@@ -267,3 +267,63 @@ fn a_digest_cut_at_the_start_goes_whole_to_the_prompt_that_asks_for_it() {
     let again = r#","prompt":"what is the staging server address again","prompt_id":"p2""#;
     assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", again), "");
 }
+
+/// Issue #39, item 5: `mem session show` gives each memory sent with its title (none for a
+/// memory since deleted) and whether it went whole or cut, and each turn's totals.
+#[test]
+fn session_show_gives_titles_whole_or_cut_and_each_turns_totals() {
+    let (repo, id) = project_with(&long_fact(8));
+    let added = repo.mem_in(".", &["add", "--type", "semantic", "--importance", "9", FACT], "");
+    let fact = added.ok().split('\t').next().unwrap().to_string();
+    context(&repo, "SessionStart", "s1", r#","source":"startup""#);
+    context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p1"));
+    std::fs::remove_file(repo.path().join(format!(".memory/{fact}.md"))).unwrap();
+
+    let shown = repo.mem_in(".", &["session", "show", "s1"], "").ok().to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    let member = |prefix: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{shown}"))
+            .split('\t')
+            .collect()
+    };
+    let json = repo.mem_in(".", &["session", "show", "s1", "--json"], "").json();
+    let entries = json.as_array().unwrap();
+    let start = &entries[0]["memories"];
+    assert_eq!(entries[0]["event"], "SessionStart", "{json}");
+    let chars = |i: usize| start[i]["chars"].as_u64().unwrap();
+    assert_eq!(
+        member(&format!("    {fact}\t")),
+        [&format!("    {fact}"), "whole", &format!("{} chars", chars(0))]
+    );
+    let cut = member(&format!("    {id}\tcut\t"));
+    assert_eq!(
+        cut[3],
+        "The staging server is reached through a bastion. Words about the deploy process go here, step after step. Words about th…",
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("    {id}\twhole\t")), "{shown}");
+    let total =
+        format!("turn 0\t-\tinjected total\t2 memories (1 cut), {} chars\n", chars(0) + chars(1));
+    assert!(shown.contains(&total), "{shown}");
+    assert!(shown.contains("turn 1\t-\tinjected total\t1 memories (0 cut), "), "{shown}");
+    // The totals come after the turn's injections.
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap();
+    assert!(at("turn 0\t-\tinjected total") > at(&format!("    {id}\tcut")), "{shown}");
+
+    assert_eq!(start[0]["memory"], fact.as_str(), "{json}");
+    assert_eq!((start[0]["title"].is_null(), start[0]["cut"].as_bool()), (true, Some(false)));
+    assert_eq!(start[1]["title"].as_str().map(|t| t.starts_with("The staging server")), Some(true));
+    assert_eq!(start[1]["cut"], true, "{json}");
+    let totals: Vec<&serde_json::Value> =
+        entries.iter().filter(|e| e["kind"] == "injected_total").collect();
+    assert_eq!(totals.len(), 2, "{json}");
+    assert_eq!((totals[0]["turn"].as_i64(), totals[0]["memories"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (totals[0]["cut"].as_u64(), totals[0]["chars"].as_u64()),
+        (Some(1), Some(chars(0) + chars(1)))
+    );
+    assert_eq!((totals[1]["turn"].as_i64(), totals[1]["cut"].as_u64()), (Some(1), Some(0)));
+}
