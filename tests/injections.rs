@@ -14,9 +14,14 @@ fn payload(event: &str, session: &str, cwd: &std::path::Path, extra: &str) -> St
 
 /// The `additionalContext` a context hook answered with (empty when it said nothing).
 fn context(repo: &Dir, event: &str, session: &str, extra: &str) -> String {
+    context_in(repo, 4000, event, session, extra)
+}
+
+/// [`context`] with `--budget budget`.
+fn context_in(repo: &Dir, budget: u32, event: &str, session: &str, extra: &str) -> String {
     let out = repo.mem_in(
         ".",
-        &["context", "--hook", "claude"],
+        &["context", "--hook", "claude", "--budget", &budget.to_string()],
         payload(event, session, repo.path(), extra),
     );
     assert_eq!(out.code, 0, "{out:?}");
@@ -162,4 +167,163 @@ fn the_same_prompt_typed_again_is_a_new_call_and_two_hook_files_one() {
     text.push_str("{\"type\":\"assistant\"}\n");
     std::fs::write(&transcript, text).unwrap();
     assert!(call().contains(FACT));
+}
+
+/// A long memory: its one line in the block is cut (280 characters of body), and its end,
+/// `port 8443`, is only in its whole line. `words` sets how long it is.
+fn long_fact(words: usize) -> String {
+    let middle = "Words about the deploy process go here, step after step. ".repeat(words);
+    format!(
+        "The staging server is reached through a bastion. {middle}The address is stage-7.example.net on port 8443."
+    )
+}
+
+/// A project whose memory root holds `text` (semantic, importance 8); its id.
+fn project_with(text: &str) -> (Dir, String) {
+    let repo = Dir::new();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    let added = repo.mem_in(".", &["add", "--type", "semantic", "--importance", "8", text], "");
+    let id = added.ok().split('\t').next().unwrap().to_string();
+    (repo, id)
+}
+
+/// A prompt about the staging server, with its prompt id.
+fn staging(id: &str) -> String {
+    format!(r#","prompt":"how do I reach the staging server","prompt_id":"{id}""#)
+}
+
+/// The line of the block about memory `id`.
+fn line_of<'a>(block: &'a str, id: &str) -> &'a str {
+    block.lines().find(|l| l.contains(&format!("`{id}`"))).unwrap_or_else(|| panic!("{block}"))
+}
+
+/// Issue #39, item 3: a memory sent cut is sent again whole at a later prompt that matches it,
+/// once; the cut line says how to get the rest.
+#[test]
+fn a_memory_sent_cut_goes_whole_once_later_in_the_session() {
+    let (repo, id) = project_with(&long_fact(8));
+    let first = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p1"));
+    let cut = line_of(&first, &id);
+    assert!(!cut.contains("port 8443"), "cut at 280 characters of body: {cut}");
+    assert!(cut.ends_with(&format!("`get {id}` for the rest")), "{cut}");
+    // The next prompt that matches it gets it whole, on one line.
+    let second = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p2"));
+    let whole = line_of(&second, &id);
+    assert!(whole.ends_with("stage-7.example.net on port 8443."), "{whole}");
+    assert!(!whole.contains("for the rest"), "{whole}");
+    // Then never again, whatever matches it.
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p3")), "");
+    assert_eq!(context(&repo, "SessionStart", "s1", r#","source":"startup""#), "");
+    // A key memory sent cut at the session's start goes whole with a prompt, then no more.
+    let start = context(&repo, "SessionStart", "s2", r#","source":"startup""#);
+    assert!(line_of(&start, &id).ends_with("for the rest"), "{start}");
+    let prompt = context_in(&repo, 2000, "UserPromptSubmit", "s2", &staging("p1"));
+    assert!(line_of(&prompt, &id).ends_with("port 8443."), "{prompt}");
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s2", &staging("p2")), "");
+}
+
+/// Issue #39, item 3: a memory whose whole line never fits the budget is sent cut once per
+/// session, ending with "`get ID` for the rest", and not again.
+#[test]
+fn a_memory_too_long_to_go_whole_is_sent_cut_once() {
+    let (repo, id) = project_with(&long_fact(40));
+    let first = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p1"));
+    let cut = line_of(&first, &id);
+    assert!(cut.ends_with(&format!("`get {id}` for the rest")), "{cut}");
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p2")), "");
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p3")), "");
+    // A changed memory goes again, cut, once.
+    let file = repo.path().join(format!(".memory/{id}.md"));
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("port 8443", "port 9443")).unwrap();
+    let changed = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p4"));
+    assert!(line_of(&changed, &id).ends_with("for the rest"), "{changed}");
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p5")), "");
+}
+
+/// Issue #39, item 3, as it was found: a fact stated in an earlier session, in its digest's
+/// line cut at the session's start, reaches a later prompt that asks for it whole.
+#[test]
+fn a_digest_cut_at_the_start_goes_whole_to_the_prompt_that_asks_for_it() {
+    let repo = Dir::new();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    let steps = "Read the deploy notes and the runbook of the service. ".repeat(4);
+    let body = format!(
+        "# Session: set up the project notes\n\n- Start: {steps}Note for this project: we use pnpm, \
+         never npm, and the staging server address is stage-7.example.net on port 8443.\n"
+    );
+    let file = crate::util::memory("session-old", "episodic", 5, "2026-11-29T10:00:00Z", &body)
+        .replace("---\n# Session", "source: session/old\n---\n# Session");
+    repo.write(".memory/sessions/session-old.md", file);
+    let start = context(&repo, "SessionStart", "s1", r#","source":"startup""#);
+    let cut = line_of(&start, "session-old");
+    assert!(cut.ends_with("`get session-old` for the rest") && !cut.contains("8443"), "{start}");
+    let ask = r#","prompt":"what is the staging server address","prompt_id":"p1""#;
+    let prompt = context_in(&repo, 2000, "UserPromptSubmit", "s1", ask);
+    let whole = line_of(&prompt, "session-old");
+    assert!(whole.ends_with("stage-7.example.net on port 8443."), "{prompt}");
+    let again = r#","prompt":"what is the staging server address again","prompt_id":"p2""#;
+    assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", again), "");
+}
+
+/// Issue #39, item 5: `mem session show` gives each memory sent with its title (none for a
+/// memory since deleted) and whether it went whole or cut, and each turn's totals.
+#[test]
+fn session_show_gives_titles_whole_or_cut_and_each_turns_totals() {
+    let (repo, id) = project_with(&long_fact(8));
+    let added = repo.mem_in(".", &["add", "--type", "semantic", "--importance", "9", FACT], "");
+    let fact = added.ok().split('\t').next().unwrap().to_string();
+    context(&repo, "SessionStart", "s1", r#","source":"startup""#);
+    context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p1"));
+    std::fs::remove_file(repo.path().join(format!(".memory/{fact}.md"))).unwrap();
+
+    let shown = repo.mem_in(".", &["session", "show", "s1"], "").ok().to_string();
+    let lines: Vec<&str> = shown.lines().collect();
+    let member = |prefix: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{shown}"))
+            .split('\t')
+            .collect()
+    };
+    let json = repo.mem_in(".", &["session", "show", "s1", "--json"], "").json();
+    let entries = json.as_array().unwrap();
+    let start = &entries[0]["memories"];
+    assert_eq!(entries[0]["event"], "SessionStart", "{json}");
+    let chars = |i: usize| start[i]["chars"].as_u64().unwrap();
+    assert_eq!(
+        member(&format!("    {fact}\t")),
+        [&format!("    {fact}"), "whole", &format!("{} chars", chars(0))]
+    );
+    let cut = member(&format!("    {id}\tcut\t"));
+    assert_eq!(
+        cut[3],
+        "The staging server is reached through a bastion. Words about the deploy process go here, step after step. Words about th…",
+        "{shown}"
+    );
+    assert!(shown.contains(&format!("    {id}\twhole\t")), "{shown}");
+    let total =
+        format!("turn 0\t-\tinjected total\t2 memories (1 cut), {} chars\n", chars(0) + chars(1));
+    assert!(shown.contains(&total), "{shown}");
+    assert!(shown.contains("turn 1\t-\tinjected total\t1 memories (0 cut), "), "{shown}");
+    // The totals come after the turn's injections.
+    let at = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap();
+    assert!(at("turn 0\t-\tinjected total") > at(&format!("    {id}\tcut")), "{shown}");
+
+    assert_eq!(start[0]["memory"], fact.as_str(), "{json}");
+    assert_eq!((start[0]["title"].is_null(), start[0]["cut"].as_bool()), (true, Some(false)));
+    assert_eq!(start[1]["title"].as_str().map(|t| t.starts_with("The staging server")), Some(true));
+    assert_eq!(start[1]["cut"], true, "{json}");
+    let totals: Vec<&serde_json::Value> =
+        entries.iter().filter(|e| e["kind"] == "injected_total").collect();
+    assert_eq!(totals.len(), 2, "{json}");
+    assert_eq!((totals[0]["turn"].as_i64(), totals[0]["memories"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (totals[0]["cut"].as_u64(), totals[0]["chars"].as_u64()),
+        (Some(1), Some(chars(0) + chars(1)))
+    );
+    assert_eq!((totals[1]["turn"].as_i64(), totals[1]["cut"].as_u64()), (Some(1), Some(0)));
 }

@@ -81,8 +81,8 @@ struct Ledger {
     session: String,
     /// The prompt's number, which only labels the ledger's rows.
     turn: i64,
-    /// What the session's context holds (id, hash).
-    held: Vec<(String, String)>,
+    /// What the session's context holds (each memory's id, hash, and whether it went cut).
+    held: Vec<mem::session::ledger::Sent>,
 }
 
 impl Ledger {

@@ -8,6 +8,7 @@ use mem::format::whole_second;
 use mem::session::ledger::{self, Injection, Sent};
 use mem::session::resume::{self, one_line};
 use mem::session::{Event, Kind, SessionLog};
+use mem::store::Layer;
 
 use super::Globals;
 use mem::agent::Agent;
@@ -37,8 +38,9 @@ enum Action {
     },
     /// Print a session's events in order: prompts, answers, tool calls and results, settings
     /// and checkpoints, each with its turn; and, after each prompt (or at the start), what mem's
-    /// hooks put into the session's context then (`injected`: the memories and their
-    /// characters), from the injection ledger.
+    /// hooks put into the session's context then (`injected`: each memory with its title,
+    /// whether its line went whole or cut, and its characters), from the injection ledger,
+    /// with the turn's totals.
     Show {
         /// The session id (or a unique start of it).
         id: String,
@@ -49,7 +51,9 @@ enum Action {
         #[arg(long)]
         full: bool,
         /// Print a JSON array of events (with `injected` entries: `event`, `memories` with each
-        /// one's `memory` id, `hash` and `chars`, and their total `chars`).
+        /// one's `memory` id, `title` (null for a memory since deleted), `hash`, `chars` and
+        /// `cut`, and their total `chars`; after each turn's last, an `injected_total` entry
+        /// with the turn's `memories`, `cut` and `chars`).
         #[arg(long)]
         json: bool,
     },
@@ -143,7 +147,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         Action::Show { id, turn, full, json } => {
             let session = log.session(&id)?;
             let events = log.events(&session.id, turn)?;
-            let groups = injected(&log.injections(&session.id, turn)?);
+            let mut groups = injected(&log.injections(&session.id, turn)?);
+            add_titles(ctx, &mut groups);
+            let totals = turn_totals(&groups);
             let mut shown: Vec<Shown> = events.iter().map(Shown::Event).collect();
             // Each group goes after its turn's prompt (a start's, first), or after its turn.
             for group in &groups {
@@ -158,6 +164,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 };
                 shown.insert(at, Shown::Injected(group));
             }
+            let shown = with_totals(shown, &totals);
             if json {
                 return super::print_json(&shown);
             }
@@ -166,6 +173,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 match s {
                     Shown::Event(e) => out.push_str(&show_event(e, full)),
                     Shown::Injected(g) => out.push_str(&show_injected(g)),
+                    Shown::Total(t) => out.push_str(&format!(
+                        "turn {}\t-\tinjected total\t{} memories ({} cut), {} chars\n",
+                        t.turn, t.memories, t.cut, t.chars
+                    )),
                 }
             }
             super::print_text(&out)
@@ -221,16 +232,39 @@ struct Injected {
     turn: i64,
     at: Option<jiff::Timestamp>,
     event: String,
-    memories: Vec<Sent>,
+    memories: Vec<InjectedMemory>,
     chars: usize,
 }
 
-/// A line of `mem session show`: an event, or an injection.
+/// One memory an injection sent, and its title.
+#[derive(Debug, serde::Serialize)]
+struct InjectedMemory {
+    #[serde(flatten)]
+    sent: Sent,
+    /// Its title in the root now (`None`: no memory has its id any more).
+    title: Option<String>,
+}
+
+/// What the context hooks put into a session's context with one turn.
+#[derive(Debug, serde::Serialize)]
+struct Total {
+    /// Always `injected_total`.
+    kind: &'static str,
+    turn: i64,
+    /// Memories sent (one sent twice, after a compaction, counts twice).
+    memories: usize,
+    /// How many of them went cut.
+    cut: usize,
+    chars: usize,
+}
+
+/// A line of `mem session show`: an event, an injection, or a turn's totals.
 #[derive(Debug, serde::Serialize)]
 #[serde(untagged)]
 enum Shown<'a> {
     Event(&'a Event),
     Injected(&'a Injected),
+    Total(&'a Total),
 }
 
 impl Shown<'_> {
@@ -238,6 +272,7 @@ impl Shown<'_> {
         match self {
             Shown::Event(e) => e.turn,
             Shown::Injected(g) => g.turn,
+            Shown::Total(t) => t.turn,
         }
     }
 
@@ -257,7 +292,7 @@ fn injected(rows: &[Injection]) -> Vec<Injected> {
         match (same, &row.sent) {
             (Some(group), Some(sent)) => {
                 group.chars += sent.chars;
-                group.memories.push(sent.clone());
+                group.memories.push(InjectedMemory { sent: sent.clone(), title: None });
             }
             _ => groups.push(Injected {
                 kind: "injected",
@@ -265,11 +300,79 @@ fn injected(rows: &[Injection]) -> Vec<Injected> {
                 at: row.at,
                 event: row.event.clone(),
                 chars: row.sent.as_ref().map_or(0, |s| s.chars),
-                memories: row.sent.iter().cloned().collect(),
+                memories: row
+                    .sent
+                    .iter()
+                    .map(|s| InjectedMemory { sent: s.clone(), title: None })
+                    .collect(),
             }),
         }
     }
     groups
+}
+
+/// Fills in the title of each memory `groups` name, from the root's layers as they are now
+/// (read from the files the index names, which the hooks brought up to date before sending):
+/// a memory since deleted, or every one when the root cannot be opened (a warning), has none.
+fn add_titles(ctx: &Globals, groups: &mut [Injected]) {
+    if groups.iter().all(|g| g.memories.is_empty()) {
+        return;
+    }
+    let mut layers = match ctx.layers_near(None) {
+        Ok(layers) => layers,
+        Err(e) => {
+            eprintln!(
+                "mem: warning: the memories' titles cannot be shown: {}",
+                super::describe(&e)
+            );
+            return;
+        }
+    };
+    let mut titles: std::collections::HashMap<String, Option<String>> = Default::default();
+    for memory in groups.iter_mut().flat_map(|g| g.memories.iter_mut()) {
+        let id = &memory.sent.memory;
+        if !titles.contains_key(id) {
+            let title = [Layer::Project, Layer::User].into_iter().find_map(|layer| {
+                let (_, found) = layers.engine(layer)?.get(id).ok()?;
+                Some(found.title())
+            });
+            titles.insert(id.clone(), title);
+        }
+        memory.title = titles[id].clone();
+    }
+}
+
+/// The totals of each turn that had memories sent, in order of turns.
+fn turn_totals(groups: &[Injected]) -> Vec<Total> {
+    let mut totals: Vec<Total> = Vec::new();
+    for g in groups.iter().filter(|g| !g.memories.is_empty()) {
+        let total = match totals.iter_mut().find(|t| t.turn == g.turn) {
+            Some(total) => total,
+            None => {
+                let kind = "injected_total";
+                totals.push(Total { kind, turn: g.turn, memories: 0, cut: 0, chars: 0 });
+                totals.last_mut().expect("just pushed")
+            }
+        };
+        total.memories += g.memories.len();
+        total.cut += g.memories.iter().filter(|m| m.sent.cut).count();
+        total.chars += g.chars;
+    }
+    totals
+}
+
+/// `shown` with each turn's totals after the last injection of that turn.
+fn with_totals<'a>(shown: Vec<Shown<'a>>, totals: &'a [Total]) -> Vec<Shown<'a>> {
+    let last =
+        |turn: i64| shown.iter().rposition(|s| matches!(s, Shown::Injected(g) if g.turn == turn));
+    let after: Vec<(usize, &Total)> =
+        totals.iter().filter_map(|t| last(t.turn).map(|i| (i, t))).collect();
+    let mut out = Vec::with_capacity(shown.len() + after.len());
+    for (i, s) in shown.into_iter().enumerate() {
+        out.push(s);
+        out.extend(after.iter().filter(|(at, _)| *at == i).map(|(_, t)| Shown::Total(t)));
+    }
+    out
 }
 
 /// An injection as `mem session show` prints it.
@@ -281,15 +384,24 @@ fn show_injected(g: &Injected) -> String {
             g.turn
         );
     }
-    let ids: Vec<&str> = g.memories.iter().map(|m| m.memory.as_str()).collect();
-    format!(
+    let ids: Vec<&str> = g.memories.iter().map(|m| m.sent.memory.as_str()).collect();
+    let mut out = format!(
         "turn {}\t{at}\tinjected\t{}: {} memories, {} chars: {}\n",
         g.turn,
         g.event,
         g.memories.len(),
         g.chars,
         ids.join(", ")
-    )
+    );
+    for m in &g.memories {
+        let how = if m.sent.cut { "cut" } else { "whole" };
+        out.push_str(&format!("    {}\t{how}\t{} chars", m.sent.memory, m.sent.chars));
+        if let Some(title) = &m.title {
+            out.push_str(&format!("\t{}", one_line(title, 120)));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// One event as `mem session show` prints it.

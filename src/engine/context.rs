@@ -3,6 +3,7 @@
 
 use jiff::Timestamp;
 
+use super::held::{Goes, cut_or_whole, goes};
 use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
 use crate::capture::SESSION_SOURCE;
@@ -24,9 +25,10 @@ pub struct ContextOptions {
     pub min_strength: f64,
     /// How many of the most recent captured sessions (`source: session/...`) to list.
     pub sessions: usize,
-    /// Memories the session's context already holds, as (id, hash of the content sent): left out
-    /// unless their text has changed since (see [`Sent`]).
-    pub held: Vec<(String, String)>,
+    /// What the session's context already holds (the injection ledger's rows since its last
+    /// reset): a memory held whole is left out unless its content has changed since; one held
+    /// only cut goes again whole, once, when its whole line fits (see [`Sent`]).
+    pub held: Vec<Sent>,
     /// Memories never to put in the block (the digest of the session it goes to: the session
     /// holds all of it already).
     pub exclude: Vec<String>,
@@ -41,7 +43,8 @@ pub struct SessionContext {
     pub report: Option<RefreshReport>,
     /// How many memories the block could show (0: there is nothing to say).
     pub memories: usize,
-    /// The memories the block holds (within the budget), with the hash of each one's text.
+    /// The memories the block holds (within the budget), with the hash of each one's text and
+    /// whether its line is cut.
     pub sent: Vec<Sent>,
 }
 
@@ -50,24 +53,50 @@ struct Item {
     id: String,
     text: String,
     hash: String,
+    /// Whether `text` holds only the start of the memory's body (then it ends with how to get
+    /// the rest).
+    cut: bool,
+    /// The line with the whole body, when `text` is cut and it could be made.
+    whole: Option<String>,
+    /// Whether it is the whole line of a memory the context holds cut: it goes only if it fits,
+    /// and is never counted as left out.
+    again: bool,
 }
 
 impl Item {
     /// The line `text` of the memory `id` whose title and body are these, with its note
-    /// (a new note sends the memory again).
+    /// (a new note sends the memory again); a line that holds only the start of the body ends
+    /// with how to get the rest (see [`cut_or_whole`]).
     fn new(id: &str, text: String, title: &str, body: &str, note: Option<&str>) -> Item {
         let mut hasher = blake3::Hasher::new();
         hasher.update(title.as_bytes()).update(&[0]).update(body.as_bytes());
         if let Some(note) = note {
             hasher.update(&[0]).update(note.as_bytes());
         }
-        Item { id: id.to_string(), text, hash: hasher.finalize().to_hex()[..16].to_string() }
+        let hash = hasher.finalize().to_hex()[..16].to_string();
+        let (text, cut, whole) = cut_or_whole(id, text, &after_title(title, body, usize::MAX));
+        Item { id: id.to_string(), text, hash, cut, whole, again: false }
     }
 
     /// What the ledger keeps of it.
     fn sent(&self) -> Sent {
-        Sent { memory: self.id.clone(), hash: self.hash.clone(), chars: self.text.chars().count() }
+        let (memory, hash, chars) = (self.id.clone(), self.hash.clone(), self.text.chars().count());
+        Sent { memory, hash, chars, cut: self.cut }
     }
+}
+
+/// What the block sends of `item`, given what the session's context holds (`held`, see
+/// [`goes`]): its line as made, nothing, or its whole line when that is within `budget` (it
+/// goes only if it fits in the block, see [`assemble`]).
+fn against_held(item: Item, held: &[Sent], budget: usize) -> Option<Item> {
+    match goes(held, &item.id, &item.hash) {
+        Goes::AsMade => return Some(item),
+        Goes::Nothing => return None,
+        Goes::WholeIfFits => {}
+    }
+    let whole = if item.cut { item.whole? } else { item.text };
+    let again = Item { text: whole, cut: false, whole: None, again: true, ..item };
+    (again.text.chars().count() <= budget).then_some(again)
 }
 
 /// The tag that fences the block: what is between `<recalled-memories …>` and its end tag is
@@ -305,37 +334,50 @@ impl Layers {
             }
             sections.push(("## Recent sessions\n".to_string(), items));
         }
-        // What the context holds already, unchanged, is not sent again.
+        // What the context holds already, unchanged, is not sent again (whole, once, if cut).
         for (_, items) in &mut sections {
-            items.retain(|item| {
-                if options.exclude.contains(&item.id) {
-                    return false;
-                }
-                let sent = item.sent();
-                !options.held.iter().any(|(id, hash)| *id == sent.memory && *hash == sent.hash)
-            });
+            *items = std::mem::take(items)
+                .into_iter()
+                .filter(|item| !options.exclude.contains(&item.id))
+                .filter_map(|item| against_held(item, &options.held, options.budget))
+                .collect();
         }
-        let memories = sections.iter().map(|(_, items)| items.len()).sum();
         let mut origin = format!("project root {}", self.project().root().display());
         if let Some(user) = self.engine(Layer::User).filter(|_| layered) {
             origin.push_str(&format!(", user root {}", user.root().display()));
         }
-        let (text, used) = assemble(&sections, &origin, options.budget);
-        let sent = sections.iter().flat_map(|(_, items)| items).take(used).map(Item::sent);
-        Ok(SessionContext { text, report, memories, sent: sent.collect() })
+        let (text, sent) = assemble(&sections, &origin, options.budget);
+        // The block could show what it holds and the memories it left out to fit (a whole line
+        // sent again goes only when it fits).
+        let left_out = sections.iter().flat_map(|(_, items)| items).filter(|i| !i.again).count()
+            - sent.iter().filter(|i| !i.again).count();
+        let memories = sent.len() + left_out;
+        Ok(SessionContext {
+            text,
+            report,
+            memories,
+            sent: sent.into_iter().map(Item::sent).collect(),
+        })
     }
 }
 
 /// The block: a heading, the fence's opening tag naming the roots the memories come from
 /// (`origin`) and what they are, then each section's items while they fit in `budget`
 /// characters, then the fence's end tag; when an item does not fit, a marker line says how many
-/// were left out (it fits too). Also how many items it holds (the first ones, in order).
-fn assemble(sections: &[(String, Vec<Item>)], origin: &str, budget: usize) -> (String, usize) {
-    let total: usize = sections.iter().map(|(_, items)| items.len()).sum();
+/// were left out (it fits too). A whole line sent again (`again`) that does not fit is passed
+/// over, not counted. Also the items it holds, in order.
+fn assemble<'a>(
+    sections: &'a [(String, Vec<Item>)],
+    origin: &str,
+    budget: usize,
+) -> (String, Vec<&'a Item>) {
+    let total = sections.iter().flat_map(|(_, items)| items).filter(|i| !i.again).count();
     let origin = neutralise(&origin.replace('"', "'"));
     let mut out = format!("# Memory (from mem)\n\n<{FENCE} origin=\"{origin}\">\n{DATA_NOTE}\n\n");
     let close = format!("</{FENCE}>\n");
-    let mut used = 0;
+    let mut used = Vec::new();
+    // The items not sent yet that the marker line counts.
+    let mut left = total;
     let marker =
         |left: usize| format!("\n_… {left} more memories left out to fit {budget} characters_\n");
     let fits = |out: &str, extra: &str, left_after: usize| {
@@ -343,27 +385,33 @@ fn assemble(sections: &[(String, Vec<Item>)], origin: &str, budget: usize) -> (S
         out.chars().count() + extra.chars().count() + tail + close.chars().count() <= budget
     };
     'outer: for (heading, items) in sections {
-        if items.is_empty() {
-            continue;
-        }
-        let heading = format!("{heading}\n");
-        for (i, item) in items.iter().enumerate() {
-            let piece = if i == 0 { format!("{heading}{}", item.text) } else { item.text.clone() };
-            if !fits(&out, &piece, total - used - 1) {
+        let mut headed = false;
+        for item in items {
+            let piece =
+                if headed { item.text.clone() } else { format!("{heading}\n{}", item.text) };
+            let left_after = left - usize::from(!item.again);
+            if !fits(&out, &piece, left_after) {
+                if item.again {
+                    continue;
+                }
                 break 'outer;
             }
             out.push_str(&piece);
-            used += 1;
+            headed = true;
+            left = left_after;
+            used.push(item);
         }
-        out.push('\n');
+        if headed {
+            out.push('\n');
+        }
     }
-    if used < total {
-        out.push_str(&marker(total - used));
+    if left > 0 {
+        out.push_str(&marker(left));
     }
     out.push_str(&close);
     if out.chars().count() > budget {
         // Even the heading does not fit: print only what fits of the marker line.
-        return (crate::format::clip(&marker(total), budget.saturating_sub(1)), 0);
+        return (crate::format::clip(&marker(total), budget.saturating_sub(1)), Vec::new());
     }
     (out, used)
 }
@@ -382,7 +430,7 @@ mod tests {
         let sections = vec![("## Key memories\n".to_string(), items)];
         for budget in [200, 333, 600, 5000] {
             let (out, used) = assemble(&sections, "project root /r", budget);
-            assert_eq!(out.matches("- item").count(), used);
+            assert_eq!(out.matches("- item").count(), used.len());
             assert!(out.chars().count() <= budget, "{budget}: {}", out.chars().count());
             for line in out.lines().filter(|l| l.starts_with("- item")) {
                 assert!(line.ends_with(&"x".repeat(50)), "whole items only: {line}");
@@ -394,6 +442,25 @@ mod tests {
                 .contains("more memories left out to fit 600 characters")
         );
         assert!(!assemble(&sections, "project root /r", 5000).0.contains("left out"));
+    }
+
+    /// Issue #39, item 3: a whole line sent again after a cut one goes only where it fits, and
+    /// what it passes over is not counted as left out.
+    #[test]
+    fn a_whole_line_that_does_not_fit_is_passed_over() {
+        let line =
+            |id: &str, n: usize| Item::new(id, format!("- {id} {}\n", "x".repeat(n)), "", "", None);
+        let again = Item { again: true, ..line("big", 900) };
+        let sections = vec![("## For the task\n".to_string(), vec![again, line("small", 50)])];
+        let (out, used) = assemble(&sections, "project root /r", 600);
+        assert_eq!(used.iter().map(|i| i.id.as_str()).collect::<Vec<_>>(), ["small"], "{out}");
+        assert!(!out.contains("left out") && out.contains("## For the task\n\n- small"), "{out}");
+        let (out, used) = assemble(&sections, "project root /r", 2000);
+        assert_eq!(used.len(), 2, "{out}");
+        let alone =
+            vec![("## For the task\n".to_string(), vec![Item { again: true, ..line("big", 900) }])];
+        let (out, used) = assemble(&alone, "project root /r", 600);
+        assert!(used.is_empty() && !out.contains("For the task") && !out.contains("left out"));
     }
 
     /// Issue #39, item 4: a title the body starts with is not said twice.
@@ -436,7 +503,7 @@ mod tests {
         let items = vec![Item::new("a", format!("- {line}\n"), "", "", None)];
         let sections = vec![("## Key memories\n".to_string(), items)];
         let (out, used) = assemble(&sections, "project root /r/.memory", 2000);
-        assert_eq!(used, 1);
+        assert_eq!(used.len(), 1);
         assert!(out.contains("<recalled-memories origin=\"project root /r/.memory\">\n"), "{out}");
         assert!(out.ends_with("</recalled-memories>\n"), "{out}");
         assert_eq!(out.matches("</recalled-memories>").count(), 1, "{out}");

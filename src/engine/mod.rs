@@ -24,6 +24,7 @@ mod edit;
 mod facts;
 mod fresh;
 mod health;
+mod held;
 mod layers;
 mod recall;
 mod reflect;

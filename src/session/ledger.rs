@@ -1,6 +1,7 @@
 //! The injection ledger of the session log: what each context hook put into each session's
-//! context, so that a memory reaches the model once per session (again only when it changed,
-//! or after a compaction or a clear took it out of the context).
+//! context, whole or cut, so that a memory reaches the model once per session (again only
+//! when it changed, whole once after it went cut, or after a compaction or a clear took it out
+//! of the context).
 
 use jiff::Timestamp;
 use rusqlite::params;
@@ -17,6 +18,8 @@ pub struct Sent {
     pub hash: String,
     /// Characters of its text as sent.
     pub chars: usize,
+    /// Whether its line held only the start of its body (cut to fit one line), not all of it.
+    pub cut: bool,
 }
 
 /// One row of the ledger, as `mem session show` lists it.
@@ -77,9 +80,18 @@ impl SessionLog {
         }
         for (event, s) in rows {
             tx.execute(
-                "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![session, turn, at.as_second(), event, s.memory, s.hash, s.chars as i64],
+                "INSERT INTO injections (session, turn, at, event, memory, hash, chars, cut) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![
+                    session,
+                    turn,
+                    at.as_second(),
+                    event,
+                    s.memory,
+                    s.hash,
+                    s.chars as i64,
+                    s.cut
+                ],
             )
             .map_err(err)?;
         }
@@ -122,7 +134,7 @@ impl SessionLog {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT event, memory, hash, chars FROM injections WHERE session = ?1 \
+                "SELECT event, memory, hash, chars, cut FROM injections WHERE session = ?1 \
                  AND memory IS NOT NULL AND seq > (SELECT coalesce(max(seq), 0) FROM injections \
                  WHERE session = ?1 AND event = ?2) ORDER BY seq",
             )
@@ -133,6 +145,7 @@ impl SessionLog {
                     memory: r.get(1)?,
                     hash: r.get(2)?,
                     chars: r.get::<_, i64>(3)? as usize,
+                    cut: r.get(4)?,
                 };
                 Ok((r.get::<_, String>(0)?, sent))
             })
@@ -140,10 +153,10 @@ impl SessionLog {
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
     }
 
-    /// What `session`'s context holds of mem's: the memories sent since its last reset, as
-    /// (id, hash).
-    pub fn in_context(&self, session: &str) -> Result<Vec<(String, String)>> {
-        Ok(self.since_reset(session)?.into_iter().map(|(_, s)| (s.memory, s.hash)).collect())
+    /// What `session`'s context holds of mem's: the memories sent since its last reset, in
+    /// order (a memory sent cut, then whole, has both rows).
+    pub fn in_context(&self, session: &str) -> Result<Vec<Sent>> {
+        Ok(self.since_reset(session)?.into_iter().map(|(_, s)| s).collect())
     }
 
     /// Whether anything was ever sent into `session`'s context.
@@ -162,7 +175,7 @@ impl SessionLog {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT turn, at, event, memory, hash, chars FROM injections \
+                "SELECT turn, at, event, memory, hash, chars, cut FROM injections \
                  WHERE session = ?1 AND turn <= ?2 ORDER BY seq",
             )
             .map_err(self.err())?;
@@ -171,6 +184,7 @@ impl SessionLog {
                 let memory: Option<String> = r.get(3)?;
                 let hash: Option<String> = r.get(4)?;
                 let chars: i64 = r.get(5)?;
+                let cut: bool = r.get(6)?;
                 Ok(Injection {
                     turn: r.get(0)?,
                     at: time(r.get(1)?),
@@ -179,6 +193,7 @@ impl SessionLog {
                         memory,
                         hash: hash.unwrap_or_default(),
                         chars: chars as usize,
+                        cut,
                     }),
                 })
             })
@@ -192,7 +207,7 @@ mod tests {
     use super::*;
 
     fn sent(memory: &str, hash: &str) -> Sent {
-        Sent { memory: memory.into(), hash: hash.into(), chars: 100 }
+        Sent { memory: memory.into(), hash: hash.into(), chars: 100, cut: false }
     }
 
     #[test]
@@ -206,7 +221,11 @@ mod tests {
         log.record_injections("s", 1, "UserPromptSubmit", &[sent("c", "1")], at).unwrap();
         log.record_injections("other", 0, "SessionStart", &[sent("d", "1")], at).unwrap();
         let held = |log: &SessionLog| -> Vec<String> {
-            log.in_context("s").unwrap().into_iter().map(|(m, h)| format!("{m}{h}")).collect()
+            log.in_context("s")
+                .unwrap()
+                .into_iter()
+                .map(|s| format!("{}{}", s.memory, s.hash))
+                .collect()
         };
         assert_eq!(held(&log), ["a1", "b1", "c1"]);
         log.record_reset("s", 1, at).unwrap();
@@ -219,5 +238,52 @@ mod tests {
         assert_eq!(all[3].event, RESET);
         assert_eq!(all[3].sent, None);
         assert_eq!(log.injections("s", Some(0)).unwrap().len(), 2);
+    }
+
+    /// Issue #39, item 3: the ledger keeps whether each line went whole or cut, through a
+    /// resume that keeps its rows too.
+    #[test]
+    fn the_ledger_keeps_whether_a_line_went_whole_or_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::open_in(dir.path()).unwrap();
+        let at: Timestamp = "2026-12-02T10:00:00Z".parse().unwrap();
+        let cut = Sent { cut: true, ..sent("a", "1") };
+        log.record_injections("s", 0, "SessionStart", &[cut.clone(), sent("b", "1")], at).unwrap();
+        log.record_injections("s", 1, "BeforeAgent", &[sent("a", "1")], at).unwrap();
+        let cuts = |log: &SessionLog| -> Vec<(String, bool)> {
+            log.in_context("s").unwrap().into_iter().map(|s| (s.memory, s.cut)).collect()
+        };
+        let both = [("a".to_string(), true), ("b".to_string(), false), ("a".to_string(), false)];
+        assert_eq!(cuts(&log), both);
+        assert!(log.record_resume("s", 2, &["BeforeAgent"], at).unwrap());
+        assert_eq!(cuts(&log), [("a".to_string(), false)]);
+        let all = log.injections("s", Some(0)).unwrap();
+        assert_eq!(all[0].sent, Some(cut));
+    }
+
+    /// A log written before the ledger had its `cut` column (schema 3) gains it: its rows read
+    /// as whole (they are not sent again), new rows say whole or cut.
+    #[test]
+    fn a_log_from_before_the_cut_column_migrates() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(super::super::FILE);
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        crate::sqlite::migrate(&mut conn, &super::super::MIGRATIONS[..3]).unwrap().unwrap();
+        conn.execute(
+            "INSERT INTO injections (session, turn, at, event, memory, hash, chars) \
+             VALUES ('s', 0, 1796205600, 'SessionStart', 'a', '1', 321)",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let mut log = SessionLog::open(&path, std::time::Duration::from_secs(1)).unwrap();
+        let version: i64 = log.conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+        assert_eq!(version, super::super::SCHEMA_VERSION);
+        assert_eq!(version, 4);
+        assert_eq!(log.in_context("s").unwrap(), [Sent { chars: 321, ..sent("a", "1") }]);
+        let at: Timestamp = "2026-12-02T10:00:00Z".parse().unwrap();
+        let cut = Sent { cut: true, ..sent("b", "1") };
+        log.record_injections("s", 1, "UserPromptSubmit", std::slice::from_ref(&cut), at).unwrap();
+        assert_eq!(log.in_context("s").unwrap()[1], cut);
     }
 }

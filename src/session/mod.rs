@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_sessions.sql"),
     include_str!("migrations/002_injections.sql"),
     include_str!("migrations/003_messages.sql"),
+    include_str!("migrations/004_injections_cut.sql"),
     include_str!("migrations/005_facts.sql"),
 ];
 
