@@ -226,7 +226,7 @@ impl Project {
     }
 
     /// `codex exec --trust ARGS` against `model` (see [`Project::codex`]).
-    fn codex_with(&self, model: &StandIn, args: &[&str]) -> Out {
+    pub(crate) fn codex_with(&self, model: &StandIn, args: &[&str]) -> Out {
         let config = format!(
             "model = \"stand-in\"\nmodel_provider = \"mock\"\napproval_policy = \"never\"\n\
              sandbox_mode = \"danger-full-access\"\n\n[model_providers.mock]\nname = \"mock\"\n\
@@ -744,25 +744,27 @@ fn a_clone_on_another_machine_works() {
 /// The turns of the scripted session of [`each_memory_reaches_the_model_once_per_session`].
 const TURNS: usize = 10;
 
-/// For the first request of the turn whose prompt holds `marker`: how many copies of `text`
-/// the model saw, and the characters of mem's context blocks (`# Memory (from mem)` to the
-/// block's end) in it.
-fn first_request_of(model: &StandIn, marker: &str, text: &str) -> (usize, usize) {
-    let body = model.conversation().into_iter().find(|body| body.contains(marker));
-    let Some(body) = body else { return (0, 0) };
-    let mut chars = 0;
-    let value: Value = serde_json::from_str(&body).unwrap();
+/// The first request of the conversation that holds `marker` (the first of its turn, when the
+/// marker is the turn's prompt), as JSON text.
+pub(crate) fn first_request(model: &StandIn, marker: &str) -> Option<String> {
+    model.conversation().into_iter().find(|body| body.contains(marker))
+}
+
+/// mem's context blocks in a request (JSON text): each from its heading `# Memory (from mem)`
+/// to its end (a blank line and more, or the end of its string), in no particular order.
+pub(crate) fn memory_blocks(body: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let value: Value = serde_json::from_str(body).unwrap();
     let mut stack = vec![&value];
     while let Some(v) = stack.pop() {
         match v {
             Value::String(s) => {
-                // Each block, from its heading to its end (a blank line and more, or the end).
                 for (at, _) in s.match_indices("# Memory (from mem)") {
                     let block = &s[at..];
                     let end = block[1..].find("# Memory (from mem)").map_or(block.len(), |e| e + 1);
                     let block = &block[..end];
                     let end = block.find("\n\n\n").unwrap_or(block.len());
-                    chars += block[..end].trim_end().chars().count();
+                    blocks.push(block[..end].trim_end().to_string());
                 }
             }
             Value::Array(items) => stack.extend(items),
@@ -770,6 +772,14 @@ fn first_request_of(model: &StandIn, marker: &str, text: &str) -> (usize, usize)
             _ => {}
         }
     }
+    blocks
+}
+
+/// For the first request of the turn whose prompt holds `marker`: how many copies of `text`
+/// the model saw, and the characters of mem's context blocks ([`memory_blocks`]) in it.
+pub(crate) fn first_request_of(model: &StandIn, marker: &str, text: &str) -> (usize, usize) {
+    let Some(body) = first_request(model, marker) else { return (0, 0) };
+    let chars = memory_blocks(&body).iter().map(|b| b.chars().count()).sum();
     (body.matches(text).count(), chars)
 }
 

@@ -25,7 +25,10 @@ mod docs;
 mod embed;
 /// `mem eval` on a tiny labelled set with a known answer.
 mod eval;
+/// Facts from what the user says: taken once, a repeat a use, a change a supersession.
 mod facts;
+/// Issue #39's scenario with the real agents: facts first, digests kept in their place.
+mod facts_e2e;
 /// The freshness contract: what recall sees of files changed by mem and by other tools.
 mod fresh;
 /// Gemini CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.

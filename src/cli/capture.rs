@@ -222,7 +222,9 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             };
             let path = engine.root().join(path);
             let mut text = format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display());
-            text.push_str(&facts_line(&captured.facts));
+            if captured.facts.stated > 0 {
+                text.push_str(&facts_line(&captured.facts));
+            }
             super::print_text(&text)
         }
     }
