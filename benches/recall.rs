@@ -73,6 +73,7 @@ fn scoring(c: &mut Criterion) {
                     time: 1.0,
                     name: 1.0,
                     code: 1.0,
+                    work: 1.0,
                 };
                 best = best.max(score::combine(&c, &ranking));
             }

@@ -45,6 +45,10 @@ pub struct Components {
     /// 1 unless the memory states how the code is (semantic or procedural) and everything it
     /// cites in the project's repository is gone (set by the engine, see `crate::cites`).
     pub code: f64,
+    /// 1 unless the memory is the digest of a session that did no work (no tool call, no file,
+    /// no command) and would rank above a fact or procedure that holds a word of the question:
+    /// then what brings it just below the weakest of those (see [`questions_below_facts`]).
+    pub work: f64,
 }
 
 /// How a memory matched the question before the factors.
@@ -92,7 +96,7 @@ impl Components {
         now: Epoch,
         ranking: &Ranking,
     ) -> Components {
-        let digest = if signals.digest { ranking.digest_weight } else { 1.0 };
+        let digest = if signals.role.is_digest() { ranking.digest_weight } else { 1.0 };
         let unless = |asked: bool, holds: bool| if !asked || holds { 1.0 } else { 0.0 };
         Components {
             relevance: fit.relevance * digest,
@@ -107,6 +111,7 @@ impl Components {
             time: unless(cues.when, signals.has_time),
             name: unless(cues.names_someone, fit.named),
             code: 1.0,
+            work: 1.0,
         }
     }
 }
@@ -127,7 +132,7 @@ pub struct Factor {
 }
 
 /// The factors of the score, in the order the formula multiplies them.
-pub const FACTORS: [Factor; 6] = [
+pub const FACTORS: [Factor; 7] = [
     Factor {
         name: "recency",
         value: |c| c.recency,
@@ -185,6 +190,18 @@ pub const FACTORS: [Factor; 6] = [
                 .to_string()
         },
     },
+    Factor {
+        name: "work",
+        value: |c| c.work,
+        // A rule, not a preference: always applied in full.
+        weight: |_| 1.0,
+        definition: |_| {
+            "work = 1, except for the digest of a session that did no work (no tool call, no \
+             command, no file): it scales the digest to rank just below the weakest fact or \
+             procedure that holds a word of the question"
+                .to_string()
+        },
+    },
 ];
 
 /// The names of the components, as reports and JSON give them: relevance, coverage, then each
@@ -215,12 +232,75 @@ pub struct Signals {
     pub importance: u8,
     /// Last access, else creation, in seconds since the epoch.
     pub last_access: Epoch,
-    /// Whether it is a session digest that `mem capture` wrote.
-    pub digest: bool,
+    /// What kind of memory it is, for the rules that depend on it.
+    pub role: Role,
     /// Creation, in seconds since the epoch.
     pub created: Epoch,
     /// Whether its title or body carries a time expression ([`crate::dates`]).
     pub has_time: bool,
+}
+
+/// What a memory is, for the rules of ranking that depend on it (the index's `role` column).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// An episodic memory that no capture wrote.
+    #[default]
+    Other,
+    /// A semantic or procedural memory: a fact or a way of working.
+    Fact,
+    /// A session digest that `mem capture` wrote, of a session that did some work.
+    Digest,
+    /// A session digest of a session that did no work: no tool call, no command, no file (it
+    /// only asked and was answered).
+    QuestionOnly,
+}
+
+impl Role {
+    /// Its value in the index's column.
+    pub fn code(self) -> u64 {
+        match self {
+            Role::Other => 0,
+            Role::Fact => 1,
+            Role::Digest => 2,
+            Role::QuestionOnly => 3,
+        }
+    }
+
+    /// The role of a column value (an unknown one is [`Role::Other`]).
+    pub fn of_code(code: u64) -> Role {
+        match code {
+            1 => Role::Fact,
+            2 => Role::Digest,
+            3 => Role::QuestionOnly,
+            _ => Role::Other,
+        }
+    }
+
+    /// Whether it is a session digest.
+    pub fn is_digest(self) -> bool {
+        matches!(self, Role::Digest | Role::QuestionOnly)
+    }
+}
+
+/// The rule that keeps a session that only asked in its place: a digest of a session that did
+/// no work never ranks above a fact or procedure that holds a word of the question, whatever
+/// its assistant answered (its words repeat the question; the fact holds the answer). Each such
+/// digest scoring at least the weakest of those facts gets the `work` factor that brings it to
+/// 0.999 of that score, and its score again. `scored` holds each candidate's score, role and
+/// components.
+pub fn questions_below_facts(scored: &mut [(f64, Role, &mut Components)], ranking: &Ranking) {
+    let floor = scored
+        .iter()
+        .filter(|(_, role, c)| *role == Role::Fact && c.coverage > 0.0)
+        .map(|(score, _, _)| *score)
+        .min_by(f64::total_cmp);
+    let Some(floor) = floor.filter(|f| *f > 0.0) else { return };
+    for (score, role, components) in scored.iter_mut() {
+        if *role == Role::QuestionOnly && *score >= floor {
+            components.work = floor * 0.999 / *score;
+            *score = combine(components, ranking);
+        }
+    }
 }
 
 /// How a recall's relevance was computed, to explain it: the measure and the best value it
@@ -407,138 +487,4 @@ pub fn fuse(c: &FusionInput, fusion: Fusion, rrf_k: f64, vector_weight: f64) -> 
 }
 
 #[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    fn ranking() -> impl Strategy<Value = Ranking> {
-        (0.0..0.99f64, 0.0..0.99f64, 0.01..10_000.0f64).prop_map(|(wr, wi, hl)| Ranking {
-            recency_weight: wr,
-            importance_weight: wi,
-            recency_half_life_days: hl,
-            ..Ranking::default()
-        })
-    }
-
-    /// The factor list is what every reader reads: the JSON keys, the formula of `--explain`.
-    #[test]
-    fn the_factor_list_is_the_one_every_reader_reads() {
-        let c = Components {
-            relevance: 0.8,
-            coverage: 0.5,
-            episode: 0.1,
-            recency: 0.25,
-            importance: 1.0,
-            date: 1.0,
-            time: 1.0,
-            name: 1.0,
-            code: 1.0,
-        };
-        let json = serde_json::to_value(c).unwrap();
-        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, component_names());
-        assert_eq!(json["recency"], 0.25);
-        let ranking = Ranking::default();
-        let text = explain(&Relevance::Bm25 { best: 2.0 }, &ranking, &[], 0.3);
-        for f in &FACTORS {
-            assert!(text.contains(&format!("× {})", f.name)), "{text}");
-            assert!(text.contains(&(f.definition)(&ranking)), "{text}");
-        }
-        let product = FACTORS
-            .iter()
-            .map(|f| factor((f.weight)(&ranking), (f.value)(&c)))
-            .fold(c.relevance, |a, b| a * b);
-        assert_eq!(combine(&c, &ranking), product);
-    }
-
-    #[test]
-    fn rrf_rewards_being_on_both_lists() {
-        let both = FusionInput { bm25_rank: Some(3), vector_rank: Some(3), ..Default::default() };
-        let first_bm25 = FusionInput { bm25_rank: Some(1), ..Default::default() };
-        let first_vector = FusionInput { vector_rank: Some(1), ..Default::default() };
-        let f = |c: &FusionInput| fuse(c, Fusion::Rrf, 60.0, 0.5);
-        assert!(f(&both) > f(&first_bm25));
-        assert_eq!(f(&first_bm25), f(&first_vector));
-        assert_eq!(f(&FusionInput::default()), 0.0);
-    }
-
-    #[test]
-    fn convex_mixes_normalised_scores() {
-        let c = FusionInput {
-            bm25: 5.0,
-            max_bm25: 10.0,
-            cosine: Some(0.4),
-            max_cosine: 0.8,
-            ..Default::default()
-        };
-        assert!((fuse(&c, Fusion::Convex, 60.0, 0.5) - 0.5).abs() < 1e-9);
-        assert!((fuse(&c, Fusion::Convex, 60.0, 0.0) - 0.5).abs() < 1e-9);
-        let negative = FusionInput { cosine: Some(-0.2), max_cosine: 0.8, ..Default::default() };
-        assert_eq!(fuse(&negative, Fusion::Convex, 60.0, 1.0), 0.0);
-    }
-
-    #[test]
-    fn explain_names_the_measure_and_the_weights() {
-        let r = Ranking::default();
-        let fused = |fusion| Relevance::Fused {
-            fusion,
-            rrf_k: 60.0,
-            vector_weight: 0.6,
-            candidates: 100,
-            best: 0.5,
-        };
-        let convex = explain(&fused(Fusion::Convex), &r, &[], 0.3);
-        assert!(convex.contains("relevance = fused / 0.500; fused = 0.4 × bm25 / max bm25 + 0.6 × cosine / max cosine"), "{convex}");
-        let rrf = explain(&fused(Fusion::Rrf), &r, &[], 0.3);
-        assert!(
-            rrf.contains("fused = 1/(60 + bm25 rank) + 1/(60 + cosine rank) over the 100 best"),
-            "{rrf}"
-        );
-        let vector = explain(&Relevance::Vector { best: 0.8 }, &r, &["db".into()], 0.3);
-        assert!(vector.contains("relevance = cosine / 0.800 (best cosine)"), "{vector}");
-        assert!(vector.ends_with("synonyms searched at weight 0.3: db\n"), "{vector}");
-        assert!(vector.starts_with("\nscore = relevance × (1 − "), "{vector}");
-    }
-
-    #[test]
-    fn half_life_halves() {
-        let r = Ranking::default();
-        let half = recency(r.recency_half_life_days, &r);
-        assert!((half - 0.5).abs() < 1e-12, "{half}");
-        assert_eq!(recency(0.0, &r), 1.0);
-        assert_eq!(age_days(100, 200), 0.0, "future timestamps count as age zero");
-    }
-
-    proptest! {
-        /// A newer memory never has lower recency.
-        #[test]
-        fn newer_is_never_less_recent(r in ranking(), now in 0i64..4_000_000_000, a in 0i64..4_000_000_000, b in 0i64..4_000_000_000) {
-            let (older, newer) = if a <= b { (a, b) } else { (b, a) };
-            prop_assert!(recency(age_days(now, newer), &r) >= recency(age_days(now, older), &r));
-        }
-
-        /// A higher importance never lowers the score.
-        #[test]
-        fn importance_never_lowers_the_score(r in ranking(), rel in 0.0..=1.0f64, rec in 0.0..=1.0f64, i in 1u8..=10, j in 1u8..=10) {
-            let (lo, hi) = if i <= j { (i, j) } else { (j, i) };
-            let s = |imp| combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
-            prop_assert!(s(hi) >= s(lo));
-        }
-
-        /// A stronger memory never decays faster.
-        #[test]
-        fn stronger_never_decays_faster(age in 0.0..100_000.0f64, s1 in 0.001..100_000.0f64, s2 in 0.001..100_000.0f64) {
-            let (weak, strong) = if s1 <= s2 { (s1, s2) } else { (s2, s1) };
-            prop_assert!(retention(age, strong) >= retention(age, weak));
-        }
-
-        /// A memory that does not match never outranks one that does, however new or important.
-        #[test]
-        fn recency_never_swamps_relevance(r in ranking(), rel in 1e-6..=1.0f64, rec in 0.0..=1.0f64, imp in 1u8..=10) {
-            let matching = combine(&Components { relevance: rel, coverage: 1.0, episode: 0.0, recency: 0.0, importance: importance(1), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
-            let unrelated = combine(&Components { relevance: 0.0, coverage: 0.0, episode: 0.0, recency: rec, importance: importance(imp), date: 1.0, time: 1.0, name: 1.0, code: 1.0 }, &r);
-            prop_assert!(matching > unrelated);
-        }
-    }
-}
+mod tests;

@@ -207,3 +207,100 @@ fn precision_on_the_labelled_statements() {
     assert!(total >= 50);
     assert!(precision >= 0.9, "precision {precision:.3}: {misses:?}");
 }
+
+/// A Claude Code transcript line of the session `session` in `cwd`.
+fn line(kind: &str, cwd: &std::path::Path, at: &str, content: Value) -> String {
+    serde_json::json!({
+        "type": kind, "sessionId": "s", "cwd": cwd, "timestamp": at,
+        "message": {"role": kind, "content": content},
+    })
+    .to_string()
+}
+
+/// Captures, into the project `repo`, a session `id` of the user's `prompt`, answered `answer`,
+/// with a shell `command` run between them when given, on 2026-11-`day`.
+fn capture_in(
+    repo: &crate::util::Dir,
+    (id, day): (&str, &str),
+    prompt: &str,
+    command: Option<&str>,
+    answer: &str,
+) {
+    let cwd = repo.path();
+    let mut lines =
+        vec![line("user", cwd, &"2026-11-29T10:00:00Z".replace("29", day), Value::from(prompt))];
+    if let Some(command) = command {
+        let call = serde_json::json!([{"type": "tool_use", "id": "t", "name": "Bash", "input": {"command": command}}]);
+        lines.push(line("assistant", cwd, &"2026-11-29T10:01:00Z".replace("29", day), call));
+    }
+    let said = serde_json::json!([{"type": "text", "text": answer}]);
+    lines.push(line("assistant", cwd, &"2026-11-29T10:02:00Z".replace("29", day), said));
+    let transcript = cwd.join(format!("{id}.jsonl"));
+    std::fs::write(&transcript, lines.join("\n") + "\n").unwrap();
+    let payload = serde_json::json!({
+        "session_id": id, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "Stop",
+    });
+    repo.mem_in(".", &["capture"], &payload.to_string()).ok();
+}
+
+/// Issue #39, item 2: the per-prompt hook sends no digest of a session that only asked the
+/// prompt's question again, even with an answer in it; the fact comes first; and a digest line
+/// says what its session did, not its ids, paths and times.
+#[test]
+fn digests_in_the_context_say_what_was_done_and_never_the_question_again() {
+    use crate::injections::{context, project};
+    let repo = project();
+    repo.mem_in(
+        ".",
+        &[
+            "add",
+            "--type",
+            "semantic",
+            "--importance",
+            "8",
+            "We use pnpm as the package manager, never npm",
+        ],
+        "",
+    )
+    .ok();
+    for i in 0..3 {
+        capture_in(
+            &repo,
+            (&format!("asked-{i}"), "27"),
+            "Check the memory: which package manager do we use?",
+            None,
+            "You use pnpm.",
+        );
+    }
+    capture_in(
+        &repo,
+        ("worked", "28"),
+        "Fix the failing login test",
+        Some("pnpm test -- login"),
+        "The login test passes.",
+    );
+    let prompt = r#","prompt":"which package manager should I use?","prompt_id":"p1""#;
+    let block = context(&repo, "UserPromptSubmit", "s1", prompt);
+    let first = block.lines().find(|l| l.starts_with("- ")).unwrap_or_else(|| panic!("{block}"));
+    assert!(
+        first.contains("We use pnpm as the package manager, never npm"),
+        "the fact first: {block}"
+    );
+    assert!(!block.contains("session-asked-"), "no digest of the same question: {block}");
+    let start = context(&repo, "SessionStart", "s2", r#","source":"startup""#);
+    let worked =
+        start.lines().find(|l| l.contains("`session-worked`")).unwrap_or_else(|| panic!("{start}"));
+    assert!(
+        worked.contains("ran `pnpm test -- login`; outcome: The login test passes."),
+        "{worked}"
+    );
+    let root = repo.path().display().to_string();
+    for digest in start.lines().filter(|l| l.contains("`session-")) {
+        assert!(
+            !digest.contains(&root)
+                && !digest.contains("T10:")
+                && !digest.contains("Claude Code session"),
+            "{digest}"
+        );
+    }
+}

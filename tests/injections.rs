@@ -13,7 +13,7 @@ fn payload(event: &str, session: &str, cwd: &std::path::Path, extra: &str) -> St
 }
 
 /// The `additionalContext` a context hook answered with (empty when it said nothing).
-fn context(repo: &Dir, event: &str, session: &str, extra: &str) -> String {
+pub(crate) fn context(repo: &Dir, event: &str, session: &str, extra: &str) -> String {
     context_in(repo, 4000, event, session, extra)
 }
 
@@ -85,7 +85,7 @@ fn each_memory_reaches_a_session_once() {
 }
 
 /// A project with a memory root that holds [`FACT`], an important one.
-fn project() -> Dir {
+pub(crate) fn project() -> Dir {
     let repo = Dir::new();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     repo.mem_in(".", &["init", "--project"], "").ok();
@@ -251,8 +251,10 @@ fn a_digest_cut_at_the_start_goes_whole_to_the_prompt_that_asks_for_it() {
     repo.mem_in(".", &["init", "--project"], "").ok();
     let steps = "Read the deploy notes and the runbook of the service. ".repeat(4);
     let body = format!(
-        "# Session: set up the project notes\n\n- Start: {steps}Note for this project: we use pnpm, \
-         never npm, and the staging server address is stage-7.example.net on port 8443.\n"
+        "# Session: set up the project notes\n\nClaude Code session `old`: 2 requests, 0 tool \
+         calls.\n\n## Requests\n\n- set up the project notes\n- {steps}Note for this project: we \
+         use pnpm, never npm, and the staging server address is stage-7.example.net on port \
+         8443.\n"
     );
     let file = crate::util::memory("session-old", "episodic", 5, "2026-11-29T10:00:00Z", &body)
         .replace("---\n# Session", "source: session/old\n---\n# Session");

@@ -261,13 +261,14 @@ fn nine_tools_each_with_an_input_schema() {
     let recall = tools.iter().find(|t| t["name"] == "recall").unwrap();
     let description = recall["description"].as_str().unwrap();
     assert!(
-        description
-            .contains("ranked by relevance × recency × importance × date × time × name × code"),
+        description.contains(
+            "ranked by relevance × recency × importance × date × time × name × code × work"
+        ),
         "{description}"
     );
     assert!(
         description.contains(
-            "components (relevance, coverage, episode, recency, importance, date, time, name, code)"
+            "components (relevance, coverage, episode, recency, importance, date, time, name, code, work)"
         ),
         "{description}"
     );

@@ -239,8 +239,13 @@ fn a_fact_outranks_the_digests_of_sessions_that_asked_for_it() {
     let found = recall(&dir, "the session where I asked about the staging database port");
     let digest = |id: &String| id.starts_with("session-s") && id.ends_with("-staging");
     assert!(found.iter().take(3).any(digest), "{found:?}");
-    // With the weight at 1 (the ranking before), the digests come first.
+    // Issue #39, item 2: the weight is not what keeps them there. With it at 1 (the ranking
+    // before it), these sessions, which only asked and were answered, still come after the
+    // fact that answers the question: no digest of a session that did no work ranks above a
+    // fact holding a word of the question.
     dir.write("mem.toml", "[ranking]\ndigest_weight = 1.0\n");
-    let found = recall(&dir, questions[0].1);
-    assert!(found[0].starts_with("session-"), "{found:?}");
+    for (name, question) in questions {
+        let found = recall(&dir, question);
+        assert_eq!(found[0], name, "{question}: {found:?}");
+    }
 }

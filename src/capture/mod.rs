@@ -72,7 +72,7 @@ pub use self::log::{LOG_FILE, LogEntry, Status, append_log, read_log};
 pub use self::payload::{Payload, check_session_id, parse_payload, payload_complete};
 pub use self::redact::{redact, redact_json};
 pub(crate) use self::summary::inline_code;
-pub use self::summary::{SessionInfo, Summary, project_tag, summarize};
+pub use self::summary::{SessionInfo, Summary, asked, did_work, gist, project_tag, summarize};
 pub use self::text::clean_text;
 pub(crate) use self::text::item;
 pub(crate) use self::transcript::Kept;

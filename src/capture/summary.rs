@@ -225,3 +225,83 @@ pub fn project_tag(cwd: &str) -> Option<String> {
     let tag = clip(tag.trim_matches(['-', '.']), 64).trim_end_matches('…').to_string();
     (!tag.is_empty()).then_some(tag)
 }
+
+/// Whether the session a digest body (written by [`summarize`]) tells of did any work: it ran a
+/// tool or a command, or changed a file. A session that only asked and was answered did not.
+pub fn did_work(body: &str) -> bool {
+    let sections = body.lines().any(|l| l == "## Files changed" || l == "## Commands run");
+    let calls = body.lines().find_map(|l| {
+        let before = l.find(" tool call")?;
+        l[..before].rsplit(' ').next()?.parse::<usize>().ok()
+    });
+    sections || calls.is_some_and(|n| n > 0)
+}
+
+/// The parts of a digest body (written by [`summarize`]): its requests, files changed,
+/// commands run and the lines of its outcome.
+#[derive(Default)]
+struct Parts<'a> {
+    requests: Vec<&'a str>,
+    files: Vec<&'a str>,
+    commands: Vec<&'a str>,
+    outcome: Vec<&'a str>,
+}
+
+/// Reads the parts of a digest body; the header and the footer (redaction, the full log) are
+/// left out.
+fn parts(body: &str) -> Parts<'_> {
+    let mut section = "";
+    let mut p = Parts::default();
+    for line in body.lines() {
+        if let Some(heading) = line.strip_prefix("## ") {
+            section = heading;
+            continue;
+        }
+        let footer = line.starts_with("No secrets redacted")
+            || line.starts_with("Full log:")
+            || line.split_once(' ').is_some_and(|(n, rest)| {
+                n.parse::<usize>().is_ok()
+                    && rest.starts_with("secret")
+                    && rest.contains("redacted")
+            });
+        if footer {
+            section = "";
+            continue;
+        }
+        let item = line.strip_prefix("- ").filter(|i| !i.starts_with("… and "));
+        match (section, item) {
+            ("Requests", Some(item)) => p.requests.push(item),
+            ("Files changed", Some(item)) => p.files.push(item),
+            ("Commands run", Some(item)) => p.commands.push(item),
+            ("Outcome", _) if !line.trim().is_empty() => p.outcome.push(line.trim()),
+            _ => {}
+        }
+    }
+    p
+}
+
+/// The requests a digest body lists.
+pub fn asked(body: &str) -> Vec<&str> {
+    parts(body).requests
+}
+
+/// What a digest body (written by [`summarize`]) says the session did, on one line, without the
+/// ids, paths and times of its header and footer: the requests after the first (the first is
+/// the title), the files changed, the commands run and the outcome.
+pub fn gist(body: &str) -> String {
+    let p = parts(body);
+    let mut out = Vec::new();
+    if p.requests.len() > 1 {
+        out.push(format!("then asked: {}", p.requests[1..].join("; ")));
+    }
+    if !p.files.is_empty() {
+        out.push(format!("changed {}", p.files.join(", ")));
+    }
+    if !p.commands.is_empty() {
+        out.push(format!("ran {}", p.commands.join(", ")));
+    }
+    if !p.outcome.is_empty() {
+        out.push(format!("outcome: {}", p.outcome.join(" ")));
+    }
+    out.join("; ")
+}

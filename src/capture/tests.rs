@@ -511,3 +511,23 @@ fn secrets_in_tool_inputs_and_client_flags_are_redacted() {
         assert_eq!(redact(text).1, 0, "{text}");
     }
 }
+
+/// Issue #39, item 2: what a digest line says is what the session did, and a session that
+/// only asked did nothing.
+#[test]
+fn a_digest_tells_what_the_session_did_and_whether_it_did_anything() {
+    let s = summarize(&transcript(CLAUDE), &info("s1"));
+    assert!(did_work(&s.body));
+    assert_eq!(
+        gist(&s.body),
+        "then asked: /review auth; changed `src/auth.rs`; ran `cargo test login`; outcome: The \
+         login test passes now: the session cookie had expired."
+    );
+    let asked = [
+        r#"{"type":"user","sessionId":"q","cwd":"/home/ana/shop","timestamp":"2026-11-29T10:00:00Z","message":{"role":"user","content":"Which package manager do we use?"}}"#,
+        r#"{"type":"assistant","timestamp":"2026-11-29T10:00:05Z","message":{"role":"assistant","content":[{"type":"text","text":"You use pnpm."}]}}"#,
+    ];
+    let s = summarize(&transcript(&asked), &info("q"));
+    assert!(!did_work(&s.body), "{}", s.body);
+    assert_eq!(gist(&s.body), "outcome: You use pnpm.");
+}

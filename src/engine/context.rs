@@ -6,8 +6,8 @@ use jiff::Timestamp;
 use super::held::{Goes, cut_or_whole, goes};
 use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
-use crate::capture::SESSION_SOURCE;
-use crate::format::MemoryType;
+use crate::capture::{SESSION_SOURCE, is_digest};
+use crate::format::{Memory, MemoryType};
 use crate::index::{Record, RefreshReport};
 use crate::session::ledger::Sent;
 use crate::store::Layer;
@@ -66,15 +66,22 @@ struct Item {
 impl Item {
     /// The line `text` of the memory `id` whose title and body are these, with its note
     /// (a new note sends the memory again); a line that holds only the start of the body ends
-    /// with how to get the rest (see [`cut_or_whole`]).
-    fn new(id: &str, text: String, title: &str, body: &str, note: Option<&str>) -> Item {
+    /// with how to get the rest (see [`cut_or_whole`]); `full` is the text the line gives of
+    /// the body, uncut.
+    fn new(
+        id: &str,
+        (text, full): (String, String),
+        title: &str,
+        body: &str,
+        note: Option<&str>,
+    ) -> Item {
         let mut hasher = blake3::Hasher::new();
         hasher.update(title.as_bytes()).update(&[0]).update(body.as_bytes());
         if let Some(note) = note {
             hasher.update(&[0]).update(note.as_bytes());
         }
         let hash = hasher.finalize().to_hex()[..16].to_string();
-        let (text, cut, whole) = cut_or_whole(id, text, &after_title(title, body, usize::MAX));
+        let (text, cut, whole) = cut_or_whole(id, text, &full);
         Item { id: id.to_string(), text, hash, cut, whole, again: false }
     }
 
@@ -205,25 +212,64 @@ fn title(title: &str) -> String {
     neutralise(title.trim_start_matches(['#', ' ']))
 }
 
-/// One memory, as a Markdown list item; `label` names its layer when two are searched, and
+/// One memory, as a Markdown list item, and the text it gives of the body uncut: a session
+/// digest as [`digest_entry`] makes it; `label` names its layer when two are searched, and
 /// `note` says, before its text, that the code it cites is gone or moved.
-fn entry(r: &Record, body: &str, label: &str, note: Option<&str>) -> String {
-    let text = colon(&after_title(&r.title, body, 280));
+fn entry(r: &Record, memory: &Memory, label: &str, note: Option<&str>) -> (String, String) {
+    if is_digest(memory) {
+        return digest_entry(r, memory.body(), label);
+    }
+    let text = colon(&after_title(&r.title, memory.body(), 280));
     let note = note.map(|n| format!(" **({})**", neutralise(n))).unwrap_or_default();
-    format!(
+    let line = format!(
         "- **{}** ({}, importance {}{label}, `{}`){note}{text}\n",
         title(&r.title),
         r.kind,
         r.importance,
         r.id
-    )
+    );
+    (line, after_title(&r.title, memory.body(), usize::MAX))
 }
 
-/// One captured session, as a Markdown list item: its day, title and a short digest.
-fn session_entry(r: &Record, body: &str) -> String {
-    let text = colon(&after_title(&r.title, body, 200));
+/// One captured session, as a Markdown list item: its day, title, id and what it did (the
+/// requests after the first, files, commands, outcome: [`crate::capture::gist`]), never the
+/// ids, paths and times of the digest's header; and that text uncut.
+fn digest_entry(r: &Record, body: &str, label: &str) -> (String, String) {
+    let gist = neutralise(&crate::capture::gist(body));
+    let text = colon(&crate::format::clip(&gist, 200));
     let day = r.created.strftime("%Y-%m-%d");
-    format!("- {day} **{}** (`{}`){text}\n", title(&r.title), r.id)
+    (format!("- {day} **{}** (`{}`{label}){text}\n", title(&r.title), r.id), gist)
+}
+
+/// The content words of `text`: lower case, three letters or more, no function word.
+fn content_words(text: &str) -> Vec<String> {
+    const FUNCTION: [&str; 24] = [
+        "the", "and", "for", "you", "our", "this", "that", "with", "from", "what", "which", "how",
+        "does", "did", "are", "was", "can", "should", "would", "could", "please", "again", "about",
+        "there",
+    ];
+    let mut words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .filter(|w| w.chars().count() >= 3 && !FUNCTION.contains(&w.as_str()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Whether the digest `body` of a session that did no work is only `task`'s question again:
+/// one of its requests and the task share at least half the content words of the longer.
+fn asks_again(body: &str, task: &str) -> bool {
+    let task = content_words(task);
+    if task.is_empty() {
+        return false;
+    }
+    crate::capture::asked(body).iter().any(|request| {
+        let request = content_words(request);
+        let shared = request.iter().filter(|w| task.contains(w)).count();
+        !request.is_empty() && 2 * shared >= request.len().max(task.len())
+    })
 }
 
 impl Engine {
@@ -290,8 +336,15 @@ impl Layers {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
+                // A session that only asked this question again has nothing to add to it.
+                if is_digest(&memory)
+                    && !crate::capture::did_work(memory.body())
+                    && asks_again(memory.body(), task)
+                {
+                    continue;
+                }
                 let note = hit.code_note.clone();
-                let text = entry(&hit.record, memory.body(), label(hit.layer), note.as_deref());
+                let text = entry(&hit.record, &memory, label(hit.layer), note.as_deref());
                 let (id, title) = (&hit.record.id, &hit.record.title);
                 items.push(Item::new(id, text, title, memory.body(), note.as_deref()));
                 shown.push(hit.record.id.clone());
@@ -318,7 +371,7 @@ impl Layers {
                 let (_, memory) = engine.get(&r.id)?;
                 let cites = verdict.map(|v| v.cites).unwrap_or_default();
                 let note = super::cites::code_note(r.kind, &cites);
-                let text = entry(r, memory.body(), label(Some(layer)), note.as_deref());
+                let text = entry(r, &memory, label(Some(layer)), note.as_deref());
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), note.as_deref()));
                 titles.push(r.title.clone());
             }
@@ -329,7 +382,7 @@ impl Layers {
             let mut items = Vec::new();
             for r in &engine.recent_sessions(options.sessions, &shown, now)? {
                 let (_, memory) = engine.get(&r.id)?;
-                let text = session_entry(r, memory.body());
+                let text = digest_entry(r, memory.body(), "");
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), None));
             }
             sections.push(("## Recent sessions\n".to_string(), items));
@@ -424,7 +477,13 @@ mod tests {
     fn never_over_budget_and_cut_between_items() {
         let items: Vec<Item> = (0..20)
             .map(|i| {
-                Item::new(&i.to_string(), format!("- item {i} {}\n", "x".repeat(50)), "", "", None)
+                Item::new(
+                    &i.to_string(),
+                    (format!("- item {i} {}\n", "x".repeat(50)), String::new()),
+                    "",
+                    "",
+                    None,
+                )
             })
             .collect();
         let sections = vec![("## Key memories\n".to_string(), items)];
@@ -448,8 +507,9 @@ mod tests {
     /// what it passes over is not counted as left out.
     #[test]
     fn a_whole_line_that_does_not_fit_is_passed_over() {
-        let line =
-            |id: &str, n: usize| Item::new(id, format!("- {id} {}\n", "x".repeat(n)), "", "", None);
+        let line = |id: &str, n: usize| {
+            Item::new(id, (format!("- {id} {}\n", "x".repeat(n)), String::new()), "", "", None)
+        };
         let again = Item { again: true, ..line("big", 900) };
         let sections = vec![("## For the task\n".to_string(), vec![again, line("small", 50)])];
         let (out, used) = assemble(&sections, "project root /r", 600);
@@ -500,7 +560,7 @@ mod tests {
         assert!(!line.contains("</recalled-memories>") && !line.contains("<system>"), "{line}");
         assert!(line.contains("‹/recalled-memories>") && line.contains("Vec<String>"), "{line}");
         assert_eq!(title("## IMPORTANT: <system> policy"), "IMPORTANT: ‹system> policy");
-        let items = vec![Item::new("a", format!("- {line}\n"), "", "", None)];
+        let items = vec![Item::new("a", (format!("- {line}\n"), String::new()), "", "", None)];
         let sections = vec![("## Key memories\n".to_string(), items)];
         let (out, used) = assemble(&sections, "project root /r/.memory", 2000);
         assert_eq!(used.len(), 1);

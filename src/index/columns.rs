@@ -9,7 +9,7 @@ use tantivy::columnar::ColumnValues;
 use tantivy::{DocId, SegmentReader};
 
 use crate::format::DEFAULT_IMPORTANCE;
-use crate::score::{Epoch, Signals};
+use crate::score::{Epoch, Role, Signals};
 use crate::usage::last_used::LastUsed;
 
 /// The ranking columns of one segment, opened once.
@@ -19,7 +19,7 @@ pub(super) struct Columns {
     created: Arc<dyn ColumnValues<i64>>,
     tiebreak: Arc<dyn ColumnValues<u64>>,
     id_key: Arc<dyn ColumnValues<u64>>,
-    digest: Arc<dyn ColumnValues<u64>>,
+    role: Arc<dyn ColumnValues<u64>>,
     has_time: Arc<dyn ColumnValues<u64>>,
     into_key: Arc<dyn ColumnValues<u64>>,
 }
@@ -35,7 +35,7 @@ impl Columns {
             created: ff.i64("created")?.first_or_default_col(now),
             tiebreak: ff.u64("tiebreak")?.first_or_default_col(0),
             id_key: ff.u64("id_key")?.first_or_default_col(0),
-            digest: ff.u64("digest")?.first_or_default_col(0),
+            role: ff.u64("role")?.first_or_default_col(0),
             has_time: ff.u64("has_time")?.first_or_default_col(0),
             into_key: ff.u64("into_key")?.first_or_default_col(0),
         })
@@ -49,7 +49,7 @@ impl Columns {
         Signals {
             importance: self.importance.get_val(doc).min(u64::from(u8::MAX)) as u8,
             last_access: column.max(used),
-            digest: self.digest.get_val(doc) == 1,
+            role: Role::of_code(self.role.get_val(doc)),
             created: self.created(doc),
             has_time: self.has_time.get_val(doc) == 1,
         }

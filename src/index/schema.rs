@@ -10,7 +10,7 @@ use crate::format::Memory;
 
 /// Bumped whenever the schema, the analyzers or the manifest's format change; an index of another
 /// version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 11;
+pub const SCHEMA_VERSION: u32 = 12;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -40,8 +40,9 @@ pub struct Fields {
     pub tiebreak: Field,
     /// [`id_key`] of the id: hybrid search finds a candidate's vector by it.
     pub id_key: Field,
-    /// 1 for a session digest that `mem capture` wrote (see [`crate::capture::is_digest`]).
-    pub digest: Field,
+    /// What the memory is for ranking ([`crate::score::Role`]: a fact, a session digest, the
+    /// digest of a session that only asked).
+    pub role: Field,
     /// Optional origin.
     pub source: Field,
     /// When the memory became invalid, seconds since the epoch; `i64::MAX` when it is valid.
@@ -99,7 +100,7 @@ impl Fields {
             last_access: b.add_i64_field("last_access", FAST | STORED),
             tiebreak: b.add_u64_field("tiebreak", FAST),
             id_key: b.add_u64_field("id_key", FAST),
-            digest: b.add_u64_field("digest", FAST),
+            role: b.add_u64_field("role", FAST),
             source: b.add_text_field("source", STORED),
             invalid_at: b.add_i64_field("invalid_at", FAST | STORED | INDEXED),
             superseded_by: b.add_text_field("superseded_by", STORED),
@@ -130,7 +131,7 @@ impl Fields {
             self.last_access => last_use(memory).as_second(),
             self.tiebreak => tiebreak(memory),
             self.id_key => id_key(memory.id().as_str()),
-            self.digest => u64::from(crate::capture::is_digest(memory)),
+            self.role => role(memory).code(),
             self.invalid_at => memory.invalid_at().map_or(VALID_FOREVER, |t| t.as_second()),
             self.has_time => u64::from(
                 crate::dates::has_time_expression(&memory.title())
@@ -185,4 +186,18 @@ pub fn person_of(source: &str) -> Option<&str> {
 fn last_use(memory: &Memory) -> jiff::Timestamp {
     let used = memory.access().filter(|a| a.count > 0).and_then(|a| a.last);
     used.map_or(memory.created(), |at| at.max(memory.created()))
+}
+
+/// What `memory` is for ranking: a session digest (of a session that did work, or only asked),
+/// a fact or procedure, or another memory.
+pub fn role(memory: &Memory) -> crate::score::Role {
+    use crate::format::MemoryType;
+    use crate::score::Role;
+    if crate::capture::is_digest(memory) {
+        if crate::capture::did_work(memory.body()) { Role::Digest } else { Role::QuestionOnly }
+    } else if matches!(memory.kind(), MemoryType::Semantic | MemoryType::Procedural) {
+        Role::Fact
+    } else {
+        Role::Other
+    }
 }

@@ -18,7 +18,7 @@ use super::{MemoryIndex, Record, check_segments, squash, stats, text_of, tokeniz
 use crate::Result;
 use crate::config::Ranking;
 use crate::format::MemoryType;
-use crate::score::{self, Components};
+use crate::score::{self, Components, Role};
 
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 160;
@@ -415,7 +415,7 @@ impl MemoryIndex {
         let now = search.now.as_second();
         let cues = self.cues(searcher, search.text, search.now)?;
         candidates.sort_by_key(|c| c.address);
-        let mut ranked: Vec<(f64, u64, Picked)> = Vec::with_capacity(candidates.len());
+        let mut ranked: Vec<(f64, u64, Role, Picked)> = Vec::with_capacity(candidates.len());
         for segment_candidates in
             candidates.chunk_by(|a, b| a.address.segment_ord == b.address.segment_ord)
         {
@@ -444,12 +444,20 @@ impl MemoryIndex {
                 ranked.push((
                     score::combine(&components, search.ranking),
                     columns.tiebreak(doc),
+                    signals.role,
                     picked,
                 ));
             }
         }
+        let mut roles: Vec<(f64, Role, &mut Components)> =
+            ranked.iter_mut().map(|(s, _, role, p)| (*s, *role, &mut p.components)).collect();
+        score::questions_below_facts(&mut roles, search.ranking);
+        let scores: Vec<f64> = roles.into_iter().map(|(s, _, _)| s).collect();
+        for (r, s) in ranked.iter_mut().zip(scores) {
+            r.0 = s;
+        }
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
         ranked.truncate(search.limit.max(1));
-        Ok(ranked.into_iter().map(|(_, _, p)| p).collect())
+        Ok(ranked.into_iter().map(|(_, _, _, p)| p).collect())
     }
 }
