@@ -240,7 +240,7 @@ fn capture_in(
     let payload = serde_json::json!({
         "session_id": id, "transcript_path": transcript, "cwd": cwd, "hook_event_name": "Stop",
     });
-    repo.mem_in(".", &["capture"], &payload.to_string()).ok();
+    repo.mem_in(".", &["capture"], payload.to_string()).ok();
 }
 
 /// Issue #39, item 2: the per-prompt hook sends no digest of a session that only asked the
