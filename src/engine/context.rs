@@ -332,14 +332,21 @@ impl Layers {
                 self.recall(task, &recall_options, now, &crate::progress::Silent)?;
             report = Some(refreshed);
             let mut items = Vec::new();
+            // A fact or procedure that holds a word of the task answers it, in this block or
+            // already in the session's context.
+            let answered = hits.iter().any(|h| {
+                matches!(h.record.kind, MemoryType::Semantic | MemoryType::Procedural)
+                    && h.components.coverage > 0.0
+            });
             for hit in &hits {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
                 let (_, memory) = engine.get(&hit.record.id)?;
-                // A session that only asked this question again has nothing to add to it.
+                // A session that did no work only asked: it adds nothing to a fact that
+                // answers the task, nor to the task's own question asked again.
                 if is_digest(&memory)
                     && !crate::capture::did_work(memory.body())
-                    && asks_again(memory.body(), task)
+                    && (answered || asks_again(memory.body(), task))
                 {
                     continue;
                 }
