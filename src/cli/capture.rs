@@ -58,7 +58,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
 fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());
-    let folders = super::health::transcript_folders(None, &project);
+    let folders = super::health::transcript_folders(None, &project, &super::hook::homes());
     let coverage = engine.coverage(&folders)?;
     drop(engine);
     let gaps: Vec<_> =
@@ -91,7 +91,7 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
             "session_id": gap.session_id,
             "transcript_path": gap.path,
             "cwd": cwd,
-            "hook_event_name": "Stop",
+            "hook_event_name": gap.agent.spec().events.turn_end,
         });
         let one = Args {
             json: false,
@@ -134,7 +134,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let bytes = match &payload {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
-    let cwd = super::hook::Event::parse(bytes).cwd;
+    let cwd = mem::capture::Payload::read(bytes).cwd;
     if args.project_only {
         let (root, source) = ctx.locate_root(cwd.as_deref())?;
         match super::hook::ProjectOnly::at(&root, source) {
@@ -164,7 +164,10 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     {
         return Ok(());
     }
-    if args.hook == Some(Agent::Codex) && hooks_capture_instead(&root, &payload) {
+    let homes = super::hook::homes();
+    if let Some(agent) = args.hook
+        && super::setup::defers_to_hooks(agent, &payload, &mem::health::project_dir(&root), &homes)
+    {
         return Ok(());
     }
     // Capture writes and indexes text; it never needs the embedding model.
@@ -175,8 +178,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             return Err(logged_failure(&payload, message));
         }
     };
-    let rollouts = super::hook::codex_sessions();
-    let captured = engine.capture(&payload, rollouts.as_deref(), ctx.now)?;
+    let captured = engine.capture(&payload, &homes, ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
     super::print_problems(&report);
@@ -251,20 +253,4 @@ fn facts_line(facts: &mem::capture::facts::Facts) -> String {
         line.push_str(&format!(", {new} supersedes {old}"));
     }
     line + "\n"
-}
-
-/// Whether this is Codex's `notify` (its payload's `type` is `agent-turn-complete`) in a project
-/// whose mem hooks Codex trusts: then its Stop hook captures the same turn, and `notify` leaves
-/// it to it (a turn is captured once).
-fn hooks_capture_instead(root: &std::path::Path, payload: &[u8]) -> bool {
-    let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
-    let from_notify = value.as_ref().is_some_and(|v| {
-        v.get("hook_event_name").is_none()
-            && v.get("type").and_then(serde_json::Value::as_str) == Some("agent-turn-complete")
-    });
-    if !from_notify {
-        return false;
-    }
-    let Some(codex_home) = super::hook::codex_home() else { return false };
-    super::setup::codex_hooks_trusted(&mem::health::project_dir(root), &codex_home)
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::Globals;
 use mem::agent::Agent;
+use mem::capture::Payload;
 
 use super::hook;
 use mem::checkpoint::Workspace;
@@ -248,7 +249,7 @@ pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
 /// Outside a repository there is nothing to do. The turn is one more than the prompts the log
 /// has for the session once its transcript is read, unless the transcript already ends with
 /// this very prompt.
-fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
+fn checkpoint_turn(ctx: &Globals, event: &Payload) -> Result<()> {
     let cwd = match &event.cwd {
         Some(cwd) => Path::new(cwd).to_path_buf(),
         None => std::env::current_dir()?,
@@ -293,8 +294,8 @@ fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
 /// The number of the prompt a UserPromptSubmit hook of `session` comes with: the transcript
 /// read into the log first, one more than the prompts there, unless the transcript already
 /// holds this one.
-fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Result<i64> {
-    if let Some(transcript) = event.transcript_file() {
+fn prompt_turn(log: &mut SessionLog, session: &str, event: &Payload) -> Result<i64> {
+    if let Some(transcript) = event.transcript_file(&hook::homes()) {
         log.import(&transcript, session, None)?;
     }
     let mut turn = log.turns(session)? + 1;

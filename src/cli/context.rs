@@ -8,6 +8,7 @@ use mem::session::SessionLog;
 
 use super::Globals;
 use mem::agent::Agent;
+use mem::capture::Payload;
 
 use super::hook;
 
@@ -95,14 +96,14 @@ impl Ledger {
         agent: Agent,
         session: &str,
         name: &str,
-        event: &hook::Event,
+        event: &Payload,
         now: jiff::Timestamp,
     ) -> mem::Result<Option<Ledger>> {
         let mut log = SessionLog::open_in(root)?;
         // The prompts the log has of the session (each Stop's capture brings in the turn that
         // ended), and this one.
         let turn = log.turns(session)? + i64::from(event.prompt.is_some());
-        match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
+        match event.source.as_deref().filter(|_| name == agent.spec().events.start) {
             // The resumed conversation holds what was sent into it, of the hooks the agent
             // keeps on resume; the rest is sent again.
             Some("resume")
@@ -130,11 +131,11 @@ fn answer(
     agent: Agent,
     ctx: &Globals,
     payload: &[u8],
-    event: &hook::Event,
+    event: &Payload,
 ) -> Result<Option<hook::Answer>> {
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
     layers.refresh(ctx.now, &mem::progress::Silent)?;
-    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
         .session_id
