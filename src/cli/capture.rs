@@ -47,7 +47,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let hook = args.hook.is_some();
     match capture(args, ctx) {
         Err(e) if hook => {
-            eprintln!("mem: capture hook: {}", super::describe(&e));
+            eprintln!("mem: capture hook: {}", super::output::describe(&e));
             Ok(0)
         }
         done => done.map(|()| 0),
@@ -64,7 +64,7 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let gaps: Vec<_> =
         coverage.gaps.into_iter().filter(|g| args.agent.is_none_or(|a| a == g.agent)).collect();
     if gaps.is_empty() {
-        return super::print_text(&format!(
+        return super::output::print_text(&format!(
             "no session of {} is missing ({} found, {} captured)\n",
             project.display(),
             coverage.found,
@@ -83,8 +83,12 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
         let agent = gap.agent.name();
         if args.dry_run {
             let root = ctx.locate_root(Some(&cwd)).map(|(root, _)| root.display().to_string());
-            let into = root.unwrap_or_else(|e| format!("(no root: {})", super::describe(&e)));
-            super::print_text(&format!("would capture\t{agent}\t{}\t{into}\n", gap.session_id))?;
+            let into =
+                root.unwrap_or_else(|e| format!("(no root: {})", super::output::describe(&e)));
+            super::output::print_text(&format!(
+                "would capture\t{agent}\t{}\t{into}\n",
+                gap.session_id
+            ))?;
             continue;
         }
         let payload = serde_json::json!({
@@ -107,13 +111,16 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
                 "{agent} {} ({}): {}",
                 gap.session_id,
                 gap.path,
-                super::describe(&e)
+                super::output::describe(&e)
             ));
         }
     }
     if args.dry_run {
-        return super::print_text(&format!("dry run: {} sessions, nothing captured\n", gaps.len()))
-            .map(|()| 0);
+        return super::output::print_text(&format!(
+            "dry run: {} sessions, nothing captured\n",
+            gaps.len()
+        ))
+        .map(|()| 0);
     }
     if failed.is_empty() {
         return Ok(0);
@@ -181,7 +188,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let captured = engine.capture(&payload, &homes, ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
-    super::print_problems(&report);
+    super::output::print_problems(&report);
     if captured.skipped_lines > 0 {
         eprintln!(
             "mem: notice: skipped {} {} of {} ({} not JSON even after cleaning, {} over {} MiB)",
@@ -194,7 +201,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         );
     }
     if args.json {
-        return super::print_json(&captured);
+        return super::output::print_json(&captured);
     }
     if args.hook.is_some() {
         return Ok(());
@@ -227,7 +234,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             if captured.facts.stated > 0 {
                 text.push_str(&facts_line(&captured.facts));
             }
-            super::print_text(&text)
+            super::output::print_text(&text)
         }
     }
 }

@@ -29,7 +29,7 @@ pub struct Args {
     sessions: usize,
     /// Leave out the task's memories that match it weakly (strength below this, 0 to 1; see
     /// `mem recall --min-strength`).
-    #[arg(long, default_value_t = mem::engine::DEFAULT_MIN_STRENGTH, value_name = "S", value_parser = super::parse_share)]
+    #[arg(long, default_value_t = mem::engine::DEFAULT_MIN_STRENGTH, value_name = "S", value_parser = super::parse::parse_share)]
     min_strength: f64,
     /// Answer this agent's hook: read its payload on stdin; for a UserPromptSubmit, only the
     /// memories relevant to the prompt, else the block; print it as the JSON the agent reads
@@ -48,8 +48,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         return hook_answer(&args, agent, ctx);
     }
     let mut layers = ctx.layers_near(None)?;
-    for (_, report) in layers.refresh(ctx.now, &super::progress_bar())? {
-        super::print_problems(&report);
+    for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
+        super::output::print_problems(&report);
     }
     let options = ContextOptions {
         task: args.task,
@@ -62,9 +62,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     };
     let context = layers.context(&options, ctx.now)?;
     if let Some(report) = &context.report {
-        super::print_problems(report);
+        super::output::print_problems(report);
     }
-    super::print_text(&context.text)
+    super::output::print_text(&context.text)
 }
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.

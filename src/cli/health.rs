@@ -44,7 +44,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         let mut value = serde_json::to_value(&health)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["ok"] = serde_json::Value::Bool(ok);
-        super::print_json(&value)?;
+        super::output::print_json(&value)?;
         return Ok(status_code);
     }
     let mut text = files_lines(&health);
@@ -71,7 +71,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         text.push_str(&code_line(code));
     }
     text.push_str(&embedding_line(&health.embedding));
-    super::print_text(&text)?;
+    super::output::print_text(&text)?;
     Ok(status_code)
 }
 

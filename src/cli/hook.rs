@@ -43,7 +43,7 @@ pub fn homes() -> Homes {
 /// A hook that failed: the reason on stderr and, when the memory root can be found, in
 /// `.mem/capture.log`, where `mem health` reports it. The agent sees exit status 0.
 pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyhow::Error) {
-    let message = format!("{command} hook: {}", super::describe(error));
+    let message = format!("{command} hook: {}", super::output::describe(error));
     let cwd = Payload::read(payload).cwd;
     let Ok(Some(root)) = ctx.existing_root_near(cwd.as_deref()) else {
         eprintln!("mem: {message} (not logged: no memory root)");
@@ -170,13 +170,15 @@ pub fn run_answer(
             answer(&payload, &event)
         });
     let failed = match answer {
-        Ok(Some(Answer { text, delivered })) => match super::print_text(&format!("{text}\n")) {
-            Err(e) => Some(e.context(
-                "the answer could not be written to the agent (the ledger does not count it \
+        Ok(Some(Answer { text, delivered })) => {
+            match super::output::print_text(&format!("{text}\n")) {
+                Err(e) => Some(e.context(
+                    "the answer could not be written to the agent (the ledger does not count it \
                      as sent)",
-            )),
-            Ok(()) => delivered.and_then(|delivered| delivered().err()),
-        },
+                )),
+                Ok(()) => delivered.and_then(|delivered| delivered().err()),
+            }
+        }
         Ok(None) => None,
         Err(e) => Some(e),
     };

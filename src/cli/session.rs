@@ -130,7 +130,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             let project = project.as_deref().map(folder).transpose()?;
             let sessions = log.list(project.as_deref(), limit)?;
             if json {
-                return super::print_json(&sessions);
+                return super::output::print_json(&sessions);
             }
             let mut out = String::new();
             if sessions.is_empty() {
@@ -147,7 +147,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     one_line(s.first_prompt.as_deref().unwrap_or(""), 80)
                 ));
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Show { id, turn, full, json } => {
             let session = log.session(&id)?;
@@ -171,7 +171,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
             let shown = with_totals(shown, &totals);
             if json {
-                return super::print_json(&shown);
+                return super::output::print_json(&shown);
             }
             let mut out = String::new();
             for s in &shown {
@@ -184,13 +184,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     )),
                 }
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Search { query, project, limit, json } => {
             let project = project.as_deref().map(folder).transpose()?;
             let hits = log.search(&query.join(" "), project.as_deref(), limit)?;
             if json {
-                return super::print_json(&hits);
+                return super::output::print_json(&hits);
             }
             let mut out = String::new();
             for h in &hits {
@@ -206,7 +206,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             if hits.is_empty() {
                 eprintln!("mem: no event matches");
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Resume { id, budget, turn, hook: None } => {
             let session = match id {
@@ -222,7 +222,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 }
             };
             let events = log.events(&session.id, turn)?;
-            super::print_text(&resume::render(&session, &events, budget as usize))
+            super::output::print_text(&resume::render(&session, &events, budget as usize))
         }
         Action::Resume { hook: Some(_), .. } => unreachable!("answered above"),
     }
@@ -328,7 +328,7 @@ fn add_titles(ctx: &Globals, groups: &mut [Injected]) {
         Err(e) => {
             eprintln!(
                 "mem: warning: the memories' titles cannot be shown: {}",
-                super::describe(&e)
+                super::output::describe(&e)
             );
             return;
         }

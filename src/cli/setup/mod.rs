@@ -279,15 +279,15 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if changed.is_empty() && !create_root {
         let state = if args.remove { "has no mem entries" } else { "is already set up" };
         out.push_str(&format!("{agent} {state}; nothing to change\n"));
-        return super::print_text(&out);
+        return super::output::print_text(&out);
     }
     if args.dry_run {
         out.push_str("dry run: nothing written\n");
-        return super::print_text(&out);
+        return super::output::print_text(&out);
     }
     // Every target checked and written beside its file before any is replaced.
     let prepared = write::prepare(&changed)?;
-    super::print_text(&out)?;
+    super::output::print_text(&out)?;
     if target.scope == Scope::Project
         && !target.remove
         && let Some(warning) = path_warning(which::which(BARE).ok().as_deref(), &this)
@@ -295,7 +295,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: warning: {warning}");
     }
     if create_root {
-        super::init_root(&root, ctx.now)?;
+        super::init::init_root(&root, ctx.now)?;
     }
     write::commit(prepared)?;
     if target.scope == Scope::Project {
@@ -306,7 +306,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             super::machine::remember(&root, Some(agent))
         };
         if let Err(e) = recorded {
-            eprintln!("mem: warning: {}", super::describe(&e));
+            eprintln!("mem: warning: {}", super::output::describe(&e));
         }
     }
     let done = if args.remove { "removed mem from" } else { "set up mem in" };
@@ -335,7 +335,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     text.push_str(&format!(
         "Restart {agent} (and any open session of it) to {what} the hooks and the mem server.\n"
     ));
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 /// The name a project's configuration runs mem by, looked up on `PATH` by the agent.
