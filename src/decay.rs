@@ -33,7 +33,7 @@ pub fn retention(age: Days, strength: Days) -> f64 {
 
 /// A usage event, as folded into a memory's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Event {
+pub enum Reinforcement {
     /// Someone said the memory helped.
     Used {
         /// When.
@@ -48,11 +48,11 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl Reinforcement {
     /// When the event happened.
     pub fn at(&self) -> Timestamp {
         match self {
-            Event::Used { at } | Event::Retrieved { at, .. } => *at,
+            Reinforcement::Used { at } | Reinforcement::Retrieved { at, .. } => *at,
         }
     }
 }
@@ -116,19 +116,19 @@ impl State {
     }
 
     /// The state after `event` (events must be folded in time order).
-    pub fn fold(self, event: Event) -> State {
+    pub fn fold(self, event: Reinforcement) -> State {
         let mut s = self;
         let at = event.at();
         let spaced = at.as_second() - s.last.as_second() >= SPACING_SECONDS;
         match event {
-            Event::Used { .. } => {
+            Reinforcement::Used { .. } => {
                 s.used += 1;
                 if spaced {
                     s.strength = (s.strength * USED_GROWTH).min(MAX_STRENGTH_DAYS);
                 }
                 s.last = s.last.max(at);
             }
-            Event::Retrieved { rank, .. } => {
+            Reinforcement::Retrieved { rank, .. } => {
                 s.retrieved += 1;
                 let rank = rank.max(1);
                 if spaced {
@@ -217,10 +217,10 @@ mod tests {
     #[test]
     fn used_doubles_when_spaced_and_resets_the_clock() {
         let s = State::from_memory(initial_strength(5), t(0), None);
-        let once = s.fold(Event::Used { at: t(10) });
+        let once = s.fold(Reinforcement::Used { at: t(10) });
         assert_eq!((once.used, once.last), (1, t(10)));
         assert!((once.strength - 2.0 * s.strength).abs() < 1e-9);
-        let massed = once.fold(Event::Used { at: t(10) });
+        let massed = once.fold(Reinforcement::Used { at: t(10) });
         assert_eq!(massed.strength, once.strength, "the same day adds no strength");
         assert_eq!(massed.used, 2);
     }
@@ -229,7 +229,7 @@ mod tests {
     fn ranking_twentieth_every_day_is_not_immortality() {
         let mut s = State::from_memory(initial_strength(3), t(0), None);
         for day in 1..=3_000 {
-            s = s.fold(Event::Retrieved { at: t(day), rank: 20 });
+            s = s.fold(Reinforcement::Retrieved { at: t(day), rank: 20 });
         }
         assert_eq!(s.last, t(0), "a low rank never resets the clock");
         assert!(s.strength <= initial_strength(3) * RETRIEVAL_CAP + 1e-9);
@@ -239,9 +239,9 @@ mod tests {
     #[test]
     fn top_retrievals_reset_the_clock_but_grow_less_than_use() {
         let s = State::from_memory(initial_strength(5), t(0), None);
-        let seen = s.fold(Event::Retrieved { at: t(5), rank: 1 });
+        let seen = s.fold(Reinforcement::Retrieved { at: t(5), rank: 1 });
         assert_eq!(seen.last, t(5));
-        let used = s.fold(Event::Used { at: t(5) });
+        let used = s.fold(Reinforcement::Used { at: t(5) });
         assert!(seen.strength < used.strength);
     }
 
@@ -253,7 +253,7 @@ mod tests {
             let mut day = 0;
             for (gap, used, rank) in gaps {
                 day += gap;
-                let e = if used { Event::Used { at: t(day) } } else { Event::Retrieved { at: t(day), rank } };
+                let e = if used { Reinforcement::Used { at: t(day) } } else { Reinforcement::Retrieved { at: t(day), rank } };
                 let next = s.fold(e);
                 prop_assert!(next.strength >= s.strength);
                 prop_assert!(next.last >= s.last);

@@ -262,7 +262,7 @@ fn duplicates(memories: &[(String, Memory)], states: &[State]) -> HashMap<usize,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decay::{DecayConfig, Event};
+    use crate::decay::{DecayConfig, Reinforcement};
 
     fn memory(
         id: &str,
@@ -329,7 +329,7 @@ mod tests {
                 now,
             );
             assert!(plan.is_empty(), "proposed in month {month}");
-            state = state.fold(Event::Used { at: now });
+            state = state.fold(Reinforcement::Used { at: now });
         }
     }
 

@@ -27,7 +27,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use mem::decay::{Event, State};
+use mem::decay::{Reinforcement, State};
 use mem::usage::shared;
 
 use crate::util::{bin, clean_env, memory};
@@ -259,18 +259,18 @@ fn ids(files: &BTreeMap<String, Vec<u8>>, context: &str) -> BTreeMap<String, Vec
 }
 
 /// The events of the usage log (`.mem/usage.db`) per memory, in a fixed order.
-fn logged_events(root: &Path) -> BTreeMap<String, Vec<Event>> {
+fn logged_events(root: &Path) -> BTreeMap<String, Vec<Reinforcement>> {
     let db = rusqlite::Connection::open(root.join(".mem/usage.db")).unwrap();
     let mut stmt = db.prepare("SELECT memory_id, kind, at, rank FROM events").unwrap();
     let rows = stmt.query_map([], |r| {
         let at = jiff::Timestamp::from_second(r.get(2)?).unwrap();
         let event = match r.get::<_, String>(1)?.as_str() {
-            "used" => Event::Used { at },
-            _ => Event::Retrieved { at, rank: r.get::<_, i64>(3)? as u32 },
+            "used" => Reinforcement::Used { at },
+            _ => Reinforcement::Retrieved { at, rank: r.get::<_, i64>(3)? as u32 },
         };
         Ok((r.get::<_, String>(0)?, event))
     });
-    let mut out: BTreeMap<String, Vec<Event>> = BTreeMap::new();
+    let mut out: BTreeMap<String, Vec<Reinforcement>> = BTreeMap::new();
     for row in rows.unwrap() {
         let (id, event) = row.unwrap();
         out.entry(id).or_default().push(event);
@@ -280,10 +280,10 @@ fn logged_events(root: &Path) -> BTreeMap<String, Vec<Event>> {
 }
 
 /// The order events are folded in (as `UsageView::state` does).
-fn order(event: &Event) -> (jiff::Timestamp, u32) {
+fn order(event: &Reinforcement) -> (jiff::Timestamp, u32) {
     match *event {
-        Event::Used { at } => (at, 0),
-        Event::Retrieved { at, rank } => (at, rank),
+        Reinforcement::Used { at } => (at, 0),
+        Reinforcement::Retrieved { at, rank } => (at, rank),
     }
 }
 
@@ -337,7 +337,8 @@ fn has_access(bytes: &[u8]) -> bool {
 fn check_usage(root: &Path, before: &BTreeMap<String, Vec<u8>>, context: &str) {
     let usage = usage_files(root, context);
     let logged = logged_events(root);
-    let mut written: BTreeMap<String, Vec<Event>> = usage.events.clone().into_iter().collect();
+    let mut written: BTreeMap<String, Vec<Reinforcement>> =
+        usage.events.clone().into_iter().collect();
     written.values_mut().for_each(|events| events.sort_by_key(order));
     assert_eq!(written, logged, "{context}: the usage files and the log differ");
     let old: BTreeMap<String, mem::format::Access> = before

@@ -221,3 +221,107 @@ fn modelling_an_agent_is_caught() {
     assert!(!models_an_agent("            Agent::Claude => &[\".claude/settings.json\"],"));
     assert!(!models_an_agent("    let agent = Agent::from_name(name);"));
 }
+
+/// The agents: the files of `src/agent/` that define a `Spec`, by their names.
+fn agent_names() -> Vec<String> {
+    sources()
+        .iter()
+        .filter(|rel| rel.starts_with("src/agent/") && read(rel).contains("pub const SPEC: Spec"))
+        .map(|rel| rel.trim_start_matches("src/agent/").trim_end_matches(".rs").to_string())
+        .collect()
+}
+
+/// The one file outside the agent module and an agent's own setup file that may name the
+/// agents: the setup table's registration.
+const REGISTRATION: &str = "src/cli/setup/mod.rs";
+
+/// Whether a line names `agent` (lower case) as a word start, in any case: `Agent::Codex`,
+/// `codex::find_rollout`, `".codex/hooks.json"`, `CODEX_HOME`.
+fn names_agent(line: &str, agent: &str) -> bool {
+    let line = line.to_lowercase();
+    line.match_indices(agent).any(|(at, _)| {
+        !line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The files of `files` (path, text) that name one agent's function, constant, folder or name
+/// in code (comments aside, inline tests included) where no agent should be named: outside
+/// `src/agent/`, the agent's own `src/cli/setup/<agent>.rs`, test files (`tests.rs`) and
+/// [`REGISTRATION`]; each as `path: agent`.
+fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, text) in files {
+        if rel.starts_with("src/agent/") || rel.ends_with("/tests.rs") || rel == REGISTRATION {
+            continue;
+        }
+        let code: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//") && !l.trim_start().starts_with("--"))
+            .collect();
+        for agent in agents {
+            if *rel == format!("src/cli/setup/{agent}.rs") {
+                continue;
+            }
+            if code.iter().any(|line| names_agent(line, agent)) {
+                found.push(format!("{rel}: {agent}"));
+            }
+        }
+    }
+    found
+}
+
+/// Everything one agent is lives in its files (docs/architecture.md, "Adding an agent"): no
+/// other file of `src/` names an agent, but the setup table's registration.
+#[test]
+fn agents_are_named_only_in_their_own_files() {
+    let agents = agent_names();
+    assert!(agents.len() >= 3, "{agents:?}");
+    let files: Vec<(String, String)> =
+        sources().into_iter().chain(migrations()).map(|rel| (rel.clone(), read(&rel))).collect();
+    let found = agents_named_outside(&files, &agents);
+    assert!(found.is_empty(), "agents named outside their files:\n{}", found.join("\n"));
+}
+
+/// The session log's migrations, which are code too.
+fn migrations() -> Vec<String> {
+    let dir = manifest_dir().join("src/session/migrations");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| format!("src/session/migrations/{}", e.file_name().to_string_lossy()))
+        .collect();
+    found.sort();
+    found
+}
+
+/// The check itself: a call of one agent's function, its folder or its variant in another file
+/// is caught, in an inline test too; comments, the agent's own files and the registration are
+/// not.
+#[test]
+fn naming_an_agent_elsewhere_is_caught() {
+    let agents = vec!["claude".to_string(), "codex".to_string()];
+    let file = |rel: &str, text: &str| (rel.to_string(), text.to_string());
+    let planted = [
+        file("src/engine/capture.rs", "use crate::agent::codex::find_rollout;\n"),
+        file("src/cli/health.rs", "let dir = home.join(\".claude/projects\");\n"),
+        file("src/cli/hook.rs", "std::env::var_os(\"CODEX_HOME\")\n"),
+        file("src/cli/capture.rs", "#[cfg(test)]\nmod tests {\n    let a = Agent::Claude;\n}\n"),
+        file("src/health/mod.rs", "// Claude Code keeps subagents apart.\nlet subagents = 1;\n"),
+        file("src/agent/codex.rs", "pub fn find_rollout() {}\n"),
+        file("src/cli/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
+        file("src/cli/setup/claude.rs", "let a = Agent::Codex;\n"),
+        file("src/cli/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
+        file("src/health/tests.rs", "claude::folder_name(project);\n"),
+        file("src/cli/agents.rs", "let name = \"encodex\"; let x = my_claude;\n"),
+    ];
+    assert_eq!(
+        agents_named_outside(&planted, &agents),
+        [
+            "src/engine/capture.rs: codex",
+            "src/cli/health.rs: claude",
+            "src/cli/hook.rs: codex",
+            "src/cli/capture.rs: claude",
+            "src/cli/setup/claude.rs: codex",
+        ]
+    );
+}

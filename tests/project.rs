@@ -360,7 +360,11 @@ fn setup_wires_both_agents_into_a_repository_and_is_undone_by_remove() {
     let out =
         run_hook(&repo, stop, &cwd, &payload("Stop", "cx-3", &cwd, r#","transcript_path":null"#));
     assert_eq!((out.code, out.stdout.as_str()), (0, ""), "{out:?}");
-    assert!(out.stderr.contains("no Codex rollout of session cx-3"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no transcript of session cx-3 is in the agents' folders"),
+        "{}",
+        out.stderr
+    );
 
     // The repository's Markdown is untouched and not indexed.
     let listed = repo.mem_in(".", &["list", "--json"], "").json();

@@ -217,7 +217,11 @@ fn without_a_log_the_commands_say_how_to_get_one() {
     let out = root.mem(&["session", "list"]);
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("no session log yet"), "{}", out.stderr);
-    assert!(out.stderr.contains("mem setup claude"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("`mem setup AGENT` installs them, AGENT one of claude, codex"),
+        "{}",
+        out.stderr
+    );
     assert!(root.mem(&["health"]).stdout.contains("no session log yet"));
 }
 

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Event, Fold, Kind, Spec, USER_SHELL, Whose, block_text, exit_code, inside, is_session_id,
+    Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, USER_SHELL, Whose, block_text,
+    exit_code, inside, is_session_id,
 };
 
 /// Claude Code.
@@ -20,7 +21,13 @@ pub const SPEC: Spec = Spec {
     finish: |_, _| {},
     file_prefix: "",
     session_of_file,
-    prompt_event: "UserPromptSubmit",
+    home: Home { var: "CLAUDE_CONFIG_DIR", var_is_home: true, folder: ".claude" },
+    events: Events {
+        start: "SessionStart",
+        prompt: "UserPromptSubmit",
+        turn_end: "Stop",
+        session_end: Some("SessionEnd"),
+    },
     // The resumed transcript holds both hooks' context.
     resume_keeps: &["SessionStart", "UserPromptSubmit"],
     clean_prompt: str::to_string,
@@ -31,7 +38,33 @@ pub const SPEC: Spec = Spec {
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
         })
     },
+    transcript_folders: |home, project| folders(&home.join("projects"), project),
+    widen_folder: |given, project| {
+        let own = given.file_name().is_some_and(|n| n.to_string_lossy() == folder_name(project));
+        Some(folders(given.parent().filter(|_| own)?, project))
+    },
+    find_transcript: |_, _| None,
+    subagents_folder: Some(SUBAGENTS_DIR),
+    missed_because,
 };
+
+/// Why sessions were missed: some were started in a subfolder of the project, where Claude
+/// Code runs the user's hooks only, and the user's settings hold none of mem's.
+fn missed_because(missed: &Missed) -> Option<String> {
+    let own = folder_name(missed.project);
+    let in_subfolder = missed.transcripts.iter().any(|t| {
+        t.parent().and_then(Path::file_name).is_some_and(|n| extends(&n.to_string_lossy(), &own))
+    });
+    let user_hooks = missed
+        .home
+        .is_some_and(|h| missed.configured.iter().any(|c| *c == h.join("settings.json")));
+    (in_subfolder && !user_hooks).then(|| {
+        "Claude Code runs a project's hooks only when started in the project's top folder; \
+         `mem setup claude` in this checkout adds hooks to your own settings that capture the \
+         sessions started in its subfolders, and `mem capture --missed` captures those missed"
+            .to_string()
+    })
+}
 
 /// Whether a line is Claude Code's: by its `type` (a user or assistant line has a `message` or
 /// a `sessionId`, which Gemini CLI's messages of the same types lack), or by the `sessionId`
@@ -124,7 +157,7 @@ fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
 /// The events of one line: a change of cwd, model or permission mode; tool results, prompts
 /// (not a subagent's, nor text Claude Code added), assistant text (not a subagent's), tool
 /// calls; what a system or summary line says.
-fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
+fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
     let text = |key: &str| line.get(key).and_then(Value::as_str);
     let flag = |key: &str| line.get(key).and_then(Value::as_bool).unwrap_or(false);
     if f.session_id.is_none() {
@@ -143,7 +176,11 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
                         Some(true) => exit_code(said.trim()).filter(|c| *c != 0).unwrap_or(1),
                         _ => 0,
                     };
-                    out.push(Event::result(block["tool_use_id"].as_str(), said, Some(status)));
+                    out.push(TranscriptEvent::result(
+                        block["tool_use_id"].as_str(),
+                        said,
+                        Some(status),
+                    ));
                 }
             }
             let typed = user_content(content);
@@ -157,7 +194,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
                     Some("text") if !side => {
                         let said = block["text"].as_str().unwrap_or("");
                         if !said.trim().is_empty() {
-                            out.push(Event::new(Kind::Assistant, said));
+                            out.push(TranscriptEvent::new(Kind::Assistant, said));
                         }
                     }
                     Some("tool_use") => out.push(call(block)),
@@ -168,7 +205,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
         "system" | "summary" => {
             let said = text("content").or(text("summary")).unwrap_or("");
             if !said.trim().is_empty() && !said.starts_with('<') {
-                out.push(Event::new(Kind::Meta, said));
+                out.push(TranscriptEvent::new(Kind::Meta, said));
             }
         }
         _ => {}
@@ -177,7 +214,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
 
 /// A `tool_use` block as a call: `Bash` runs its command; `Edit`, `Write`, `MultiEdit` and
 /// `NotebookEdit` write their file.
-fn call(block: &Value) -> Event {
+fn call(block: &Value) -> TranscriptEvent {
     let name = block["name"].as_str().unwrap_or("tool");
     let input = &block["input"];
     let path = |key: &str| input[key].as_str().map(String::from);
@@ -187,24 +224,28 @@ fn call(block: &Value) -> Event {
         "NotebookEdit" => (None, path("notebook_path").into_iter().collect()),
         _ => (None, Vec::new()),
     };
-    Event::call(name, block["id"].as_str(), input, command, files)
+    TranscriptEvent::call(name, block["id"].as_str(), input, command, files)
 }
 
 /// A user message: a prompt, a slash command (a prompt), a `!` shell command and its output (a
 /// call and its result), or text Claude Code added (nothing).
-fn prompt(text: &str, out: &mut Vec<Event>) {
+fn prompt(text: &str, out: &mut Vec<TranscriptEvent>) {
     let event = match user_text(text) {
-        UserText::Slash(request) => Event::new(Kind::Prompt, request),
-        UserText::Shell(command) => {
-            Event::call(USER_SHELL, None, &Value::Null, Some(command.to_string()), Vec::new())
-        }
-        UserText::ShellOutput(stdout, stderr) => Event {
+        UserText::Slash(request) => TranscriptEvent::new(Kind::Prompt, request),
+        UserText::Shell(command) => TranscriptEvent::call(
+            USER_SHELL,
+            None,
+            &Value::Null,
+            Some(command.to_string()),
+            Vec::new(),
+        ),
+        UserText::ShellOutput(stdout, stderr) => TranscriptEvent {
             tool: Some(USER_SHELL.into()),
-            ..Event::result(None, format!("{stdout}\n{stderr}"), None)
+            ..TranscriptEvent::result(None, format!("{stdout}\n{stderr}"), None)
         },
         UserText::Added => return,
         UserText::Typed if text.trim().is_empty() => return,
-        UserText::Typed => Event::new(Kind::Prompt, text),
+        UserText::Typed => TranscriptEvent::new(Kind::Prompt, text),
     };
     out.push(event);
 }

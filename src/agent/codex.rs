@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Event, Fold, Kind, Spec, Whose, block_text, exit_code, inside};
+use super::{
+    Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, Whose, block_text, exit_code, inside,
+};
 use crate::json::parse_json_lenient;
 
 /// Codex CLI.
@@ -19,7 +21,14 @@ pub const SPEC: Spec = Spec {
     finish: |_, _| {},
     file_prefix: "rollout-",
     session_of_file,
-    prompt_event: "UserPromptSubmit",
+    home: Home { var: "CODEX_HOME", var_is_home: true, folder: ".codex" },
+    events: Events {
+        start: "SessionStart",
+        prompt: "UserPromptSubmit",
+        turn_end: "Stop",
+        // No SessionEnd event: its Stop hook captures.
+        session_end: None,
+    },
     // The resumed rollout holds both hooks' context.
     resume_keeps: &["SessionStart", "UserPromptSubmit"],
     clean_prompt: str::to_string,
@@ -30,7 +39,66 @@ pub const SPEC: Spec = Spec {
             "hookSpecificOutput": { "hookEventName": event, "additionalContext": text }
         })
     },
+    transcript_folders: |home, _| {
+        let sessions = home.join(SESSIONS);
+        if sessions.is_dir() { vec![sessions] } else { Vec::new() }
+    },
+    widen_folder: |_, _| None,
+    find_transcript: |home, session_id| find_rollout(&home.join(SESSIONS), session_id),
+    subagents_folder: None,
+    missed_because,
 };
+
+/// The folder of Codex's home that holds its rollouts, by date.
+const SESSIONS: &str = "sessions";
+
+/// The largest `config.toml` of Codex's read.
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// Why sessions were missed: Codex does not trust the project (it then reads none of its
+/// `.codex/` files, mem's hooks there included), or has not trusted mem's hooks yet.
+fn missed_because(missed: &Missed) -> Option<String> {
+    let project_hooks = missed
+        .configured
+        .iter()
+        .any(|c| c.starts_with(missed.project) && c.ends_with(".codex/hooks.json"));
+    let config = missed.home.and_then(|h| {
+        let file = h.join("config.toml");
+        crate::untrusted::read_text(&file, MAX_CONFIG_BYTES, crate::untrusted::Links::Follow)
+            .ok()
+            .flatten()
+    });
+    if project_hooks && !config.is_some_and(|t| trusts_project(&t, missed.project)) {
+        return Some(
+            "Codex does not trust this project, so it reads none of its .codex/ files (mem's \
+             hooks there included): start Codex here and trust the project, then trust the hooks \
+             (/hooks); `mem capture --missed` captures the sessions missed"
+                .to_string(),
+        );
+    }
+    missed.untrusted.then(|| {
+        "Codex has not trusted mem's hooks yet (see `agents` below): run /hooks in Codex and \
+         trust them; `mem capture --missed` captures the sessions missed"
+            .to_string()
+    })
+}
+
+/// Whether Codex's user configuration `config` trusts the project at `project`
+/// (`[projects."<path>"] trust_level = "trusted"`, by its path or a folder above it): Codex
+/// reads a project's `.codex/` only then.
+fn trusts_project(config: &str, project: &Path) -> bool {
+    let Ok(doc) = config.parse::<toml_edit::DocumentMut>() else { return false };
+    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
+        return false;
+    };
+    let project = project.canonicalize().unwrap_or_else(|_| project.to_path_buf());
+    projects.iter().any(|(path, entry)| {
+        let trusted = entry.get("trust_level").and_then(|t| t.as_str()) == Some("trusted");
+        let path = Path::new(path);
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        trusted && project.starts_with(path)
+    })
+}
 
 /// Whether a line is a rollout's: an object `payload` under one of the rollout's `type`s.
 fn recognises(line: &Value) -> bool {
@@ -120,7 +188,7 @@ fn added(text: &str) -> bool {
 /// The events of one line: changes of cwd, model or approval and sandbox mode
 /// (`session_meta`, `turn_context`), a compaction, the items (messages, tool calls and their
 /// outputs), and the user's and assistant's messages again as echoes (`event_msg`).
-fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
+fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
     let payload = &line["payload"];
     let text = |key: &str| payload[key].as_str();
     match line["type"].as_str().unwrap_or("") {
@@ -147,7 +215,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
             };
             f.meta(text("cwd"), text("model"), mode, out);
         }
-        "compacted" => out.push(Event::new(Kind::Meta, "the conversation was compacted")),
+        "compacted" => out.push(TranscriptEvent::new(Kind::Meta, "the conversation was compacted")),
         "response_item" => item(payload, out),
         "event_msg" => {
             let kind = match payload["type"].as_str() {
@@ -157,7 +225,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
             };
             let said = text("message").unwrap_or("");
             if !said.trim().is_empty() {
-                out.push(Event::new(kind, said).echoed());
+                out.push(TranscriptEvent::new(kind, said).echoed());
             }
         }
         _ => {}
@@ -165,7 +233,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
 }
 
 /// The events of a `response_item`: a tool call, a tool's output, a message.
-fn item(item: &Value, out: &mut Vec<Event>) {
+fn item(item: &Value, out: &mut Vec<TranscriptEvent>) {
     let call_id = item["call_id"].as_str();
     if let Some((name, call)) = call(item) {
         let event = match call {
@@ -176,12 +244,12 @@ fn item(item: &Value, out: &mut Vec<Event>) {
                         files.push(path.to_string());
                     }
                 }
-                Event::call("apply_patch", call_id, &Value::Null, None, files)
+                TranscriptEvent::call("apply_patch", call_id, &Value::Null, None, files)
             }
             Call::Shell(command) => {
-                Event::call(&name, call_id, &Value::Null, Some(command), Vec::new())
+                TranscriptEvent::call(&name, call_id, &Value::Null, Some(command), Vec::new())
             }
-            Call::Other(args) => Event::call(&name, call_id, &args, None, Vec::new()),
+            Call::Other(args) => TranscriptEvent::call(&name, call_id, &args, None, Vec::new()),
         };
         out.push(event);
         return;
@@ -191,17 +259,17 @@ fn item(item: &Value, out: &mut Vec<Event>) {
             let said = block_text(&item["content"]);
             match item["role"].as_str() {
                 Some("user") if !said.trim().is_empty() && !added(&said) => {
-                    out.push(Event::new(Kind::Prompt, said));
+                    out.push(TranscriptEvent::new(Kind::Prompt, said));
                 }
                 Some("assistant") if !said.trim().is_empty() => {
-                    out.push(Event::new(Kind::Assistant, said));
+                    out.push(TranscriptEvent::new(Kind::Assistant, said));
                 }
                 _ => {}
             }
         }
         "function_call_output" | "custom_tool_call_output" => {
             let (said, status) = output(&item["output"]);
-            out.push(Event::result(call_id, said, status));
+            out.push(TranscriptEvent::result(call_id, said, status));
         }
         _ => {}
     }

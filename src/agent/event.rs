@@ -57,7 +57,7 @@ impl Kind {
 
 /// One event of a transcript line, as the agent wrote it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Event {
+pub struct TranscriptEvent {
     /// What it records.
     pub kind: Kind,
     /// When it happened, if the line says.
@@ -81,10 +81,10 @@ pub struct Event {
     pub echo: bool,
 }
 
-impl Event {
+impl TranscriptEvent {
     /// An event of `kind` saying `text`.
-    pub fn new(kind: Kind, text: impl Into<String>) -> Event {
-        Event {
+    pub fn new(kind: Kind, text: impl Into<String>) -> TranscriptEvent {
+        TranscriptEvent {
             kind,
             at: None,
             tool: None,
@@ -106,24 +106,32 @@ impl Event {
         input: &Value,
         command: Option<String>,
         files: Vec<String>,
-    ) -> Event {
-        Event {
+    ) -> TranscriptEvent {
+        TranscriptEvent {
             tool: Some(tool.to_string()),
             call_id: call_id.map(String::from),
             input: input.clone(),
             command,
             files,
-            ..Event::new(Kind::ToolCall, "")
+            ..TranscriptEvent::new(Kind::ToolCall, "")
         }
     }
 
     /// The result of the call `call_id` (or of `tool`), saying `text`, with exit `status`.
-    pub fn result(call_id: Option<&str>, text: impl Into<String>, status: Option<i64>) -> Event {
-        Event { call_id: call_id.map(String::from), status, ..Event::new(Kind::ToolResult, text) }
+    pub fn result(
+        call_id: Option<&str>,
+        text: impl Into<String>,
+        status: Option<i64>,
+    ) -> TranscriptEvent {
+        TranscriptEvent {
+            call_id: call_id.map(String::from),
+            status,
+            ..TranscriptEvent::new(Kind::ToolResult, text)
+        }
     }
 
-    /// This event as an echo (see [`Event::echo`]).
-    pub fn echoed(self) -> Event {
-        Event { echo: true, ..self }
+    /// This event as an echo (see [`TranscriptEvent::echo`]).
+    pub fn echoed(self) -> TranscriptEvent {
+        TranscriptEvent { echo: true, ..self }
     }
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Event, Fold, Kind, Spec, block_text, is_session_id};
+use super::{Events, Fold, Home, Kind, Spec, TranscriptEvent, block_text, is_session_id};
 use crate::format::parse_time;
 use crate::untrusted::{self, Links};
 
@@ -33,7 +33,14 @@ pub const SPEC: Spec = Spec {
             _ => super::Whose::Project,
         })
     },
-    prompt_event: "BeforeAgent",
+    home: Home { var: "GEMINI_CLI_HOME", var_is_home: false, folder: ".gemini" },
+    // Gemini CLI does not wait for `SessionEnd` hooks: the turn's end is the capture point too.
+    events: Events {
+        start: "SessionStart",
+        prompt: "BeforeAgent",
+        turn_end: "AfterAgent",
+        session_end: Some("SessionEnd"),
+    },
     // Gemini CLI 0.61.0 rebuilds a resumed history without the user messages that begin with
     // `<hook_context>`: the SessionStart context (its own message, or put before the first
     // prompt in `-p` mode) is gone; a BeforeAgent context, put after the prompt, stays.
@@ -42,6 +49,11 @@ pub const SPEC: Spec = Spec {
     resume_keeps: &["BeforeAgent"],
     clean_prompt: without_hook_context,
     context_answer: |_, text| serde_json::json!({ "hookSpecificOutput": { "additionalContext": text } }),
+    transcript_folders: folders,
+    widen_folder: |_, _| None,
+    find_transcript: |_, _| None,
+    subagents_folder: None,
+    missed_because: |_| None,
 };
 
 /// Whether a line is a Gemini CLI chat record: its first line (`sessionId` and
@@ -95,7 +107,7 @@ pub fn without_hook_context(text: &str) -> String {
 /// transcript ends: [`finish`]); the cwd from the workspace Gemini states in its first
 /// message; a rewind as a meta event. A `$set` of the messages states the history again (a
 /// resume repeats every message so far): it adds none.
-fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
+fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
     if let Some(id) = line["sessionId"].as_str() {
         if f.session_id.is_none() {
             f.session_id = Some(id.to_string());
@@ -107,7 +119,10 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
     }
     if let Some(to) = line["$rewindTo"].as_str() {
         release(f, out);
-        out.push(Event::new(Kind::Meta, format!("the conversation was rewound to message {to}")));
+        out.push(TranscriptEvent::new(
+            Kind::Meta,
+            format!("the conversation was rewound to message {to}"),
+        ));
         return;
     }
     if let Some(messages) = line["$set"]["messages"].as_array() {
@@ -130,7 +145,7 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<Event>) {
 }
 
 /// Holds `message`, releasing the message held before unless it is an earlier copy of it.
-fn hold(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
+fn hold(f: &mut Fold, message: &Value, out: &mut Vec<TranscriptEvent>) {
     let Some(id) = message["id"].as_str() else { return };
     if f.held.as_ref().is_some_and(|(held, _)| held != id) {
         release(f, out);
@@ -139,12 +154,12 @@ fn hold(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
 }
 
 /// At the end of what is read: the message held is released.
-fn finish(f: &mut Fold, out: &mut Vec<Event>) {
+fn finish(f: &mut Fold, out: &mut Vec<TranscriptEvent>) {
     release(f, out);
 }
 
 /// The events of the message held, unless an earlier copy was already released in this read.
-fn release(f: &mut Fold, out: &mut Vec<Event>) {
+fn release(f: &mut Fold, out: &mut Vec<TranscriptEvent>) {
     let Some((id, message)) = f.held.take() else { return };
     if !f.released.insert(id) {
         return;
@@ -186,23 +201,23 @@ fn workspace(content: &Value) -> Option<String> {
 
 /// A user message: the prompt without the hook context, or the session context Gemini adds
 /// (its workspace is the session's cwd); tool results come with their calls instead.
-fn user(f: &mut Fold, content: &Value, out: &mut Vec<Event>) {
+fn user(f: &mut Fold, content: &Value, out: &mut Vec<TranscriptEvent>) {
     if let Some(workspace) = workspace(content) {
         f.meta(Some(&workspace), None, None, out);
         return;
     }
     let text = user_text(content);
     if !text.trim_start().starts_with("<session_context>") && !text.trim().is_empty() {
-        out.push(Event::new(Kind::Prompt, text));
+        out.push(TranscriptEvent::new(Kind::Prompt, text));
     }
 }
 
 /// A message of the model: the model, its text, and each tool call with its result.
-fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
+fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<TranscriptEvent>) {
     f.meta(None, message["model"].as_str(), None, out);
     let said = block_text(&message["content"]);
     if !said.trim().is_empty() {
-        out.push(Event::new(Kind::Assistant, said));
+        out.push(TranscriptEvent::new(Kind::Assistant, said));
     }
     for call in message["toolCalls"].as_array().into_iter().flatten() {
         let name = call["name"].as_str().unwrap_or("tool");
@@ -216,7 +231,7 @@ fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
         let id = call["id"].as_str();
         let at = call["timestamp"].as_str().and_then(|t| parse_time(t).ok());
         let input = if command.is_none() && files.is_empty() { args } else { &Value::Null };
-        out.push(Event::call(name, id, input, command, files));
+        out.push(TranscriptEvent::call(name, id, input, command, files));
         let Some(results) = call["result"].as_array() else { continue };
         let said: Vec<String> = results.iter().filter_map(result_text).collect();
         let status = match call["status"].as_str() {
@@ -224,7 +239,7 @@ fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<Event>) {
             Some("error" | "cancelled") => Some(1),
             _ => None,
         };
-        out.push(Event { at, ..Event::result(id, said.join("\n"), status) });
+        out.push(TranscriptEvent { at, ..TranscriptEvent::result(id, said.join("\n"), status) });
     }
 }
 

@@ -7,7 +7,7 @@
 //! a variant of [`Agent`] with its arm in [`Agent::spec`] and its place in [`Agent::ALL`],
 //! then its tests and docs; `mem setup` writes its configuration from `src/cli/setup/`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde_json::Value;
@@ -18,8 +18,10 @@ pub mod claude;
 pub mod codex;
 mod event;
 pub mod gemini;
+mod home;
 
-pub use self::event::{Event, Kind, USER_SHELL};
+pub use self::event::{Kind, TranscriptEvent, USER_SHELL};
+pub use self::home::{Home, Homes};
 
 /// A coding agent whose sessions mem reads and whose hooks run mem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -43,9 +45,9 @@ pub struct Spec {
     /// Whether a parsed transcript line is one this agent writes.
     pub recognises: fn(&Value) -> bool,
     /// Adds to `out` the events of one line this agent wrote (times are filled in after).
-    pub fold: fn(&mut Fold, &Value, &mut Vec<Event>),
+    pub fold: fn(&mut Fold, &Value, &mut Vec<TranscriptEvent>),
     /// Adds to `out` the events still held at the end of what is read (see [`Fold::held`]).
-    pub finish: fn(&mut Fold, &mut Vec<Event>),
+    pub finish: fn(&mut Fold, &mut Vec<TranscriptEvent>),
     /// How this agent's transcript file names start, if they all start the same way (no other
     /// agent's file name is read as a name of this agent when it starts so).
     pub file_prefix: &'static str,
@@ -57,8 +59,10 @@ pub struct Spec {
     /// Whose a transcript of this agent is, for a project: the project's, a subagent's, or
     /// another project's (a file may be read).
     pub whose: fn(&Path, &Path) -> std::io::Result<Whose>,
-    /// The `hook_event_name` of the hook run on each prompt, before the model sees it.
-    pub prompt_event: &'static str,
+    /// Where the agent keeps its own files.
+    pub home: Home,
+    /// The names the agent gives the hook events mem's hooks run on.
+    pub events: Events,
     /// The hook events whose context a resumed conversation still holds (the agent rebuilds
     /// it from its transcript); what other events sent is gone and is sent again on resume.
     pub resume_keeps: &'static [&'static str],
@@ -66,6 +70,50 @@ pub struct Spec {
     pub clean_prompt: fn(&str) -> String,
     /// The JSON a hook prints to add `text` to the model's context on the hook `event`.
     pub context_answer: fn(&str, &str) -> Value,
+    /// The folders that hold transcripts of sessions started in a project or inside it, given
+    /// the agent's home folder and the project.
+    pub transcript_folders: fn(&Path, &Path) -> Vec<PathBuf>,
+    /// For a transcript folder the user names: the folders it stands for when it is this
+    /// agent's folder of the project (with those of its subfolders), else `None`.
+    pub widen_folder: fn(&Path, &Path) -> Option<Vec<PathBuf>>,
+    /// The transcript of a session, looked up by its id under the agent's home folder, for
+    /// the agents whose payloads may name none.
+    pub find_transcript: fn(&Path, &str) -> Option<PathBuf>,
+    /// The name of the folders that hold only subagents' transcripts, if the agent keeps them
+    /// apart so.
+    pub subagents_folder: Option<&'static str>,
+    /// Why sessions of this agent in `project` were missed, where the agent's own files say
+    /// (a folder not trusted, hooks that run only in the project's top folder), given the
+    /// agent's home folder and the uncaptured transcripts.
+    pub missed_because: fn(&Missed) -> Option<String>,
+}
+
+/// The names an agent gives the hook events mem's hooks run on.
+#[derive(Clone, Copy, Debug)]
+pub struct Events {
+    /// When a session starts (or resumes, or is cleared).
+    pub start: &'static str,
+    /// On each prompt, before the model sees it.
+    pub prompt: &'static str,
+    /// When the agent has answered a prompt.
+    pub turn_end: &'static str,
+    /// When the session ends, if the agent has such a hook and waits for it.
+    pub session_end: Option<&'static str>,
+}
+
+/// What the hint of [`Spec::missed_because`] is given.
+#[derive(Debug)]
+pub struct Missed<'a> {
+    /// The project.
+    pub project: &'a Path,
+    /// The agent's home folder.
+    pub home: Option<&'a Path>,
+    /// The transcripts of this agent's sessions not captured.
+    pub transcripts: &'a [&'a Path],
+    /// The configuration files that run mem for the project (hooks, servers).
+    pub configured: &'a [PathBuf],
+    /// Whether some of mem's hooks are there but not trusted by the agent yet.
+    pub untrusted: bool,
 }
 
 impl Agent {
@@ -183,7 +231,7 @@ pub struct Line {
     /// Its time, if it says.
     pub at: Option<Timestamp>,
     /// Its events, each with the line's time unless it has its own.
-    pub events: Vec<Event>,
+    pub events: Vec<TranscriptEvent>,
 }
 
 impl Fold {
@@ -211,7 +259,7 @@ impl Fold {
     }
 
     /// The events still held at the end of what is read: the agent's last message, whole.
-    pub fn finish(&mut self) -> Vec<Event> {
+    pub fn finish(&mut self) -> Vec<TranscriptEvent> {
         let mut events = Vec::new();
         if let Some(agent) = self.agent {
             (agent.spec().finish)(self, &mut events);
@@ -225,7 +273,7 @@ impl Fold {
         cwd: Option<&str>,
         model: Option<&str>,
         mode: Option<String>,
-        out: &mut Vec<Event>,
+        out: &mut Vec<TranscriptEvent>,
     ) {
         let mut said = Vec::new();
         if let Some(cwd) = cwd.filter(|c| self.cwd.as_deref() != Some(*c)) {
@@ -243,7 +291,7 @@ impl Fold {
             self.mode = Some(mode);
         }
         if !said.is_empty() {
-            out.push(Event::new(Kind::Meta, said.join("; ")));
+            out.push(TranscriptEvent::new(Kind::Meta, said.join("; ")));
         }
     }
 }

@@ -84,7 +84,7 @@ pub(crate) const GEMINI: &[&str] = &[
     r#"{"$set":{"lastUpdated":"2026-12-02T03:38:29.866Z"}}"#,
 ];
 
-fn fold_all(lines: &[&str]) -> (Fold, Vec<Event>) {
+fn fold_all(lines: &[&str]) -> (Fold, Vec<TranscriptEvent>) {
     let mut fold = Fold::default();
     let mut events = Vec::new();
     for line in lines {

@@ -37,9 +37,6 @@ const FILES_KEPT: usize = 40;
 /// Distinct paths remembered for de-duplication; past this, paths are only counted.
 const FILES_SEEN: usize = 10_000;
 
-pub(crate) const PAYLOAD_HELP: &str = "mem capture reads the JSON object an agent's hook (Claude \
-Code, Codex, Gemini CLI) passes on stdin (Codex's notify: as the last argument), with `session_id`, `transcript_path`, `cwd` and `hook_event_name`";
-
 /// Whether `memory` is a session digest that `mem capture` wrote: its id is `session-<session
 /// id>` and its source `session/<session id>`.
 pub fn is_digest(memory: &crate::format::Memory) -> bool {
@@ -69,7 +66,10 @@ mod text;
 mod transcript;
 
 pub use self::log::{LOG_FILE, LogEntry, Status, append_log, read_log};
-pub use self::payload::{Payload, check_session_id, parse_payload, payload_complete};
+pub(crate) use self::payload::payload_help;
+pub use self::payload::{
+    Payload, check_session_id, find_transcript, parse_payload, payload_complete,
+};
 pub use self::redact::{redact, redact_json};
 pub(crate) use self::summary::inline_code;
 pub use self::summary::{SessionInfo, Summary, asked, did_work, gist, project_tag, summarize};

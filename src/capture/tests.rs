@@ -96,7 +96,7 @@ fn the_payload_needs_a_safe_session_id() {
         br#"{"session_id":"abc-1","transcript_path":"/t.jsonl","cwd":"/p","hook_event_name":"Stop"}"#,
     )
     .unwrap();
-    assert_eq!(p.session_id, "abc-1");
+    assert_eq!(p.session_id.as_deref(), Some("abc-1"));
     assert_eq!(p.hook_event.as_deref(), Some("Stop"));
     let err = |bytes: &[u8]| parse_payload(bytes).unwrap_err().to_string();
     assert!(err(b"").contains("is empty"));
@@ -111,8 +111,8 @@ fn the_payload_needs_a_safe_session_id() {
     )
     .unwrap();
     assert_eq!(
-        (notify.session_id.as_str(), notify.hook_event.as_deref()),
-        ("t-9", Some("agent-turn-complete"))
+        (notify.session_id.as_deref(), notify.hook_event.as_deref()),
+        (Some("t-9"), Some("agent-turn-complete"))
     );
     assert_eq!(notify.last_assistant_message.as_deref(), Some("done"));
     assert!(err(br#"{"transcript_path":"/t"}"#).contains("no `session_id`"));

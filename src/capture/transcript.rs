@@ -7,7 +7,7 @@ use std::io::BufRead;
 use jiff::Timestamp;
 use serde_json::Value;
 
-use crate::agent::{Agent, Event, Fold, Kind, USER_SHELL, relative_to};
+use crate::agent::{Agent, Fold, Kind, TranscriptEvent, USER_SHELL, relative_to};
 use crate::json::{JsonLine, read_json_lines};
 
 use super::facts::{MAX_FACTS, Stated, stated};
@@ -208,9 +208,9 @@ impl Transcript {
     }
 
     /// Takes in one event: the user's requests (an agent's echoes of them preferred, see
-    /// [`Event::echo`]) and what they state, the last assistant message, the commands run and
+    /// [`TranscriptEvent::echo`]) and what they state, the last assistant message, the commands run and
     /// files written. `at` is when the event's line was written.
-    fn event(&mut self, event: Event, at: Option<Timestamp>) {
+    fn event(&mut self, event: TranscriptEvent, at: Option<Timestamp>) {
         match event.kind {
             Kind::Prompt => {
                 let list = if event.echo { &mut self.echoed } else { &mut self.requests };

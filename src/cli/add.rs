@@ -15,7 +15,7 @@ pub struct Args {
     /// The memory's text (Markdown). Read from stdin when absent or `-`.
     text: Option<String>,
     /// episodic (something that happened), semantic (a fact or decision) or procedural (how to).
-    #[arg(long = "type", short = 't', default_value = "semantic", value_parser = super::parse_type)]
+    #[arg(long = "type", short = 't', default_value = "semantic", value_parser = super::parse::parse_type)]
     kind: MemoryType,
     /// 1 (mundane) to 10 (critical).
     #[arg(long, short = 'i', default_value_t = mem::format::DEFAULT_IMPORTANCE, value_parser = clap::value_parser!(u8).range(1..=10))]
@@ -41,7 +41,7 @@ pub struct Args {
     /// Which root gets it: `project` (default: the root found from here) or `user` (the user
     /// layer of the user configuration, `[layers] user`: preferences, cross-project
     /// procedures).
-    #[arg(long, value_parser = super::layer_parser(), default_value = "project")]
+    #[arg(long, value_parser = super::parse::layer_parser(), default_value = "project")]
     layer: Layer,
 }
 
@@ -70,7 +70,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 .map_or("the user configuration file".into(), |p| p.display().to_string())
         );
     };
-    super::print_problems(&engine.refresh(ctx.now, &super::progress_bar())?);
+    super::output::print_problems(&engine.refresh(ctx.now, &super::bar::progress_bar())?);
     let new = NewMemory {
         text,
         kind: args.kind,
@@ -97,9 +97,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 "mem: already remembered as {id} ({path}); not written again, counted as used"
             );
             if args.json {
-                super::print_json(&serde_json::json!({ "id": id, "path": path, "duplicate": true }))
+                super::output::print_json(
+                    &serde_json::json!({ "id": id, "path": path, "duplicate": true }),
+                )
             } else {
-                super::print_text(&format!("{id}\t{}\n", engine.root().join(&path).display()))
+                super::output::print_text(&format!(
+                    "{id}\t{}\n",
+                    engine.root().join(&path).display()
+                ))
             }
         }
         Remembered::Similar(Similar { id, path, similarity, measure }) => bail!(
@@ -111,10 +116,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 eprintln!("mem: {old} is superseded by {}", added.id);
             }
             if args.json {
-                super::print_json(&added)
+                super::output::print_json(&added)
             } else {
                 let path = engine.root().join(&added.path);
-                super::print_text(&format!("{}\t{}\n", added.id, path.display()))
+                super::output::print_text(&format!("{}\t{}\n", added.id, path.display()))
             }
         }
     }

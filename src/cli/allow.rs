@@ -39,7 +39,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if out.is_empty() {
             out.push_str("no memory root is recorded on this machine\n");
         }
-        return super::print_text(&out);
+        return super::output::print_text(&out);
     }
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let folder = match args.folder {
@@ -56,10 +56,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let root = root.canonicalize().unwrap_or(root);
     if args.revoke {
         let done = if machine::revoke(&root)? { "revoked" } else { "was not allowed" };
-        return super::print_text(&format!("{done}: {}\n", root.display()));
+        return super::output::print_text(&format!("{done}: {}\n", root.display()));
     }
     machine::remember(&root, None)?;
-    super::print_text(&format!(
+    super::output::print_text(&format!(
         "allowed: {} (its memories reach sessions started in it; `mem allow --revoke` undoes it)\n",
         root.display()
     ))

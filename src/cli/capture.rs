@@ -47,7 +47,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let hook = args.hook.is_some();
     match capture(args, ctx) {
         Err(e) if hook => {
-            eprintln!("mem: capture hook: {}", super::describe(&e));
+            eprintln!("mem: capture hook: {}", super::output::describe(&e));
             Ok(0)
         }
         done => done.map(|()| 0),
@@ -58,13 +58,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
 fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());
-    let folders = super::health::transcript_folders(None, &project);
+    let folders = super::health::transcript_folders(None, &project, &super::hook::homes());
     let coverage = engine.coverage(&folders)?;
     drop(engine);
     let gaps: Vec<_> =
         coverage.gaps.into_iter().filter(|g| args.agent.is_none_or(|a| a == g.agent)).collect();
     if gaps.is_empty() {
-        return super::print_text(&format!(
+        return super::output::print_text(&format!(
             "no session of {} is missing ({} found, {} captured)\n",
             project.display(),
             coverage.found,
@@ -83,15 +83,19 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
         let agent = gap.agent.name();
         if args.dry_run {
             let root = ctx.locate_root(Some(&cwd)).map(|(root, _)| root.display().to_string());
-            let into = root.unwrap_or_else(|e| format!("(no root: {})", super::describe(&e)));
-            super::print_text(&format!("would capture\t{agent}\t{}\t{into}\n", gap.session_id))?;
+            let into =
+                root.unwrap_or_else(|e| format!("(no root: {})", super::output::describe(&e)));
+            super::output::print_text(&format!(
+                "would capture\t{agent}\t{}\t{into}\n",
+                gap.session_id
+            ))?;
             continue;
         }
         let payload = serde_json::json!({
             "session_id": gap.session_id,
             "transcript_path": gap.path,
             "cwd": cwd,
-            "hook_event_name": "Stop",
+            "hook_event_name": gap.agent.spec().events.turn_end,
         });
         let one = Args {
             json: false,
@@ -107,13 +111,16 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
                 "{agent} {} ({}): {}",
                 gap.session_id,
                 gap.path,
-                super::describe(&e)
+                super::output::describe(&e)
             ));
         }
     }
     if args.dry_run {
-        return super::print_text(&format!("dry run: {} sessions, nothing captured\n", gaps.len()))
-            .map(|()| 0);
+        return super::output::print_text(&format!(
+            "dry run: {} sessions, nothing captured\n",
+            gaps.len()
+        ))
+        .map(|()| 0);
     }
     if failed.is_empty() {
         return Ok(0);
@@ -134,7 +141,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let bytes = match &payload {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
-    let cwd = super::hook::Event::parse(bytes).cwd;
+    let cwd = mem::capture::Payload::read(bytes).cwd;
     if args.project_only {
         let (root, source) = ctx.locate_root(cwd.as_deref())?;
         match super::hook::ProjectOnly::at(&root, source) {
@@ -164,7 +171,10 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     {
         return Ok(());
     }
-    if args.hook == Some(Agent::Codex) && hooks_capture_instead(&root, &payload) {
+    let homes = super::hook::homes();
+    if let Some(agent) = args.hook
+        && super::setup::defers_to_hooks(agent, &payload, &mem::health::project_dir(&root), &homes)
+    {
         return Ok(());
     }
     // Capture writes and indexes text; it never needs the embedding model.
@@ -175,11 +185,10 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             return Err(logged_failure(&payload, message));
         }
     };
-    let rollouts = super::hook::codex_sessions();
-    let captured = engine.capture(&payload, rollouts.as_deref(), ctx.now)?;
+    let captured = engine.capture(&payload, &homes, ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
-    super::print_problems(&report);
+    super::output::print_problems(&report);
     if captured.skipped_lines > 0 {
         eprintln!(
             "mem: notice: skipped {} {} of {} ({} not JSON even after cleaning, {} over {} MiB)",
@@ -192,7 +201,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         );
     }
     if args.json {
-        return super::print_json(&captured);
+        return super::output::print_json(&captured);
     }
     if args.hook.is_some() {
         return Ok(());
@@ -225,7 +234,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             if captured.facts.stated > 0 {
                 text.push_str(&facts_line(&captured.facts));
             }
-            super::print_text(&text)
+            super::output::print_text(&text)
         }
     }
 }
@@ -251,20 +260,4 @@ fn facts_line(facts: &mem::capture::facts::Facts) -> String {
         line.push_str(&format!(", {new} supersedes {old}"));
     }
     line + "\n"
-}
-
-/// Whether this is Codex's `notify` (its payload's `type` is `agent-turn-complete`) in a project
-/// whose mem hooks Codex trusts: then its Stop hook captures the same turn, and `notify` leaves
-/// it to it (a turn is captured once).
-fn hooks_capture_instead(root: &std::path::Path, payload: &[u8]) -> bool {
-    let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
-    let from_notify = value.as_ref().is_some_and(|v| {
-        v.get("hook_event_name").is_none()
-            && v.get("type").and_then(serde_json::Value::as_str) == Some("agent-turn-complete")
-    });
-    if !from_notify {
-        return false;
-    }
-    let Some(codex_home) = super::hook::codex_home() else { return false };
-    super::setup::codex_hooks_trusted(&mem::health::project_dir(root), &codex_home)
 }

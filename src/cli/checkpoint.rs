@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::Globals;
 use mem::agent::Agent;
+use mem::capture::Payload;
 
 use super::hook;
 use mem::checkpoint::Workspace;
@@ -118,7 +119,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         };
         let removed = workspace.prune(keep, cutoff)?;
         if args.json {
-            return super::print_json(&serde_json::json!({ "removed": removed }));
+            return super::output::print_json(&serde_json::json!({ "removed": removed }));
         }
         println!("removed {} checkpoints", removed.len());
         return Ok(());
@@ -126,14 +127,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let label = args.label.unwrap_or_else(|| "checkpoint".to_string());
     let taken = workspace.checkpoint(&label, ctx.now)?;
     if args.json {
-        return super::print_json(&taken);
+        return super::output::print_json(&taken);
     }
     let mut text = match taken.new {
         true => format!("checkpoint {}\n", taken.id),
         false => format!("nothing changed since checkpoint {}\n", taken.id),
     };
     text.push_str(&skipped_text(&taken.skipped_roots, &taken.skipped_files));
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 /// What a checkpoint left out, one line each.
@@ -175,7 +176,7 @@ pub fn list(args: ListArgs, ctx: &Globals) -> Result<()> {
                 value
             })
             .collect();
-        return super::print_json(&list);
+        return super::output::print_json(&list);
     }
     let mut text = String::new();
     if list.is_empty() {
@@ -198,13 +199,13 @@ pub fn list(args: ListArgs, ctx: &Globals) -> Result<()> {
         ));
     }
     // Labels, session ids and names come from others: printed without control characters.
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
     let rewound = workspace(ctx)?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
     if args.json {
-        return super::print_json(&rewound);
+        return super::output::print_json(&rewound);
     }
     let verb = |done: &str, would: &str| if args.dry_run { would } else { done }.to_string();
     let mut text = String::new();
@@ -240,7 +241,7 @@ pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
     if let Some(before) = &rewound.before {
         text.push_str(&format!("undo with: mem rewind {before}\n"));
     }
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 /// The checkpoint hook: the repository of the agent's working directory checkpointed before
@@ -248,7 +249,7 @@ pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
 /// Outside a repository there is nothing to do. The turn is one more than the prompts the log
 /// has for the session once its transcript is read, unless the transcript already ends with
 /// this very prompt.
-fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
+fn checkpoint_turn(ctx: &Globals, event: &Payload) -> Result<()> {
     let cwd = match &event.cwd {
         Some(cwd) => Path::new(cwd).to_path_buf(),
         None => std::env::current_dir()?,
@@ -293,8 +294,8 @@ fn checkpoint_turn(ctx: &Globals, event: &hook::Event) -> Result<()> {
 /// The number of the prompt a UserPromptSubmit hook of `session` comes with: the transcript
 /// read into the log first, one more than the prompts there, unless the transcript already
 /// holds this one.
-fn prompt_turn(log: &mut SessionLog, session: &str, event: &hook::Event) -> Result<i64> {
-    if let Some(transcript) = event.transcript_file() {
+fn prompt_turn(log: &mut SessionLog, session: &str, event: &Payload) -> Result<i64> {
+    if let Some(transcript) = event.transcript_file(&hook::homes()) {
         log.import(&transcript, session, None)?;
     }
     let mut turn = log.turns(session)? + 1;

@@ -8,6 +8,7 @@ use mem::session::SessionLog;
 
 use super::Globals;
 use mem::agent::Agent;
+use mem::capture::Payload;
 
 use super::hook;
 
@@ -28,7 +29,7 @@ pub struct Args {
     sessions: usize,
     /// Leave out the task's memories that match it weakly (strength below this, 0 to 1; see
     /// `mem recall --min-strength`).
-    #[arg(long, default_value_t = mem::engine::DEFAULT_MIN_STRENGTH, value_name = "S", value_parser = super::parse_share)]
+    #[arg(long, default_value_t = mem::engine::DEFAULT_MIN_STRENGTH, value_name = "S", value_parser = super::parse::parse_share)]
     min_strength: f64,
     /// Answer this agent's hook: read its payload on stdin; for a UserPromptSubmit, only the
     /// memories relevant to the prompt, else the block; print it as the JSON the agent reads
@@ -47,8 +48,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         return hook_answer(&args, agent, ctx);
     }
     let mut layers = ctx.layers_near(None)?;
-    for (_, report) in layers.refresh(ctx.now, &super::progress_bar())? {
-        super::print_problems(&report);
+    for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
+        super::output::print_problems(&report);
     }
     let options = ContextOptions {
         task: args.task,
@@ -61,9 +62,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     };
     let context = layers.context(&options, ctx.now)?;
     if let Some(report) = &context.report {
-        super::print_problems(report);
+        super::output::print_problems(report);
     }
-    super::print_text(&context.text)
+    super::output::print_text(&context.text)
 }
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
@@ -95,14 +96,14 @@ impl Ledger {
         agent: Agent,
         session: &str,
         name: &str,
-        event: &hook::Event,
+        event: &Payload,
         now: jiff::Timestamp,
     ) -> mem::Result<Option<Ledger>> {
         let mut log = SessionLog::open_in(root)?;
         // The prompts the log has of the session (each Stop's capture brings in the turn that
         // ended), and this one.
         let turn = log.turns(session)? + i64::from(event.prompt.is_some());
-        match event.source.as_deref().filter(|_| name == hook::SESSION_START) {
+        match event.source.as_deref().filter(|_| name == agent.spec().events.start) {
             // The resumed conversation holds what was sent into it, of the hooks the agent
             // keeps on resume; the rest is sent again.
             Some("resume")
@@ -130,11 +131,11 @@ fn answer(
     agent: Agent,
     ctx: &Globals,
     payload: &[u8],
-    event: &hook::Event,
+    event: &Payload,
 ) -> Result<Option<hook::Answer>> {
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
     layers.refresh(ctx.now, &mem::progress::Silent)?;
-    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
         .session_id

@@ -24,10 +24,10 @@ pub struct Args {
     json: bool,
     /// Recall mode(s) to evaluate, side by side: e.g. `--mode bm25,hybrid`. Default: the
     /// root's (hybrid when a model is configured, else bm25).
-    #[arg(long, value_parser = super::recall_mode_parser(), value_delimiter = ',')]
+    #[arg(long, value_parser = super::parse::recall_mode_parser(), value_delimiter = ',')]
     mode: Vec<RecallMode>,
     /// Fusion of hybrid recall (overrides `[embed] fusion`).
-    #[arg(long, value_parser = super::fusion_parser())]
+    #[arg(long, value_parser = super::parse::fusion_parser())]
     fusion: Option<Fusion>,
     /// Weight of the cosine in convex fusion (overrides `[embed] vector_weight`).
     #[arg(long)]
@@ -59,10 +59,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     embed.vector_weight = args.vector_weight.unwrap_or(embed.vector_weight);
     embed.rrf_k = args.rrf_k.unwrap_or(embed.rrf_k);
     embed.min_cosine = args.min_cosine.unwrap_or(embed.min_cosine);
-    engine.set_embed_config(embed).map_err(super::option_error)?;
+    engine.set_embed_config(embed).map_err(super::parse::option_error)?;
     if modes.iter().any(|m| *m != RecallMode::Bm25) {
         // Every vector first, so that latencies are those of a warm recall.
-        engine.sync_vectors(None, &super::progress_bar_for("embedding", "memories"))?;
+        engine.sync_vectors(None, &super::bar::progress_bar_for("embedding", "memories"))?;
     }
     let hidden = mem::progress::Silent;
     let mut reports = Vec::new();
@@ -74,7 +74,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         };
         let mut results = Vec::with_capacity(queries.len());
         for q in &queries {
-            let started = super::stopwatch();
+            let started = super::bar::stopwatch();
             let mem::Recall { hits, report, .. } =
                 engine.recall(&q.query, &options, ctx.now, &hidden)?;
             if let Some(warning) = report.warnings.first() {
@@ -88,13 +88,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     }
     if args.json {
         if let [(_, report)] = reports.as_slice() {
-            return super::print_json(report);
+            return super::output::print_json(report);
         }
         let by_mode: serde_json::Map<String, serde_json::Value> = reports
             .iter()
             .map(|(mode, report)| Ok((mode.as_str().to_string(), serde_json::to_value(report)?)))
             .collect::<Result<_>>()?;
-        return super::print_json(&by_mode);
+        return super::output::print_json(&by_mode);
     }
     let several = reports.len() > 1;
     let mut header =
@@ -102,7 +102,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if several {
         header.insert(0, "mode");
     }
-    let mut table = super::table(&header);
+    let mut table = super::output::table(&header);
     for (mode, report) in &reports {
         let mut add = |name: &str, summary: &Summary| {
             let mut cells = row(name, summary);
@@ -116,7 +116,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             add(kind, summary);
         }
     }
-    let mut text = super::render(&table);
+    let mut text = super::output::render(&table);
     for (mode, report) in &reports {
         let misses: Vec<String> = report
             .queries
@@ -131,7 +131,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             text.push('\n');
         }
     }
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 fn row(name: &str, s: &Summary) -> Vec<Cell> {

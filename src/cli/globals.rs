@@ -9,9 +9,10 @@ use mem::engine::Layers;
 use mem::store::{self, RootSource};
 use mem::{Engine, RefreshReport};
 
-use super::{
-    describe, init_root, machine, model_overrides, print_problems, progress_bar, same_folder, user,
-};
+use super::bar::progress_bar;
+use super::init::init_root;
+use super::output::{describe, print_problems};
+use super::{machine, user};
 
 /// What every subcommand needs from the global options.
 #[derive(Clone)]
@@ -147,4 +148,23 @@ impl Globals {
         print_problems(&report);
         Ok((engine, report))
     }
+}
+
+/// Whether two paths name the same folder (both canonicalized when they exist).
+fn same_folder(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
+}
+
+/// The model folder and ONNX Runtime library: the environment's, else the user
+/// configuration's (an empty variable counts as unset).
+fn model_overrides() -> Result<mem::embed::ModelOverrides> {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let user = user::load()?;
+    Ok(mem::embed::ModelOverrides {
+        model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
+        runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
+    })
 }

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use mem::agent::{Agent, Homes, Missed};
 use mem::engine::ModelStatus;
 
 use super::Globals;
@@ -30,40 +31,29 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let mut engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());
-    let folders = args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project));
+    let homes = super::hook::homes();
+    let folders =
+        args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project, &homes));
     let health = engine.health(ctx.now, folders.as_deref())?;
-    let configured = match dirs::home_dir() {
-        Some(home) => super::setup::configured(
-            &project,
-            &home,
-            super::hook::codex_home().as_deref(),
-            super::hook::gemini_home().as_deref(),
-        ),
-        None => Vec::new(),
-    };
+    let configured = super::setup::configured(&project, &homes);
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
-    let missing = missing_user_hooks(engine.root(), &configured);
+    let missing = missing_user_hooks(engine.root(), &configured, &homes);
     let ok = health.ok() && hooks_run && missing.is_empty();
     let status_code = if ok { 0 } else { UNHEALTHY };
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["ok"] = serde_json::Value::Bool(ok);
-        super::print_json(&value)?;
+        super::output::print_json(&value)?;
         return Ok(status_code);
     }
-    // Codex's user configuration: whether mem's `notify` captures, whether the project is
-    // trusted (read once for both).
-    let codex_config = super::hook::codex_home()
-        .and_then(|c| super::setup::read_settings(&c.join("config.toml")).ok().flatten());
     let mut text = files_lines(&health);
     text.push_str(&logs_lines(&health));
     if let Some(cov) = &health.coverage {
-        text.push_str(&coverage_lines(cov, &project, &configured, codex_config.as_deref()));
+        text.push_str(&coverage_lines(cov, &project, &configured, &homes));
     }
     if !configured.is_empty() {
-        let notify = codex_config.as_deref().is_some_and(super::setup::has_mem_notify);
-        text.push_str(&agent_commands(&configured, notify));
+        text.push_str(&agent_commands(&configured));
     }
     if !missing.is_empty() {
         let detail = "hooks this project's setup put in the user's settings are gone";
@@ -81,7 +71,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         text.push_str(&code_line(code));
     }
     text.push_str(&embedding_line(&health.embedding));
-    super::print_text(&text)?;
+    super::output::print_text(&text)?;
     Ok(status_code)
 }
 
@@ -229,12 +219,12 @@ fn logs_lines(health: &mem::engine::Health) -> String {
 }
 
 /// The lines on the sessions on disk against those captured, with the causes of the gaps
-/// mem can name (`codex_config`: the text of Codex's user configuration, when there is one).
+/// the agents' own files tell (`agent::Spec::missed_because`).
 fn coverage_lines(
     cov: &mem::health::Coverage,
     project: &Path,
     configured: &[super::setup::Configured],
-    codex_config: Option<&str>,
+    homes: &Homes,
 ) -> String {
     let mut text = String::new();
     let mut detail = format!("{}/{} local sessions captured", cov.captured, cov.found);
@@ -244,10 +234,12 @@ fn coverage_lines(
         1 => left_out.push("1 subagent transcript".to_string()),
         n => left_out.push(format!("{n} subagent transcripts")),
     }
-    match cov.other_projects {
-        0 => {}
-        1 => left_out.push("1 Codex session of another project".to_string()),
-        n => left_out.push(format!("{n} Codex sessions of other projects")),
+    for (agent, n) in &cov.other_projects_by {
+        let title = agent.title();
+        left_out.push(match n {
+            1 => format!("1 {title} session of another project"),
+            n => format!("{n} {title} sessions of other projects"),
+        });
     }
     if !left_out.is_empty() {
         detail.push_str(&format!(" (left out: {})", left_out.join(", ")));
@@ -260,65 +252,34 @@ fn coverage_lines(
     for file in &cov.unreadable {
         text.push_str(&format!("    not read (skipped): {file}\n"));
     }
-    let codex_gaps = cov.gaps.iter().any(|g| g.agent == mem::agent::Agent::Codex);
-    let project_hooks = configured
-        .iter()
-        .any(|c| Path::new(&c.file).starts_with(project) && c.file.ends_with(".codex/hooks.json"));
-    if codex_gaps
-        && project_hooks
-        && !codex_config.is_some_and(|t| codex_trusts_project(t, project))
-    {
-        text.push_str(
-            "    cause: Codex does not trust this project, so it reads none of its .codex/ files \
-             (mem's hooks there included): start Codex here and trust the project, then trust \
-             the hooks (/hooks); `mem capture --missed` captures the sessions missed\n",
-        );
-    } else if codex_gaps && configured.iter().any(|c| c.trusted == Some(false)) {
-        text.push_str(
-            "    cause: Codex has not trusted mem's hooks yet (see `agents` below): run /hooks \
-             in Codex and trust them; `mem capture --missed` captures the sessions missed\n",
-        );
-    } else if !cov.gaps.is_empty() {
+    let files: Vec<PathBuf> = configured.iter().map(|c| PathBuf::from(&c.file)).collect();
+    let untrusted = configured.iter().any(|c| c.trusted == Some(false));
+    let mut causes = Vec::new();
+    for agent in Agent::ALL {
+        let transcripts: Vec<&Path> =
+            cov.gaps.iter().filter(|g| g.agent == agent).map(|g| Path::new(&g.path)).collect();
+        if transcripts.is_empty() {
+            continue;
+        }
+        let missed = Missed {
+            project,
+            home: homes.of(agent),
+            transcripts: &transcripts,
+            configured: &files,
+            untrusted,
+        };
+        causes.extend((agent.spec().missed_because)(&missed));
+    }
+    for cause in &causes {
+        text.push_str(&format!("    cause: {cause}\n"));
+    }
+    if causes.is_empty() && !cov.gaps.is_empty() {
         text.push_str(
             "    `mem capture --missed` captures them (sessions from before the hooks ran: \
              before the project or its hooks were trusted, or while mem was not on PATH)\n",
         );
     }
-    let own = mem::agent::claude::folder_name(project);
-    let in_subfolder = cov.gaps.iter().any(|g| {
-        g.agent == mem::agent::Agent::Claude
-            && Path::new(&g.path)
-                .parent()
-                .and_then(Path::file_name)
-                .is_some_and(|n| mem::agent::claude::extends(&n.to_string_lossy(), &own))
-    });
-    let user_hooks = claude_home()
-        .is_some_and(|c| configured.iter().any(|h| Path::new(&h.file) == c.join("settings.json")));
-    if in_subfolder && !user_hooks {
-        text.push_str(
-            "    cause: Claude Code runs a project's hooks only when started in the project's \
-             top folder; `mem setup claude` in this checkout adds hooks to your own settings \
-             that capture the sessions started in its subfolders\n",
-        );
-    }
     text
-}
-
-/// Whether Codex's user configuration `config` trusts the project at `project`
-/// (`[projects."<path>"] trust_level = "trusted"`, by its path or a folder above it): Codex
-/// reads a project's `.codex/` only then.
-fn codex_trusts_project(config: &str, project: &Path) -> bool {
-    let Ok(doc) = config.parse::<toml_edit::DocumentMut>() else { return false };
-    let Some(projects) = doc.get("projects").and_then(|p| p.as_table_like()) else {
-        return false;
-    };
-    let project = project.canonicalize().unwrap_or_else(|_| project.to_path_buf());
-    projects.iter().any(|(path, entry)| {
-        let trusted = entry.get("trust_level").and_then(|t| t.as_str()) == Some("trusted");
-        let path = Path::new(path);
-        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        trusted && project.starts_with(path)
-    })
 }
 
 /// The line on the embedding model.
@@ -345,40 +306,30 @@ fn embedding_line(embedding: &ModelStatus) -> String {
     status(ok, "embedding", &detail)
 }
 
-/// The folders of transcripts to check for `project`: `given`, widened to the folders of the
-/// project's subfolders when it is Claude Code's folder of the project; without `given`, the
-/// agents' own folders.
-pub(super) fn transcript_folders(given: Option<&Path>, project: &Path) -> Vec<PathBuf> {
-    use mem::agent::claude::{folder_name as claude_folder_name, folders as claude_folders};
+/// The folders of transcripts to check for `project`: `given`, widened when it is an agent's
+/// folder of the project to those of its subfolders (`agent::Spec::widen_folder`); without
+/// `given`, the agents' own folders.
+pub(super) fn transcript_folders(
+    given: Option<&Path>,
+    project: &Path,
+    homes: &Homes,
+) -> Vec<PathBuf> {
     let Some(given) = given else {
-        let mut folders =
-            claude_home().map(|c| claude_folders(&c.join("projects"), project)).unwrap_or_default();
-        folders.extend(super::hook::codex_sessions().filter(|d| d.is_dir()));
-        if let Some(gemini) = super::hook::gemini_home() {
-            folders.extend(mem::agent::gemini::folders(&gemini, project));
-        }
-        return folders;
+        return Agent::ALL
+            .into_iter()
+            .filter_map(|a| Some((a.spec().transcript_folders)(homes.of(a)?, project)))
+            .flatten()
+            .collect();
     };
-    let projects = given.parent().filter(|_| {
-        given.file_name().is_some_and(|n| n.to_string_lossy() == claude_folder_name(project))
-    });
-    match projects {
-        Some(projects) => claude_folders(projects, project),
-        None => vec![given.to_path_buf()],
-    }
-}
-
-/// Claude Code's folder: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
-fn claude_home() -> Option<PathBuf> {
-    std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".claude")))
+    Agent::ALL
+        .into_iter()
+        .find_map(|a| (a.spec().widen_folder)(given, project))
+        .unwrap_or_else(|| vec![given.to_path_buf()])
 }
 
 /// The lines on the commands the agents run mem by: one when they all start a mem, else one
 /// per command that starts nothing, with what to do.
-fn agent_commands(configured: &[super::setup::Configured], notify: bool) -> String {
+fn agent_commands(configured: &[super::setup::Configured]) -> String {
     let broken: Vec<_> = configured.iter().filter(|c| !c.runs()).collect();
     if broken.is_empty() {
         let mut runs: Vec<&str> = configured.iter().filter_map(|c| c.runs.as_deref()).collect();
@@ -402,13 +353,8 @@ fn agent_commands(configured: &[super::setup::Configured], notify: bool) -> Stri
         ),
     );
     for c in broken {
-        let fix = if c.runs.is_some() && notify {
-            "Codex has not trusted these hooks yet, so it does not run them: mem's notify program \
-             captures each turn meanwhile, but no memory reaches the model; run /hooks in Codex \
-             and trust the mem hooks"
-        } else if c.runs.is_some() {
-            "Codex has not trusted these hooks yet, so it does not run them and this project's \
-             Codex sessions are not captured: run /hooks in Codex and trust the mem hooks"
+        let fix = if let Some(fix) = c.fix.filter(|_| c.runs.is_some()) {
+            fix
         } else if c.program.contains('/') {
             "that file does not exist or is not executable; run `mem setup` again with this mem"
         } else {
@@ -425,23 +371,19 @@ fn agent_commands(configured: &[super::setup::Configured], notify: bool) -> Stri
 fn missing_user_hooks(
     root: &Path,
     configured: &[super::setup::Configured],
-) -> Vec<(mem::agent::Agent, PathBuf)> {
-    use mem::agent::Agent;
+    homes: &Homes,
+) -> Vec<(Agent, PathBuf)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let Some(record) = super::machine::roots().into_iter().find(|r| r.path == root) else {
         return Vec::new();
     };
+    let Some(home) = homes.user() else { return Vec::new() };
     let mut missing = Vec::new();
-    for name in &record.agents {
-        let file = match Agent::from_name(name) {
-            Some(Agent::Claude) => claude_home().map(|c| c.join("settings.json")),
-            Some(Agent::Gemini) => super::hook::gemini_home().map(|g| g.join("settings.json")),
-            _ => None,
-        };
-        let Some(file) = file else { continue };
-        let has = |c: &&super::setup::Configured| Path::new(&c.file) == file;
-        if !configured.iter().any(|c| has(&c)) {
-            missing.push((Agent::from_name(name).expect("matched above"), file));
+    for agent in record.agents.iter().filter_map(|name| Agent::from_name(name)) {
+        let entry = super::setup::entry(agent);
+        let Some(file) = (entry.project_only_hooks)(home, homes.of(agent)) else { continue };
+        if !configured.iter().any(|c| Path::new(&c.file) == file) {
+            missing.push((agent, file));
         }
     }
     missing

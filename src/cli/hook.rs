@@ -4,12 +4,11 @@
 //! `.mem/capture.log` (reported by `mem health`).
 
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-use mem::agent::{Agent, codex};
-use mem::capture;
+use mem::agent::{Agent, Homes};
+use mem::capture::{self, Payload};
 
 use mem::store::RootSource;
 
@@ -35,69 +34,18 @@ directory is in a project with a memory root (a hook in the user's own agent con
 up by `mem setup --scope project` so that sessions started in a project's subfolders are \
 captured, never captures elsewhere)";
 
-/// `hook_event_name` of the hook run when a session starts.
-pub const SESSION_START: &str = "SessionStart";
-
-/// What a hook payload says about the moment (the fields the answers need).
-#[derive(Debug, Default)]
-pub struct Event {
-    /// `hook_event_name`.
-    pub name: Option<String>,
-    /// `prompt`, on the agent's prompt event (see [`Event::of`]).
-    pub prompt: Option<String>,
-    /// `cwd`: the agent's working directory.
-    pub cwd: Option<String>,
-    /// `session_id`.
-    pub session_id: Option<String>,
-    /// `transcript_path`.
-    pub transcript: Option<String>,
-    /// `source`, on a SessionStart: `startup`, `resume`, `clear` or `compact`.
-    pub source: Option<String>,
-}
-
-impl Event {
-    /// The fields of `agent`'s payload, its prompt as the user typed it (what the agent adds
-    /// to it taken out), and `None` for it on any other event than the agent's prompt event.
-    pub fn of(agent: Agent, payload: &[u8]) -> Event {
-        let mut event = Event::parse(payload);
-        let spec = agent.spec();
-        event.prompt = event
-            .prompt
-            .filter(|_| event.name.as_deref() == Some(spec.prompt_event))
-            .map(|p| (spec.clean_prompt)(&p))
-            .filter(|p| !p.trim().is_empty());
-        event
-    }
-
-    /// The fields of a payload; those missing or not text are `None` (a payload that does not
-    /// parse gives an event with no field).
-    pub fn parse(payload: &[u8]) -> Event {
-        let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
-        let field = |key: &str| {
-            value
-                .as_ref()
-                .and_then(|v| v.get(key))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_string)
-                .filter(|s| !s.trim().is_empty())
-        };
-        Event {
-            name: field("hook_event_name"),
-            prompt: field("prompt"),
-            cwd: field("cwd"),
-            session_id: field("session_id"),
-            transcript: field("transcript_path"),
-            source: field("source"),
-        }
-    }
+/// The user's home folder and every agent's, read from the environment (each agent's
+/// variable, named by its spec).
+pub fn homes() -> Homes {
+    Homes::new(dirs::home_dir(), |var| std::env::var_os(var))
 }
 
 /// A hook that failed: the reason on stderr and, when the memory root can be found, in
 /// `.mem/capture.log`, where `mem health` reports it. The agent sees exit status 0.
 pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyhow::Error) {
-    let message = format!("{command} hook: {}", super::describe(error));
-    let event = Event::parse(payload);
-    let Ok(Some(root)) = ctx.existing_root_near(event.cwd.as_deref()) else {
+    let message = format!("{command} hook: {}", super::output::describe(error));
+    let cwd = Payload::read(payload).cwd;
+    let Ok(Some(root)) = ctx.existing_root_near(cwd.as_deref()) else {
         eprintln!("mem: {message} (not logged: no memory root)");
         return;
     };
@@ -174,7 +122,7 @@ pub fn run(
     agent: Agent,
     command: &str,
     project_only: bool,
-    answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<String>>,
+    answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<()> {
     run_answer(ctx, agent, command, project_only, |payload, event| {
         Ok(answer(payload, event)?.map(|text| Answer { text, delivered: None }))
@@ -189,7 +137,7 @@ pub fn run_answer(
     agent: Agent,
     command: &str,
     project_only: bool,
-    answer: impl FnOnce(&[u8], &Event) -> anyhow::Result<Option<Answer>>,
+    answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<Answer>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
     let answer = read_payload()
@@ -199,7 +147,7 @@ pub fn run_answer(
         })
         .and_then(|read| {
             payload = read;
-            let event = Event::of(agent, &payload);
+            let event = Payload::of(agent, &payload);
             // The root is located once, for both gates.
             let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
             match project_only.then(|| ProjectOnly::at(&root, source)) {
@@ -208,9 +156,10 @@ pub fn run_answer(
                 Some(ProjectOnly::HeldBack(line)) => {
                     // Said once, where the session starts; the other hooks leave the root alone.
                     eprintln!("{line}");
-                    let start = event.name.as_deref() == Some(SESSION_START);
+                    let start_event = agent.spec().events.start;
+                    let start = event.hook_event.as_deref() == Some(start_event);
                     let text = (command == "context" && start)
-                        .then(|| agent.context_answer(SESSION_START, &line))
+                        .then(|| agent.context_answer(start_event, &line))
                         .flatten();
                     return Ok(text.map(|text| Answer { text, delivered: None }));
                 }
@@ -221,13 +170,15 @@ pub fn run_answer(
             answer(&payload, &event)
         });
     let failed = match answer {
-        Ok(Some(Answer { text, delivered })) => match super::print_text(&format!("{text}\n")) {
-            Err(e) => Some(e.context(
-                "the answer could not be written to the agent (the ledger does not count it \
+        Ok(Some(Answer { text, delivered })) => {
+            match super::output::print_text(&format!("{text}\n")) {
+                Err(e) => Some(e.context(
+                    "the answer could not be written to the agent (the ledger does not count it \
                      as sent)",
-            )),
-            Ok(()) => delivered.and_then(|delivered| delivered().err()),
-        },
+                )),
+                Ok(()) => delivered.and_then(|delivered| delivered().err()),
+            }
+        }
         Ok(None) => None,
         Err(e) => Some(e),
     };
@@ -300,39 +251,5 @@ pub fn read_payload() -> std::result::Result<Vec<u8>, (Vec<u8>, String)> {
             }
             Err(RecvTimeoutError::Disconnected) => return Ok(data),
         }
-    }
-}
-
-/// Codex's home folder: `$CODEX_HOME`, else `~/.codex`.
-pub fn codex_home() -> Option<PathBuf> {
-    std::env::var_os("CODEX_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| dirs::home_dir().map(|h| h.join(".codex")))
-}
-
-/// Gemini CLI's folder: `.gemini` in `$GEMINI_CLI_HOME`, else in the home folder.
-pub fn gemini_home() -> Option<PathBuf> {
-    std::env::var_os("GEMINI_CLI_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(dirs::home_dir)
-        .map(|h| h.join(".gemini"))
-}
-
-/// The folder Codex writes its session rollouts to (`<codex home>/sessions`).
-pub fn codex_sessions() -> Option<PathBuf> {
-    codex_home().map(|h| h.join("sessions"))
-}
-
-impl Event {
-    /// The session's transcript: `transcript_path` when it names a file, else the Codex
-    /// rollout of `session_id` (Codex's payloads may name none).
-    pub fn transcript_file(&self) -> Option<PathBuf> {
-        let given = self.transcript.as_deref().map(PathBuf::from).filter(|t| t.is_file());
-        given.or_else(|| {
-            let id = self.session_id.as_deref()?;
-            codex::find_rollout(&codex_sessions()?, id)
-        })
     }
 }

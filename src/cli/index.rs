@@ -20,11 +20,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
-    let started = super::stopwatch();
+    let started = super::bar::stopwatch();
     let mut engine = ctx.engine()?;
-    let progress = super::progress_bar();
+    let progress = super::bar::progress_bar();
     // Usage reaches the files before the derived state is thrown away.
-    super::sync_first(&mut engine, ctx.now, !args.rebuild || args.no_sync)?;
+    super::sync::sync_first(&mut engine, ctx.now, !args.rebuild || args.no_sync)?;
     let mut report = if args.rebuild {
         engine.rebuild(ctx.now, &progress)?
     } else {
@@ -36,7 +36,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     // Vectors for new and changed memories, when a model is configured; a model that cannot
     // be used leaves the keyword index as it is, with a warning.
     let vectors = if engine.model_source().is_some() {
-        let bar = super::progress_bar_for("embedding", "memories");
+        let bar = super::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(vectors) => {
                 report.notices.extend(vectors.discarded.clone());
@@ -50,11 +50,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     } else {
         None
     };
-    super::print_problems(&report);
+    super::output::print_problems(&report);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let total = report.added + report.updated + report.unchanged + report.touched;
     if args.json {
-        return super::print_json(&json!({
+        return super::output::print_json(&json!({
             "memories": total,
             "added": report.added,
             "updated": report.updated,
@@ -69,7 +69,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let vectors = vectors.map_or(String::new(), |v| {
         format!("; vectors: {} embedded, {} kept, {} removed", v.embedded, v.reused, v.removed)
     });
-    super::print_text(&format!(
+    super::output::print_text(&format!(
         "{total} memories indexed: {} added, {} updated, {} removed, {} unchanged; {} bad{vectors} ({elapsed_ms:.0} ms)\n",
         report.added,
         report.updated,

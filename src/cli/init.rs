@@ -38,12 +38,30 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             PathBuf::from(".")
         }
     };
-    let report = super::init_root(&dir, ctx.now)?;
+    let report = init_root(&dir, ctx.now)?;
     let shown = dir.display();
     let kind = if args.project { "project memory root" } else { "memory root" };
     if report.wrote_config {
-        super::print_text(&format!("initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n"))
+        super::output::print_text(&format!(
+            "initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n"
+        ))
     } else {
-        super::print_text(&format!("{shown} is already a memory root; nothing overwritten\n"))
+        super::output::print_text(&format!(
+            "{shown} is already a memory root; nothing overwritten\n"
+        ))
     }
+}
+
+/// Makes `dir` a memory root (see [`store::init`]) and starts observing its usage now, unless
+/// it already does: time before that is not time without use (docs/decay.md).
+pub(super) fn init_root(dir: &std::path::Path, now: jiff::Timestamp) -> Result<store::InitReport> {
+    let report = store::init(dir)?;
+    mem::Engine::open(dir)
+        .and_then(|mut engine| engine.start_observing(now))
+        .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
+    // Made here: the user's own (see `machine`).
+    if let Err(e) = super::machine::remember(dir, None) {
+        eprintln!("mem: warning: {}", super::output::describe(&e));
+    }
+    Ok(report)
 }

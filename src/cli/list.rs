@@ -10,7 +10,7 @@ use super::Globals;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only memories of this type; repeat for several.
-    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
+    #[arg(long = "type", short = 't', value_parser = super::parse::parse_type)]
     kinds: Vec<MemoryType>,
     /// Only memories with this tag; repeat to require several.
     #[arg(long = "tag")]
@@ -30,12 +30,12 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         records.truncate(limit);
     }
     if args.json {
-        return super::print_json(&records);
+        return super::output::print_json(&records);
     }
     if records.is_empty() {
         return Ok(());
     }
-    let mut table = super::table(&["id", "type", "imp", "created", "title", "path"]);
+    let mut table = super::output::table(&["id", "type", "imp", "created", "title", "path"]);
     for r in &records {
         table.add_row(vec![
             Cell::new(&r.id),
@@ -46,5 +46,5 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             Cell::new(&r.path),
         ]);
     }
-    super::print_text(&super::render(&table))
+    super::output::print_text(&super::output::render(&table))
 }

@@ -3,6 +3,7 @@
 
 mod add;
 mod allow;
+mod bar;
 mod capture;
 mod checkpoint;
 mod completions;
@@ -18,6 +19,8 @@ mod list;
 mod machine;
 mod man;
 mod mcp;
+mod output;
+mod parse;
 mod prune;
 mod recall;
 mod reflect;
@@ -30,16 +33,14 @@ mod used;
 mod user;
 mod verify;
 
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use jiff::Timestamp;
-use mem::store;
 
 pub(crate) use self::globals::Globals;
-use mem::{Engine, MemoryType, RefreshReport};
+pub use self::output::{describe, is_broken_pipe};
 
 /// Local long-term memory for AI coding agents: Markdown memories, ranked recall.
 #[derive(Debug, Parser)]
@@ -50,7 +51,7 @@ pub struct Cli {
     #[arg(long, global = true, env = "MEM_DIR", value_name = "DIR")]
     dir: Option<PathBuf>,
     /// Take this time as "now" (RFC 3339, e.g. 2026-11-30T12:00:00Z), for reproducible runs.
-    #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse_now)]
+    #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse::parse_now)]
     now: Option<Timestamp>,
     /// List every problem found in the files (by default: one line per kind, with a count
     /// and an example).
@@ -138,7 +139,7 @@ pub fn hook_mode() {
 }
 
 pub fn run(cli: Cli) -> Result<u8> {
-    VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
+    output::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
     let done = match cli.command {
         Command::Completions(args) => completions::run(args),
@@ -178,301 +179,4 @@ pub fn run(cli: Cli) -> Result<u8> {
 #[allow(clippy::disallowed_methods)]
 fn now(fixed: Option<Timestamp>) -> Timestamp {
     fixed.unwrap_or_else(Timestamp::now)
-}
-
-pub(crate) fn parse_now(s: &str) -> std::result::Result<Timestamp, String> {
-    mem::format::parse_time(s)
-}
-
-/// Whether an error is a write to a closed pipe (`mem recall ... | head`), which is not a failure.
-pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
-/// An error and its causes on one line, leaving out a cause its effect already quotes (the
-/// library's messages include their source).
-pub fn describe(e: &anyhow::Error) -> String {
-    let mut text = String::new();
-    for cause in e.chain() {
-        let part = cause.to_string();
-        if !text.contains(&part) {
-            if !text.is_empty() {
-                text.push_str(": ");
-            }
-            text.push_str(&part);
-        }
-    }
-    text
-}
-
-/// Makes `dir` a memory root (see [`store::init`]) and starts observing its usage now, unless
-/// it already does: time before that is not time without use (docs/decay.md).
-fn init_root(dir: &Path, now: Timestamp) -> Result<store::InitReport> {
-    let report = store::init(dir)?;
-    Engine::open(dir)
-        .and_then(|mut engine| engine.start_observing(now))
-        .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
-    // Made here: the user's own (see `machine`).
-    if let Err(e) = machine::remember(dir, None) {
-        eprintln!("mem: warning: {}", describe(&e));
-    }
-    Ok(report)
-}
-
-/// Whether two paths name the same folder (both canonicalized when they exist).
-fn same_folder(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    }
-}
-
-/// Starts timing a duration (the binary measures; the engine never does).
-#[allow(clippy::disallowed_methods)]
-fn stopwatch() -> std::time::Instant {
-    std::time::Instant::now()
-}
-
-/// Writes the usage log into the files before a command that reads or moves them all, unless
-/// `skip` or `[usage] sync = false`. Files that cannot be synced are reported on stderr; their
-/// events wait in the log.
-fn sync_first(engine: &mut Engine, now: Timestamp, skip: bool) -> Result<()> {
-    if skip || !engine.config().usage.sync {
-        return Ok(());
-    }
-    let hidden = mem::progress::Silent;
-    engine.refresh(now, &hidden)?;
-    let report = engine.sync(now)?;
-    for failure in &report.failed {
-        eprintln!("{failure}  [its access: line stays; it is still read]");
-    }
-    if report.files > 0 {
-        engine.refresh(now, &hidden)?;
-    }
-    Ok(())
-}
-
-/// A settings error about a command-line override, named as the option (`--min-cluster`).
-fn option_error(e: mem::config::SettingError) -> anyhow::Error {
-    anyhow::anyhow!("--{} {}", e.key.replace('_', "-"), e.message)
-}
-
-/// A progress bar for indexing files on stderr when it is a terminal, hidden otherwise.
-fn progress_bar() -> Bar {
-    progress_bar_for("indexing", "files")
-}
-
-/// A progress bar on stderr, drawn by indicatif, for the library's [`mem::progress::Progress`].
-struct Bar(indicatif::ProgressBar);
-
-impl mem::progress::Progress for Bar {
-    fn set_length(&self, len: u64) {
-        self.0.set_length(len);
-    }
-
-    fn inc(&self, n: u64) {
-        self.0.inc(n);
-    }
-
-    fn finish(&self) {
-        self.0.finish_and_clear();
-    }
-}
-
-/// A progress bar "`doing` [bar] pos/len `things` (eta left)" on stderr when it is a
-/// terminal, hidden otherwise.
-fn progress_bar_for(doing: &str, things: &str) -> Bar {
-    if std::io::stderr().is_terminal() {
-        let bar =
-            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
-        if let Ok(style) = indicatif::ProgressStyle::with_template(&format!(
-            "{doing} {{bar:30}} {{pos}}/{{len}} {things} ({{eta}} left)"
-        )) {
-            bar.set_style(style);
-        }
-        Bar(bar)
-    } else {
-        Bar(indicatif::ProgressBar::hidden())
-    }
-}
-
-/// The model folder and ONNX Runtime library: the environment's, else the user
-/// configuration's (an empty variable counts as unset).
-fn model_overrides() -> Result<mem::embed::ModelOverrides> {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let user = user::load()?;
-    Ok(mem::embed::ModelOverrides {
-        model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
-        runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
-    })
-}
-
-/// The values of `--layer`.
-fn layer_parser() -> impl clap::builder::TypedValueParser<Value = mem::store::Layer> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(["project", "user"])
-        .map(|s| s.parse().expect("clap checked it is a possible value"))
-}
-
-/// Parses a share between 0 and 1 (`--min-strength`).
-fn parse_share(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        _ => Err(format!("expected a number from 0 to 1, got {s:?}")),
-    }
-}
-
-/// Parses `--mode`: one of the library's recall modes, each listed in the help.
-fn recall_mode_parser() -> impl clap::builder::TypedValueParser<Value = mem::config::RecallMode> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let modes = mem::config::RecallMode::ALL;
-    PossibleValuesParser::new(modes.map(|m| PossibleValue::new(m.as_str()).help(m.describe())))
-        .map(|s| s.parse().expect("clap checked it is a possible value"))
-}
-
-/// Parses `--fusion`: one of the library's fusions, each listed in the help.
-fn fusion_parser() -> impl clap::builder::TypedValueParser<Value = mem::config::Fusion> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    let fusions = mem::config::Fusion::ALL;
-    PossibleValuesParser::new(fusions.map(|f| PossibleValue::new(f.as_str()).help(f.describe())))
-        .map(|s| s.parse().expect("clap checked it is a possible value"))
-}
-
-/// Prints a refresh's notices and problems on stderr, one line each.
-fn print_problems(report: &RefreshReport) {
-    for line in problem_lines(report) {
-        eprintln!("{line}");
-    }
-}
-
-/// Whether `--verbose` was given: every problem on its own line.
-static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// A refresh's notices and problems as [`print_problems`] prints them: one line per kind of
-/// problem, with a count and the first example, or every problem with `--verbose`.
-fn problem_lines(report: &RefreshReport) -> Vec<String> {
-    let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
-    let mut lines: Vec<String> =
-        report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
-    lines.extend(report.warnings.iter().map(|warning| format!("mem: warning: {warning}")));
-    lines.extend(report.bad.iter().map(|bad| format!("{bad}  [skipped]")));
-    lines.extend(
-        report
-            .scan_issues
-            .iter()
-            .map(|issue| format!("{}: {}  [skipped]", issue.path.display(), issue.message)),
-    );
-    lines.extend(report.duplicates.iter().map(|(id, paths)| {
-        format!("mem: warning: id {id:?} is used by {} files: {}", paths.len(), paths.join(", "))
-    }));
-    // Files that are skipped are always listed one by one; warnings about files that are
-    // read are summarised per kind.
-    let kinds: [(&str, Vec<String>); 1] = [(
-        "memories are created after now (their age counts as zero)",
-        report
-            .future
-            .iter()
-            .map(|(path, created)| {
-                format!(
-                    "{path}: warning: created {created} is in the future; its age counts as zero"
-                )
-            })
-            .collect(),
-    )];
-    for (kind, all) in kinds {
-        match all.as_slice() {
-            [] => {}
-            [one] => lines.push(one.clone()),
-            [first, ..] if !verbose => lines.push(format!(
-                "mem: warning: {} {kind}; e.g. {first}  (--verbose lists all)",
-                all.len()
-            )),
-            _ => lines.extend(all),
-        }
-    }
-    lines
-}
-
-/// A memory as JSON, the fields `mem show --json` and the MCP tool `get` share: the file's
-/// own fields, its whole front-matter and its body.
-fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value {
-    serde_json::json!({
-        "id": memory.id(),
-        "path": path,
-        "title": memory.title(),
-        "type": memory.kind(),
-        "importance": memory.importance(),
-        "created": memory.created(),
-        "tags": memory.tags(),
-        "source": memory.source(),
-        "front_matter": memory.front_matter(),
-        "body": memory.body(),
-    })
-}
-
-/// Writes `value` as pretty JSON and a newline to stdout.
-fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    let text = escape_controls(&serde_json::to_string_pretty(value)?);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}")?;
-    Ok(())
-}
-
-/// JSON text with DEL and the C1 control characters (U+0080 to U+009F, CSI among them) escaped
-/// too: serde_json escapes only those below U+0020, and a terminal acts on the others. They
-/// can only stand inside strings, so the text stays the same JSON.
-fn escape_controls(json: &str) -> String {
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        if ('\u{7f}'..='\u{9f}').contains(&c) {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// Writes text to stdout.
-fn print_text(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    // A memory edited by hand may hold terminal escapes: they are dropped, never acted on.
-    out.write_all(mem::format::without_controls(text).as_bytes())?;
-    out.flush()?;
-    Ok(())
-}
-
-/// A borderless table whose columns line up.
-fn table(header: &[&str]) -> comfy_table::Table {
-    let mut t = comfy_table::Table::new();
-    t.load_style(comfy_table::presets::NOTHING)
-        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
-        .set_header(header.iter().map(comfy_table::Cell::new));
-    t
-}
-
-/// A table as text, without the padding at the end of each line.
-fn render(table: &comfy_table::Table) -> String {
-    table.lines().map(|l| l.trim_end().to_string() + "\n").collect()
-}
-
-/// Ages as people say them: 5h, 12d, 8mo, 3y.
-fn age(days: f64) -> String {
-    if days < 1.0 {
-        format!("{}h", (days * 24.0).floor() as i64)
-    } else if days < 60.0 {
-        format!("{}d", days.floor() as i64)
-    } else if days < 730.0 {
-        format!("{}mo", (days / 30.44).floor() as i64)
-    } else {
-        format!("{}y", (days / 365.25).floor() as i64)
-    }
-}
-
-/// `--type` values.
-fn parse_type(s: &str) -> std::result::Result<MemoryType, String> {
-    s.parse()
 }

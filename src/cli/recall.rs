@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(short = 'k', long = "limit", default_value_t = 20, value_parser = clap::value_parser!(u16).range(1..))]
     limit: u16,
     /// Only memories of this type; repeat for several.
-    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
+    #[arg(long = "type", short = 't', value_parser = super::parse::parse_type)]
     kinds: Vec<MemoryType>,
     /// Only memories with this tag; repeat to require several.
     #[arg(long = "tag")]
@@ -34,18 +34,18 @@ pub struct Args {
     include_invalid: bool,
     /// Recall what was valid at this time (RFC 3339 or YYYY-MM-DD): created by then and not yet
     /// invalidated.
-    #[arg(long, value_name = "TIME", value_parser = super::parse_now, conflicts_with = "include_invalid")]
+    #[arg(long, value_name = "TIME", value_parser = super::parse::parse_now, conflicts_with = "include_invalid")]
     as_of: Option<jiff::Timestamp>,
     /// Do not record this recall in the usage log (`--as-of` never records).
     #[arg(long)]
     no_record: bool,
     /// Relevance from BM25, embedding cosine, or both fused. Default: `[embed] mode` (hybrid)
     /// when a model is configured, else bm25.
-    #[arg(long, value_parser = super::recall_mode_parser())]
+    #[arg(long, value_parser = super::parse::recall_mode_parser())]
     mode: Option<RecallMode>,
     /// Leave out memories that match the query weakly: strength (the share of the query's
     /// content words a memory holds, or its embedding cosine) below this, 0 to 1.
-    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = super::parse_share)]
+    #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = super::parse::parse_share)]
     min_strength: f64,
 }
 
@@ -66,17 +66,17 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     };
     let query = args.query.join(" ");
     let LayeredRecall { recall, user_report } =
-        layers.recall(&query, &options, ctx.now, &super::progress_bar())?;
-    super::print_problems(&recall.report);
+        layers.recall(&query, &options, ctx.now, &super::bar::progress_bar())?;
+    super::output::print_problems(&recall.report);
     if let Some(report) = &user_report {
-        super::print_problems(report);
+        super::output::print_problems(report);
     }
     let hits = &recall.hits;
     if hits.is_empty() {
         eprintln!("mem: nothing matches {:?}", query);
     }
     if args.json {
-        super::print_json(hits)?;
+        super::output::print_json(hits)?;
         return Ok(if hits.is_empty() { NOTHING } else { 0 });
     }
     if hits.is_empty() {
@@ -96,7 +96,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         columns.extend(mem::score::FACTORS.iter().map(|f| f.name));
         header.splice(2..2, columns);
     }
-    let mut table = super::table(&header);
+    let mut table = super::output::table(&header);
     for hit in hits {
         let mut cells = row(hit, args.explain, semantic);
         if layered {
@@ -104,7 +104,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         }
         table.add_row(cells);
     }
-    let mut text = super::render(&table);
+    let mut text = super::output::render(&table);
     if args.explain {
         text.push_str(&code_lines(hits));
         text.push_str(&recall.explain(layers.project().config()));
@@ -115,7 +115,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             );
         }
     }
-    super::print_text(&text)?;
+    super::output::print_text(&text)?;
     Ok(0)
 }
 
@@ -145,7 +145,7 @@ fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
         Cell::new(format!("{:.3}", hit.score)),
         Cell::new(r.kind),
         Cell::new(r.importance),
-        Cell::new(super::age(hit.age_days)),
+        Cell::new(super::output::age(hit.age_days)),
         Cell::new(match &r.invalid_at {
             Some(at) => format!(
                 "[invalid since {}] {}",

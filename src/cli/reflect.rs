@@ -16,10 +16,10 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Only memories created at or after this time (RFC 3339 or YYYY-MM-DD).
-    #[arg(long, value_name = "TIME", value_parser = super::parse_now)]
+    #[arg(long, value_name = "TIME", value_parser = super::parse::parse_now)]
     since: Option<jiff::Timestamp>,
     /// Types to cluster; repeat for several (default: episodic).
-    #[arg(long = "type", short = 't', value_parser = super::parse_type)]
+    #[arg(long = "type", short = 't', value_parser = super::parse::parse_type)]
     kinds: Vec<MemoryType>,
     /// Cosine similarity for two memories to belong together: embedding cosine when a model is
     /// configured (default `[embed] reflect_threshold`, 0.5), else TF-IDF (`[reflect] threshold`,
@@ -46,11 +46,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let mut checked = engine.config().clone();
     checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
-    checked.validate().map_err(super::option_error)?;
-    super::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
+    checked.validate().map_err(super::parse::option_error)?;
+    super::sync::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     // With a usable model, observations are grouped by embedding cosine.
     let embedding_threshold = if engine.model_source().is_some() {
-        let bar = super::progress_bar_for("embedding", "memories");
+        let bar = super::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(_) => {
                 let threshold = args.threshold.unwrap_or(engine.config().embed.reflect_threshold);
@@ -77,14 +77,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let proposals = engine.reflect_plan(&options, ctx.now)?;
     if args.dry_run {
         if args.json {
-            return super::print_json(&proposals);
+            return super::output::print_json(&proposals);
         }
         let measure = match options.embedding_threshold {
             Some(t) => format!("grouped by embedding cosine >= {t}"),
             None => format!("grouped by TF-IDF cosine >= {}", options.threshold),
         };
         if proposals.is_empty() {
-            return super::print_text(&format!("no cluster to consolidate ({measure})\n"));
+            return super::output::print_text(&format!("no cluster to consolidate ({measure})\n"));
         }
         let mut text = format!("{measure}\n\n");
         for p in &proposals {
@@ -110,7 +110,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
             text.push('\n');
         }
-        return super::print_text(&text);
+        return super::output::print_text(&text);
     }
     // The command comes from the user (flag or user configuration), never from the root.
     let user = super::user::load()?.reflect;
@@ -130,7 +130,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: reflection skipped: {failure}");
     }
     if args.json {
-        super::print_json(&report)?;
+        super::output::print_json(&report)?;
     } else {
         let mut text = String::new();
         for w in &report.written {
@@ -140,7 +140,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if report.written.is_empty() && report.failed.is_empty() {
             text.push_str("no cluster to consolidate\n");
         }
-        super::print_text(&text)?;
+        super::output::print_text(&text)?;
     }
     if !report.failed.is_empty() {
         bail!(

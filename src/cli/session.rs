@@ -7,11 +7,12 @@ use anyhow::{Result, bail};
 use mem::format::whole_second;
 use mem::session::ledger::{self, Injection, Sent};
 use mem::session::resume::{self, one_line};
-use mem::session::{Event, Kind, SessionLog};
+use mem::session::{Kind, LoggedEvent, SessionLog};
 use mem::store::Layer;
 
 use super::Globals;
 use mem::agent::Agent;
+use mem::capture::Payload;
 
 use super::hook;
 
@@ -96,11 +97,15 @@ enum Action {
 fn open(root: &Path) -> Result<SessionLog> {
     match SessionLog::existing_in(root)? {
         Some(log) => Ok(log),
-        None => bail!(
-            "no session log yet in {}: `mem capture` writes it from the agents' hooks \
-             (`mem setup claude` or `mem setup codex` installs them)",
-            root.display()
-        ),
+        None => {
+            let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+            bail!(
+                "no session log yet in {}: `mem capture` writes it from the agents' hooks (`mem \
+                 setup AGENT` installs them, AGENT one of {})",
+                root.display(),
+                names.join(", ")
+            )
+        }
     }
 }
 
@@ -125,7 +130,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             let project = project.as_deref().map(folder).transpose()?;
             let sessions = log.list(project.as_deref(), limit)?;
             if json {
-                return super::print_json(&sessions);
+                return super::output::print_json(&sessions);
             }
             let mut out = String::new();
             if sessions.is_empty() {
@@ -142,7 +147,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     one_line(s.first_prompt.as_deref().unwrap_or(""), 80)
                 ));
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Show { id, turn, full, json } => {
             let session = log.session(&id)?;
@@ -166,7 +171,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
             let shown = with_totals(shown, &totals);
             if json {
-                return super::print_json(&shown);
+                return super::output::print_json(&shown);
             }
             let mut out = String::new();
             for s in &shown {
@@ -179,13 +184,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     )),
                 }
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Search { query, project, limit, json } => {
             let project = project.as_deref().map(folder).transpose()?;
             let hits = log.search(&query.join(" "), project.as_deref(), limit)?;
             if json {
-                return super::print_json(&hits);
+                return super::output::print_json(&hits);
             }
             let mut out = String::new();
             for h in &hits {
@@ -201,7 +206,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             if hits.is_empty() {
                 eprintln!("mem: no event matches");
             }
-            super::print_text(&out)
+            super::output::print_text(&out)
         }
         Action::Resume { id, budget, turn, hook: None } => {
             let session = match id {
@@ -217,7 +222,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 }
             };
             let events = log.events(&session.id, turn)?;
-            super::print_text(&resume::render(&session, &events, budget as usize))
+            super::output::print_text(&resume::render(&session, &events, budget as usize))
         }
         Action::Resume { hook: Some(_), .. } => unreachable!("answered above"),
     }
@@ -262,7 +267,7 @@ struct Total {
 #[derive(Debug, serde::Serialize)]
 #[serde(untagged)]
 enum Shown<'a> {
-    Event(&'a Event),
+    Event(&'a LoggedEvent),
     Injected(&'a Injected),
     Total(&'a Total),
 }
@@ -323,7 +328,7 @@ fn add_titles(ctx: &Globals, groups: &mut [Injected]) {
         Err(e) => {
             eprintln!(
                 "mem: warning: the memories' titles cannot be shown: {}",
-                super::describe(&e)
+                super::output::describe(&e)
             );
             return;
         }
@@ -405,7 +410,7 @@ fn show_injected(g: &Injected) -> String {
 }
 
 /// One event as `mem session show` prints it.
-fn show_event(e: &Event, full: bool) -> String {
+fn show_event(e: &LoggedEvent, full: bool) -> String {
     let at = e.at.map(whole_second).map_or("-".into(), |t| t.to_string());
     let mut text = match (e.kind, &e.checkpoint) {
         (Kind::Checkpoint, Some(id)) => format!("{}  (`mem rewind {id}`)", e.text),
@@ -427,13 +432,13 @@ fn show_event(e: &Event, full: bool) -> String {
 fn resume_hook(
     ctx: &Globals,
     agent: Agent,
-    event: &hook::Event,
+    event: &Payload,
     budget: u64,
 ) -> Result<Option<String>> {
     let root = ctx.root_near(event.cwd.as_deref())?;
     let Some(mut log) = SessionLog::existing_in(&root)? else { return Ok(None) };
     let current = event.session_id.as_deref();
-    if let (Some(id), Some(transcript)) = (current, event.transcript_file()) {
+    if let (Some(id), Some(transcript)) = (current, event.transcript_file(&hook::homes())) {
         log.import(&transcript, id, None)?;
     }
     let continued = match current {
@@ -453,6 +458,6 @@ fn resume_hook(
     };
     let events = log.events(&session.id, None)?;
     let text = resume::render(&session, &events, budget as usize);
-    let name = event.name.as_deref().unwrap_or(hook::SESSION_START);
+    let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     Ok(agent.context_answer(name, &text))
 }

@@ -27,7 +27,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let retention = state.retention(ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {
-        let mut value = super::memory_json(&path, &memory);
+        let mut value = super::output::memory_json(&path, &memory);
         let usage = json!({
             "last_access": state.last,
             "access_count": state.used,
@@ -42,7 +42,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if let (Some(all), Some(extra)) = (value.as_object_mut(), usage.as_object()) {
             all.extend(extra.clone());
         }
-        return super::print_json(&value);
+        return super::output::print_json(&value);
     }
     let mut text = String::new();
     text.push_str(&format!("id          {}\n", memory.id()));
@@ -51,7 +51,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     text.push_str(&format!("type        {}\n", memory.kind()));
     text.push_str(&format!("importance  {}\n", memory.importance()));
     text.push_str(&format!("created     {}\n", memory.created()));
-    text.push_str(&format!("last access {} ({} ago)\n", state.last, super::age(age_days)));
+    text.push_str(&format!("last access {} ({} ago)\n", state.last, super::output::age(age_days)));
     text.push_str(&format!(
         "usage       used {} times, retrieved {} times\n",
         state.used, state.retrieved
@@ -84,5 +84,5 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    super::print_text(&text)
+    super::output::print_text(&text)
 }

@@ -16,10 +16,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, report) = ctx.refreshed_engine()?;
     let stats = engine.stats(&report)?;
     if args.json {
-        return super::print_json(&stats);
+        return super::output::print_json(&stats);
     }
     let by_type: Vec<String> = stats.by_type.iter().map(|(t, n)| format!("{t} {n}")).collect();
-    super::print_text(&format!(
+    super::output::print_text(&format!(
         "root           {}\nmemories       {} ({})\nindex          {:.1} KiB in .mem/\nbad files      {}\nduplicate ids  {}\n",
         stats.root.display(),
         stats.memories,

@@ -25,5 +25,5 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     for (id, path) in args.ids.iter().zip(paths) {
         text.push_str(&format!("used\t{id}\t{path}\n"));
     }
-    super::print_text(&text)
+    super::output::print_text(&text)
 }

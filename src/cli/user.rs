@@ -94,7 +94,7 @@ pub fn load() -> Result<UserConfig> {
         Some(Err(e)) if SET_ASIDE_WHEN_BROKEN.load(Ordering::Relaxed) => {
             eprintln!(
                 "mem: warning: {}; going on without the user configuration",
-                super::describe(&e)
+                super::output::describe(&e)
             );
             UserConfig::default()
         }

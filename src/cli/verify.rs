@@ -32,13 +32,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     if let Some(id) = &args.confirm {
         engine.confirm(id, ctx.now)?;
-        super::print_text(&format!("confirmed\t{id}\n"))?;
+        super::output::print_text(&format!("confirmed\t{id}\n"))?;
         return Ok(0);
     }
     if args.fix {
         let fixed = engine.fix_renames(args.dry_run)?;
         if args.json {
-            super::print_json(&fixed)?;
+            super::output::print_json(&fixed)?;
             return Ok(0);
         }
         let mut text = String::new();
@@ -47,13 +47,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         }
         let verb = if args.dry_run { "would rewrite" } else { "rewrote" };
         eprintln!("mem: {verb} {} memories (renamed paths only)", fixed.len());
-        super::print_text(&text)?;
+        super::output::print_text(&text)?;
         return Ok(0);
     }
     let verified = engine.verify()?;
     let flagged = verified.iter().any(|v| v.code_status.is_some_and(Status::is_flagged));
     if args.json {
-        super::print_json(&verified)?;
+        super::output::print_json(&verified)?;
     } else {
         let mut text = String::new();
         for v in &verified {
@@ -76,7 +76,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         if verified.is_empty() {
             eprintln!("mem: no memory cites code of this repository");
         }
-        super::print_text(&text)?;
+        super::output::print_text(&text)?;
     }
     Ok(if flagged { FLAGGED } else { 0 })
 }

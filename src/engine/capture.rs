@@ -5,12 +5,11 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::agent::Agent;
-use crate::agent::codex::find_rollout;
+use crate::agent::{Agent, Homes};
 use crate::capture::{
-    CaptureFailure, Captured, IMPORTANCE, LogEntry, PAYLOAD_HELP, Payload, SESSION_SOURCE,
-    SESSIONS_DIR, SessionInfo, Status, Transcript, Written, append_log, check_session_id, fail,
-    parse_payload, project_tag, read_transcript, redact, summarize,
+    CaptureFailure, Captured, IMPORTANCE, LogEntry, Payload, SESSION_SOURCE, SESSIONS_DIR,
+    SessionInfo, Status, Transcript, Written, append_log, fail, parse_payload, payload_help,
+    project_tag, read_transcript, redact, summarize,
 };
 use crate::format::yaml_text;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
@@ -24,16 +23,10 @@ impl Engine {
     /// Captures a session from a hook payload: reads its transcript, writes or updates
     /// `sessions/session-<session_id>.md`, and appends the outcome, success or failure, to
     /// `.mem/capture.log`. An error that could not be logged says so too. A payload that
-    /// names no transcript is looked up as a Codex rollout under `rollouts` (Codex's
-    /// `sessions` folder), when given.
-    pub fn capture(
-        &mut self,
-        payload: &[u8],
-        rollouts: Option<&Path>,
-        now: Timestamp,
-    ) -> Result<Captured> {
+    /// names no transcript is looked up by session id in the agents' folders (`homes`).
+    pub fn capture(&mut self, payload: &[u8], homes: &Homes, now: Timestamp) -> Result<Captured> {
         let mut entry = LogEntry::new(now);
-        let result = self.capture_into(payload, rollouts, now, &mut entry);
+        let result = self.capture_into(payload, homes, now, &mut entry);
         match &result {
             Ok(captured) => {
                 entry.path = captured.path.clone();
@@ -63,7 +56,7 @@ impl Engine {
     fn capture_into(
         &mut self,
         payload: &[u8],
-        rollouts: Option<&Path>,
+        homes: &Homes,
         now: Timestamp,
         entry: &mut LogEntry,
     ) -> Result<Captured> {
@@ -74,16 +67,16 @@ impl Engine {
                 return Err(e);
             }
         };
-        entry.session_id = Some(payload.session_id.clone());
+        entry.session_id.clone_from(&payload.session_id);
         entry.hook_event.clone_from(&payload.hook_event);
-        let id = check_session_id(&payload.session_id)?;
-        let path = transcript_path(&payload, rollouts)?;
+        let (session_id, id) = payload.session()?;
+        let path = transcript_path(&payload, session_id, homes)?;
         entry.transcript = Some(path.display().to_string());
         let path = match &payload.cwd {
             Some(cwd) if path.is_relative() => Path::new(cwd).join(path),
             _ => path,
         };
-        let nothing = || Captured::nothing(&id, &payload.session_id, &payload.hook_event, &path);
+        let nothing = || Captured::nothing(&id, session_id, &payload.hook_event, &path);
         let Some(file) = open_transcript(&path)? else {
             // Not written yet (a Stop that comes before the agent's first write, a session
             // that never started, as `claude mcp list` ends one): nothing to capture yet; the
@@ -114,19 +107,20 @@ impl Engine {
             ..nothing()
         };
         if transcript.is_empty() && payload.last_assistant_message.is_none() {
-            captured.logged_events = self.log_session(&path, &payload.session_id, None)?;
+            captured.logged_events = self.log_session(&path, session_id, None)?;
             return Ok(captured);
         }
-        let (rel, written, redacted) = self.write_digest(&id, &payload, &transcript, now)?;
+        let (rel, written, redacted) =
+            self.write_digest((session_id, &id), &payload, &transcript, now)?;
         captured.path = Some(rel.clone());
         captured.written = written;
         captured.redacted = redacted;
         let cwd = payload.cwd.as_deref().or(transcript.cwd.as_deref());
         captured.facts = self
-            .take_facts(&payload.session_id, transcript.stated(), cwd, now)
+            .take_facts(session_id, transcript.stated(), cwd, now)
             .map_err(|e| fail(CaptureFailure::Facts, format!("wrote {rel}, but {e}")))?;
         captured.logged_events = self
-            .log_session(&path, &payload.session_id, Some(id.as_str()))
+            .log_session(&path, session_id, Some(id.as_str()))
             .map_err(|e| fail(CaptureFailure::SessionLog, format!("wrote {rel}, but {e}")))?;
         Ok(captured)
     }
@@ -136,7 +130,7 @@ impl Engine {
     /// file, and the secrets redacted.
     fn write_digest(
         &mut self,
-        id: &MemoryId,
+        (session_id, id): (&str, &MemoryId),
         payload: &Payload,
         transcript: &Transcript,
         now: Timestamp,
@@ -145,7 +139,7 @@ impl Engine {
         let summary = summarize(
             transcript,
             &SessionInfo {
-                session_id: &payload.session_id,
+                session_id,
                 cwd: cwd.as_deref(),
                 outcome: payload.last_assistant_message.as_deref(),
             },
@@ -159,7 +153,7 @@ impl Engine {
             importance: IMPORTANCE,
             tags,
             title: None,
-            source: Some(format!("{SESSION_SOURCE}{}", payload.session_id)),
+            source: Some(format!("{SESSION_SOURCE}{session_id}")),
         };
         let created = transcript.first_at.unwrap_or(now);
         let (rel, written) = self.write_session(id, new, created, project.as_deref())?;
@@ -274,30 +268,22 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The session's transcript: the payload's `transcript_path` as given, else the Codex rollout
-/// of the session under `rollouts`.
-fn transcript_path(payload: &Payload, rollouts: Option<&Path>) -> Result<PathBuf> {
-    let path = match (&payload.transcript_path, rollouts) {
-        (Some(given), _) => PathBuf::from(given),
-        (None, Some(folder)) => find_rollout(folder, &payload.session_id).ok_or_else(|| {
-            fail(
-                CaptureFailure::Transcript,
-                format!(
-                    "the hook payload names no transcript, and no Codex rollout of session {} \
-                     is under {}",
-                    payload.session_id,
-                    folder.display()
-                ),
-            )
-        })?,
-        (None, None) => {
-            return Err(fail(
-                CaptureFailure::Payload,
-                format!("the hook payload has no `transcript_path` text; {PAYLOAD_HELP}"),
-            ));
-        }
-    };
-    Ok(path)
+/// The session's transcript: the payload's `transcript_path` as given, else the one an agent
+/// keeps of the session in its home folder.
+fn transcript_path(payload: &Payload, session_id: &str, homes: &Homes) -> Result<PathBuf> {
+    if let Some(given) = &payload.transcript_path {
+        return Ok(PathBuf::from(given));
+    }
+    crate::capture::find_transcript(homes, session_id).ok_or_else(|| {
+        fail(
+            CaptureFailure::Transcript,
+            format!(
+                "the hook payload names no transcript, and no transcript of session {session_id} \
+                 is in the agents' folders; {}",
+                payload_help()
+            ),
+        )
+    })
 }
 
 /// The transcript opened for reading; `None` when it does not exist. Anything but a regular

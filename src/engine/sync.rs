@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::Result;
-use crate::decay::{Event, State};
+use crate::decay::{Reinforcement, State};
 use crate::format::{Access, Memory, edit_front_matter};
 use crate::usage::shared;
 
@@ -37,7 +37,7 @@ pub struct UsageView {
     /// When usage observation began for the root (`None`: not yet).
     pub since: Option<Timestamp>,
     bases: HashMap<String, Access>,
-    events: HashMap<String, Vec<Event>>,
+    events: HashMap<String, Vec<Reinforcement>>,
     /// The last confirmation of each confirmed memory's citations, by id.
     pub confirmed: HashMap<String, Timestamp>,
     /// Lines of the usage files that could not be read.
@@ -60,8 +60,8 @@ impl UsageView {
         state.consolidated = memory.consolidated_into().is_some();
         let mut events = self.events.get(id).cloned().unwrap_or_default();
         events.sort_by_key(|e| match *e {
-            Event::Used { at } => (at, 0),
-            Event::Retrieved { at, rank } => (at, rank),
+            Reinforcement::Used { at } => (at, 0),
+            Reinforcement::Retrieved { at, rank } => (at, rank),
         });
         events.into_iter().fold(state, State::fold)
     }
@@ -79,7 +79,7 @@ impl UsageView {
             .collect();
         for (id, events) in &self.events {
             for event in events {
-                if let Event::Used { at } = event {
+                if let Reinforcement::Used { at } = event {
                     uses.push((id.clone(), *at));
                 }
             }

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::agent::{Event, Fold, relative_to};
+use crate::agent::{Fold, TranscriptEvent, relative_to};
 use crate::capture::{clean_text, redact, redact_json};
 
 /// Longest text kept for one event, in characters; the rest is cut and counted.
@@ -16,7 +16,7 @@ pub use crate::agent::Kind;
 /// One event read from a transcript, made fit for the log (its texts cleaned, redacted and
 /// cut; its files relative to the cwd; no input, no echo), before it has a turn and a sequence
 /// number.
-pub type NewEvent = Event;
+pub type NewEvent = TranscriptEvent;
 
 /// What the lines read so far say about the session, for the lines that follow: the agent's
 /// reader, and the secrets redacted so far.
@@ -59,7 +59,7 @@ impl LineState {
 
     /// An event as the log keeps it: every text cleaned, redacted and cut (see [`log_text`]),
     /// a call's text made from its command, its files or its input, files relative to the cwd.
-    fn logged(&mut self, event: Event) -> NewEvent {
+    fn logged(&mut self, event: TranscriptEvent) -> NewEvent {
         let text = match event.kind {
             Kind::ToolCall => {
                 let said = match (&event.command, event.files.is_empty()) {
@@ -85,7 +85,7 @@ impl LineState {
             .iter()
             .map(|file| relative_to(self.fold.cwd.as_deref(), &log_text(file, redacted)))
             .collect();
-        Event {
+        TranscriptEvent {
             command: event.command.map(|c| log_text(&c, &mut *redacted)),
             files,
             text: log_text(&text, redacted),

@@ -91,7 +91,7 @@ pub struct Session {
 
 /// One event of the log.
 #[derive(Clone, Debug, serde::Serialize)]
-pub struct Event {
+pub struct LoggedEvent {
     /// Its place in the log (increasing).
     pub seq: i64,
     /// Its session.
@@ -321,7 +321,7 @@ impl SessionLog {
     }
 
     /// The events of `session`, in order, up to turn `upto` when given.
-    pub fn events(&self, session: &str, upto: Option<i64>) -> Result<Vec<Event>> {
+    pub fn events(&self, session: &str, upto: Option<i64>) -> Result<Vec<LoggedEvent>> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -334,7 +334,7 @@ impl SessionLog {
             .query_map(params![session, upto], |r| {
                 let kind: String = r.get(4)?;
                 let files: Option<String> = r.get(8)?;
-                Ok(Event {
+                Ok(LoggedEvent {
                     seq: r.get(0)?,
                     session: r.get(1)?,
                     turn: r.get(2)?,

@@ -9,7 +9,7 @@ use crate::capture::inline_code;
 use crate::format::{clip, whole_second};
 
 use super::events::PLAN_TOOLS;
-use super::{Event, Kind, Session};
+use super::{Kind, LoggedEvent, Session};
 
 /// What a session's events add up to, before it is cut to a budget.
 #[derive(Clone, Debug, Default)]
@@ -45,7 +45,7 @@ pub enum Outcome {
 
 impl State {
     /// Folds `events` (in log order).
-    pub fn of(events: &[Event]) -> State {
+    pub fn of(events: &[LoggedEvent]) -> State {
         let mut state = State::default();
         let mut calls: HashMap<&str, usize> = HashMap::new();
         let mut files: Vec<(String, usize)> = Vec::new();
@@ -174,7 +174,7 @@ impl Limits {
 
 /// The Markdown state of `session` from its `events`, at most `budget` characters: every part
 /// is shortened together until it fits (the header and the goal first in line).
-pub fn render(session: &Session, events: &[Event], budget: usize) -> String {
+pub fn render(session: &Session, events: &[LoggedEvent], budget: usize) -> String {
     let state = State::of(events);
     let mut f = 1.0;
     loop {

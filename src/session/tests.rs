@@ -13,7 +13,7 @@ fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
 
-fn kinds(events: &[Event]) -> Vec<(i64, &'static str)> {
+fn kinds(events: &[LoggedEvent]) -> Vec<(i64, &'static str)> {
     events.iter().map(|e| (e.turn, e.kind.as_str())).collect()
 }
 
@@ -78,7 +78,7 @@ fn importing_piece_by_piece_gives_what_one_import_gives() {
         let partial = !text[..end].ends_with('\n') && end > 0;
         assert_eq!(imported.pending_bytes > 0, partial, "at byte {end}");
     }
-    let strip = |events: Vec<Event>| -> Vec<_> {
+    let strip = |events: Vec<LoggedEvent>| -> Vec<_> {
         events.into_iter().map(|e| (e.turn, e.kind, e.command, e.files, e.status, e.text)).collect()
     };
     assert_eq!(strip(log.events("a", None).unwrap()), strip(log.events("b", None).unwrap()));

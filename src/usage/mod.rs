@@ -11,7 +11,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::decay::Event;
+use crate::decay::Reinforcement;
 use crate::{Error, Result};
 
 pub mod last_used;
@@ -41,7 +41,7 @@ pub struct UsageLog {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unsynced {
     /// The events.
-    pub events: Vec<Event>,
+    pub events: Vec<Reinforcement>,
     /// Highest `seq` among them (the watermark once they are folded).
     pub last_seq: i64,
 }
@@ -197,8 +197,8 @@ impl UsageLog {
             })?;
             out.last_seq = out.last_seq.max(seq);
             out.events.push(match kind.as_str() {
-                "used" => Event::Used { at },
-                _ => Event::Retrieved {
+                "used" => Reinforcement::Used { at },
+                _ => Reinforcement::Retrieved {
                     at,
                     rank: rank.unwrap_or(1).clamp(1, i64::from(u32::MAX)) as u32,
                 },
@@ -277,7 +277,7 @@ impl UsageLog {
 
     /// Events not yet in this machine's usage file, whose last event is number `written`, nor
     /// folded into an `access:` line by an older `mem sync`: (seq, memory id, event), in order.
-    pub fn events_after(&self, written: i64) -> Result<Vec<(i64, String, Event)>> {
+    pub fn events_after(&self, written: i64) -> Result<Vec<(i64, String, Reinforcement)>> {
         let err = |e: rusqlite::Error| usage_error(&self.path, &e);
         let mut stmt = self
             .conn
@@ -315,14 +315,14 @@ impl UsageLog {
         at.map(|at| self.event(0, "used", at, None).map(|e| e.at())).transpose()
     }
 
-    fn event(&self, seq: i64, kind: &str, at: i64, rank: Option<i64>) -> Result<Event> {
+    fn event(&self, seq: i64, kind: &str, at: i64, rank: Option<i64>) -> Result<Reinforcement> {
         let at = Timestamp::from_second(at).map_err(|e| Error::Usage {
             path: self.path.clone(),
             message: format!("event {seq} has an impossible time: {e}"),
         })?;
         Ok(match kind {
-            "used" => Event::Used { at },
-            _ => Event::Retrieved {
+            "used" => Reinforcement::Used { at },
+            _ => Reinforcement::Retrieved {
                 at,
                 rank: rank.unwrap_or(1).clamp(1, i64::from(u32::MAX)) as u32,
             },
@@ -381,7 +381,7 @@ fn usage_error(path: &Path, e: &rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decay::Event;
+    use crate::decay::Reinforcement;
 
     fn t(s: i64) -> Timestamp {
         Timestamp::from_second(1_700_000_000 + s).unwrap()
@@ -394,7 +394,10 @@ mod tests {
         log.record_used(&["a"], t(20)).unwrap();
         assert_eq!(log.unsynced_ids().unwrap(), ["a", "b"]);
         let a = log.unsynced("a").unwrap();
-        assert_eq!(a.events, [Event::Retrieved { at: t(10), rank: 1 }, Event::Used { at: t(20) }]);
+        assert_eq!(
+            a.events,
+            [Reinforcement::Retrieved { at: t(10), rank: 1 }, Reinforcement::Used { at: t(20) }]
+        );
         log.begin_sync("a", a.last_seq, b"hash").unwrap();
         assert_eq!(log.pending().unwrap().len(), 1);
         log.finish_sync("a", a.last_seq).unwrap();
@@ -402,7 +405,7 @@ mod tests {
         assert_eq!(log.unsynced_ids().unwrap(), ["b"]);
         assert!(log.unsynced("a").unwrap().events.is_empty());
         log.record_used(&["a"], t(30)).unwrap();
-        assert_eq!(log.unsynced("a").unwrap().events, [Event::Used { at: t(30) }]);
+        assert_eq!(log.unsynced("a").unwrap().events, [Reinforcement::Used { at: t(30) }]);
         assert_eq!(log.event_count().unwrap(), 4);
         log.check().unwrap();
     }

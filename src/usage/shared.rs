@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use crate::decay::Event;
+use crate::decay::Reinforcement;
 use crate::format::Access;
 use crate::untrusted::{self, Links};
 use crate::{Error, Result};
@@ -53,7 +53,7 @@ pub struct SharedUsage {
     /// Usage summaries moved out of `access:` lines, by id.
     pub bases: HashMap<String, Access>,
     /// Events by memory id, in no particular order.
-    pub events: HashMap<String, Vec<Event>>,
+    pub events: HashMap<String, Vec<Reinforcement>>,
     /// The last confirmation of each confirmed memory (`mem verify --confirm`), by id.
     pub confirmed: HashMap<String, Timestamp>,
     /// Lines that could not be read, each with its file and line number; they are skipped.
@@ -139,7 +139,7 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
                 let last = out.confirmed.entry(id).or_insert(at);
                 *last = (*last).max(at);
             }
-            Ok(Line::Event(seq, id, event)) => {
+            Ok(Line::Reinforcement(seq, id, event)) => {
                 // Observation began by the first event at the latest: as the usage log's
                 // first event counts before a sync (`Engine::usage_view`), so counts the
                 // synced one after, and `.mem/` rebuilt proposes the same.
@@ -158,7 +158,7 @@ pub fn last_seq(path: &Path) -> Result<i64> {
     let Some(bytes) = read_own(path)? else { return Ok(0) };
     Ok(file_lines(&bytes)
         .filter_map(|(_, l)| match parse_line(l?) {
-            Ok(Line::Event(seq, ..)) => Some(seq),
+            Ok(Line::Reinforcement(seq, ..)) => Some(seq),
             _ => None,
         })
         .max()
@@ -173,7 +173,7 @@ fn complete(bytes: &[u8]) -> &[u8] {
 enum Line {
     Since(Timestamp),
     Base(String, Access),
-    Event(i64, String, Event),
+    Reinforcement(i64, String, Reinforcement),
     Confirmed(String, Timestamp),
 }
 
@@ -197,12 +197,18 @@ fn parse_line(line: &str) -> std::result::Result<Line, String> {
                 },
             },
         )),
-        ["used", seq, at, id] => {
-            Ok(Line::Event(int(seq)?, id.to_string(), Event::Used { at: time(at)? }))
-        }
+        ["used", seq, at, id] => Ok(Line::Reinforcement(
+            int(seq)?,
+            id.to_string(),
+            Reinforcement::Used { at: time(at)? },
+        )),
         ["retrieved", seq, at, id, rank] => {
             let rank = u32::try_from(int(rank)?.max(1)).map_err(|e| e.to_string())?;
-            Ok(Line::Event(int(seq)?, id.to_string(), Event::Retrieved { at: time(at)?, rank }))
+            Ok(Line::Reinforcement(
+                int(seq)?,
+                id.to_string(),
+                Reinforcement::Retrieved { at: time(at)?, rank },
+            ))
         }
         ["confirmed", at, id] => Ok(Line::Confirmed(id.to_string(), time(at)?)),
         _ => Err(format!("not a usage line: {line:?}")),
@@ -210,10 +216,10 @@ fn parse_line(line: &str) -> std::result::Result<Line, String> {
 }
 
 /// The line of event number `seq` of memory `id`.
-pub fn event_line(seq: i64, id: &str, event: &Event) -> String {
+pub fn event_line(seq: i64, id: &str, event: &Reinforcement) -> String {
     match event {
-        Event::Used { at } => format!("used\t{seq}\t{at}\t{id}\n"),
-        Event::Retrieved { at, rank } => format!("retrieved\t{seq}\t{at}\t{id}\t{rank}\n"),
+        Reinforcement::Used { at } => format!("used\t{seq}\t{at}\t{id}\n"),
+        Reinforcement::Retrieved { at, rank } => format!("retrieved\t{seq}\t{at}\t{id}\t{rank}\n"),
     }
 }
 
@@ -289,18 +295,19 @@ mod tests {
         let a = file_of(dir.path(), "a");
         let access = Access { count: 3, last: Some(t(5)), retrieved: 7, strength: Some(141.75) };
         let lines = base_line("m1", &access)
-            + &event_line(1, "m1", &Event::Used { at: t(10) })
-            + &event_line(2, "m2", &Event::Retrieved { at: t(20), rank: 4 });
+            + &event_line(1, "m1", &Reinforcement::Used { at: t(10) })
+            + &event_line(2, "m2", &Reinforcement::Retrieved { at: t(20), rank: 4 });
         append(&a, t(1), &lines).unwrap();
-        append(&a, t(99), &event_line(2, "m2", &Event::Retrieved { at: t(20), rank: 4 })).unwrap();
+        append(&a, t(99), &event_line(2, "m2", &Reinforcement::Retrieved { at: t(20), rank: 4 }))
+            .unwrap();
         let b = file_of(dir.path(), "b");
         append(&b, t(0), &base_line("m1", &access)).unwrap();
         std::fs::write(dir.path().join(DIR).join("notes.txt"), "ignored").unwrap();
         let shared = load(dir.path()).unwrap();
         assert_eq!(shared.since, Some(t(0)));
         assert_eq!(shared.bases["m1"], access);
-        assert_eq!(shared.events["m1"], [Event::Used { at: t(10) }]);
-        assert_eq!(shared.events["m2"], [Event::Retrieved { at: t(20), rank: 4 }]);
+        assert_eq!(shared.events["m1"], [Reinforcement::Used { at: t(10) }]);
+        assert_eq!(shared.events["m2"], [Reinforcement::Retrieved { at: t(20), rank: 4 }]);
         assert!(shared.problems.is_empty(), "{:?}", shared.problems);
         assert_eq!(last_seq(&a).unwrap(), 2);
         assert_eq!(last_seq(&file_of(dir.path(), "none")).unwrap(), 0);
@@ -310,7 +317,7 @@ mod tests {
     fn observation_starts_at_an_event_older_than_every_since() {
         let dir = tempfile::tempdir().unwrap();
         let a = file_of(dir.path(), "a");
-        append(&a, t(50), &event_line(1, "m1", &Event::Used { at: t(10) })).unwrap();
+        append(&a, t(50), &event_line(1, "m1", &Reinforcement::Used { at: t(10) })).unwrap();
         append(&file_of(dir.path(), "b"), t(30), "").unwrap();
         assert_eq!(load(dir.path()).unwrap().since, Some(t(10)));
     }
@@ -346,11 +353,11 @@ mod tests {
     fn a_torn_last_line_is_not_read_and_the_next_append_replaces_it() {
         let dir = tempfile::tempdir().unwrap();
         let a = file_of(dir.path(), "a");
-        let used = event_line(1, "m1", &Event::Used { at: t(10) });
+        let used = event_line(1, "m1", &Reinforcement::Used { at: t(10) });
         append(&a, t(0), &used).unwrap();
         let whole = std::fs::read_to_string(&a).unwrap();
         // Cut inside the id: "m" would read as another memory's event, number 2.
-        let torn = event_line(2, "m2", &Event::Used { at: t(20) });
+        let torn = event_line(2, "m2", &Reinforcement::Used { at: t(20) });
         std::fs::write(&a, format!("{whole}{}", &torn[..torn.len() - 2])).unwrap();
         let shared = load(dir.path()).unwrap();
         assert!(shared.problems.is_empty(), "{:?}", shared.problems);
@@ -358,7 +365,7 @@ mod tests {
         assert_eq!(last_seq(&a).unwrap(), 1);
         append(&a, t(0), &torn).unwrap();
         assert_eq!(std::fs::read_to_string(&a).unwrap(), format!("{whole}{torn}"));
-        assert_eq!(load(dir.path()).unwrap().events["m2"], [Event::Used { at: t(20) }]);
+        assert_eq!(load(dir.path()).unwrap().events["m2"], [Reinforcement::Used { at: t(20) }]);
 
         // Cut inside the first write: the header and `since` are written again.
         let b = file_of(dir.path(), "b");

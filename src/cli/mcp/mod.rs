@@ -261,7 +261,7 @@ impl MemServer {
         self.call(true, |layers, _| {
             let id = MemoryId::new(&args.id)?;
             let (path, memory) = engine_of(layers, id.as_str())?.get(id.as_str())?;
-            to_json(&super::memory_json(&path, &memory))
+            to_json(&super::output::memory_json(&path, &memory))
         })
     }
 
@@ -394,7 +394,7 @@ impl rmcp::ServerHandler for MemServer {
     /// the model. A root that cannot be opened is said on stderr; each call then says why.
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
         if let Err(e) = self.open(&mut lock(&self.layers)) {
-            eprintln!("mem: error: {}", super::describe(&e));
+            eprintln!("mem: error: {}", super::output::describe(&e));
         }
     }
 
@@ -496,7 +496,7 @@ impl MemServer {
         match outcome {
             Ok(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
             Err(e) => {
-                let message = super::describe(&e);
+                let message = super::output::describe(&e);
                 eprintln!("mem: tool error: {message}");
                 CallToolResult::error(vec![ContentBlock::text(message)])
             }
@@ -506,7 +506,7 @@ impl MemServer {
     /// Writes a refresh's problems on stderr, each only the first time it is seen.
     fn log_problems(&self, report: &mem::RefreshReport) {
         let mut reported = lock(&self.reported);
-        for line in super::problem_lines(report) {
+        for line in super::output::problem_lines(report) {
             if reported.insert(line.clone()) {
                 eprintln!("{line}");
             }

@@ -8,8 +8,114 @@ use anyhow::{Context as _, Result, bail};
 use mem::agent::Agent;
 use toml_edit::{DocumentMut, Item, Table, value};
 
-use super::claude::{hooks, with_hooks};
-use super::{Change, Scope, Target, is_mem_exe};
+use super::check::{Found, program_of, read_checked, resolve};
+use super::hooks::{hooks, is_mem_exe, mem_hooks, with_hooks};
+use super::{Change, Entry, Scope, Target};
+
+/// Codex's entry.
+pub const ENTRY: Entry = Entry {
+    project_files: &[".codex/config.toml", HOOKS],
+    changes,
+    hooks_file: |scope, target, home| match scope {
+        Scope::Project => Some(target.project.join(HOOKS)),
+        Scope::User => Some(home?.join("hooks.json")),
+    },
+    // Codex reads a project's `.codex/` in its subfolders too.
+    project_only_hooks: |_, _| None,
+    notes,
+    commands,
+    defers_to_hooks,
+};
+
+/// Codex's hooks file in a project.
+const HOOKS: &str = ".codex/hooks.json";
+
+/// What the user still has to do in Codex after a setup at `scope`.
+fn notes(scope: Scope, changes: &[Change]) -> Vec<&'static str> {
+    // Whether Codex's `notify` runs mem's capture (setup writes it only where the user has
+    // no `notify` of their own).
+    let mem_notify = changes
+        .iter()
+        .any(|c| c.path.ends_with("config.toml") && c.after.as_deref().is_some_and(has_mem_notify));
+    match scope {
+        Scope::User if mem_notify => vec![
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then the notify program (in the same config.toml) captures each turn, \
+             but no memory reaches the model; once they are trusted, the hooks capture and \
+             notify leaves it to them",
+        ],
+        Scope::User => vec![
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then nothing is captured and no memory reaches the model (your own \
+             notify program stays as it is; `mem capture --missed` captures the sessions missed)",
+        ],
+        Scope::Project => vec![
+            "Codex reads a project's .codex/ folder only when the project is trusted (Codex asks \
+             on first start)",
+            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
+             hooks; until then nothing of this project's sessions is captured and no memory \
+             reaches the model (Codex ignores a project's notify), and `mem health --transcripts` \
+             counts those sessions as not captured",
+        ],
+    }
+}
+
+/// The commands that run mem in Codex's files for `project` (`home`: Codex's home folder):
+/// hooks, with whether the user trusted each, the `notify` program and the `mem` server.
+fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
+    let config = home.and_then(|h| read_checked(&h.join("config.toml")));
+    let trusted = config.as_deref().map(trusted_keys).unwrap_or_default();
+    let notify = config.as_deref().is_some_and(has_mem_notify);
+    let fix = if notify {
+        "Codex has not trusted these hooks yet, so it does not run them: mem's notify program \
+         captures each turn meanwhile, but no memory reaches the model; run /hooks in Codex \
+         and trust the mem hooks"
+    } else {
+        "Codex has not trusted these hooks yet, so it does not run them and this project's \
+         Codex sessions are not captured: run /hooks in Codex and trust the mem hooks"
+    };
+    let folders = std::iter::once(project.join(".codex")).chain(home.map(Path::to_path_buf));
+    let mut found = Vec::new();
+    for folder in folders {
+        let file = folder.join("hooks.json");
+        if let Some(text) = read_checked(&file) {
+            let names = hook_file_names(&file);
+            for hook in mem_hooks(&text) {
+                let Some((program, _)) = program_of(&hook.command) else { continue };
+                let keys = hook_keys(&names, &hook.event, hook.group, hook.index);
+                let trust = keys.iter().any(|key| trusted.contains(key));
+                let program = program.to_string();
+                found.push(Found {
+                    file: file.clone(),
+                    program,
+                    trusted: Some(trust),
+                    fix: Some(fix),
+                });
+            }
+        }
+        let file = folder.join("config.toml");
+        let text = match home.is_some_and(|h| folder == h) {
+            true => config.clone(),
+            false => read_checked(&file),
+        };
+        for program in text.as_deref().map(codex_programs).unwrap_or_default() {
+            found.push(Found::plain(&file, program));
+        }
+    }
+    found
+}
+
+/// Whether this capture's payload is Codex's `notify` (its `type` is `agent-turn-complete`) in a
+/// project whose mem hooks Codex trusts: then its Stop hook captures the same turn, and `notify`
+/// leaves it to it (a turn is captured once).
+fn defers_to_hooks(payload: &[u8], project: &Path, home: Option<&Path>) -> bool {
+    let value = mem::json::parse_json_lenient(&String::from_utf8_lossy(payload)).ok();
+    let from_notify = value.as_ref().is_some_and(|v| {
+        v.get("hook_event_name").is_none()
+            && v.get("type").and_then(serde_json::Value::as_str) == Some("agent-turn-complete")
+    });
+    from_notify && home.is_some_and(|home| hooks_trusted(project, home))
+}
 
 /// The environment variables Codex is told to pass to `mem mcp` (it passes only a short
 /// allow-list by default): the root, the model and the user configuration's folder.
@@ -17,10 +123,10 @@ pub const FORWARDED: [&str; 5] =
     ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME"];
 
 /// The changes for Codex at `target`; `codex_home` is `$CODEX_HOME` or `~/.codex`.
-pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Change>> {
+fn changes(target: &Target, codex_home: Option<&Path>) -> Result<Vec<Change>> {
     let folder = match target.scope {
         Scope::Project => target.project.join(".codex"),
-        Scope::User => codex_home.clone().context("cannot tell Codex's home folder")?,
+        Scope::User => codex_home.context("cannot tell Codex's home folder")?.to_path_buf(),
     };
     let config = folder.join("config.toml");
     let (path, of) = (config.clone(), target.clone());
@@ -29,7 +135,7 @@ pub fn changes(target: &Target, codex_home: &Option<PathBuf>) -> Result<Vec<Chan
     let hooks = if target.remove {
         Vec::new()
     } else {
-        hooks(target.mem(), Agent::Codex, false, target.checkpoints, false)?
+        hooks(target.mem(), Agent::Codex, target.checkpoints, false)?
     };
     let hooks_file = folder.join("hooks.json");
     let path = hooks_file.clone();
@@ -50,7 +156,7 @@ fn notify_is_mem_s(doc: &DocumentMut) -> bool {
 }
 
 /// Whether a Codex `config.toml` runs mem's capture as its `notify` program.
-pub fn has_mem_notify(text: &str) -> bool {
+fn has_mem_notify(text: &str) -> bool {
     text.parse::<DocumentMut>().is_ok_and(|doc| notify_is_mem_s(&doc))
 }
 
@@ -135,6 +241,76 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         return Ok(None);
     }
     Ok(Some(new))
+}
+
+/// Whether Codex runs mem's hooks for the project at `project`: its `.codex/hooks.json` or
+/// `codex_home`'s holds mem hooks that start a mem and are each trusted in `codex_home`'s
+/// `config.toml`. Reads Codex's files only (Codex's `notify` asks on every turn).
+fn hooks_trusted(project: &Path, codex_home: &Path) -> bool {
+    let Ok(Some(config)) = super::read_settings(&codex_home.join("config.toml")) else {
+        return false;
+    };
+    let trusted = trusted_keys(&config);
+    [project.join(HOOKS), codex_home.join("hooks.json")].iter().any(|file| {
+        let Ok(Some(text)) = super::read_settings(file) else { return false };
+        let names = hook_file_names(file);
+        let hooks = mem_hooks(&text);
+        !hooks.is_empty()
+            && hooks.iter().all(|hook| {
+                let runs = program_of(&hook.command).and_then(|(p, _)| resolve(p)).is_some();
+                let keys = hook_keys(&names, &hook.event, hook.group, hook.index);
+                runs && keys.iter().any(|key| trusted.contains(key))
+            })
+    })
+}
+
+/// A hooks file's path as written and as resolved, as Codex's trust keys may name it.
+fn hook_file_names(file: &Path) -> Vec<PathBuf> {
+    std::iter::once(file.to_path_buf()).chain(file.canonicalize().ok()).collect()
+}
+
+/// The keys under which Codex records the trust of the hook number `index` of group number
+/// `group` of `event` in the hooks file named `names` (as written, as resolved):
+/// `<file>:<event in snake case>:<group>:<index>`.
+fn hook_keys(names: &[PathBuf], event: &str, group: usize, index: usize) -> Vec<String> {
+    let mut snake = String::new();
+    for (i, c) in event.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            snake.push('_');
+        }
+        snake.push(c.to_ascii_lowercase());
+    }
+    names.iter().map(|p| format!("{}:{snake}:{group}:{index}", p.display())).collect()
+}
+
+/// The hooks a Codex `config.toml` records as trusted: the keys of `[hooks.state]` that have a
+/// `trusted_hash` and are not disabled.
+fn trusted_keys(text: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return Vec::new() };
+    let Some(state) = doc.get("hooks").and_then(|h| h.get("state")).and_then(|s| s.as_table_like())
+    else {
+        return Vec::new();
+    };
+    state
+        .iter()
+        .filter(|(_, entry)| {
+            entry.get("trusted_hash").is_some()
+                && entry.get("enabled").and_then(|e| e.as_bool()) != Some(false)
+        })
+        .map(|(key, _)| key.to_string())
+        .collect()
+}
+
+/// The programs of mem's `notify` and `mem` server in a Codex `config.toml`.
+fn codex_programs(text: &str) -> Vec<String> {
+    let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return Vec::new() };
+    let notify = doc.get("notify").and_then(|n| n.as_array()).and_then(|a| a.get(0)?.as_str());
+    let server = doc
+        .get("mcp_servers")
+        .and_then(|s| s.get("mem"))
+        .and_then(|s| s.get("command"))
+        .and_then(|c| c.as_str());
+    notify.into_iter().chain(server).filter(|p| is_mem_exe(p)).map(str::to_string).collect()
 }
 
 #[cfg(test)]

@@ -1,16 +1,51 @@
 //! `mem setup gemini`: the hooks and the `mem` MCP server in Gemini CLI's `settings.json`
-//! (`.gemini/settings.json` in the project, `~/.gemini/settings.json` for the user), edited as
-//! Claude Code's are: Gemini CLI's hooks take the same shape, with its own event names, a
-//! timeout in milliseconds and a name.
+//! (`.gemini/settings.json` in the project, `settings.json` in Gemini CLI's folder for the
+//! user), edited as Claude Code's are: Gemini CLI's hooks take the same shape, with its own event
+//! names (from its spec), a timeout in milliseconds and a name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use mem::agent::Agent;
 use serde_json::json;
 
-use super::claude::{Hook, hooks, with_hooks, with_hooks_of, with_server};
-use super::{Change, Scope, Target, is_project_only};
+use super::check::{hook_programs, server_program};
+use super::hooks::{Hook, hooks, project_only_hooks, with_hooks};
+use super::servers::with_server;
+use super::{Change, Entry, Scope, Target};
+
+/// Gemini CLI's entry.
+pub const ENTRY: Entry = Entry {
+    project_files: &[SETTINGS],
+    changes,
+    hooks_file: |scope, target, home| match scope {
+        Scope::Project => Some(target.project.join(SETTINGS)),
+        Scope::User => Some(home?.join("settings.json")),
+    },
+    project_only_hooks: |_, home| Some(home?.join("settings.json")),
+    notes: |scope, _| match scope {
+        Scope::Project => vec![
+            "Gemini CLI runs a project's hooks only in a folder the user trusts (it asks on \
+             first start) and lists them as it starts",
+        ],
+        Scope::User => vec![],
+    },
+    commands: |project, _, home| {
+        let files: Vec<PathBuf> = std::iter::once(project.join(SETTINGS))
+            .chain(home.map(|h| h.join("settings.json")))
+            .collect();
+        let mut found = Vec::new();
+        for file in &files {
+            found.extend(hook_programs(file));
+            found.extend(server_program(file));
+        }
+        found
+    },
+    defers_to_hooks: |_, _, _| false,
+};
+
+/// Gemini CLI's settings in a project.
+const SETTINGS: &str = ".gemini/settings.json";
 
 /// The name Gemini CLI shows for each of mem's hooks, by its subcommand.
 const NAMES: [(&str, &str); 3] = [
@@ -19,23 +54,11 @@ const NAMES: [(&str, &str); 3] = [
     (" capture --hook ", "mem capture"),
 ];
 
-/// Gemini CLI's name for each of Claude Code's events that mem's hooks use.
-const EVENTS: [(&str, &str); 4] = [
-    ("SessionStart", "SessionStart"),
-    ("UserPromptSubmit", "BeforeAgent"),
-    ("Stop", "AfterAgent"),
-    ("SessionEnd", "SessionEnd"),
-];
-
-/// The hooks for Gemini CLI: context when a session starts and before each prompt, a capture
-/// after each turn (`AfterAgent`; Gemini CLI does not wait for `SessionEnd` hooks, so the turn
-/// is the capture point) and when the session ends; a checkpoint before each prompt with
-/// `checkpoints`.
+/// The hooks for Gemini CLI (see [`hooks`]), with their timeouts in milliseconds and their
+/// names.
 fn gemini_hooks(exe: &Path, checkpoints: bool, project_only: bool) -> Result<Vec<Hook>> {
-    let mut hooks = hooks(exe, Agent::Gemini, true, checkpoints, project_only)?;
+    let mut hooks = hooks(exe, Agent::Gemini, checkpoints, project_only)?;
     for hook in &mut hooks {
-        let (_, event) = EVENTS.iter().find(|(claude, _)| *claude == hook.event).expect("mapped");
-        hook.event = *event;
         hook.timeout *= 1000;
         // By the subcommand: the executable before it may be a quoted path with spaces.
         hook.name = NAMES
@@ -46,11 +69,12 @@ fn gemini_hooks(exe: &Path, checkpoints: bool, project_only: bool) -> Result<Vec
     Ok(hooks)
 }
 
-/// The changes for Gemini CLI at `target`; `gemini_home` is its folder (`~/.gemini`).
-pub fn changes(target: &Target, gemini_home: &Path) -> Result<Vec<Change>> {
+/// The changes for Gemini CLI at `target`; `home` is its folder (`~/.gemini`).
+fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
+    let home = home.context("cannot tell Gemini CLI's folder")?;
     let settings = match target.scope {
-        Scope::Project => target.project.join(".gemini/settings.json"),
-        Scope::User => gemini_home.join("settings.json"),
+        Scope::Project => target.project.join(SETTINGS),
+        Scope::User => home.join("settings.json"),
     };
     let own = match target.remove {
         true => Vec::new(),
@@ -68,17 +92,12 @@ pub fn changes(target: &Target, gemini_home: &Path) -> Result<Vec<Change>> {
     let mut changes = vec![Change::new(settings, edit)?];
     if target.edits_user_hooks() {
         // Gemini CLI reads a project's settings in the folder it is started in only: started
-        // in a subfolder, it runs the user's hooks alone. These act in projects with a memory
-        // root only, and once with the project's own where both run.
-        let user = gemini_home.join("settings.json");
+        // in a subfolder, it runs the user's hooks alone.
         let wanted = match target.remove {
             true => Vec::new(),
             false => gemini_hooks(&target.exe, target.checkpoints, true)?,
         };
-        let path = user.clone();
-        changes.push(Change::new(user, move |text| {
-            with_hooks_of(text, &path, &wanted, is_project_only)
-        })?);
+        changes.push(project_only_hooks(home.join("settings.json"), wanted)?);
     }
     Ok(changes)
 }

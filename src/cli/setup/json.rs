@@ -12,8 +12,7 @@ use jsonc_parser::common::{Range, Ranged};
 use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
-use super::claude::Hook;
-use super::is_mem_hook;
+use super::hooks::{Hook, is_mem_hook};
 
 /// A configuration file that must hold a JSON object, parsed with the positions of its parts.
 pub fn parse_object<'a>(text: &'a str, path: &Path) -> Result<ast::Object<'a>> {
@@ -366,62 +365,4 @@ pub fn remove_item(text: &str, items: &[Range], container: Range, i: usize) -> S
         (None, None) => (container.start + 1, container.end - 1),
     };
     splice(text, start, end, "")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::setup::claude::hooks;
-    use mem::agent::Agent;
-
-    fn mine() -> Vec<Hook> {
-        hooks(Path::new("mem"), Agent::Claude, true, true, false).unwrap()
-    }
-
-    /// Item 14 of the third probe: a file on one line stays on one line, and `--remove` gives
-    /// back its bytes; a spread file too.
-    #[test]
-    fn setup_then_remove_gives_back_the_bytes() {
-        let path = Path::new("settings.json");
-        for text in [
-            r#"{"model":"opus"}"#,
-            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"x"}]}]},"a":1}"#,
-            "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"Stop\": [{ \"hooks\": [] }]\n  }\n}\n",
-            "{\n\t\"hooks\": {\n\t\t\"Stop\": [\n\t\t\t{ \"hooks\": [] }\n\t\t]\n\t} // mine\n}",
-        ] {
-            let added = with_hooks_of(Some(text), path, &mine(), |_| true).unwrap().unwrap();
-            assert_eq!(text.lines().count() == 1, added.lines().count() == 1, "{added}");
-            let value: Value = serde_json::from_str(&added.replace("// mine", "")).unwrap();
-            assert_eq!(value["hooks"]["UserPromptSubmit"].as_array().unwrap().len(), 2, "{added}");
-            let again = with_hooks_of(Some(&added), path, &mine(), |_| true).unwrap().unwrap();
-            assert_eq!(again, added);
-            let removed = with_hooks_of(Some(&added), path, &[], |_| true).unwrap().unwrap();
-            assert_eq!(removed, text);
-        }
-    }
-
-    /// Item 13 of the third probe: an event that is not a list, and a key setup would edit
-    /// that is repeated, are refused with the file and the key named.
-    #[test]
-    fn what_the_agent_would_not_read_is_refused() {
-        let path = Path::new("/h/settings.json");
-        for (text, named) in [
-            (r#"{"hooks":{"Stop":{"hooks":[]}}}"#, "hook event `Stop`"),
-            (r#"{"hooks":{"Stop":"x"}}"#, "hook event `Stop`"),
-            (r#"{"hooks":{},"hooks":{}}"#, "`hooks` appears 2 times"),
-            (r#"{"hooks":{"Stop":[],"Stop":[]}}"#, "`Stop` in `hooks` appears 2 times"),
-            (r#"{"hooks":{"Stop":[{"hooks":[],"hooks":[]}]}}"#, "in a group of `Stop`"),
-        ] {
-            let error = with_hooks_of(Some(text), path, &mine(), |_| true).unwrap_err();
-            let error = error.to_string();
-            assert!(error.contains(named) && error.contains("/h/settings.json"), "{error}");
-        }
-        // An event setup does not edit is left as it is.
-        let other = r#"{"hooks":{"Notification":{"x":1}}}"#;
-        assert!(with_hooks_of(Some(other), path, &mine(), |_| true).is_ok());
-        assert_eq!(
-            with_hooks_of(Some(other), path, &[], |_| true).unwrap().as_deref(),
-            Some(other)
-        );
-    }
 }

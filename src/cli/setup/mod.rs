@@ -1,26 +1,73 @@
-//! `mem setup claude|codex`: writes the hooks and the MCP registration into the agent's own
+//! `mem setup AGENT`: writes the hooks and the MCP registration into the agent's own
 //! configuration files, merged with what is there (parsed and edited structurally, never
 //! dropping a user's other hooks or servers), shows each change as a diff before making it,
 //! and undoes exactly its own entries with `--remove`. Running it twice changes nothing.
+//!
+//! Each agent's file here declares its [`Entry`] (its files, its changes, what `mem health`
+//! reads of them); [`entry`] registers them. The shared parts are `hooks.rs` (mem's hook
+//! commands), `json.rs` (the hooks' JSON editing), `servers.rs` (the MCP server in JSON),
+//! `check.rs` (health's reading), `diff.rs` and `write.rs`.
 
 mod check;
 mod claude;
 mod codex;
 mod diff;
 mod gemini;
+mod hooks;
 mod json;
+mod servers;
 mod write;
 
-pub use check::{Configured, codex_hooks_trusted, configured};
-pub use codex::has_mem_notify;
+pub use check::{Configured, configured};
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result, bail};
-use mem::agent::Agent;
+use mem::agent::{Agent, Homes};
 use mem::store;
 
 use super::Globals;
+
+/// What `mem setup` knows of one agent's configuration: the files it writes and the commands
+/// `mem health` finds in them. Each agent's file under `cli/setup/` declares one.
+pub struct Entry {
+    /// The files of a project's setup, relative to the project (checked for symbolic links
+    /// that lead out of the repository before anything is read).
+    pub project_files: &'static [&'static str],
+    /// The changes of a setup at a target, given the agent's home folder.
+    pub changes: fn(&Target, Option<&Path>) -> Result<Vec<Change>>,
+    /// The file that holds mem's hooks at a scope, given the target and the agent's home
+    /// folder (mem's hooks at both scopes would run twice).
+    pub hooks_file: fn(Scope, &Target, Option<&Path>) -> Option<PathBuf>,
+    /// The user's file that a project's setup puts `--project-only` hooks in (for sessions
+    /// started in a subfolder), given the user's home folder and the agent's; `None` when it
+    /// puts none.
+    pub project_only_hooks: fn(&Path, Option<&Path>) -> Option<PathBuf>,
+    /// What the user still has to do in the agent after a setup at a scope that made these
+    /// changes.
+    pub notes: fn(Scope, &[Change]) -> Vec<&'static str>,
+    /// The commands that run mem in the agent's files that apply to a project, given the
+    /// project, the user's home folder and the agent's.
+    pub commands: fn(&Path, &Path, Option<&Path>) -> Vec<check::Found>,
+    /// Whether a capture's payload comes from a program the agent runs beside its hooks, and
+    /// the hooks, trusted in the project (given the agent's home folder), capture that turn.
+    pub defers_to_hooks: fn(&[u8], &Path, Option<&Path>) -> bool,
+}
+
+/// The setup entry of `agent`: the one place the front end names the agents.
+pub fn entry(agent: Agent) -> &'static Entry {
+    match agent {
+        Agent::Claude => &claude::ENTRY,
+        Agent::Codex => &codex::ENTRY,
+        Agent::Gemini => &gemini::ENTRY,
+    }
+}
+
+/// Whether `mem capture`'s payload of `agent` should be left to the agent's hooks (see
+/// [`Entry::defers_to_hooks`]).
+pub fn defers_to_hooks(agent: Agent, payload: &[u8], project: &Path, homes: &Homes) -> bool {
+    (entry(agent).defers_to_hooks)(payload, project, homes.of(agent))
+}
 
 /// Arguments of `mem setup`.
 #[derive(Debug, clap::Args)]
@@ -132,7 +179,9 @@ impl Change {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let home = dirs::home_dir().context("cannot tell the home folder")?;
+    let homes = super::hook::homes();
+    let home = homes.user().context("cannot tell the home folder")?.to_path_buf();
+    let setup = entry(args.agent);
     let this = std::env::current_exe()
         .and_then(|p| p.canonicalize())
         .context("cannot tell where the mem executable is")?;
@@ -172,40 +221,28 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             Path::new(&dir).display()
         );
     }
-    if args.agent == Agent::Gemini
-        && let Some(home) = std::env::var_os("GEMINI_CLI_HOME").filter(|h| !h.is_empty())
-        && Path::new(&home).is_relative()
-    {
-        // Gemini CLI takes it as it is, relative to whatever folder it starts in.
+    let agent_home = homes.of(args.agent);
+    if let Some(relative) = homes.relative(args.agent) {
+        // The agent takes it as it is, relative to whatever folder it starts in.
         bail!(
-            "GEMINI_CLI_HOME is relative ({}): Gemini CLI would read its settings from another \
-             folder in each folder it starts in; set it to an absolute folder",
-            Path::new(&home).display()
+            "{} is relative ({}): {} would read its settings from another folder in each folder \
+             it starts in; set it to an absolute folder",
+            args.agent.spec().home.var,
+            relative.display(),
+            args.agent.title()
         );
     }
     if target.scope == Scope::Project {
         // Checked before anything is read: a cloned repository may link them anywhere.
-        let files: &[&str] = match args.agent {
-            Agent::Claude => &[".claude/settings.json", ".mcp.json"],
-            Agent::Codex => &[".codex/config.toml", ".codex/hooks.json"],
-            Agent::Gemini => &[".gemini/settings.json"],
-        };
         let root = format!("{}/{}", store::PROJECT_DIR, mem::config::CONFIG_FILE);
-        for rel in files.iter().copied().chain([root.as_str()]) {
+        for rel in setup.project_files.iter().copied().chain([root.as_str()]) {
             confined(&target.project, rel)?;
         }
     }
     if !target.remove {
-        one_set_of_hooks(args.agent, &target)?;
+        one_set_of_hooks(args.agent, &target, agent_home)?;
     }
-    let changes = match args.agent {
-        Agent::Claude => claude::changes(&target)?,
-        Agent::Codex => codex::changes(&target, &super::hook::codex_home())?,
-        Agent::Gemini => {
-            let home = super::hook::gemini_home().context("cannot tell Gemini CLI's folder")?;
-            gemini::changes(&target, &home)?
-        }
-    };
+    let changes = (setup.changes)(&target, agent_home)?;
     let create_root = target.scope == Scope::Project
         && !target.remove
         && !root.join(mem::config::CONFIG_FILE).exists();
@@ -242,15 +279,15 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if changed.is_empty() && !create_root {
         let state = if args.remove { "has no mem entries" } else { "is already set up" };
         out.push_str(&format!("{agent} {state}; nothing to change\n"));
-        return super::print_text(&out);
+        return super::output::print_text(&out);
     }
     if args.dry_run {
         out.push_str("dry run: nothing written\n");
-        return super::print_text(&out);
+        return super::output::print_text(&out);
     }
     // Every target checked and written beside its file before any is replaced.
     let prepared = write::prepare(&changed)?;
-    super::print_text(&out)?;
+    super::output::print_text(&out)?;
     if target.scope == Scope::Project
         && !target.remove
         && let Some(warning) = path_warning(which::which(BARE).ok().as_deref(), &this)
@@ -258,7 +295,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: warning: {warning}");
     }
     if create_root {
-        super::init_root(&root, ctx.now)?;
+        super::init::init_root(&root, ctx.now)?;
     }
     write::commit(prepared)?;
     if target.scope == Scope::Project {
@@ -269,7 +306,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             super::machine::remember(&root, Some(agent))
         };
         if let Err(e) = recorded {
-            eprintln!("mem: warning: {}", super::describe(&e));
+            eprintln!("mem: warning: {}", super::output::describe(&e));
         }
     }
     let done = if args.remove { "removed mem from" } else { "set up mem in" };
@@ -278,7 +315,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         Scope::User => "user configuration".to_string(),
     };
     let mut text = format!("{done} {agent} ({scope})\n");
-    if args.remove && !target.others.is_empty() && args.agent != Agent::Codex {
+    let project_only = (setup.project_only_hooks)(&target.home, agent_home).is_some();
+    if args.remove && !target.others.is_empty() && project_only {
         let list: Vec<String> = target.others.iter().map(|p| p.display().to_string()).collect();
         text.push_str(&format!(
             "kept {agent}'s user-level --project-only hooks (sessions started in a subfolder): \
@@ -288,12 +326,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         ));
     }
     if !args.remove {
-        // Whether Codex's `notify` runs mem's capture (setup writes it only where the user has
-        // no `notify` of their own).
-        let mem_notify = changes.iter().any(|c| {
-            c.path.ends_with("config.toml") && c.after.as_deref().is_some_and(codex::has_mem_notify)
-        });
-        for note in notes(args.agent, args.scope, mem_notify) {
+        for note in (setup.notes)(args.scope, &changes) {
             text.push_str(&format!("note: {note}\n"));
         }
     }
@@ -302,7 +335,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     text.push_str(&format!(
         "Restart {agent} (and any open session of it) to {what} the hooks and the mem server.\n"
     ));
-    super::print_text(&text)
+    super::output::print_text(&text)
 }
 
 /// The name a project's configuration runs mem by, looked up on `PATH` by the agent.
@@ -327,65 +360,18 @@ fn path_warning(on_path: Option<&Path>, this: &Path) -> Option<String> {
     }
 }
 
-/// What the user still has to do in the agent itself.
-fn notes(agent: Agent, scope: Scope, mem_notify: bool) -> Vec<&'static str> {
-    match (agent, scope) {
-        (Agent::Claude, Scope::Project) => {
-            vec!["Claude Code asks once before it starts a server of .mcp.json: answer yes for mem"]
-        }
-        (Agent::Claude, Scope::User) => vec![],
-        (Agent::Codex, Scope::User) if mem_notify => vec![
-            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
-             hooks; until then the notify program (in the same config.toml) captures each turn, \
-             but no memory reaches the model; once they are trusted, the hooks capture and \
-             notify leaves it to them",
-        ],
-        (Agent::Codex, Scope::User) => vec![
-            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
-             hooks; until then nothing is captured and no memory reaches the model (your own \
-             notify program stays as it is; `mem capture --missed` captures the sessions missed)",
-        ],
-        (Agent::Codex, Scope::Project) => vec![
-            "Codex reads a project's .codex/ folder only when the project is trusted (Codex asks \
-             on first start)",
-            "Codex runs new hooks only once you trust them: run /hooks in Codex and trust the mem \
-             hooks; until then nothing of this project's sessions is captured and no memory \
-             reaches the model (Codex ignores a project's notify), and `mem health --transcripts` \
-             counts those sessions as not captured",
-        ],
-        (Agent::Gemini, Scope::Project) => vec![
-            "Gemini CLI runs a project's hooks only in a folder the user trusts (it asks on \
-             first start) and lists them as it starts",
-        ],
-        (Agent::Gemini, Scope::User) => vec![],
-    }
-}
-
 /// Refuses to set up hooks at one scope when mem's hooks are at the other: the agent would run
 /// both sets (Codex runs every hook of each file, so each memory would reach the model twice).
-fn one_set_of_hooks(agent: Agent, target: &Target) -> Result<()> {
+fn one_set_of_hooks(agent: Agent, target: &Target, agent_home: Option<&Path>) -> Result<()> {
     let (other, flag) = match target.scope {
         Scope::Project => (Scope::User, "user"),
         Scope::User => (Scope::Project, "project"),
     };
-    let file = match (agent, other) {
-        (Agent::Claude, Scope::Project) => target.project.join(".claude/settings.json"),
-        (Agent::Claude, Scope::User) => target.home.join(".claude/settings.json"),
-        (Agent::Codex, Scope::Project) => target.project.join(".codex/hooks.json"),
-        (Agent::Codex, Scope::User) => match super::hook::codex_home() {
-            Some(home) => home.join("hooks.json"),
-            None => return Ok(()),
-        },
-        (Agent::Gemini, Scope::Project) => target.project.join(".gemini/settings.json"),
-        (Agent::Gemini, Scope::User) => match super::hook::gemini_home() {
-            Some(home) => home.join("settings.json"),
-            None => return Ok(()),
-        },
-    };
+    let Some(file) = (entry(agent).hooks_file)(other, target, agent_home) else { return Ok(()) };
     let Ok(Some(text)) = read_settings(&file) else { return Ok(()) };
-    // A project's own hooks in the user's file (Claude Code's, for subfolders) are no second
-    // set: they act only where the project's would not run, or once with them.
-    let full_set = claude::mem_hooks(&text).iter().any(|h| !is_project_only(&h.command));
+    // A project's own hooks in the user's file (for subfolders) are no second set: they act
+    // only where the project's would not run, or once with them.
+    let full_set = hooks::mem_hooks(&text).iter().any(|h| !hooks::is_project_only(&h.command));
     if full_set {
         bail!(
             "mem's hooks are already set up at {flag} scope, in {}: the agent would run both \
@@ -430,135 +416,5 @@ pub fn read_settings(
     mem::untrusted::read_text(path, MAX_SETTINGS_BYTES, mem::untrusted::Links::Follow)
 }
 
-/// A path as a shell word: quoted when it holds anything a shell would split or expand.
-pub fn shell_word(path: &Path) -> Result<String> {
-    let Some(text) = path.to_str() else {
-        bail!("{} is not valid UTF-8, which a hook command cannot hold", path.display());
-    };
-    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+:@%".contains(c);
-    if !text.is_empty() && text.chars().all(plain) {
-        return Ok(text.to_string());
-    }
-    Ok(format!("'{}'", text.replace('\'', r"'\''")))
-}
-
-/// The argument lists of the hook commands `mem setup` writes (any agent, any version of it),
-/// after the agent's name has been put in place of `AGENT`.
-const HOOK_ARGS: &[&[&str]] = &[
-    &["context", "--hook", "AGENT"],
-    &["context", "--hook", "AGENT", "--budget", "2000"],
-    &["capture", "--hook", "AGENT"],
-    &["checkpoint", "--hook", "AGENT"],
-];
-
-/// The last word of mem's arguments in the hooks a project's setup puts in the user's own file.
-pub const PROJECT_ONLY: &str = "--project-only";
-
-/// What ends every hook command setup writes: whatever `mem` is or is not (missing from the
-/// agent's `PATH`, too old for the arguments, broken), the hook exits 0, and no agent reads its
-/// failure as "block this prompt" (Gemini CLI denies the prompt on any exit status but 0 and 1,
-/// Claude Code on 2). Commands an older setup wrote end without it, and are still mem's.
-pub const NEVER_BLOCKS: &str = " || true";
-
-/// A hook command's mem part: the command without [`NEVER_BLOCKS`].
-fn unguarded(command: &str) -> &str {
-    let command = command.trim_end();
-    command.strip_suffix(NEVER_BLOCKS).unwrap_or(command)
-}
-
-/// Whether a hook command is one that a project's setup puts in the user's own file (it acts
-/// only in projects with a memory root).
-pub fn is_project_only(command: &str) -> bool {
-    is_mem_hook(command) && unguarded(command).split_whitespace().last() == Some(PROJECT_ONLY)
-}
-
-/// Whether a hook command is one `mem setup` writes (this version or an older one): mem's
-/// executable (see [`is_mem_exe`]; bare, or by a path, quoted or not) with exactly one of
-/// setup's argument lists, or one of them and [`PROJECT_ONLY`], then [`NEVER_BLOCKS`] or
-/// nothing. A command that runs mem with other arguments, or does more
-/// (`&& notify-send done`), is the user's.
-pub fn is_mem_hook(command: &str) -> bool {
-    let Some((program, rest)) = check::program_of(unguarded(command)) else { return false };
-    let words: Vec<&str> = rest.split_whitespace().collect();
-    let words = words.strip_suffix(&[PROJECT_ONLY]).unwrap_or(&words);
-    is_mem_exe(program)
-        && Agent::ALL.iter().map(|a| a.name()).any(|agent| {
-            HOOK_ARGS.iter().any(|args| {
-                args.len() == words.len()
-                    && args
-                        .iter()
-                        .zip(words)
-                        .all(|(a, w)| if *a == "AGENT" { *w == agent } else { a == w })
-            })
-        })
-}
-
-/// Whether a program word is mem's: an executable named `mem`, or one that resolves (a path,
-/// or a bare name on `PATH`) to the running executable, whatever its name (`mem.real`). Never
-/// any program run with `mcp`: a server of the user's own named `mem` stays the user's.
-pub fn is_mem_exe(program: &str) -> bool {
-    Path::new(program).file_name().is_some_and(|n| n == "mem") || is_this_exe(program)
-}
-
-/// Whether a program word starts the running executable.
-fn is_this_exe(program: &str) -> bool {
-    static THIS: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let this = THIS.get_or_init(|| std::env::current_exe().and_then(|p| p.canonicalize()).ok());
-    let Some(this) = this else { return false };
-    check::resolve(program).and_then(|p| p.canonicalize().ok()).as_ref() == Some(this)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_words_quote_what_a_shell_would_split() {
-        assert_eq!(shell_word(Path::new("/usr/bin/mem")).unwrap(), "/usr/bin/mem");
-        assert_eq!(shell_word(Path::new("/home/a b/mem")).unwrap(), "'/home/a b/mem'");
-        assert_eq!(shell_word(Path::new("/it's/mem")).unwrap(), r"'/it'\''s/mem'");
-    }
-
-    /// Defect 10 of the second probe: setup dropped hook commands the user wrote around mem.
-    #[test]
-    fn only_the_hooks_setup_writes_are_recognised() {
-        assert!(is_mem_hook("/usr/bin/mem context --hook claude"));
-        assert!(is_mem_hook("mem context --hook codex --budget 2000"));
-        assert!(is_mem_hook("'/home/a b/mem' capture --hook codex"));
-        assert!(is_mem_hook("/opt/mem checkpoint --hook claude"));
-        assert!(is_mem_hook("/opt/mem capture --hook claude --project-only"));
-        assert!(is_project_only("/opt/mem capture --hook claude --project-only"));
-        assert!(!is_project_only("/opt/mem capture --hook claude"));
-        assert!(!is_mem_hook("mem --project-only"));
-        assert!(!is_mem_hook("/usr/bin/mem capture"));
-        assert!(!is_mem_hook("memo --hook x"));
-        assert!(!is_mem_hook("./notify.sh --hook mem"));
-        assert!(!is_mem_hook("mem session resume --hook claude --budget 3000"));
-        assert!(!is_mem_hook("mem capture --hook claude && notify-send done"));
-        assert!(!is_mem_hook("mem context --hook claude --budget 4000"));
-        assert!(is_mem_hook("mem context --hook gemini"));
-        assert!(!is_mem_hook("mem context --hook cursor"));
-    }
-
-    /// Item 1 of the third probe: the commands end with a guard, and the old shape is mem's too.
-    #[test]
-    fn guarded_and_unguarded_hooks_are_both_mem_s() {
-        assert!(is_mem_hook("mem context --hook gemini || true"));
-        assert!(is_mem_hook("'/a b/mem' capture --hook codex || true"));
-        assert!(is_project_only("mem capture --hook claude --project-only || true"));
-        assert!(is_project_only("mem capture --hook claude --project-only"));
-        assert!(!is_project_only("mem capture --hook claude || true"));
-        assert!(!is_mem_hook("mem capture --hook claude || notify-send failed"));
-        assert!(!is_mem_hook("mem capture --hook claude || true || true"));
-    }
-
-    /// Item 3 of the third probe: an executable not named `mem` is mem's when it is this one.
-    #[test]
-    fn the_running_executable_is_mem_s_whatever_its_name() {
-        let this = std::env::current_exe().unwrap();
-        assert!(is_mem_exe(this.to_str().unwrap()));
-        assert!(!is_mem_exe("/bin/sh"));
-        let hook = format!("{} context --hook codex || true", this.display());
-        assert!(is_mem_hook(&hook));
-    }
-}
+mod tests;
