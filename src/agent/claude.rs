@@ -21,7 +21,8 @@ pub const SPEC: Spec = Spec {
     finish: |_, _| {},
     file_prefix: "",
     session_of_file,
-    home: Home { var: "CLAUDE_CONFIG_DIR", var_is_home: true, folder: ".claude" },
+    home: Home { var: "CLAUDE_CONFIG_DIR", under_var: None, default: ".claude" },
+    config: None,
     events: Events {
         start: "SessionStart",
         prompt: "UserPromptSubmit",
@@ -44,6 +45,7 @@ pub const SPEC: Spec = Spec {
         Some(folders(given.parent().filter(|_| own)?, project))
     },
     find_transcript: |_, _| None,
+    stored: None,
     subagents_folder: Some(SUBAGENTS_DIR),
     missed_because,
 };

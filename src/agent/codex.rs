@@ -21,7 +21,8 @@ pub const SPEC: Spec = Spec {
     finish: |_, _| {},
     file_prefix: "rollout-",
     session_of_file,
-    home: Home { var: "CODEX_HOME", var_is_home: true, folder: ".codex" },
+    home: Home { var: "CODEX_HOME", under_var: None, default: ".codex" },
+    config: None,
     events: Events {
         start: "SessionStart",
         prompt: "UserPromptSubmit",
@@ -45,6 +46,7 @@ pub const SPEC: Spec = Spec {
     },
     widen_folder: |_, _| None,
     find_transcript: |home, session_id| find_rollout(&home.join(SESSIONS), session_id),
+    stored: None,
     subagents_folder: None,
     missed_because,
 };

@@ -33,7 +33,8 @@ pub const SPEC: Spec = Spec {
             _ => super::Whose::Project,
         })
     },
-    home: Home { var: "GEMINI_CLI_HOME", var_is_home: false, folder: ".gemini" },
+    home: Home { var: "GEMINI_CLI_HOME", under_var: Some(".gemini"), default: ".gemini" },
+    config: None,
     // Gemini CLI does not wait for `SessionEnd` hooks: the turn's end is the capture point too.
     events: Events {
         start: "SessionStart",
@@ -52,6 +53,7 @@ pub const SPEC: Spec = Spec {
     transcript_folders: folders,
     widen_folder: |_, _| None,
     find_transcript: |_, _| None,
+    stored: None,
     subagents_folder: None,
     missed_because: |_| None,
 };

@@ -12,22 +12,23 @@ use super::Agent;
 pub struct Home {
     /// The environment variable that moves it (`CODEX_HOME`).
     pub var: &'static str,
-    /// Whether the variable names the home folder itself (`true`), or the folder that holds it
-    /// under [`Home::folder`]'s name (`false`: Gemini CLI's `GEMINI_CLI_HOME` holds `.gemini`).
-    pub var_is_home: bool,
-    /// Its name in the user's home folder (`.codex`).
-    pub folder: &'static str,
+    /// The folder's name in the variable's folder (`.gemini` in `GEMINI_CLI_HOME`, `opencode`
+    /// in `XDG_DATA_HOME`); `None` when the variable names the home folder itself.
+    pub under_var: Option<&'static str>,
+    /// The folder in the user's home when the variable is unset (`.codex`).
+    pub default: &'static str,
 }
 
 impl Home {
     /// The home folder given the variable's value (an empty one counts as unset) and the user's
     /// home folder.
     pub fn resolve(&self, var: Option<OsString>, user: Option<&Path>) -> Option<PathBuf> {
-        let var = var.filter(|v| !v.is_empty()).map(PathBuf::from);
-        match (var, self.var_is_home) {
-            (Some(home), true) => Some(home),
-            (Some(parent), false) => Some(parent.join(self.folder)),
-            (None, _) => user.map(|u| u.join(self.folder)),
+        match var.filter(|v| !v.is_empty()).map(PathBuf::from) {
+            Some(var) => Some(match self.under_var {
+                Some(name) => var.join(name),
+                None => var,
+            }),
+            None => user.map(|u| u.join(self.default)),
         }
     }
 }
@@ -37,6 +38,7 @@ impl Home {
 pub struct Homes {
     user: Option<PathBuf>,
     agents: Vec<(Agent, Option<PathBuf>)>,
+    configs: Vec<(Agent, Option<PathBuf>)>,
     relative: Vec<(Agent, PathBuf)>,
 }
 
@@ -58,7 +60,14 @@ impl Homes {
                 (agent, rule.resolve(value, user.as_deref()))
             })
             .collect();
-        Homes { user, agents, relative }
+        let configs = Agent::ALL
+            .into_iter()
+            .map(|agent| {
+                let rule = agent.spec().config.unwrap_or(agent.spec().home);
+                (agent, rule.resolve(var(rule.var), user.as_deref()))
+            })
+            .collect();
+        Homes { user, agents, configs, relative }
     }
 
     /// The user's home folder.
@@ -69,6 +78,12 @@ impl Homes {
     /// The home folder of `agent` (its variable's folder, else the one in the user's home).
     pub fn of(&self, agent: Agent) -> Option<&Path> {
         self.agents.iter().find(|(a, _)| *a == agent).and_then(|(_, home)| home.as_deref())
+    }
+
+    /// The folder of `agent`'s user configuration (its home folder, unless its spec names
+    /// another: [`crate::agent::Spec::config`]).
+    pub fn config_of(&self, agent: Agent) -> Option<&Path> {
+        self.configs.iter().find(|(a, _)| *a == agent).and_then(|(_, home)| home.as_deref())
     }
 
     /// The agent's home variable when it is set to a relative folder, which the agent takes

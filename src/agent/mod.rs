@@ -61,6 +61,8 @@ pub struct Spec {
     pub whose: fn(&Path, &Path) -> std::io::Result<Whose>,
     /// Where the agent keeps its own files.
     pub home: Home,
+    /// Where the agent reads its user configuration, when not in its home folder.
+    pub config: Option<Home>,
     /// The names the agent gives the hook events mem's hooks run on.
     pub events: Events,
     /// The hook events whose context a resumed conversation still holds (the agent rebuilds
@@ -82,11 +84,38 @@ pub struct Spec {
     /// The name of the folders that hold only subagents' transcripts, if the agent keeps them
     /// apart so.
     pub subagents_folder: Option<&'static str>,
+    /// For an agent that keeps its sessions in a store of its own (a database) rather than in
+    /// transcript files: how mem lists and reads them.
+    pub stored: Option<Stored>,
     /// Why sessions of this agent in `project` were missed, where the agent's own files say
     /// (a folder not trusted, hooks that run only in the project's top folder), given the
     /// agent's home folder and the uncaptured transcripts.
     pub missed_because: fn(&Missed) -> Option<String>,
 }
+
+/// How mem reads the sessions of an agent that keeps them in a store of its own: each session
+/// becomes a transcript of lines that the agent's reader folds, written by mem into its own
+/// state (`.mem/transcripts/<agent>/<session id>.jsonl`, see `Engine::capture`).
+#[derive(Clone, Copy, Debug)]
+pub struct Stored {
+    /// The store's file in the agent's home folder.
+    pub file: fn(&Path) -> PathBuf,
+    /// The sessions in the store whose folder is the project or inside it, given the agent's
+    /// home folder and the project: each session's id and whose it is (a subagent's or the
+    /// project's); an empty list when there is no store.
+    pub sessions: fn(&Path, &Path) -> std::io::Result<StoredSessions>,
+    /// The lines of a session's transcript, given the agent's home folder and the session id;
+    /// `None` when the store holds no such session. Only what can no longer change is given,
+    /// so that the lines given once are given the same ever after (the session log reads on
+    /// from where it stopped).
+    pub transcript: fn(&Path, &str) -> std::io::Result<Option<Lines>>,
+}
+
+/// The lines of a transcript, parsed.
+pub type Lines = Vec<Value>;
+
+/// The sessions of a store: each one's id and whose it is.
+pub type StoredSessions = Vec<(String, Whose)>;
 
 /// The names an agent gives the hook events mem's hooks run on.
 #[derive(Clone, Copy, Debug)]

@@ -91,12 +91,15 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
             ))?;
             continue;
         }
-        let payload = serde_json::json!({
+        let mut payload = serde_json::json!({
             "session_id": gap.session_id,
-            "transcript_path": gap.path,
             "cwd": cwd,
             "hook_event_name": gap.agent.spec().events.turn_end,
         });
+        if gap.agent.spec().stored.is_none() {
+            // A stored session is read from the agent's store by its id.
+            payload["transcript_path"] = gap.path.clone().into();
+        }
         let one = Args {
             json: false,
             payload: Some(payload.to_string()),

@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use mem::agent::{Agent, Homes, Missed};
 use mem::engine::ModelStatus;
+use mem::health::Sources;
 
 use super::Globals;
 
@@ -34,7 +35,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let homes = super::hook::homes();
     let folders =
         args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project, &homes));
-    let health = engine.health(ctx.now, folders.as_deref())?;
+    let health = engine.health(ctx.now, folders.as_ref())?;
     let configured = super::setup::configured(&project, &homes);
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
     let missing = missing_user_hooks(engine.root(), &configured, &homes);
@@ -306,25 +307,28 @@ fn embedding_line(embedding: &ModelStatus) -> String {
     status(ok, "embedding", &detail)
 }
 
-/// The folders of transcripts to check for `project`: `given`, widened when it is an agent's
-/// folder of the project to those of its subfolders (`agent::Spec::widen_folder`); without
-/// `given`, the agents' own folders.
-pub(super) fn transcript_folders(
-    given: Option<&Path>,
-    project: &Path,
-    homes: &Homes,
-) -> Vec<PathBuf> {
+/// Where to find the sessions of `project`: `given`, widened when it is an agent's folder of
+/// the project to those of its subfolders (`agent::Spec::widen_folder`); without `given`, the
+/// agents' own folders and stores.
+pub(super) fn transcript_folders(given: Option<&Path>, project: &Path, homes: &Homes) -> Sources {
     let Some(given) = given else {
-        return Agent::ALL
+        let folders = Agent::ALL
             .into_iter()
             .filter_map(|a| Some((a.spec().transcript_folders)(homes.of(a)?, project)))
             .flatten()
             .collect();
+        let stores = Agent::ALL
+            .into_iter()
+            .filter(|a| a.spec().stored.is_some())
+            .filter_map(|a| Some((a, homes.of(a)?.to_path_buf())))
+            .collect();
+        return Sources { folders, stores };
     };
-    Agent::ALL
+    let folders = Agent::ALL
         .into_iter()
         .find_map(|a| (a.spec().widen_folder)(given, project))
-        .unwrap_or_else(|| vec![given.to_path_buf()])
+        .unwrap_or_else(|| vec![given.to_path_buf()]);
+    Sources { folders, stores: Vec::new() }
 }
 
 /// The lines on the commands the agents run mem by: one when they all start a mem, else one
@@ -381,7 +385,7 @@ fn missing_user_hooks(
     let mut missing = Vec::new();
     for agent in record.agents.iter().filter_map(|name| Agent::from_name(name)) {
         let entry = super::setup::entry(agent);
-        let Some(file) = (entry.project_only_hooks)(home, homes.of(agent)) else { continue };
+        let Some(file) = (entry.project_only_hooks)(home, homes.config_of(agent)) else { continue };
         if !configured.iter().any(|c| Path::new(&c.file) == file) {
             missing.push((agent, file));
         }

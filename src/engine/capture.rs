@@ -70,7 +70,14 @@ impl Engine {
         entry.session_id.clone_from(&payload.session_id);
         entry.hook_event.clone_from(&payload.hook_event);
         let (session_id, id) = payload.session()?;
-        let path = transcript_path(&payload, session_id, homes)?;
+        let stored = match payload.transcript_path {
+            None => self.stored_transcript(session_id, homes)?,
+            Some(_) => None,
+        };
+        let path = match stored {
+            Some(path) => path,
+            None => transcript_path(&payload, session_id, homes)?,
+        };
         entry.transcript = Some(path.display().to_string());
         let path = match &payload.cwd {
             Some(cwd) if path.is_relative() => Path::new(cwd).join(path),
@@ -267,6 +274,46 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+impl Engine {
+    /// The transcript of a session that an agent keeps in a store of its own
+    /// ([`crate::agent::Stored`]), written from the store into
+    /// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
+    /// `None` when no agent's store holds the session.
+    fn stored_transcript(&self, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
+        for agent in Agent::ALL {
+            let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
+                continue;
+            };
+            let lines = (stored.transcript)(home, session_id).map_err(|e| {
+                let file = (stored.file)(home);
+                fail(
+                    CaptureFailure::Transcript,
+                    format!("cannot read session {session_id} in {}: {e}", file.display()),
+                )
+            })?;
+            let Some(lines) = lines else { continue };
+            let mut text = String::new();
+            for line in &lines {
+                text.push_str(&serde_json::to_string(line).expect("JSON serialises"));
+                text.push('\n');
+            }
+            let dir = self.state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            let path = dir.join(format!("{session_id}.jsonl"));
+            let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
+            if !same {
+                store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
+            }
+            return Ok(Some(path));
+        }
+        Ok(None)
+    }
+}
+
+/// The folder of `.mem/` that holds the transcripts mem writes of sessions an agent keeps in a
+/// store of its own.
+pub const TRANSCRIPTS_DIR: &str = "transcripts";
 
 /// The session's transcript: the payload's `transcript_path` as given, else the one an agent
 /// keeps of the session in its home folder.

@@ -132,10 +132,10 @@ pub struct Stats {
 }
 
 impl Engine {
-    /// This project's main sessions under the transcript folders `dirs` against the sessions
-    /// captured into this root (`source: session/<id>`), as the index has them.
-    pub fn coverage(&self, dirs: &[PathBuf]) -> Result<health::Coverage> {
-        let found = health::transcripts(dirs, &health::project_dir(&self.root))?;
+    /// This project's main sessions in `sources` (transcript folders, agents' stores) against
+    /// the sessions captured into this root (`source: session/<id>`), as the index has them.
+    pub fn coverage(&self, sources: &health::Sources) -> Result<health::Coverage> {
+        let found = health::transcripts(sources, &health::project_dir(&self.root))?;
         let captured: Vec<String> = self
             .index
             .records(&[], &[])?
@@ -153,7 +153,11 @@ impl Engine {
     /// transcripts, which main sessions of this project (see [`health::project_dir`]) were
     /// never captured. Call it on an engine that has not refreshed, or there is nothing left
     /// to find.
-    pub fn health(&mut self, now: Timestamp, transcripts: Option<&[PathBuf]>) -> Result<Health> {
+    pub fn health(
+        &mut self,
+        now: Timestamp,
+        transcripts: Option<&health::Sources>,
+    ) -> Result<Health> {
         let scan = store::scan(&self.root);
         let index = health::check_index(
             &self.root,
@@ -202,7 +206,7 @@ impl Engine {
         let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
         let coverage = match transcripts {
             None => None,
-            Some(dirs) => Some(self.coverage(dirs)?),
+            Some(sources) => Some(self.coverage(sources)?),
         };
         let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
         let interrupted_moves = self.interrupted_moves()?;

@@ -184,7 +184,7 @@ pub struct SessionFile {
     pub session_id: String,
     /// The agent that wrote it.
     pub agent: Agent,
-    /// The transcript's path.
+    /// The transcript's path (for an agent that stores its sessions, the store's).
     pub path: String,
 }
 
@@ -228,13 +228,49 @@ pub struct Coverage {
     pub unreadable: Vec<String>,
 }
 
-/// The main sessions under the folders `dirs` (recursively) that belong to `project` (see
-/// [`project_dir`]), as each agent tells its own (`agent::Spec::whose`): subagents' transcripts
-/// (and any under a `subagents` folder) and other projects' sessions left out.
-pub fn transcripts(dirs: &[PathBuf], project: &Path) -> Result<Transcripts> {
+/// Where to look for a project's sessions: folders of transcript files, and the stores of the
+/// agents that keep their sessions in one ([`crate::agent::Stored`]), by the agent's home folder.
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    /// Folders of transcripts, read recursively.
+    pub folders: Vec<PathBuf>,
+    /// Agents' home folders holding their stores.
+    pub stores: Vec<(Agent, PathBuf)>,
+}
+
+/// The main sessions under the folders of `sources` (recursively) and in its stores that
+/// belong to `project` (see [`project_dir`]), as each agent tells its own
+/// (`agent::Spec::whose`): subagents' transcripts (and any under a `subagents` folder) and
+/// other projects' sessions left out.
+pub fn transcripts(sources: &Sources, project: &Path) -> Result<Transcripts> {
     let mut found = Transcripts::default();
-    for dir in dirs {
+    for dir in &sources.folders {
         transcripts_under(dir, project, &mut found)?;
+    }
+    for (agent, home) in &sources.stores {
+        let Some(stored) = agent.spec().stored else { continue };
+        let file = (stored.file)(home);
+        let sessions = match (stored.sessions)(home, project) {
+            Ok(sessions) => sessions,
+            Err(e) => {
+                found.unreadable.push(format!("{}: {e}", file.display()));
+                continue;
+            }
+        };
+        for (session_id, whose) in sessions {
+            match whose {
+                Whose::Subagent => found.subagents += 1,
+                Whose::OtherProject => {
+                    found.other_projects += 1;
+                    *found.other_projects_by.entry(*agent).or_default() += 1;
+                }
+                Whose::Project => {
+                    let path = file.display().to_string();
+                    let file = SessionFile { session_id, agent: *agent, path };
+                    found.sessions.insert(file.session_id.clone(), file);
+                }
+            }
+        }
     }
     Ok(found)
 }

@@ -3,6 +3,11 @@
 use super::*;
 use crate::agent::{claude, inside};
 
+/// Sources of transcript folders only.
+fn folders(folders: Vec<PathBuf>) -> Sources {
+    Sources { folders, stores: Vec::new() }
+}
+
 #[test]
 fn capture_log_window_and_unreadable_lines() {
     let dir = tempfile::tempdir().unwrap();
@@ -87,7 +92,7 @@ fn only_the_main_sessions_of_the_project_count() {
     let garbage = "019a2d7a-0000-7000-8000-00000000000e";
     write(&format!("codex/rollout-2026-11-30T13-00-00-{garbage}.jsonl"), "not json\n");
 
-    let found = transcripts(std::slice::from_ref(&dir), &project).unwrap();
+    let found = transcripts(&folders(vec![dir.clone()]), &project).unwrap();
     let sessions: Vec<(&str, Agent)> =
         found.sessions.values().map(|s| (s.session_id.as_str(), s.agent)).collect();
     assert_eq!(sessions, [(ours, Agent::Codex), (main, Agent::Claude)]);
@@ -101,7 +106,8 @@ fn only_the_main_sessions_of_the_project_count() {
     assert_eq!(json["agent"], "codex");
 
     // A folder named `subagents` given as the transcripts folder holds no session.
-    let only = transcripts(&[dir.join(format!("claude/{main}/subagents"))], &project).unwrap();
+    let subagents = dir.join(format!("claude/{main}/subagents"));
+    let only = transcripts(&folders(vec![subagents]), &project).unwrap();
     assert_eq!((only.sessions.len(), only.subagents), (0, 1));
 }
 
@@ -133,7 +139,7 @@ fn the_claude_folders_of_a_project_and_its_subfolders() {
     std::fs::create_dir_all(projects.join("-elsewhere")).unwrap();
     let folders = claude::folders(&projects, &project);
     assert_eq!(folders.len(), 3, "{folders:?}");
-    let found = transcripts(&folders, &project).unwrap();
+    let found = transcripts(&super::Sources { folders, stores: Vec::new() }, &project).unwrap();
     let ids: Vec<&str> = found.sessions.keys().map(String::as_str).collect();
     assert_eq!(ids, [top, sub]);
     assert_eq!(found.other_projects, 1);

@@ -59,7 +59,7 @@ pub fn configured(project: &Path, homes: &Homes) -> Vec<Configured> {
     let Some(home) = homes.user() else { return Vec::new() };
     let found = Agent::ALL
         .into_iter()
-        .flat_map(|agent| (super::entry(agent).commands)(project, home, homes.of(agent)));
+        .flat_map(|agent| (super::entry(agent).commands)(project, home, homes.config_of(agent)));
     // What each program starts, looked up once.
     let mut resolved: Vec<(String, Option<String>)> = Vec::new();
     let mut listed: Vec<Configured> = Vec::new();

@@ -29,14 +29,15 @@ use mem::store;
 use super::Globals;
 
 /// What `mem setup` knows of one agent's configuration: the files it writes and the commands
-/// `mem health` finds in them. Each agent's file under `cli/setup/` declares one.
+/// `mem health` finds in them. Each agent's file under `cli/setup/` declares one. "The agent's
+/// folder" below is the folder of its user configuration (`Homes::config_of`).
 pub struct Entry {
     /// The files of a project's setup, relative to the project (checked for symbolic links
     /// that lead out of the repository before anything is read).
     pub project_files: &'static [&'static str],
-    /// The changes of a setup at a target, given the agent's home folder.
+    /// The changes of a setup at a target, given the agent's folder.
     pub changes: fn(&Target, Option<&Path>) -> Result<Vec<Change>>,
-    /// The file that holds mem's hooks at a scope, given the target and the agent's home
+    /// The file that holds mem's hooks at a scope, given the target and the agent's
     /// folder (mem's hooks at both scopes would run twice).
     pub hooks_file: fn(Scope, &Target, Option<&Path>) -> Option<PathBuf>,
     /// The user's file that a project's setup puts `--project-only` hooks in (for sessions
@@ -50,7 +51,7 @@ pub struct Entry {
     /// project, the user's home folder and the agent's.
     pub commands: fn(&Path, &Path, Option<&Path>) -> Vec<check::Found>,
     /// Whether a capture's payload comes from a program the agent runs beside its hooks, and
-    /// the hooks, trusted in the project (given the agent's home folder), capture that turn.
+    /// the hooks, trusted in the project (given the agent's folder), capture that turn.
     pub defers_to_hooks: fn(&[u8], &Path, Option<&Path>) -> bool,
 }
 
@@ -66,7 +67,7 @@ pub fn entry(agent: Agent) -> &'static Entry {
 /// Whether `mem capture`'s payload of `agent` should be left to the agent's hooks (see
 /// [`Entry::defers_to_hooks`]).
 pub fn defers_to_hooks(agent: Agent, payload: &[u8], project: &Path, homes: &Homes) -> bool {
-    (entry(agent).defers_to_hooks)(payload, project, homes.of(agent))
+    (entry(agent).defers_to_hooks)(payload, project, homes.config_of(agent))
 }
 
 /// Arguments of `mem setup`.
@@ -221,7 +222,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             Path::new(&dir).display()
         );
     }
-    let agent_home = homes.of(args.agent);
+    let agent_home = homes.config_of(args.agent);
     if let Some(relative) = homes.relative(args.agent) {
         // The agent takes it as it is, relative to whatever folder it starts in.
         bail!(
