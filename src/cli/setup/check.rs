@@ -111,10 +111,19 @@ pub fn hook_programs(file: &Path) -> Vec<Found> {
 
 /// The program of the `mem` server of a JSON MCP configuration (`mcpServers`), when mem's.
 pub fn server_program(file: &Path) -> Option<Found> {
+    server_program_in(file, "mcpServers")
+}
+
+/// The program of the `mem` server under `key` of a JSON (or JSONC) configuration, when mem's:
+/// its `command`, a program or a list that starts with one.
+pub fn server_program_in(file: &Path, key: &str) -> Option<Found> {
     let text = read_checked(file)?;
-    let value: Value = serde_json::from_str(&text).ok()?;
-    let command = value["mcpServers"]["mem"]["command"].as_str()?;
-    is_mem_exe(command).then(|| Found::plain(file, command.to_string()))
+    use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
+    let parsed = parse_to_ast(&text, &CollectOptions::default(), &ParseOptions::default()).ok()?;
+    let value: Value = parsed.value?.into();
+    let command = &value[key]["mem"]["command"];
+    let program = command.as_str().or_else(|| command.get(0)?.as_str())?;
+    is_mem_exe(program).then(|| Found::plain(file, program.to_string()))
 }
 
 /// The program word of a command line and the rest: the first word, or a first word in single

@@ -1,4 +1,5 @@
-//! The `mem` MCP server in an agent's JSON configuration (`mcpServers`), edited as a splice of
+//! The `mem` MCP server in an agent's JSON configuration (`mcpServers`, or the key the agent
+//! names it by, see [`Servers`]), edited as a splice of
 //! the file's text so that every other byte stays.
 
 use std::path::Path;
@@ -29,37 +30,60 @@ fn is_mem_server(server: &Value) -> bool {
         && entry.get("trust").is_none_or(|t| t == true)
 }
 
+/// Where a JSON configuration keeps its MCP servers, and which entry is the one setup writes.
+pub struct Servers {
+    /// The key of the object of servers (`mcpServers`).
+    pub key: &'static str,
+    /// Whether an entry is mem's (one setup wrote).
+    pub is_mem: fn(&Value) -> bool,
+}
+
+/// The `mcpServers` of Claude Code's and Gemini CLI's files.
+pub const MCP_SERVERS: Servers = Servers { key: "mcpServers", is_mem: is_mem_server };
+
 /// An MCP configuration with the `mem` server under `mcpServers` set to `server`, or taken
+/// out (`None`): [`with_server_in`] of [`MCP_SERVERS`].
+pub fn with_server(
+    text: Option<&str>,
+    path: &Path,
+    server: Option<Value>,
+) -> Result<Option<String>> {
+    with_server_in(text, path, &MCP_SERVERS, server)
+}
+
+/// An MCP configuration with the `mem` server under `servers.key` set to `server`, or taken
 /// out (`None`); a repeated `mcpServers` or `mem` is refused, as the agent reads the last. A
 /// server named `mem` that mem setup did not write is the user's: adding stops
 /// with an error that names the file and the entry, removing leaves it. The edit is a splice of
 /// the file's text at the entry's place (found by a parser that keeps positions), so every
 /// other byte stays as it is: numbers too large for a float, other repeated keys, comments, a file
 /// written on one line, and a large file costs one parse.
-pub fn with_server(
+pub fn with_server_in(
     text: Option<&str>,
     path: &Path,
+    servers_of: &Servers,
     server: Option<Value>,
 ) -> Result<Option<String>> {
+    let key = servers_of.key;
     let Some(text) = text.filter(|t| !t.trim().is_empty()) else {
         return Ok(server.map(|server| {
-            let file = json!({ "mcpServers": { "mem": server } });
+            let file = json!({ key: { "mem": server } });
             serde_json::to_string_pretty(&file).expect("JSON serialises") + "\n"
         }));
     };
     let root = parse_object(text, path)?;
     // Where a key is repeated, the agent reads the last one: refused rather than guessed.
-    unique(&root, "mcpServers", path, "")?;
-    let servers_at = last(&root, "mcpServers");
+    unique(&root, key, path, "")?;
+    let servers_at = last(&root, key);
     let servers = match servers_at.map(|i| &root.properties[i].value) {
         None => None,
         Some(ast::Value::Object(servers)) => Some(servers),
         Some(_) => {
-            bail!("`mcpServers` in {} is not an object; mem setup leaves it alone", path.display())
+            bail!("`{key}` in {} is not an object; mem setup leaves it alone", path.display())
         }
     };
     if let Some(servers) = servers {
-        unique(servers, "mem", path, " in `mcpServers`")?;
+        unique(servers, "mem", path, &format!(" in `{key}`"))?;
     }
     let mem_at = servers.and_then(|s| last(s, "mem"));
     let current = servers.zip(mem_at).map(|(s, i)| {
@@ -67,7 +91,7 @@ pub fn with_server(
         serde_json::from_str::<Value>(&text[range.start..range.end]).unwrap_or(Value::Null)
     });
     if let Some(current) = &current
-        && !is_mem_server(current)
+        && !(servers_of.is_mem)(current)
     {
         if server.is_none() {
             return Ok(Some(text.to_string()));
@@ -92,9 +116,7 @@ pub fn with_server(
             splice(text, range.start, range.end, &value)
         }
         (Some(servers), None, Some(server)) => insert_prop(text, servers, "mem", &server),
-        (None, _, Some(server)) => {
-            insert_prop(text, &root, "mcpServers", &json!({ "mem": server }))
-        }
+        (None, _, Some(server)) => insert_prop(text, &root, key, &json!({ "mem": server })),
         (Some(servers), Some(_), None) if servers.properties.len() == 1 => {
             let at = servers_at.expect("found with the servers");
             remove_item(text, &prop_ranges(&root), root.range, at)
