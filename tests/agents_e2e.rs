@@ -20,10 +20,11 @@ use crate::util::{Out, bin};
 pub(crate) fn agents() -> Option<PathBuf> {
     let dir = std::env::var_os("MEM_E2E_AGENTS").map(PathBuf::from).or_else(|| {
         let home = std::env::var_os("HOME")?;
-        let versions = "claude-2.1.197-codex-0.171.0-gemini-0.61.0";
+        let versions = "claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33";
         Some(Path::new(&home).join(format!(".cache/mem-e2e/{versions}/node_modules/.bin")))
     });
-    let found = dir.filter(|d| ["claude", "codex", "gemini"].iter().all(|a| d.join(a).is_file()));
+    let agents = ["claude", "codex", "gemini", "opencode"];
+    let found = dir.filter(|d| agents.iter().all(|a| d.join(a).is_file()));
     if found.is_none() {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
         assert!(!ci, "CI=true and the agents are not installed: run scripts/e2e-agents.sh");
@@ -217,6 +218,36 @@ impl Project {
             .args(["-m", "gemini-2.5-flash", "-p", prompt, "--approval-mode=yolo"])
             .args(extra);
         finish(cmd, "gemini")
+    }
+
+    /// One `opencode run PROMPT` against `model` (Anthropic Messages, OpenCode's built-in
+    /// provider with its base URL moved), offline: no model catalogue fetched, no package
+    /// installed into its configuration folders, nothing extracted out of the temporary HOME.
+    /// `extra` goes before the prompt (`--continue`). The prompt is given word by word:
+    /// OpenCode quotes a message argument that holds a space.
+    pub(crate) fn opencode(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let home = self.home.path();
+        let tmp = home.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let dir = self.repo().join(&self.within);
+        let mut cmd = self.command(&self.agents.join("opencode"));
+        cmd.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}/v1", model.port))
+            .env("ANTHROPIC_API_KEY", "dummy")
+            .env(
+                "OPENCODE_CONFIG_CONTENT",
+                r#"{"model":"anthropic/claude-sonnet-4-5","small_model":"anthropic/claude-haiku-4-5"}"#,
+            )
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_FFF", "1")
+            .env("npm_config_offline", "true")
+            .env("TMPDIR", &tmp)
+            // OpenCode takes its folder from PWD.
+            .env("PWD", &dir)
+            .args(["run", "--format", "json", "--title", "e2e"])
+            .args(extra)
+            .args(prompt.split_whitespace());
+        finish(cmd, "opencode")
     }
 
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run

@@ -583,3 +583,49 @@ fn a_killed_setups_temporary_files_are_removed_by_the_next() {
         assert_eq!(path.exists(), *kept, "{}", path.display());
     }
 }
+
+/// OpenCode at user scope: the server and mem's plugin go into OpenCode's configuration folder
+/// (`$XDG_CONFIG_HOME/opencode`), naming this mem by its path; `mem health` finds both; a plugin
+/// of that name the user wrote stops setup and stays; `--remove` leaves the user's file as it
+/// was.
+#[test]
+fn opencode_gets_its_server_and_plugin_in_its_configuration_folder() {
+    let repo = Repo::new();
+    let folder = repo.home.path().join(".config/opencode");
+    std::fs::create_dir_all(folder.join("plugins")).unwrap();
+    let users = "{\n  // mine\n  \"share\": \"disabled\"\n}\n";
+    std::fs::write(folder.join("opencode.json"), users).unwrap();
+    std::fs::write(folder.join("plugins/mem.js"), "// my own plugin\n").unwrap();
+    let out = repo.mem(&["setup", "opencode", "--scope", "user"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("plugins/mem.js exists and mem setup did not write it"), "{out:?}");
+    assert_eq!(std::fs::read_to_string(folder.join("opencode.json")).unwrap(), users);
+    std::fs::remove_file(folder.join("plugins/mem.js")).unwrap();
+    let out = repo.mem(&["setup", "opencode", "--scope", "user"]);
+    assert_eq!(out.code, 0, "{out:?}");
+    let exe = std::fs::canonicalize(bin()).unwrap();
+    let config = std::fs::read_to_string(folder.join("opencode.json")).unwrap();
+    let quoted = serde_json::to_string(exe.to_str().unwrap()).unwrap();
+    assert!(config.contains("// mine") && config.contains(&quoted), "{config}");
+    assert!(config.contains("\"mcp\"") && config.contains("\"local\""), "{config}");
+    let plugin = std::fs::read_to_string(folder.join("plugins/mem.js")).unwrap();
+    assert!(plugin.contains(&format!("const MEM = {quoted};")), "{plugin}");
+    let health = repo.mem(&["health", "--json"]);
+    let found: serde_json::Value = serde_json::from_str(&health.stdout).unwrap();
+    let files: Vec<&str> = found["agent_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["runs"].is_string())
+        .map(|c| c["file"].as_str().unwrap())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("opencode/opencode.json")), "{files:?}");
+    assert!(files.iter().any(|f| f.ends_with("opencode/plugins/mem.js")), "{files:?}");
+    assert_eq!(
+        repo.mem(&["setup", "opencode", "--scope", "user"]).stdout.lines().next(),
+        Some("OpenCode is already set up; nothing to change")
+    );
+    assert_eq!(repo.mem(&["setup", "opencode", "--scope", "user", "--remove"]).code, 0);
+    assert_eq!(std::fs::read_to_string(folder.join("opencode.json")).unwrap(), users);
+    assert!(!folder.join("plugins/mem.js").exists());
+}

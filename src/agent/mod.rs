@@ -19,6 +19,7 @@ pub mod codex;
 mod event;
 pub mod gemini;
 mod home;
+pub mod opencode;
 
 pub use self::event::{Kind, TranscriptEvent, USER_SHELL};
 pub use self::home::{Home, Homes};
@@ -32,6 +33,8 @@ pub enum Agent {
     Codex,
     /// Gemini CLI.
     Gemini,
+    /// OpenCode.
+    OpenCode,
 }
 
 /// What makes one agent: its names and its readers. Each agent's file defines one.
@@ -147,7 +150,7 @@ pub struct Missed<'a> {
 
 impl Agent {
     /// Every agent, in the order reports list them.
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode];
 
     /// The agent's [`Spec`].
     pub fn spec(self) -> &'static Spec {
@@ -155,6 +158,7 @@ impl Agent {
             Agent::Claude => &claude::SPEC,
             Agent::Codex => &codex::SPEC,
             Agent::Gemini => &gemini::SPEC,
+            Agent::OpenCode => &opencode::SPEC,
         }
     }
 

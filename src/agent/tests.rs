@@ -44,7 +44,7 @@ fn a_codex_rollout_is_found_by_session_id() {
 #[test]
 fn agents_are_named_once_and_read_by_their_aliases() {
     let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    assert_eq!(names, ["claude", "codex", "gemini"]);
+    assert_eq!(names, ["claude", "codex", "gemini", "opencode"]);
     assert_eq!(Agent::from_name("claude-code"), Some(Agent::Claude));
     assert_eq!(Agent::from_name("Claude Code"), None);
     assert_eq!(serde_json::to_value(Agent::Codex).unwrap(), "codex");
@@ -189,4 +189,124 @@ fn a_resumed_gemini_chat_adds_only_the_new_turn() {
     let (_, tail) = fold_all(&resumed);
     let kinds: Vec<Kind> = tail.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, [Kind::Meta, Kind::Prompt, Kind::Assistant], "the cwd, then the turn");
+}
+
+/// An OpenCode store as OpenCode 1.18.33 writes it (the tables and columns mem reads), with
+/// the rows of a project's session (a prompt with mem's synthetic part, a shell call, an
+/// answer, and an answer not finished yet), a subagent's session and another project's.
+fn opencode_store(home: &Path, project: &Path) {
+    let conn = rusqlite::Connection::open(home.join("opencode.db")).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text,
+           directory text NOT NULL, version text NOT NULL, time_created integer NOT NULL);
+         CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL,
+           time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
+         CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
+           time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);",
+    )
+    .unwrap();
+    let dir = project.display().to_string();
+    let sessions = [
+        ("ses_b", None, dir.clone()),
+        ("ses_a", Some("ses_b"), format!("{dir}/src")),
+        ("ses_c", None, "/elsewhere".to_string()),
+    ];
+    for (id, parent, directory) in sessions {
+        conn.execute(
+            "INSERT INTO session VALUES (?1, 'p', ?2, ?3, '1.18.33', 1796323137000)",
+            rusqlite::params![id, parent, directory],
+        )
+        .unwrap();
+    }
+    let cwd = serde_json::json!({ "cwd": dir, "root": dir });
+    let messages = [
+        ("msg_1", serde_json::json!({ "role": "user", "time": { "created": 1796323137698_i64 } })),
+        (
+            "msg_2",
+            serde_json::json!({ "role": "assistant", "path": cwd, "modelID": "claude-sonnet-4-5",
+                "time": { "created": 1796323139000_i64, "completed": 1796323140000_i64 } }),
+        ),
+        (
+            "msg_3",
+            serde_json::json!({ "role": "assistant", "time": { "created": 1796323141000_i64 } }),
+        ),
+    ];
+    for (id, data) in messages {
+        conn.execute(
+            "INSERT INTO message VALUES (?1, 'ses_b', 1796323137698, 1796323137698, ?2)",
+            rusqlite::params![id, data.to_string()],
+        )
+        .unwrap();
+    }
+    let parts = [
+        ("prt_1", "msg_1", serde_json::json!({ "type": "text", "text": "run the tests" })),
+        (
+            "prt_1mem",
+            "msg_1",
+            serde_json::json!({ "type": "text", "text": "# Memory (from mem)", "synthetic": true }),
+        ),
+        ("prt_2", "msg_2", serde_json::json!({ "type": "step-start", "snapshot": "39e7" })),
+        (
+            "prt_3",
+            "msg_2",
+            serde_json::json!({ "type": "tool", "tool": "bash", "callID": "toolu_1", "state": {
+                "status": "completed", "input": { "command": "cargo test", "description": "Test" },
+                "output": "ok\n", "metadata": { "exit": 0 } } }),
+        ),
+        ("prt_4", "msg_2", serde_json::json!({ "type": "text", "text": "All tests pass." })),
+        ("prt_5", "msg_3", serde_json::json!({ "type": "text", "text": "Still writing" })),
+    ];
+    for (id, message, data) in parts {
+        conn.execute(
+            "INSERT INTO part VALUES (?1, ?2, 'ses_b', 1796323137698, 1796323137698, ?3)",
+            rusqlite::params![id, message, data.to_string()],
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn an_opencode_session_is_read_from_its_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, project) = (dir.path().join("data"), dir.path().join("repo"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let stored = Agent::OpenCode.spec().stored.unwrap();
+    // No store yet: no session, no transcript.
+    assert!((stored.sessions)(&home, &project).unwrap().is_empty());
+    assert_eq!((stored.transcript)(&home, "ses_b").unwrap(), None);
+    opencode_store(&home, &project);
+    assert_eq!(
+        (stored.sessions)(&home, &project).unwrap(),
+        [
+            ("ses_a".to_string(), Whose::Subagent),
+            ("ses_b".to_string(), Whose::Project),
+            ("ses_c".to_string(), Whose::OtherProject)
+        ]
+    );
+    assert_eq!((stored.transcript)(&home, "ses_x").unwrap(), None);
+    // The session, the prompt and the finished answer: the answer still being written is not
+    // given (it may change).
+    let lines = (stored.transcript)(&home, "ses_b").unwrap().unwrap();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let mut fold = Fold::default();
+    let mut events = Vec::new();
+    for line in &lines {
+        let folded = fold.line(line).expect("OpenCode's line");
+        assert_eq!(folded.agent, Agent::OpenCode);
+        events.extend(folded.events);
+    }
+    assert_eq!(fold.session_id.as_deref(), Some("ses_b"));
+    assert_eq!(fold.cwd.as_deref(), Some(project.to_str().unwrap()));
+    let seen: Vec<(Kind, &str)> = events.iter().map(|e| (e.kind, e.text.as_str())).collect();
+    assert_eq!(seen[1], (Kind::Prompt, "run the tests"), "mem's own part is left out: {seen:?}");
+    let call = events.iter().find(|e| e.kind == Kind::ToolCall).unwrap();
+    assert_eq!(call.command.as_deref(), Some("cargo test"));
+    let result = events.iter().find(|e| e.kind == Kind::ToolResult).unwrap();
+    assert_eq!((result.status, result.text.as_str()), (Some(0), "ok\n"));
+    assert!(seen.contains(&(Kind::Assistant, "All tests pass.")), "{seen:?}");
+    assert!(!seen.iter().any(|(_, t)| t.contains("Still writing")), "{seen:?}");
+    // mem's transcript of it is named by the session.
+    let name = Agent::of_transcript(Path::new("/r/.mem/transcripts/opencode/ses_b.jsonl"));
+    assert_eq!(name, Some((Agent::OpenCode, "ses_b".to_string())));
 }

@@ -15,6 +15,7 @@ mod diff;
 mod gemini;
 mod hooks;
 mod json;
+mod opencode;
 mod servers;
 mod write;
 
@@ -61,6 +62,7 @@ pub fn entry(agent: Agent) -> &'static Entry {
         Agent::Claude => &claude::ENTRY,
         Agent::Codex => &codex::ENTRY,
         Agent::Gemini => &gemini::ENTRY,
+        Agent::OpenCode => &opencode::ENTRY,
     }
 }
 
@@ -76,7 +78,9 @@ pub struct Args {
     /// The agent to wire `mem` into: `claude` (Claude Code: `.claude/settings.json` and
     /// `.mcp.json` in the project, or `~/.claude/settings.json` and `~/.claude.json`), `codex`
     /// (`.codex/config.toml` and `.codex/hooks.json` in the project, or in `$CODEX_HOME`) or
-    /// `gemini` (Gemini CLI: `.gemini/settings.json` in the project, or in `~/.gemini`).
+    /// `gemini` (Gemini CLI: `.gemini/settings.json` in the project, or in `~/.gemini`) or
+    /// `opencode` (`opencode.json` and `.opencode/plugins/mem.js` in the project, or in
+    /// `~/.config/opencode`).
     #[arg(value_parser = super::hook::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or

@@ -1,0 +1,131 @@
+//! OpenCode, end to end: the real agent (the pinned version that `scripts/e2e-agents.sh`
+//! installs) after `mem setup opencode`, against the model stand-in (Anthropic Messages, through
+//! OpenCode's built-in provider): the context reaches the model's request once, the session is
+//! captured from OpenCode's store into `.memory/` and the session log (tool calls and their
+//! results), health counts it, a fact stated in one session reaches the next, the mem tools work
+//! from OpenCode, and `--remove` gives the user's `opencode.json` back byte for byte.
+
+use serde_json::{Value, json};
+
+use crate::agents_e2e::{PNPM, Project, StandIn, TOKEN, agents};
+
+fn sessions(project: &Project) -> Vec<(String, String)> {
+    project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect()
+}
+
+/// The user's own OpenCode configuration, with a comment: setup keeps every byte of it.
+const USERS: &str = "{\n  // my settings\n  \"share\": \"disabled\",\n}\n";
+
+#[test]
+fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    let config = project.repo().join("opencode.json");
+    std::fs::write(&config, USERS).unwrap();
+    // Set up and taken out: the user's file as it was, byte for byte, and no plugin left.
+    project.mem_ok(&["setup", "opencode"]);
+    project.mem_ok(&["setup", "opencode", "--remove"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), USERS);
+    assert!(!project.repo().join(".opencode/plugins/mem.js").exists());
+    let setup = project.mem_ok(&["setup", "opencode"]);
+    assert!(setup.contains("set up mem in OpenCode"), "{setup}");
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let command = format!("echo GITHUB_TOKEN={TOKEN} > /dev/null; echo listed");
+    let model = StandIn::start(json!({
+        "tool": "bash", "input": { "command": command, "description": "List" },
+        "text": "The web client uses pnpm.",
+    }));
+    let out = project.opencode(&model, "which package manager do we use", &[]);
+    assert!(out.stdout.contains("The web client uses pnpm."), "{out:?}");
+    // The memory reached the model once (the prompt's block holds it, so the session's does
+    // not send it again); the mem tools were offered.
+    let conversation = model.conversation();
+    assert!(conversation.len() >= 2, "a tool call and the answer: {conversation:?}");
+    for request in &conversation {
+        assert_eq!(request.matches(PNPM).count(), 1, "{request}");
+    }
+    assert!(conversation[0].contains("# Memory (from mem)"), "{}", conversation[0]);
+    for tool in ["mem_recall", "mem_remember", "mem_session_search"] {
+        assert!(conversation[0].contains(&format!("\"name\":\"{tool}\"")), "{tool} offered");
+    }
+    // Captured from OpenCode's store: the digest (the prompt as typed, without mem's part) and
+    // the log.
+    let sessions = sessions(&project);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let digest = &sessions[0].1;
+    assert!(digest.contains("# Session: which package manager do we use"), "{digest}");
+    assert!(digest.contains("OpenCode session") && !digest.contains(TOKEN), "{digest}");
+    let events = project.logged_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["prompt", "tool_call", "tool_result", "assistant"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(kinds.iter().filter(|k| **k == "prompt").count(), 1, "{kinds:?}");
+    let prompt = events.iter().find(|e| e["kind"] == "prompt").unwrap();
+    assert_eq!(prompt["text"], "which package manager do we use");
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], 0, "{result}");
+    let log = serde_json::to_string(&events).unwrap();
+    assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
+    let list: Value =
+        serde_json::from_str(&project.mem_ok(&["session", "list", "--json"])).unwrap();
+    assert_eq!(list[0]["agent"], "opencode", "{list}");
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("1/1 local sessions captured"), "{health}");
+
+    // A fact stated in one session reaches the next, whole.
+    let fact = "the staging server is stage-7.example.net on port 8443";
+    let model = StandIn::start(json!({ "text": "Noted." }));
+    project.opencode(&model, &format!("Note for this project: {fact}"), &[]);
+    let model = StandIn::start(json!({ "text": "stage-7.example.net:8443" }));
+    project.opencode(&model, "What is the staging server address?", &[]);
+    let conversation = model.conversation();
+    assert!(conversation[0].contains(fact), "{}", conversation[0]);
+    // Continued in a new process: the prompt's memories are in the history OpenCode sends
+    // again, so the fact is there once; the session's block is given again (it lives in the
+    // system prompt of each process).
+    let model = StandIn::start(json!({ "text": "Yes." }));
+    project.opencode(&model, "and is that the only one?", &["--continue"]);
+    let conversation = model.conversation();
+    assert_eq!(conversation[0].matches(fact).count(), 1, "{}", conversation[0]);
+    let request: Value = serde_json::from_str(&conversation[0]).unwrap();
+    let system = request["system"].to_string();
+    assert!(system.contains("# Memory (from mem)"), "{system}");
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("3/3 local sessions captured"), "{health}");
+
+    // Taken out after OpenCode ran (it adds a `$schema` of its own to the file): exactly mem's
+    // entry goes, as setting up again gives the same bytes back; mem's plugin is gone.
+    let before = std::fs::read_to_string(&config).unwrap();
+    project.mem_ok(&["setup", "opencode", "--remove"]);
+    let removed = std::fs::read_to_string(&config).unwrap();
+    assert!(!removed.contains("\"mcp\"") && removed.contains("// my settings"), "{removed}");
+    assert!(!project.repo().join(".opencode/plugins/mem.js").exists());
+    project.mem_ok(&["setup", "opencode"]);
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), before);
+}
+
+#[test]
+fn opencode_calls_the_mem_tools() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "opencode"]);
+    let fact = "The staging database is db-stage-2 on port 6543";
+    project.mem_ok(&["add", "--type", "semantic", fact]);
+    let model = StandIn::start(json!({
+        "tool": "mem_recall", "input": { "query": "staging database port" },
+        "text": "It is db-stage-2 on port 6543.",
+    }));
+    let out = project.opencode(&model, "look up the staging database in memory", &[]);
+    assert!(out.stdout.contains("It is db-stage-2 on port 6543."), "{out:?}");
+    // The tool's answer went back to the model.
+    let conversation = model.conversation();
+    let answered =
+        conversation.iter().any(|r| r.contains("tool_result") && r.contains("db-stage-2"));
+    assert!(answered, "{conversation:?}");
+    let events = project.logged_events();
+    assert!(
+        events.iter().any(|e| e["kind"] == "tool_call" && e["tool"] == "mem_recall"),
+        "{events:?}"
+    );
+}
