@@ -129,3 +129,24 @@ fn opencode_calls_the_mem_tools() {
         "{events:?}"
     );
 }
+
+#[test]
+fn an_opencode_session_run_without_the_plugin_is_captured_by_missed() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    // The project's root stays; mem's plugin and server go.
+    project.mem_ok(&["setup", "opencode"]);
+    project.mem_ok(&["setup", "opencode", "--remove"]);
+    let model = StandIn::start(json!({ "text": "Done." }));
+    project.opencode(&model, "rename the checkout module", &[]);
+    assert!(!model.conversation()[0].contains("# Memory (from mem)"));
+    let out = project.mem(&["health", "--transcripts"]);
+    assert!(out.stdout.contains("0/1 local sessions captured"), "{out:?}");
+    assert!(out.stdout.contains("not captured opencode"), "{out:?}");
+    let missed = project.mem_ok(&["capture", "--missed"]);
+    assert!(missed.contains("created"), "{missed}");
+    let health = project.mem_ok(&["health", "--transcripts"]);
+    assert!(health.contains("1/1 local sessions captured"), "{health}");
+    let sessions = sessions(&project);
+    assert!(sessions[0].1.contains("# Session: rename the checkout module"), "{sessions:?}");
+}
