@@ -404,6 +404,30 @@ fn finish(mut cmd: Command, name: &str) -> Out {
     out
 }
 
+/// The session log of a one-prompt session with a shell call, checked: a prompt (`prompt`, as
+/// typed), the call, its result with exit 0, an answer, the token of the command redacted, and
+/// the session recorded as `agent`'s. Its events.
+#[track_caller]
+pub(crate) fn assert_one_turn_logged(project: &Project, prompt: &str, agent: &str) -> Vec<Value> {
+    let events = project.logged_events();
+    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    for kind in ["prompt", "tool_call", "tool_result", "assistant"] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    assert_eq!(kinds.iter().filter(|k| **k == "prompt").count(), 1, "{kinds:?}");
+    let logged = events.iter().find(|e| e["kind"] == "prompt").unwrap();
+    assert_eq!(logged["text"], prompt);
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], 0, "{result}");
+    let log = serde_json::to_string(&events).unwrap();
+    assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
+    let list: Value =
+        serde_json::from_str(&project.mem_ok(&["session", "list", "--json"])).unwrap();
+    assert_eq!(list[0]["agent"], agent, "{list}");
+    assert_eq!(list[0]["project"], project.repo().to_str().unwrap(), "{list}");
+    events
+}
+
 pub(crate) const PNPM: &str = "We use pnpm, never npm, for the web client";
 
 /// A fake GitHub token in a command the model runs: redacted before anything is written.

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::agents_e2e::{PNPM, Project, StandIn, TOKEN, agents};
+use crate::agents_e2e::{PNPM, Project, StandIn, TOKEN, agents, assert_one_turn_logged};
 
 fn sessions(project: &Project) -> Vec<(String, String)> {
     project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect()
@@ -55,21 +55,7 @@ fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
     let digest = &sessions[0].1;
     assert!(digest.contains("# Session: which package manager do we use"), "{digest}");
     assert!(digest.contains("OpenCode session") && !digest.contains(TOKEN), "{digest}");
-    let events = project.logged_events();
-    let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
-    for kind in ["prompt", "tool_call", "tool_result", "assistant"] {
-        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
-    }
-    assert_eq!(kinds.iter().filter(|k| **k == "prompt").count(), 1, "{kinds:?}");
-    let prompt = events.iter().find(|e| e["kind"] == "prompt").unwrap();
-    assert_eq!(prompt["text"], "which package manager do we use");
-    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
-    assert_eq!(result["status"], 0, "{result}");
-    let log = serde_json::to_string(&events).unwrap();
-    assert!(!log.contains(TOKEN) && log.contains("[REDACTED:"), "{log}");
-    let list: Value =
-        serde_json::from_str(&project.mem_ok(&["session", "list", "--json"])).unwrap();
-    assert_eq!(list[0]["agent"], "opencode", "{list}");
+    assert_one_turn_logged(&project, "which package manager do we use", "opencode");
     let health = project.mem_ok(&["health", "--transcripts"]);
     assert!(health.contains("1/1 local sessions captured"), "{health}");
 
