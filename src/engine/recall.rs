@@ -5,8 +5,9 @@ use jiff::Timestamp;
 use super::{Engine, semantic};
 use crate::config::RecallMode;
 use crate::format::MemoryType;
-use crate::index::{Hit, RefreshReport, Search, Validity, tokenizer};
+use crate::index::{Hit, RefreshReport, Search, Validity};
 use crate::score::Relevance;
+use crate::tokenizer;
 use crate::usage;
 use crate::{Error, Result};
 

@@ -11,11 +11,11 @@ use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::search;
 use super::search::content_words;
-use super::tokenizer;
 use super::{Hit, MemoryIndex, Search, Semantic, check_segments, stats};
 use crate::Result;
 use crate::config::{Fusion, RecallMode};
 use crate::score::{self, FusionInput, Signals};
+use crate::tokenizer;
 
 /// The vector side of a recall.
 pub struct VectorSide<'a> {

@@ -14,11 +14,12 @@ use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::synonyms::Thesaurus;
-use super::{MemoryIndex, Record, check_segments, squash, stats, text_of, tokenizer};
+use super::{MemoryIndex, Record, check_segments, squash, stats, text_of};
 use crate::Result;
 use crate::config::Ranking;
 use crate::format::MemoryType;
 use crate::score::{self, Components, Role};
+use crate::tokenizer;
 
 /// Longest snippet, in characters.
 const SNIPPET_CHARS: usize = 160;
