@@ -56,6 +56,7 @@ pub mod session;
 pub mod similarity;
 mod sqlite;
 pub mod store;
+pub mod tokenizer;
 pub mod untrusted;
 pub mod usage;
 

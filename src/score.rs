@@ -76,13 +76,9 @@ pub struct Cues {
 }
 
 impl Cues {
-    /// The cues of `text` at `now`; `names_someone` is the index's to say.
-    pub fn of(text: &str, now: jiff::Timestamp, names_someone: bool) -> Cues {
-        Cues {
-            windows: crate::dates::windows(text, now),
-            when: crate::dates::asks_when(text),
-            names_someone,
-        }
+    /// The cues of `question`, as it was analysed; `names_someone` is the index's to say.
+    pub fn of(question: &crate::question::Question, names_someone: bool) -> Cues {
+        Cues { windows: question.windows().to_vec(), when: question.asks_when(), names_someone }
     }
 }
 

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::format::{Memory, MemoryType};
-use crate::index::tokenizer;
+use crate::tokenizer;
 
 /// A sparse vector: (term, weight) pairs sorted by term, L2-normalised.
 #[derive(Clone, Debug, Default, PartialEq)]

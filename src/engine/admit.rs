@@ -86,7 +86,8 @@ impl Engine {
             importance_weight: 0.0,
             ..self.config.ranking.clone()
         };
-        let hits = self.search_ranked(&new.text, &options, now, &relevance_only)?;
+        let question = crate::question::Question::new(&new.text, now);
+        let hits = self.search_ranked(&question, &options, now, &relevance_only)?;
         let mut bodies = Vec::with_capacity(hits.len());
         for hit in &hits {
             let Ok((path, memory)) = self.get(&hit.record.id) else { continue };

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use super::{Engine, Recall, RecallOptions};
 use crate::Result;
 use crate::index::{Hit, RefreshReport};
+use crate::question::Question;
 use crate::store::Layer;
 
 /// The project's engine and, when one is configured, the user's.
@@ -147,9 +148,11 @@ impl Layers {
             return Ok(LayeredRecall { recall, user_report: None });
         };
         let quiet = RecallOptions { record: false, ..options.clone() };
-        let mut recall = self.project.recall(query, &quiet, now, progress)?;
+        // One analysis of the question for both layers.
+        let question = Question::new(query, now);
+        let mut recall = self.project.recall_question(&question, &quiet, now, progress)?;
         let lent = self.project.lend_model(user);
-        let theirs = user.recall(query, &quiet, now, progress);
+        let theirs = user.recall_question(&question, &quiet, now, progress);
         if lent {
             user.lend_model(&mut self.project);
         }

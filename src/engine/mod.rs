@@ -11,8 +11,9 @@ use crate::config::Config;
 use crate::embed::ModelOverrides;
 use crate::format::{Memory, MemoryId, MemoryType};
 use crate::index::synonyms::Thesaurus;
-use crate::index::{MemoryIndex, Record, RefreshReport, tokenizer};
+use crate::index::{MemoryIndex, Record, RefreshReport};
 use crate::store;
+use crate::tokenizer;
 use crate::usage::{self, UsageLog};
 use crate::{Error, Result};
 

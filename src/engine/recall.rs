@@ -5,7 +5,8 @@ use jiff::Timestamp;
 use super::{Engine, semantic};
 use crate::config::RecallMode;
 use crate::format::MemoryType;
-use crate::index::{Hit, RefreshReport, Search, Validity, tokenizer};
+use crate::index::{Hit, RefreshReport, Search, Validity};
+use crate::question::Question;
 use crate::score::Relevance;
 use crate::usage;
 use crate::{Error, Result};
@@ -53,11 +54,11 @@ pub struct Recall {
     pub fallback: Option<String>,
     /// The synonyms the query was expanded with (empty when expansion is off).
     pub expansions: Vec<String>,
-    /// Whether the query asks for several things ([`crate::question::asks_for_several`]):
+    /// Whether the query asks for several things ([`Question::asks_for_several`]):
     /// the episode prior and contiguity then keep `[ranking] list_episode_share` of their weight.
     pub asks_for_several: bool,
     /// The text embedded for the cosine when it is not the query: the query without the
-    /// people it names ([`crate::index::MemoryIndex::without_names`]).
+    /// people it names ([`Question::embedded`]).
     pub embedded: Option<String>,
     /// How relevance was computed; `None` when nothing matched.
     pub relevance: Option<Relevance>,
@@ -111,7 +112,22 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<Recall> {
-        let mut recall = self.recall_once(query, options, now, progress)?;
+        self.recall_question(&Question::new(query, now), options, now, progress)
+    }
+
+    /// [`Engine::recall`] of a question already analysed (built at the same `now`), as
+    /// [`super::Layers`] asks both its engines: the question is analysed once, and each run of
+    /// the search reads it. The people it names are this root's to resolve: the engine works on
+    /// its own copy.
+    pub fn recall_question(
+        &mut self,
+        question: &Question,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Recall> {
+        let mut question = question.clone();
+        let mut recall = self.recall_once(&mut question, options, now, progress)?;
         let stamps: Vec<(&str, crate::index::Stamp)> =
             recall.hits.iter().map(|h| (h.record.path.as_str(), h.record.stamp)).collect();
         let changed = self.changed_files(&stamps);
@@ -121,7 +137,7 @@ impl Engine {
         };
         if let Some(checked) = checked.filter(RefreshReport::changed) {
             let first = recall.report;
-            recall = self.recall_once(query, options, now, progress)?;
+            recall = self.recall_once(&mut question, options, now, progress)?;
             let report = &mut recall.report;
             report.notices.splice(0..0, first.notices);
             report.warnings.splice(0..0, first.warnings);
@@ -129,15 +145,17 @@ impl Engine {
         }
         self.judge_hits(&mut recall.hits);
         if options.record {
-            let notice = self.record_retrievals(query, &recall.hits, now);
+            let notice = self.record_retrievals(question.text(), &recall.hits, now);
             recall.report.notices.extend(notice);
         }
         Ok(recall)
     }
 
+    /// One refresh and search; the people `question` names are resolved against the index
+    /// once it is refreshed ([`Question::resolve`]), for the embedding and every search.
     fn recall_once(
         &mut self,
-        query: &str,
+        question: &mut Question,
         options: &RecallOptions,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
@@ -146,11 +164,13 @@ impl Engine {
         // The embedding is of the question without the people it names (the name factor and
         // BM25 weigh who), as the index knows them before its refresh; an index that cannot
         // say embeds the question whole.
-        let without_names = |engine: &Engine| match mode {
-            RecallMode::Bm25 => query.to_string(),
-            _ => engine.index.without_names(query).unwrap_or_else(|_| query.to_string()),
+        let mut embedded = match mode {
+            RecallMode::Bm25 => question.text().to_string(),
+            _ => self
+                .index
+                .names(question)
+                .map_or_else(|_| question.text().to_string(), |names| question.without(&names)),
         };
-        let mut embedded = without_names(self);
         // The query is embedded while the index is refreshed: two jobs for two cores.
         let (refreshed, mut query_vector) = match mode {
             RecallMode::Bm25 => (self.refresh_for_recall(now, progress), None),
@@ -167,14 +187,16 @@ impl Engine {
             },
         };
         let mut report = refreshed?;
+        // Who the question names, as the refreshed index knows them: looked up once, for the
+        // embedding and every search below (an index that cannot say leaves it to the search,
+        // whose error rebuilds it).
+        question.resolve(self.index.names(question).ok());
         // The refresh may have brought the first memories of a person the question names (a
         // new root, another tool's files): then the question is embedded again without them.
-        if matches!(query_vector, Some(Ok(_))) {
-            let now_known = without_names(self);
-            if now_known != embedded {
-                query_vector = Some(self.embed_query(&now_known));
-                embedded = now_known;
-            }
+        if matches!(query_vector, Some(Ok(_))) && question.embedded() != embedded {
+            let now_known = question.embedded().to_string();
+            query_vector = Some(self.embed_query(&now_known));
+            embedded = now_known;
         }
         let mut fallback = None;
         let vector = match query_vector {
@@ -198,7 +220,7 @@ impl Engine {
         };
         let mode = if vector.is_some() { mode } else { RecallMode::Bm25 };
         let vector = vector.as_ref();
-        let hits = match self.search(query, options, now, mode, vector) {
+        let hits = match self.search(question, options, now, mode, vector) {
             Err(Error::Index(e)) => {
                 let mut rebuilt = self.rebuild(now, progress)?;
                 rebuilt.notices.insert(
@@ -210,7 +232,7 @@ impl Engine {
                 rebuilt.notices.extend(std::mem::take(&mut report.notices));
                 rebuilt.warnings.extend(std::mem::take(&mut report.warnings));
                 report = rebuilt;
-                self.search(query, options, now, mode, vector)?
+                self.search(question, options, now, mode, vector)?
             }
             result => result?,
         };
@@ -222,9 +244,10 @@ impl Engine {
             }
         }
         let relevance = hits.first().map(|best| self.relevance(mode, best));
-        let expansions = self.expansions(query);
-        let asks_for_several = crate::question::asks_for_several(query);
-        let embedded = (mode != RecallMode::Bm25 && embedded != query).then_some(embedded);
+        let expansions = self.expansions(question);
+        let asks_for_several = question.asks_for_several();
+        let embedded =
+            (mode != RecallMode::Bm25 && embedded != question.text()).then_some(embedded);
         Ok(Recall {
             hits,
             report,
@@ -302,14 +325,14 @@ impl Engine {
 
     fn search(
         &self,
-        query: &str,
+        question: &Question,
         options: &RecallOptions,
         now: Timestamp,
         mode: RecallMode,
         vector: Option<&VectorQuery>,
     ) -> Result<Vec<Hit>> {
         let (Some(vector), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode) else {
-            return self.search_ranked(query, options, now, &self.config.ranking);
+            return self.search_ranked(question, options, now, &self.config.ranking);
         };
         let store = self.loaded_vectors();
         let cosine_of = |key: u64| store.and_then(|s| s.cosine_by_key(&vector.vector, key));
@@ -323,19 +346,19 @@ impl Engine {
             vector_weight: e.vector_weight,
             candidates: e.candidates,
         };
-        let search = self.search_request(query, options, now, &self.config.ranking);
+        let search = self.search_request(question, options, now, &self.config.ranking);
         catch_index_panic(|| self.index.search_fused(&search, &side))
     }
 
     fn search_request<'a>(
         &'a self,
-        query: &'a str,
+        question: &'a Question,
         options: &'a RecallOptions,
         now: Timestamp,
         ranking: &'a crate::config::Ranking,
     ) -> Search<'a> {
         Search {
-            text: query,
+            question,
             kinds: &options.kinds,
             tags: &options.tags,
             limit: options.limit,
@@ -354,20 +377,19 @@ impl Engine {
 
     pub(super) fn search_ranked(
         &self,
-        query: &str,
+        question: &Question,
         options: &RecallOptions,
         now: Timestamp,
         ranking: &crate::config::Ranking,
     ) -> Result<Vec<Hit>> {
-        let search = self.search_request(query, options, now, ranking);
+        let search = self.search_request(question, options, now, ranking);
         catch_index_panic(|| self.index.search(&search))
     }
 
-    /// The synonyms a query is expanded with (empty when expansion is off).
-    pub fn expansions(&self, query: &str) -> Vec<String> {
-        let tokens = tokenizer::query_tokens(query);
+    /// The synonyms a question is expanded with (empty when expansion is off).
+    pub fn expansions(&self, question: &Question) -> Vec<String> {
         let weight = self.config.query.expansion_weight;
-        crate::index::expansions(&self.thesaurus, &tokens, weight).into_iter().collect()
+        crate::index::expansions(&self.thesaurus, question.tokens(), weight).into_iter().collect()
     }
 }
 

@@ -80,7 +80,7 @@ impl MemoryIndex {
     /// their relevance (bringing in the episodes' unmatched members), relevance is rescaled to
     /// a best of 1, then each reflection takes its best source's relevance if that is higher.
     /// `words` are the question's content words as the coverage weighed them. A question
-    /// asking for several things ([`crate::question::asks_for_several`]) keeps only
+    /// asking for several things ([`crate::question::Question::asks_for_several`]) keeps only
     /// `list_episode_share` of both: its answers lie in many episodes.
     pub(super) fn relate(
         &self,
@@ -92,7 +92,7 @@ impl MemoryIndex {
         let mut columns =
             ColumnCache { searcher, now: search.now.as_second(), open: HashMap::new() };
         let ranking = search.ranking;
-        let share = match crate::question::asks_for_several(search.text) {
+        let share = match search.question.asks_for_several() {
             true => ranking.list_episode_share,
             false => 1.0,
         };

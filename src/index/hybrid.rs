@@ -11,7 +11,6 @@ use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::search;
 use super::search::content_words;
-use super::tokenizer;
 use super::{Hit, MemoryIndex, Search, Semantic, check_segments, stats};
 use crate::Result;
 use crate::config::{Fusion, RecallMode};
@@ -75,9 +74,9 @@ impl MemoryIndex {
         let live = stats::LiveStats::new(&searcher);
         let mut filters = self.filters(search.kinds, search.tags);
         filters.extend(self.validity(search.validity));
-        let weighted_tokens = tokenizer::query_tokens(search.text);
+        let weighted_tokens = search.question.tokens();
         let text_query = if side.mode == RecallMode::Hybrid {
-            self.text_query(search, &weighted_tokens)
+            self.text_query(search, weighted_tokens)
         } else {
             None
         };
@@ -88,7 +87,7 @@ impl MemoryIndex {
             return Ok(Vec::new());
         }
 
-        let words = QueryWords::new(&content_words(&weighted_tokens), self.fields.body, &live)?;
+        let words = QueryWords::new(&content_words(weighted_tokens), self.fields.body, &live)?;
         let mut scored = self.read_candidates(&searcher, search, side, &words, candidates)?;
         rank_by_keyword(&mut scored);
         let Some(Fused { mut ranked, semantic, max_bm25, max_fused }) = fuse(scored, side) else {

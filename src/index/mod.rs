@@ -15,9 +15,7 @@ mod refresh;
 mod schema;
 mod search;
 mod stats;
-mod stem;
 pub mod synonyms;
-pub mod tokenizer;
 
 use std::path::{Path, PathBuf};
 
@@ -328,6 +326,7 @@ fn payload(instance: u64, generation: u64, place: manifest::Place, verified: i64
 }
 
 fn register_analyzers(index: &tantivy::Index) {
+    use crate::tokenizer;
     index.tokenizers().register(tokenizer::ANALYZER, tokenizer::analyzer());
     index.tokenizers().register(tokenizer::TAG_ANALYZER, tokenizer::tag_analyzer());
 }

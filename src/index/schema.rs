@@ -5,8 +5,8 @@ use tantivy::schema::{
 };
 use tantivy::{TantivyDocument, doc};
 
-use super::tokenizer::{ANALYZER, TAG_ANALYZER};
 use crate::format::Memory;
+use crate::tokenizer::{ANALYZER, TAG_ANALYZER};
 
 /// Bumped whenever the schema, the analyzers or the manifest's format change; an index of another
 /// version is rebuilt.

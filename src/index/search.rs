@@ -14,10 +14,11 @@ use tantivy::{DocAddress, Searcher, SegmentReader, TantivyDocument, Term};
 use super::columns::Columns;
 use super::coverage::{QueryWords, SegmentCoverage};
 use super::synonyms::Thesaurus;
-use super::{MemoryIndex, Record, check_segments, squash, stats, text_of, tokenizer};
+use super::{MemoryIndex, Record, check_segments, squash, stats, text_of};
 use crate::Result;
 use crate::config::Ranking;
 use crate::format::MemoryType;
+use crate::question::Question;
 use crate::score::{self, Components, Role};
 
 /// Longest snippet, in characters.
@@ -127,8 +128,8 @@ pub(super) struct Candidate {
 /// A recall request.
 #[derive(Clone, Debug)]
 pub struct Search<'a> {
-    /// The user's words.
-    pub text: &'a str,
+    /// The question, analysed once ([`Question::new`]).
+    pub question: &'a Question,
     /// Keep only these types (all when empty).
     pub kinds: &'a [MemoryType],
     /// Keep only memories carrying every one of these tags.
@@ -241,11 +242,11 @@ impl MemoryIndex {
         clauses
     }
 
-    /// Ranks every memory matching `search.text` by relevance × recency × importance and
+    /// Ranks every memory matching `search.question` by relevance × recency × importance and
     /// returns the best `search.limit`. No match gives an empty list.
     pub fn search(&self, search: &Search) -> Result<Vec<Hit>> {
-        let weighted_tokens = tokenizer::query_tokens(search.text);
-        let Some(text_query) = self.text_query(search, &weighted_tokens) else {
+        let weighted_tokens = search.question.tokens();
+        let Some(text_query) = self.text_query(search, weighted_tokens) else {
             return Ok(Vec::new());
         };
         let mut clauses = self.filters(search.kinds, search.tags);
@@ -260,7 +261,7 @@ impl MemoryIndex {
         check_segments(&searcher)?;
         let live = stats::LiveStats::new(&searcher);
         let words = std::sync::Arc::new(QueryWords::new(
-            &content_words(&weighted_tokens),
+            &content_words(weighted_tokens),
             self.fields.body,
             &live,
         )?);
@@ -368,7 +369,7 @@ impl MemoryIndex {
     }
 }
 
-/// The content words of a query's weighted tokens ([`tokenizer::query_tokens`]), fillers
+/// The content words of a query's weighted tokens ([`Question::tokens`]), fillers
 /// left out, in query order.
 fn content_tokens(weighted_tokens: &[(String, f32)]) -> impl Iterator<Item = &String> {
     weighted_tokens.iter().filter(|(_, w)| *w >= 1.0).map(|(t, _)| t)
@@ -413,7 +414,7 @@ impl MemoryIndex {
         semantic_of: impl Fn(DocAddress) -> Option<Semantic>,
     ) -> Result<Vec<Picked>> {
         let now = search.now.as_second();
-        let cues = self.cues(searcher, search.text, search.now)?;
+        let cues = self.cues(searcher, search.question)?;
         candidates.sort_by_key(|c| c.address);
         let mut ranked: Vec<(f64, u64, Role, Picked)> = Vec::with_capacity(candidates.len());
         for segment_candidates in

@@ -49,7 +49,7 @@ impl Thesaurus {
             .map(|group| {
                 group
                     .iter()
-                    .map(|phrase| tokens(analyzer, phrase))
+                    .map(|phrase| crate::tokenizer::tokens_of(analyzer, phrase))
                     .filter(|t| !t.is_empty())
                     .collect::<Vec<_>>()
             })
@@ -76,16 +76,6 @@ impl Thesaurus {
     }
 }
 
-/// The analysed tokens of `text`, in order.
-pub fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
-    let mut stream = analyzer.token_stream(text);
-    let mut out = Vec::new();
-    while let Some(token) = tantivy::tokenizer::TokenStream::next(&mut stream) {
-        out.push(token.text.clone());
-    }
-    out
-}
-
 /// Whether `phrase` occurs as a contiguous run in `query`.
 fn contains(query: &[String], phrase: &[String]) -> bool {
     !phrase.is_empty() && query.windows(phrase.len()).any(|w| w == phrase)
@@ -94,7 +84,7 @@ fn contains(query: &[String], phrase: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::tokenizer::analyzer;
+    use crate::tokenizer::{analyzer, tokens_of as tokens};
 
     #[test]
     fn phrases_expand_to_their_group() {

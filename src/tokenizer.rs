@@ -10,7 +10,9 @@ use tantivy::tokenizer::{
     Tokenizer,
 };
 
-use super::stem::MemoStemmer;
+mod stem;
+
+use self::stem::MemoStemmer;
 
 /// Name under which the analyzer is registered in the tantivy index.
 pub const ANALYZER: &str = "mem_code_en";
@@ -44,7 +46,17 @@ pub fn with_analyzer<T>(f: impl FnOnce(&mut TextAnalyzer) -> T) -> T {
 
 /// The analysed tokens of `text`, in order.
 pub fn tokens(text: &str) -> Vec<String> {
-    with_analyzer(|a| super::synonyms::tokens(a, text))
+    with_analyzer(|a| tokens_of(a, text))
+}
+
+/// The tokens `analyzer` makes of `text`, in order.
+pub fn tokens_of(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut stream = analyzer.token_stream(text);
+    let mut out = Vec::new();
+    while let Some(token) = TokenStream::next(&mut stream) {
+        out.push(token.text.clone());
+    }
+    out
 }
 
 /// Weight of a filler word in a query that has other words (see [`QUERY_FILLERS`]).
