@@ -8,9 +8,32 @@
 use serde_json::{Value, json};
 
 use crate::agents_e2e::{PNPM, Project, StandIn, TOKEN, agents, assert_one_turn_logged};
+use crate::util::Out;
 
 fn sessions(project: &Project) -> Vec<(String, String)> {
     project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect()
+}
+
+/// The captures logged of OpenCode's idle sessions.
+fn idle_captures(project: &Project) -> usize {
+    let log = project.repo().join(".memory/.mem/capture.log");
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines().filter(|l| l.contains("\"hook_event\":\"session.idle\"")).count()
+}
+
+/// One `opencode run` with mem's plugin, and the capture it starts when the session goes idle:
+/// OpenCode does not wait for a plugin's event handler, so `opencode run` may end while the
+/// capture still runs. A guard against a capture that never comes, not a timing.
+fn opencode(project: &Project, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+    let before = idle_captures(project);
+    let out = project.opencode(model, prompt, extra);
+    for _ in 0..600 {
+        if idle_captures(project) > before {
+            return out;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("no capture after the session went idle: {out:?}");
 }
 
 /// The user's own OpenCode configuration, with a comment: setup keeps every byte of it.
@@ -35,7 +58,7 @@ fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
         "tool": "bash", "input": { "command": command, "description": "List" },
         "text": "The web client uses pnpm.",
     }));
-    let out = project.opencode(&model, "which package manager do we use", &[]);
+    let out = opencode(&project, &model, "which package manager do we use", &[]);
     assert!(out.stdout.contains("The web client uses pnpm."), "{out:?}");
     // The memory reached the model once (the prompt's block holds it, so the session's does
     // not send it again); the mem tools were offered.
@@ -62,16 +85,16 @@ fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
     // A fact stated in one session reaches the next, whole.
     let fact = "the staging server is stage-7.example.net on port 8443";
     let model = StandIn::start(json!({ "text": "Noted." }));
-    project.opencode(&model, &format!("Note for this project: {fact}"), &[]);
+    opencode(&project, &model, &format!("Note for this project: {fact}"), &[]);
     let model = StandIn::start(json!({ "text": "stage-7.example.net:8443" }));
-    project.opencode(&model, "What is the staging server address?", &[]);
+    opencode(&project, &model, "What is the staging server address?", &[]);
     let conversation = model.conversation();
     assert!(conversation[0].contains(fact), "{}", conversation[0]);
     // Continued in a new process: the prompt's memories are in the history OpenCode sends
     // again, so the fact is there once; the session's block is given again (it lives in the
     // system prompt of each process).
     let model = StandIn::start(json!({ "text": "Yes." }));
-    project.opencode(&model, "and is that the only one?", &["--continue"]);
+    opencode(&project, &model, "and is that the only one?", &["--continue"]);
     let conversation = model.conversation();
     assert_eq!(conversation[0].matches(fact).count(), 1, "{}", conversation[0]);
     let request: Value = serde_json::from_str(&conversation[0]).unwrap();
@@ -95,14 +118,14 @@ fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
 fn opencode_calls_the_mem_tools() {
     let Some(agents) = agents() else { return };
     let project = Project::new(agents);
-    project.mem_ok(&["setup", "opencode"]);
+    project.mem_ok(&["setup", "opencode", "--checkpoints"]);
     let fact = "The staging database is db-stage-2 on port 6543";
     project.mem_ok(&["add", "--type", "semantic", fact]);
     let model = StandIn::start(json!({
         "tool": "mem_recall", "input": { "query": "staging database port" },
         "text": "It is db-stage-2 on port 6543.",
     }));
-    let out = project.opencode(&model, "look up the staging database in memory", &[]);
+    let out = opencode(&project, &model, "look up the staging database in memory", &[]);
     assert!(out.stdout.contains("It is db-stage-2 on port 6543."), "{out:?}");
     // The tool's answer went back to the model.
     let conversation = model.conversation();
@@ -114,6 +137,9 @@ fn opencode_calls_the_mem_tools() {
         events.iter().any(|e| e["kind"] == "tool_call" && e["tool"] == "mem_recall"),
         "{events:?}"
     );
+    // With --checkpoints, the plugin checkpointed the repository before the prompt.
+    let checkpoints = project.mem_ok(&["checkpoints"]);
+    assert!(checkpoints.contains("before turn 1 of session"), "{checkpoints}");
 }
 
 #[test]
