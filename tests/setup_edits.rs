@@ -625,6 +625,11 @@ fn opencode_gets_its_server_and_plugin_in_its_configuration_folder() {
         repo.mem(&["setup", "opencode", "--scope", "user"]).stdout.lines().next(),
         Some("OpenCode is already set up; nothing to change")
     );
+    // OpenCode would run mem's plugin from both folders: one scope at a time.
+    let out = repo.mem(&["setup", "opencode"]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("already set up at user scope"), "{out:?}");
+    assert!(!repo.path().join(".opencode/plugins/mem.js").exists());
     assert_eq!(repo.mem(&["setup", "opencode", "--scope", "user", "--remove"]).code, 0);
     assert_eq!(std::fs::read_to_string(folder.join("opencode.json")).unwrap(), users);
     assert!(!folder.join("plugins/mem.js").exists());

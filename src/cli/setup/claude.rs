@@ -17,6 +17,7 @@ pub const ENTRY: Entry = Entry {
     project_files: &[SETTINGS, ".mcp.json"],
     changes,
     hooks_file: |scope, target, _| Some(at(scope, target, SETTINGS)),
+    full_set: super::hooks::full_set,
     project_only_hooks: |home, _| Some(home.join(SETTINGS)),
     notes: |scope, _| match scope {
         Scope::Project => {

@@ -20,6 +20,7 @@ pub const ENTRY: Entry = Entry {
         Scope::Project => Some(target.project.join(HOOKS)),
         Scope::User => Some(home?.join("hooks.json")),
     },
+    full_set: super::hooks::full_set,
     // Codex reads a project's `.codex/` in its subfolders too.
     project_only_hooks: |_, _| None,
     notes,

@@ -22,6 +22,7 @@ pub const ENTRY: Entry = Entry {
         Scope::Project => Some(target.project.join(SETTINGS)),
         Scope::User => Some(home?.join("settings.json")),
     },
+    full_set: super::hooks::full_set,
     project_only_hooks: |_, home| Some(home?.join("settings.json")),
     notes: |scope, _| match scope {
         Scope::Project => vec![

@@ -166,3 +166,10 @@ pub fn project_only_hooks(file: PathBuf, wanted: Vec<Hook>) -> Result<Change> {
     let path = file.clone();
     Change::new(file, move |text| with_hooks_of(text, &path, &wanted, is_project_only))
 }
+
+/// Whether a settings or hooks file holds a set of mem's hooks that acts wherever the agent
+/// reads it: a project's own hooks in the user's file (for subfolders) are no second set, as
+/// they act only where the project's would not run, or once with them.
+pub fn full_set(text: &str) -> bool {
+    mem_hooks(text).iter().any(|h| !is_project_only(&h.command))
+}

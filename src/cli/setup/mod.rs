@@ -41,6 +41,9 @@ pub struct Entry {
     /// The file that holds mem's hooks at a scope, given the target and the agent's
     /// folder (mem's hooks at both scopes would run twice).
     pub hooks_file: fn(Scope, &Target, Option<&Path>) -> Option<PathBuf>,
+    /// Whether the text of that file holds a set of mem's hooks that acts wherever the agent
+    /// reads it (not only the `--project-only` ones a project's setup puts in the user's file).
+    pub full_set: fn(&str) -> bool,
     /// The user's file that a project's setup puts `--project-only` hooks in (for sessions
     /// started in a subfolder), given the user's home folder and the agent's; `None` when it
     /// puts none.
@@ -374,10 +377,7 @@ fn one_set_of_hooks(agent: Agent, target: &Target, agent_home: Option<&Path>) ->
     };
     let Some(file) = (entry(agent).hooks_file)(other, target, agent_home) else { return Ok(()) };
     let Ok(Some(text)) = read_settings(&file) else { return Ok(()) };
-    // A project's own hooks in the user's file (for subfolders) are no second set: they act
-    // only where the project's would not run, or once with them.
-    let full_set = hooks::mem_hooks(&text).iter().any(|h| !hooks::is_project_only(&h.command));
-    if full_set {
+    if (entry(agent).full_set)(&text) {
         bail!(
             "mem's hooks are already set up at {flag} scope, in {}: the agent would run both \
              sets and get every memory twice; keep that one, or take it out first with `mem \

@@ -19,6 +19,8 @@ pub const ENTRY: Entry = Entry {
     project_files: &[CONFIG, ".opencode/plugins/mem.js"],
     changes,
     hooks_file: |scope, target, home| Some(folder(scope, target, home)?.1),
+    // OpenCode runs both plugins, the user's and the project's: either is a whole set.
+    full_set: |text| text.lines().next() == Some(FIRST_LINE),
     // OpenCode reads a project's `.opencode/` from any folder inside it.
     project_only_hooks: |_, _| None,
     notes: |_, _| {
