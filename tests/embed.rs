@@ -390,7 +390,8 @@ fn the_optimised_model_is_cached_beside_the_model_and_changes_no_vector() {
 
     let dir = Dir::new();
     let model = model_copy(&dir);
-    let source = ModelSource { runtime: model.join(ORT_LIB_FILE), dir: model.clone() };
+    // The runtime of the model folder itself: a process loads one (see the test below).
+    let source = ModelSource { runtime: model_dir().join(ORT_LIB_FILE), dir: model.clone() };
     let texts = ["the cat sat on the mat", "a kitten rests on a rug", "quarterly tax filing"];
     let mut plain = Embedder::load_uncached(&source).unwrap();
     assert!(!model.join(CACHE_DIR).exists(), "an uncached load writes nothing");
@@ -508,4 +509,39 @@ fn the_cosine_leaves_out_the_people_the_question_names() {
     let explained = dir.mem(&topic);
     assert!(explained.stdout.contains("Upgraded Playwright"), "{}", explained.stdout);
     assert!(!explained.stdout.contains("without the people"), "{}", explained.stdout);
+}
+
+/// `mem index` embeds texts shortest first (`Embedder::embed_by_length`, less padding); the
+/// vectors are those of the old order and batching (texts in id order, `batch` at a time), to
+/// within 1e-6 of cosine, for texts from a few words to past the model's 256 tokens.
+#[test]
+fn embedding_shortest_first_changes_no_vector() {
+    use mem::embed::{Embedder, ModelSource, ORT_LIB_FILE};
+
+    let words = ["deploy", "the", "login", "token", "expired", "cache", "staging", "postgres"];
+    let texts: Vec<String> = [3, 40, 7, 300, 1, 120, 18, 64, 250, 5, 90, 33, 2, 180]
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| (0..n).map(|i| words[(i * 3 + k) % words.len()]).collect::<Vec<_>>())
+        .map(|w| w.join(" "))
+        .collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let source =
+        ModelSource { dir: model_dir().to_path_buf(), runtime: model_dir().join(ORT_LIB_FILE) };
+    let mut embedder = Embedder::load(&source).unwrap();
+    for batch in [1, 4, 32] {
+        let mut old = Vec::new();
+        for chunk in texts.chunks(batch) {
+            old.extend(embedder.embed(chunk, batch).unwrap());
+        }
+        let mut calls = Vec::new();
+        let new = embedder.embed_by_length(&texts, batch, &mut |n| calls.push(n)).unwrap();
+        assert_eq!(calls.iter().sum::<usize>(), texts.len());
+        assert!(calls.iter().all(|&n| n <= batch), "{calls:?}");
+        assert_eq!(new.len(), texts.len());
+        for ((a, b), text) in old.iter().zip(&new).zip(&texts) {
+            let cosine: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+            assert!(cosine >= 1.0 - 1e-6, "batch {batch}, {} chars: cosine {cosine}", text.len());
+        }
+    }
 }

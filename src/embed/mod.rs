@@ -332,6 +332,29 @@ impl Embedder {
         }
         Ok(vectors)
     }
+
+    /// Unit-length vectors of `texts`, in their order, computed shortest text first in model
+    /// calls of `batch` texts: a batch is padded to its longest text, so texts of like length
+    /// together pad less (the vectors are the same to within 1e-6: padding is masked out, only
+    /// the order of float sums differs). `done` hears the number of texts of each call.
+    pub fn embed_by_length(
+        &mut self,
+        texts: &[&str],
+        batch: usize,
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| (texts[i].len(), i));
+        let mut vectors = vec![Vec::new(); texts.len()];
+        for call in order.chunks(batch.max(1)) {
+            let some: Vec<&str> = call.iter().map(|&i| texts[i]).collect();
+            for (&i, v) in call.iter().zip(self.embed(&some, batch)?) {
+                vectors[i] = v;
+            }
+            done(call.len());
+        }
+        Ok(vectors)
+    }
 }
 
 /// Runs the model, turning errors and panics into [`EmbedError::Inference`], and makes every

@@ -300,20 +300,19 @@ impl Engine {
         let changed = report.removed + report.reused + todo.len() > 0 || report.discarded.is_some();
         progress.set_length(todo.len() as u64);
         let batch = self.config.embed.batch_size;
-        let mut since_save = 0;
-        for chunk in todo.chunks(batch) {
-            let texts: Vec<&str> = chunk.iter().map(|(_, _, t)| t.as_str()).collect();
-            let embedded = self.embedder()?.embed(&texts, batch)?;
+        // A window of texts at a time (saved after each full one), embedded shortest first
+        // (less padding) and stored in id order, as before.
+        for window in todo.chunks(CHECKPOINT) {
+            let texts: Vec<&str> = window.iter().map(|(_, _, t)| t.as_str()).collect();
+            let embedded =
+                self.embedder()?.embed_by_length(&texts, batch, &mut |n| progress.inc(n as u64))?;
             let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
-            for ((id, key, _), v) in chunk.iter().zip(&embedded) {
+            for ((id, key, _), v) in window.iter().zip(&embedded) {
                 store.insert(id, *key, v);
             }
-            report.embedded += chunk.len();
-            since_save += chunk.len();
-            progress.inc(chunk.len() as u64);
-            if since_save >= CHECKPOINT {
+            report.embedded += window.len();
+            if window.len() == CHECKPOINT {
                 self.with_lock(|engine| engine.save_vectors())?;
-                since_save = 0;
             }
         }
         progress.finish();
