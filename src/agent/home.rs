@@ -38,6 +38,7 @@ impl Home {
 pub struct Homes {
     user: Option<PathBuf>,
     agents: Vec<(Agent, Option<PathBuf>)>,
+    /// The configuration folders of the agents whose spec names one apart from the home.
     configs: Vec<(Agent, Option<PathBuf>)>,
     relative: Vec<(Agent, PathBuf)>,
 }
@@ -62,10 +63,8 @@ impl Homes {
             .collect();
         let configs = Agent::ALL
             .into_iter()
-            .map(|agent| {
-                let rule = agent.spec().config.unwrap_or(agent.spec().home);
-                (agent, rule.resolve(var(rule.var), user.as_deref()))
-            })
+            .filter_map(|agent| Some((agent, agent.spec().config?)))
+            .map(|(agent, rule)| (agent, rule.resolve(var(rule.var), user.as_deref())))
             .collect();
         Homes { user, agents, configs, relative }
     }
@@ -83,7 +82,10 @@ impl Homes {
     /// The folder of `agent`'s user configuration (its home folder, unless its spec names
     /// another: [`crate::agent::Spec::config`]).
     pub fn config_of(&self, agent: Agent) -> Option<&Path> {
-        self.configs.iter().find(|(a, _)| *a == agent).and_then(|(_, home)| home.as_deref())
+        match self.configs.iter().find(|(a, _)| *a == agent) {
+            Some((_, config)) => config.as_deref(),
+            None => self.of(agent),
+        }
     }
 
     /// The agent's home variable when it is set to a relative folder, which the agent takes

@@ -6,6 +6,7 @@
 //! writes (`.opencode/plugins/mem.js`), which runs mem's commands with a payload named by
 //! OpenCode's own events and reads the answer as Claude Code's.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use jiff::Timestamp;
@@ -143,7 +144,8 @@ fn transcript(home: &Path, id: &str) -> std::io::Result<Option<Lines>> {
     let mut parts = conn
         .prepare("SELECT message_id, id, data FROM part WHERE session_id = ?1 ORDER BY id")
         .map_err(sql)?;
-    let mut by_message: Vec<(String, Value)> = Vec::new();
+    // Each message's parts, in the order written (parts are read once, not per message).
+    let mut by_message: HashMap<String, Vec<Value>> = HashMap::new();
     let rows = parts
         .query_map([id], |row| {
             Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, String>(2)?))
@@ -154,7 +156,7 @@ fn transcript(home: &Path, id: &str) -> std::io::Result<Option<Lines>> {
         let mut data: Value = serde_json::from_str(&data).unwrap_or(Value::Null);
         if let Some(object) = data.as_object_mut() {
             object.insert("id".into(), part.into());
-            by_message.push((message, data));
+            by_message.entry(message).or_default().push(data);
         }
     }
     let mut messages = conn
@@ -171,8 +173,7 @@ fn transcript(home: &Path, id: &str) -> std::io::Result<Option<Lines>> {
         if data["role"] == "assistant" && data["time"]["completed"].is_null() {
             break;
         }
-        let parts: Vec<Value> =
-            by_message.iter().filter(|(m, _)| *m == message).map(|(_, p)| p.clone()).collect();
+        let parts = by_message.remove(&message).unwrap_or_default();
         lines.push(json!({
             "type": MESSAGE,
             "id": message,

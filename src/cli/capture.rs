@@ -75,10 +75,12 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let mut failed = Vec::new();
     for gap in &gaps {
         let path = std::path::Path::new(&gap.path);
-        // Where the session ran: its root is found from there, as the hooks find it.
-        let cwd = mem::agent::head(path)
-            .ok()
-            .and_then(|h| h.cwd)
+        let stored = gap.agent.spec().stored.is_some();
+        // Where the session ran: its root is found from there, as the hooks find it (a store
+        // holds only the project's sessions: health kept those alone).
+        let cwd = (!stored)
+            .then(|| mem::agent::head(path).ok().and_then(|h| h.cwd))
+            .flatten()
             .unwrap_or_else(|| project.display().to_string());
         let agent = gap.agent.name();
         if args.dry_run {
@@ -96,7 +98,7 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
             "cwd": cwd,
             "hook_event_name": gap.agent.spec().events.turn_end,
         });
-        if gap.agent.spec().stored.is_none() {
+        if !stored {
             // A stored session is read from the agent's store by its id.
             payload["transcript_path"] = gap.path.clone().into();
         }

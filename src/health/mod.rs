@@ -257,22 +257,29 @@ pub fn transcripts(sources: &Sources, project: &Path) -> Result<Transcripts> {
                 continue;
             }
         };
+        let path = file.display().to_string();
         for (session_id, whose) in sessions {
-            match whose {
-                Whose::Subagent => found.subagents += 1,
-                Whose::OtherProject => {
-                    found.other_projects += 1;
-                    *found.other_projects_by.entry(*agent).or_default() += 1;
-                }
-                Whose::Project => {
-                    let path = file.display().to_string();
-                    let file = SessionFile { session_id, agent: *agent, path };
-                    found.sessions.insert(file.session_id.clone(), file);
-                }
-            }
+            found.add(SessionFile { session_id, agent: *agent, path: path.clone() }, whose);
         }
     }
     Ok(found)
+}
+
+impl Transcripts {
+    /// Counts a session found, by whose it is: the project's is kept, a subagent's or another
+    /// project's only counted.
+    fn add(&mut self, file: SessionFile, whose: Whose) {
+        match whose {
+            Whose::Subagent => self.subagents += 1,
+            Whose::OtherProject => {
+                self.other_projects += 1;
+                *self.other_projects_by.entry(file.agent).or_default() += 1;
+            }
+            Whose::Project => {
+                self.sessions.insert(file.session_id.clone(), file);
+            }
+        }
+    }
 }
 
 /// Adds the sessions under `dir` to `found` (see [`transcripts`]).
@@ -310,17 +317,7 @@ fn transcripts_under(dir: &Path, project: &Path, found: &mut Transcripts) -> Res
                 true => Whose::Subagent,
                 false => (agent.spec().whose)(&path, project).map_err(|e| Error::io(&path, e))?,
             };
-            match whose {
-                Whose::Subagent => found.subagents += 1,
-                Whose::OtherProject => {
-                    found.other_projects += 1;
-                    *found.other_projects_by.entry(agent).or_default() += 1;
-                }
-                Whose::Project => {
-                    let file = SessionFile { session_id, agent, path: path.display().to_string() };
-                    found.sessions.insert(file.session_id.clone(), file);
-                }
-            }
+            found.add(SessionFile { session_id, agent, path: path.display().to_string() }, whose);
         }
     }
     Ok(())
