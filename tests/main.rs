@@ -66,6 +66,8 @@ mod root;
 mod seams;
 /// The third probe's seams with the real agents: hooks that never block a prompt.
 mod seams_e2e;
+/// Hooks answered by the session's `mem mcp`: the same answers, the key, kill -9, stale sockets.
+mod served;
 /// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.
 mod session;
 /// `mem setup` edits only what it wrote: foreign servers, the user's hooks, links, exact JSON.

@@ -41,7 +41,7 @@ impl Server {
         Server::of(dir.spawn_in(rel, &["--now", NOW, "mcp"]))
     }
 
-    fn of(mut child: Child) -> Server {
+    pub(crate) fn of(mut child: Child) -> Server {
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = channel();
         std::thread::spawn(move || {
@@ -87,7 +87,7 @@ impl Server {
     /// Sends a request and returns its response, checking that everything the server printed
     /// on stdout meanwhile is a JSON-RPC message.
     #[track_caller]
-    fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.take_id();
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
         self.answer(&json!(id), method, PATIENCE)
@@ -193,6 +193,14 @@ impl Server {
             reader.join().unwrap();
         }
         self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Server {
+    /// Kills the server (SIGKILL) and waits for it.
+    pub(crate) fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 

@@ -179,6 +179,11 @@ pub fn clean_env(cmd: &mut Command) -> &mut Command {
         let folder = Path::new(bin()).parent().unwrap().display().to_string();
         cmd.env("PATH", format!("{folder}:{}", std::env::var("PATH").unwrap_or_default()));
     }
+    if !cmd.get_envs().any(|(k, _)| k == "MEM_NO_SERVER") {
+        // No hook of a test is answered by a `mem mcp` (of this test or another) unless the
+        // test says so: only the served-hook tests do (tests/served.rs).
+        cmd.env("MEM_NO_SERVER", "1");
+    }
     cmd.env("MEM_NOW", NOW)
 }
 

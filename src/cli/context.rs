@@ -133,8 +133,8 @@ fn answer(
     payload: &[u8],
     event: &Payload,
 ) -> Result<Option<hook::Answer>> {
-    let mut layers = ctx.layers_near(event.cwd.as_deref())?;
-    layers.refresh(ctx.now, &mem::progress::Silent)?;
+    let cwd = event.cwd.as_deref();
+    let (root, source) = ctx.find_root(cwd)?;
     let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
@@ -143,7 +143,7 @@ fn answer(
         .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
     let mut ledger = None;
     if let Some((session, _)) = session {
-        match Ledger::before(layers.project().root(), agent, session, name, event, ctx.now) {
+        match Ledger::before(&root, agent, session, name, event, ctx.now) {
             Ok(Some(found)) => ledger = Some(found),
             Ok(None) => return Ok(None),
             Err(e) => {
@@ -169,7 +169,22 @@ fn answer(
         // A prompt gets its own memories only.
         options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
     }
-    let context = layers.context(&options, ctx.now)?;
+    // The session's `mem mcp` answers when it can (it has the model loaded), else this process.
+    let context = match super::served::client::context(&root, source, ctx.now, &options) {
+        Some(served) => {
+            for warning in &served.warnings {
+                eprintln!("mem: warning: {warning}");
+            }
+            served
+        }
+        None => {
+            let mut layers = ctx.layers_near(cwd)?;
+            layers.refresh(ctx.now, &mem::progress::Silent)?;
+            let context = layers.context(&options, ctx.now)?;
+            let (text, memories, sent) = (context.text, context.memories, context.sent);
+            super::served::Answer { text, memories, sent, warnings: Vec::new() }
+        }
+    };
     if context.memories == 0 {
         return Ok(None);
     }

@@ -160,7 +160,7 @@ fn same_folder(a: &Path, b: &Path) -> bool {
 
 /// The model folder and ONNX Runtime library: the environment's, else the user
 /// configuration's (an empty variable counts as unset).
-fn model_overrides() -> Result<mem::embed::ModelOverrides> {
+pub(super) fn model_overrides() -> Result<mem::embed::ModelOverrides> {
     let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let user = user::load()?;
     Ok(mem::embed::ModelOverrides {

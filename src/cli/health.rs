@@ -41,8 +41,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let missing = missing_user_hooks(engine.root(), &configured, &homes);
     let ok = health.ok() && hooks_run && missing.is_empty();
     let status_code = if ok { 0 } else { UNHEALTHY };
+    let (root, source) = ctx.locate_root(None)?;
+    let served = super::served::enabled().then(|| super::served::client::status(&root, source));
     if args.json {
         let mut value = serde_json::to_value(&health)?;
+        value["served_hooks"] = served_json(served.as_deref());
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["ok"] = serde_json::Value::Bool(ok);
         super::output::print_json(&value)?;
@@ -72,6 +75,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         text.push_str(&code_line(code));
     }
     text.push_str(&embedding_line(&health.embedding));
+    text.push_str(&status(true, "hooks", &served_line(served.as_deref())));
     super::output::print_text(&text)?;
     Ok(status_code)
 }
@@ -281,6 +285,48 @@ fn coverage_lines(
         );
     }
     text
+}
+
+/// What the `mem mcp` servers of the root say of this process's hooks (`None`: served hooks
+/// are off), as the hooks line of `mem health` says it.
+fn served_line(servers: Option<&[(u32, u64, Vec<String>)]>) -> String {
+    let Some(servers) = servers else {
+        return format!("answered in-process ({} is set)", super::served::OFF_ENV);
+    };
+    if let Some((pid, answered, _)) = servers.iter().find(|(_, _, differs)| differs.is_empty()) {
+        return format!(
+            "answered by the session's mem mcp (pid {pid}, {answered} answered so far), which \
+             has the root open and the model loaded"
+        );
+    }
+    match servers {
+        [] => "answered in-process (no mem mcp session of this root is running)".to_string(),
+        _ => {
+            let others: Vec<String> = servers
+                .iter()
+                .map(|(pid, _, differs)| format!("pid {pid}: {}", differs.join(", ")))
+                .collect();
+            format!(
+                "answered in-process: the mem mcp sessions of this root run with another \
+                 setting than this shell ({}); a hook is served only where they agree",
+                others.join("; ")
+            )
+        }
+    }
+}
+
+/// [`served_line`]'s facts for `--json`.
+fn served_json(servers: Option<&[(u32, u64, Vec<String>)]>) -> serde_json::Value {
+    let servers = servers.map(|servers| {
+        let list: Vec<serde_json::Value> = servers
+            .iter()
+            .map(|(pid, answered, differs)| {
+                serde_json::json!({ "pid": pid, "answered": answered, "differs": differs })
+            })
+            .collect();
+        list
+    });
+    serde_json::json!({ "enabled": servers.is_some(), "servers": servers.unwrap_or_default() })
 }
 
 /// The line on the embedding model.

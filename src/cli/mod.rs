@@ -24,6 +24,7 @@ mod parse;
 mod prune;
 mod recall;
 mod reflect;
+mod served;
 mod session;
 mod setup;
 mod show;

@@ -13,7 +13,7 @@ use crate::session::ledger::Sent;
 use crate::store::Layer;
 
 /// What [`Engine::context`] puts in the block.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ContextOptions {
     /// Also recall the memories for this task (they come first).
     pub task: Option<String>,

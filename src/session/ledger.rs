@@ -10,7 +10,7 @@ use super::{SessionLog, known_session, session_error, time};
 use crate::Result;
 
 /// One memory a context hook sent.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Sent {
     /// The memory's id.
     pub memory: String,

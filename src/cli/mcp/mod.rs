@@ -58,9 +58,11 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
             .with_context(|| format!("cannot open memory root {}", root.display()))?;
     }
     eprintln!("mem: MCP server for {} on stdio", root.display());
+    let listening = Arc::new(Mutex::new(None));
     let server = Served(MemServer {
         globals: ctx.clone(),
-        layers: Mutex::new(None),
+        layers: Arc::new(Mutex::new(None)),
+        listening: Arc::clone(&listening),
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
         tool_router: with_recall_description(
@@ -99,6 +101,8 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
     });
     // A read of stdin may still wait on a blocking thread: do not wait for it.
     runtime.shutdown_background();
+    // The hooks' socket goes with the server.
+    drop(lock(&listening).take());
     result
 }
 
@@ -107,8 +111,10 @@ struct MemServer {
     /// What `mem mcp` was started with, to open the root.
     globals: Globals,
     /// The open root (and user layer); `None` until a client completes the handshake or
-    /// makes its first call, and while it cannot be opened.
-    layers: Mutex<Option<Layers>>,
+    /// makes its first call, and while it cannot be opened. Shared with the hooks' socket.
+    layers: Arc<Mutex<Option<Layers>>>,
+    /// The socket that answers the root's hooks (`src/cli/served/`), once the root is open.
+    listening: Arc<Mutex<Option<super::served::server::Listening>>>,
     /// `--now`/`MEM_NOW`; without it, each call reads the clock.
     fixed_now: Option<Timestamp>,
     /// Refresh problems already written to stderr, so that a long session does not repeat them.
@@ -395,6 +401,19 @@ impl rmcp::ServerHandler for MemServer {
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
         if let Err(e) = self.open(&mut lock(&self.layers)) {
             eprintln!("mem: error: {}", super::output::describe(&e));
+            return;
+        }
+        // The root and the model are loaded: the root's hooks can be answered here.
+        match super::served::server::listen(&self.globals, Arc::clone(&self.layers)) {
+            Ok(Some(listening)) => {
+                eprintln!(
+                    "mem: hooks of this root are answered here ({})",
+                    listening.path().display()
+                );
+                *lock(&self.listening) = Some(listening);
+            }
+            Ok(None) => {}
+            Err(why) => eprintln!("mem: warning: hooks are not served by this session: {why}"),
         }
     }
 

@@ -1,0 +1,206 @@
+//! The server's side of served hooks, in `mem mcp`: a Unix socket (0600, in a private folder)
+//! whose connections from this user's processes are answered from the layers the MCP server
+//! holds, with the same calls a hook makes in-process (a refresh, then the context block), at
+//! the caller's time. The socket is removed when the server ends; one left by a killed server is
+//! removed by the next hook or server that finds it dead.
+
+use std::io::BufReader;
+use std::os::unix::fs::PermissionsExt as _;
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use mem::engine::{ContextOptions, Layers};
+use mem::store::Layer;
+use tokio::net::UnixListener;
+
+use super::{Answer, Key, Reply, Request};
+use crate::cli::Globals;
+
+/// How long a request may wait for the layers while a tool call holds them (then it is answered
+/// [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
+const LOCK_TRIES: u32 = 20;
+
+/// How long a connection may take to send its request.
+const READ: Duration = Duration::from_secs(2);
+
+/// The socket while the server listens; removed when dropped.
+pub struct Listening {
+    path: PathBuf,
+}
+
+impl Drop for Listening {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Listening {
+    /// Where the socket is.
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+/// What the connections share: the layers, the server's key, and a count.
+struct Shared {
+    layers: Arc<Mutex<Option<Layers>>>,
+    key: Key,
+    answered: AtomicU64,
+}
+
+/// Starts answering the hooks of the root `globals` finds, from `layers`, on a socket of its
+/// own; `Ok(None)` when served hooks are off ([`super::OFF_ENV`]). Must run inside the tokio
+/// runtime, which runs the accept loop.
+pub fn listen(
+    globals: &Globals,
+    layers: Arc<Mutex<Option<Layers>>>,
+) -> Result<Option<Listening>, String> {
+    if !super::enabled() {
+        return Ok(None);
+    }
+    let (root, source) = globals.locate_root(None).map_err(|e| e.to_string())?;
+    let key = Key::of(&root, source);
+    let folder = super::folders().into_iter().next().expect("there is always one folder");
+    super::make_private(&folder)?;
+    sweep(&folder);
+    let path = folder.join(format!("{}{}.sock", super::prefix(&root), std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path)
+        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
+    let listening = Listening { path };
+    std::fs::set_permissions(&listening.path, std::fs::Permissions::from_mode(0o600))
+        .map_err(|e| format!("cannot restrict {}: {e}", listening.path.display()))?;
+    let shared = Arc::new(Shared { layers, key, answered: AtomicU64::new(0) });
+    tokio::spawn(accept(listener, shared));
+    Ok(Some(listening))
+}
+
+/// Removes the sockets in `folder` whose server is dead.
+fn sweep(folder: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|name| name.strip_suffix(".sock"))
+            .and_then(|stem| stem.rsplit_once('-'))
+            .and_then(|(_, pid)| pid.parse().ok());
+        if let Some(pid) = pid
+            && !super::alive(pid)
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Takes connections until the runtime stops; each one from this user is answered on a
+/// blocking thread, so that the MCP server goes on meanwhile.
+async fn accept(listener: UnixListener, shared: Arc<Shared>) {
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionAborted => continue,
+            Err(e) => {
+                eprintln!("mem: warning: hooks are no longer served: {e}");
+                return;
+            }
+        };
+        // The folder is this user's only, and the peer is checked all the same.
+        let same_user = stream.peer_cred().is_ok_and(|cred| cred.uid() == super::uid());
+        let Ok(stream) = stream.into_std() else { continue };
+        if !same_user || stream.set_nonblocking(false).is_err() {
+            continue;
+        }
+        let shared = Arc::clone(&shared);
+        tokio::task::spawn_blocking(move || serve(&stream, &shared));
+    }
+}
+
+/// Answers one connection's request (a failure to read or write ends it: the hook works
+/// in-process).
+fn serve(stream: &UnixStream, shared: &Shared) {
+    if stream.set_read_timeout(Some(READ)).is_err() || stream.set_write_timeout(Some(READ)).is_err()
+    {
+        return;
+    }
+    let Ok(request) = super::receive::<Request>(&mut BufReader::new(stream)) else { return };
+    let reply = match request {
+        Request::Status { key } => Reply::Status {
+            pid: std::process::id(),
+            answered: shared.answered.load(Ordering::Relaxed),
+            differs: shared.key.differs(&key),
+        },
+        Request::Context { key, now, options } => {
+            let differs = shared.key.differs(&key);
+            if !differs.is_empty() {
+                Reply::Other { differs }
+            } else if let Some(mut layers) = lock(&shared.layers) {
+                if super::send(stream, &Reply::Accepted).is_err() {
+                    return;
+                }
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    answer(&mut layers, now, &options)
+                }));
+                match outcome {
+                    Ok(Ok(answer)) => {
+                        shared.answered.fetch_add(1, Ordering::Relaxed);
+                        Reply::Answer(answer)
+                    }
+                    Ok(Err(message)) => Reply::Failed { message },
+                    Err(panic) => Reply::Failed {
+                        message: mem::error::panic_message(&*panic, "unknown panic"),
+                    },
+                }
+            } else {
+                Reply::Busy
+            }
+        }
+    };
+    let _ = super::send(stream, &reply);
+}
+
+/// The layers, waiting at most [`LOCK_TRIES`] ms for a tool call that holds them (a panicked
+/// call's poison is ignored: every call refreshes from the files).
+fn lock(layers: &Mutex<Option<Layers>>) -> Option<MutexGuard<'_, Option<Layers>>> {
+    for _ in 0..LOCK_TRIES {
+        match layers.try_lock() {
+            Ok(guard) => return Some(guard),
+            Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(1)),
+        }
+    }
+    None
+}
+
+/// What a hook would make in-process: the index refreshed, then the block.
+fn answer(
+    layers: &mut Option<Layers>,
+    now: Timestamp,
+    options: &ContextOptions,
+) -> Result<Answer, String> {
+    let layers = layers.as_mut().ok_or("the root is not open")?;
+    if let Some(root) = layers.missing_root() {
+        return Err(format!("the memory root {} is gone", root.display()));
+    }
+    layers.refresh(now, &mem::progress::Silent).map_err(|e| e.to_string())?;
+    let context = layers.context(options, now).map_err(|e| e.to_string())?;
+    Ok(Answer {
+        text: context.text,
+        memories: context.memories,
+        sent: context.sent,
+        warnings: warnings(layers),
+    })
+}
+
+/// The configuration warnings of each open root, project first.
+pub fn warnings(layers: &mut Layers) -> Vec<String> {
+    let mut all = layers.project().warnings().to_vec();
+    if let Some(user) = layers.engine(Layer::User) {
+        all.extend(user.warnings().iter().cloned());
+    }
+    all
+}
