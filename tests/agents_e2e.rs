@@ -114,6 +114,9 @@ pub(crate) struct Project {
     pub(crate) mem_folder: PathBuf,
     /// Where commands run, relative to the repository (an absolute folder: that one).
     pub(crate) within: PathBuf,
+    /// Whether the session's `mem mcp` answers the hooks (off unless a test turns it on:
+    /// nothing listens after the suite), in a runtime folder of this project's HOME.
+    pub(crate) served: bool,
 }
 
 impl Project {
@@ -124,6 +127,7 @@ impl Project {
             agents,
             mem_folder: mem_folder(),
             within: PathBuf::new(),
+            served: false,
         };
         let repo = project.repo.path();
         std::fs::write(repo.join("README.md"), "# Shop\n").unwrap();
@@ -164,6 +168,15 @@ impl Project {
             .env("CODEX_HOME", home.join(".codex"))
             .env("LANG", "C.UTF-8")
             .current_dir(self.repo().join(&self.within));
+        if self.served {
+            let runtime = home.join("run");
+            std::fs::create_dir_all(&runtime).unwrap();
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+            cmd.env("XDG_RUNTIME_DIR", runtime).env("MEM_NO_SERVER", "0");
+        } else {
+            cmd.env("MEM_NO_SERVER", "1");
+        }
         cmd.stdin(Stdio::null());
         cmd
     }
@@ -187,16 +200,21 @@ impl Project {
 
     /// One `claude -p PROMPT` session (more arguments in `extra`) against `model`.
     pub(crate) fn claude(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let mut cmd = self.claude_command(model);
+        cmd.args(["-p", prompt]).args(extra);
+        finish(cmd, "claude")
+    }
+
+    /// `claude` against `model`, arguments to add.
+    pub(crate) fn claude_command(&self, model: &StandIn) -> Command {
         let mut cmd = self.command(&self.agents.join("claude"));
         cmd.env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", model.port))
             .env("ANTHROPIC_API_KEY", "dummy")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_AUTOUPDATER", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .args(["-p", prompt])
-            .args(extra);
-        finish(cmd, "claude")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+        cmd
     }
 
     /// One `gemini -p PROMPT --approval-mode=yolo` session (more arguments in `extra`) against

@@ -68,6 +68,8 @@ mod seams;
 mod seams_e2e;
 /// Hooks answered by the session's `mem mcp`: the same answers, the key, kill -9, stale sockets.
 mod served;
+/// Issue #43's ten-prompt scenario with the real Claude Code: hook times with and without the server.
+mod served_e2e;
 /// The session log: capture feeds it, `mem session` reads it, kills, the checkpoint hook.
 mod session;
 /// `mem setup` edits only what it wrote: foreign servers, the user's hooks, links, exact JSON.
