@@ -2,7 +2,7 @@
 """Time and peak memory of the per-prompt hook with and without the model, and served by the
 session's `mem mcp`, for one or more mem builds.
 
-Usage: scripts/served_hooks.py --model DIR [--runs N] [--after-capture] MEM [MEM ...]
+Usage: scripts/served_hooks.py --model DIR [--runs N] [--after-capture [--pause MS]] MEM [MEM ...]
 
 For each build, in a throw-away git repository whose `.memory/` root holds a copy of
 memories.example/ (the index built first), the hook `context --hook claude --budget 2000` runs
@@ -13,7 +13,8 @@ on a UserPromptSubmit payload (a new session id each time) in three settings, ta
                  environment (it answers the hook if the build can)
 With --after-capture, a Stop capture of a new ten-turn session runs (not timed) before each
 hook, so that each hook's refresh finds a new session digest to index (and, with the model, to
-embed). Prints the median wall time (ms) and the median peak resident memory (MiB) of the hook
+embed); --pause waits that long between the capture and the hook (a user reads the answer and
+types the next prompt: a server embeds the digest meanwhile). Prints the median wall time (ms) and the median peak resident memory (MiB) of the hook
 process, per build and setting, and the ratios to "no model" of the same build. Nothing leaves
 the temporary folder.
 """
@@ -80,6 +81,7 @@ def main():
     parser.add_argument("--model", required=True, help="the embedding model folder")
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--after-capture", action="store_true")
+    parser.add_argument("--pause", type=int, default=0, help="ms between capture and hook")
     parser.add_argument("mem", nargs="+")
     args = parser.parse_args()
     builds = [os.path.abspath(m) for m in args.mem]
@@ -123,6 +125,7 @@ def main():
                                 "hook_event_name": "Stop", "stop_hook_active": False}
                         run([mem, "capture", "--hook", "claude"], stop, repo, env)
                         session = str(uuid.uuid4())
+                        time.sleep(args.pause / 1000)
                     payload = {"session_id": session, "cwd": repo,
                                "hook_event_name": "UserPromptSubmit", "prompt": PROMPT,
                                "transcript_path": os.path.join(work, "none.jsonl")}
@@ -131,6 +134,8 @@ def main():
                     times[(b, setting)].append(elapsed)
                     peaks[(b, setting)].append(usage.ru_maxrss / 1024)
         what = "after a capture each" if args.after_capture else "per prompt"
+        if args.after_capture and args.pause:
+            what += f", {args.pause} ms after it"
         print(f"UserPromptSubmit context hook ({what}), medians over {args.runs} runs, "
               "builds and settings taking turns:")
         print(f"{'build':8}{'setting':14}{'ms':>8}{'x no model':>12}{'peak MiB':>10}")

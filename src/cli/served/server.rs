@@ -74,9 +74,41 @@ pub fn listen(
     let listening = Listening { path };
     std::fs::set_permissions(&listening.path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot restrict {}: {e}", listening.path.display()))?;
+    keep_fresh(Arc::clone(&layers), globals.fixed_now);
     let shared = Arc::new(Shared { layers, key, answered: AtomicU64::new(0) });
     tokio::spawn(accept(listener, shared));
     Ok(Some(listening))
+}
+
+/// How often the server looks for changed files between calls.
+const FRESH_EVERY: Duration = Duration::from_millis(250);
+
+/// Between calls, brings the layers up to date with what changed on disk (the watch says what)
+/// and embeds the memories that changed, as a hook's recall would (within
+/// `[embed] recall_embed_limit`): so that the prompt after a capture finds the session's digest
+/// embedded already. Never waits for the layers (a call holds them: next time), and stops when
+/// the server has gone.
+fn keep_fresh(layers: Arc<Mutex<Option<Layers>>>, fixed_now: Option<Timestamp>) {
+    std::thread::spawn(move || {
+        while Arc::strong_count(&layers) > 1 {
+            std::thread::sleep(FRESH_EVERY);
+            let Ok(mut slot) = layers.try_lock() else { continue };
+            let Some(layers) = slot.as_mut() else { continue };
+            let now = crate::cli::now(fixed_now);
+            if layers.refresh_for_recall(now, &mem::progress::Silent).is_err() {
+                continue;
+            }
+            // What another process indexed (a capture indexes its digest) needs a vector too;
+            // with nothing new since the last sync, this reads nothing.
+            for layer in [Layer::Project, Layer::User] {
+                let Some(engine) = layers.engine(layer) else { continue };
+                if engine.recall_mode(None) != mem::config::RecallMode::Bm25 {
+                    let limit = engine.config().embed.recall_embed_limit;
+                    let _ = engine.sync_vectors(Some(limit), &mem::progress::Silent);
+                }
+            }
+        }
+    });
 }
 
 /// Removes the sockets in `folder` whose server is dead.
