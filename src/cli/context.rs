@@ -134,6 +134,8 @@ fn answer(
     event: &Payload,
 ) -> Result<Option<hook::Answer>> {
     let mut layers = ctx.layers_near(event.cwd.as_deref())?;
+    // The agent holds its own memories already: never sent to it again.
+    layers.without_native(agent);
     layers.refresh(ctx.now, &mem::progress::Silent)?;
     let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
