@@ -71,6 +71,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     if let Some(code) = &health.code {
         text.push_str(&code_line(code));
     }
+    text.push_str(&super::native::health_lines(ctx, &engine)?);
     text.push_str(&embedding_line(&health.embedding));
     super::output::print_text(&text)?;
     Ok(status_code)

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use mem::agent::{Agent, NativeRead, Sources};
 use mem::engine::Layers;
 use mem::store::{Layer, PROJECT_DIR, RootSource};
@@ -171,30 +171,40 @@ pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
     Ok(())
 }
 
-/// The health lines of the native layers: per agent, how many memories it keeps for this
-/// project and how many of them are not adopted.
-pub(super) fn health_lines(globals: &Globals) -> Result<Vec<String>> {
-    let mut layers = globals.layers_near(None).context("cannot open the layers")?;
-    let mut lines = Vec::new();
-    let natives: Vec<Layer> = layers.natives().collect();
-    for layer in natives {
-        let Layer::Native(agent) = layer else { continue };
-        let ids: Vec<String> = match layers.engine(layer) {
-            Some(engine) => engine.list(&[], &[])?.into_iter().map(|m| m.id).collect(),
-            None => continue,
-        };
-        let adopted = ids.iter().filter(|id| layers.is_adopted(id)).count();
-        let label = agent.spec().memory.map_or("", |m| m.label);
-        lines.push(format!(
-            "{}: {} memories in {label}, {} not adopted{}",
-            agent.title(),
-            ids.len(),
-            ids.len() - adopted,
-            if ids.len() > adopted { " (`mem adopt --all-from NAME`)" } else { "" }
-                .replace("NAME", layer.as_str())
-        ));
+/// The health lines of the agents' own memories, read but not indexed (health changes
+/// nothing): per agent that keeps some for this project, how many, how many not adopted into
+/// `engine`'s root, and the files its reader could not read; or why they are not read.
+pub(super) fn health_lines(globals: &Globals, engine: &Engine) -> Result<String> {
+    let (_, source) = globals.locate_root(None)?;
+    if !enabled(source, engine.config())? {
+        return Ok(String::new());
     }
-    Ok(lines)
+    let project = project_of(engine.root(), source, None);
+    let mut text = String::new();
+    for (agent, read) in read_all(project.as_deref()) {
+        if read.memories.is_empty() && read.warnings.is_empty() {
+            continue;
+        }
+        let layer = Layer::Native(agent);
+        let label = agent.spec().memory.map_or("", |m| m.label);
+        let open = read.memories.iter().filter(|m| engine.get(&m.id).is_err()).count();
+        let hint = if open > 0 {
+            format!("; `mem adopt --all-from {}` copies them into mem", agent.name())
+        } else {
+            String::new()
+        };
+        text.push_str(&format!(
+            "{} {:<9} {}: {} memories in {label}, {open} not adopted{hint}\n",
+            if read.warnings.is_empty() { "✓" } else { "!" },
+            layer.as_str(),
+            agent.title(),
+            read.memories.len(),
+        ));
+        for warning in &read.warnings {
+            text.push_str(&format!("    {warning}\n"));
+        }
+    }
+    Ok(text)
 }
 
 /// An error for a memory of an agent's own, which mem never changes (`forget`, `supersede`):
@@ -210,4 +220,24 @@ pub(super) fn refuse_read_only(layers: &mut Layers, id: &str) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The note `mem setup AGENT` prints once about the agent's own memories: mem reads them,
+/// and `mem adopt` copies them into mem; nothing for an agent that keeps none here.
+pub(super) fn setup_note(agent: Agent, project: &Path) -> String {
+    let Some(spec) = agent.spec().memory else { return String::new() };
+    let found = read_all(Some(project)).into_iter().find(|(a, _)| *a == agent);
+    let count = found.map_or(0, |(_, read)| read.memories.len());
+    let held = match count {
+        0 => String::new(),
+        n => format!(" (it keeps {n} here)"),
+    };
+    format!(
+        "note: mem reads {}'s own memories ({}){held} as the read-only `{}` layer; `mem adopt \
+         --all-from {}` copies them into mem, where teammates and the other agents get them\n",
+        agent.title(),
+        spec.label,
+        spec.layer,
+        agent.name()
+    )
 }
