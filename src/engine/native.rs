@@ -126,10 +126,11 @@ impl Layers {
     /// later stays hidden (mem's copy is the one that counts).
     pub fn adopt(&mut self, id: &str, to: Option<Layer>, now: Timestamp) -> Result<Adopted> {
         let Some(Layer::Native(agent)) = self.locate(id).filter(|l| !l.writable()) else {
-            return Err(Error::InvalidMemory(format!(
-                "not a memory of an agent's own (see `mem recall --layer AGENT`): only \
-                 those can be adopted"
-            )));
+            return Err(Error::InvalidMemory(
+                "not a memory of an agent's own (see `mem recall --layer AGENT`): only those \
+                 can be adopted"
+                    .into(),
+            ));
         };
         let native = self.engine(Layer::Native(agent)).expect("located");
         let (_, memory) = native.get(id)?;
