@@ -197,3 +197,39 @@ fn bad_files_in_an_agent_s_memory_folder_are_one_warning_each() {
     assert!(out.stdout.contains("Deploys go out"), "{}", out.stdout);
     assert_eq!(out.stderr.matches("only the first 2000 read").count(), 1, "{}", out.stderr);
 }
+
+#[test]
+fn the_mcp_server_recalls_by_layer_gets_and_uses_an_agent_s_memory() {
+    let dir = Dir::new();
+    let folder = project_with_claude_memory(&dir);
+    let mut server = crate::mcp::Server::start_in(&dir, "repo");
+    server.initialize();
+    let hits =
+        server.list("recall", "hits", serde_json::json!({"query": "deploy", "layer": "claude"}));
+    let ids: Vec<&str> =
+        hits.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert!(ids.contains(&"claude.deploy-window"), "{hits}");
+    assert!(hits.as_array().unwrap().iter().all(|h| h["layer"] == "claude"), "{hits}");
+    let got = server.ok("get", serde_json::json!({"id": "claude.deploy-window"}));
+    assert!(got["body"].as_str().unwrap().contains("Tuesday to Thursday"), "{got}");
+    server.ok("used", serde_json::json!({"ids": ["claude.deploy-window"]}));
+    let refused = server
+        .tool_error("forget", serde_json::json!({"id": "claude.deploy-window", "reason": "x"}));
+    assert!(refused.contains("read only") && refused.contains("mem adopt"), "{refused}");
+    let wrong =
+        server.tool_error("recall", serde_json::json!({"query": "deploy", "layer": "nope"}));
+    assert!(wrong.contains("unknown layer"), "{wrong}");
+    // What the agent saves meanwhile is seen at the next call.
+    std::fs::write(
+        folder.join("feedback_reviews.md"),
+        "---\nname: reviews\nmetadata:\n  type: feedback\n---\nEvery migration is reviewed by hand.\n",
+    )
+    .unwrap();
+    let hits = server.list(
+        "recall",
+        "hits",
+        serde_json::json!({"query": "migration reviewed", "layer": "claude"}),
+    );
+    assert_eq!(hits[0]["id"], "claude.reviews", "{hits}");
+    server.finish();
+}

@@ -330,10 +330,18 @@ pub fn extends(entry: &str, own: &str) -> bool {
 /// for a linked worktree), else the project folder; or the folder `autoMemoryDirectory` names
 /// in the user's own `settings.json` (a project's settings are never read: a clone must not
 /// make mem read a folder of its choosing).
+///
+/// And the user's own memory, `<home>/CLAUDE.md` (Claude Code's "user memory", loaded into
+/// every session): its list items, kind `user`.
 fn read_memories(sources: &Sources) -> NativeRead {
     let mut out = NativeRead::default();
     if let Some(dir) = memory_folder(sources, &mut out.warnings) {
         memory::read_folder(&dir, "claude", &mut out);
+    }
+    let before = out.memories.len();
+    memory::read_lines(&sources.home.join("CLAUDE.md"), "claude", None, &mut out);
+    for m in &mut out.memories[before..] {
+        m.kind = Some("user".into());
     }
     out
 }

@@ -358,6 +358,12 @@ fn claude_auto_memory_is_keyed_by_the_repository_top() {
         (spec.read)(&Sources { home: &home, user: Some(dir.path()), project: Some(&project) });
     let ids: Vec<&str> = read.memories.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["claude.moved"]);
+    // The user memory, CLAUDE.md in the configuration folder: its list items, kind `user`.
+    put(&home.join("CLAUDE.md"), "# Me\n\n- I prefer small commits.\n");
+    let read = (spec.read)(&Sources { home: &home, user: Some(dir.path()), project: None });
+    let kinds: Vec<(&str, Option<&str>)> =
+        read.memories.iter().map(|m| (m.text.as_str(), m.kind.as_deref())).collect();
+    assert!(kinds.contains(&("I prefer small commits.", Some("user"))), "{kinds:?}");
 }
 
 #[test]

@@ -96,6 +96,25 @@ pub(super) fn join(
     Ok(layers.with_natives(natives))
 }
 
+/// Writes again what changed in the agents' memories of the native layers `layers` joined
+/// (for `mem mcp`, which keeps its layers open: each tool call sees what an agent saved
+/// meanwhile); the reader's warnings were said when the layers were joined.
+pub(super) fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
+    let joined: Vec<Layer> = layers.natives().collect();
+    if joined.is_empty() {
+        return;
+    }
+    let root = layers.project().root().to_path_buf();
+    let project = project_of(&root, RootSource::Ancestor, None);
+    for (agent, read) in read_all(project.as_deref()) {
+        if joined.contains(&Layer::Native(agent))
+            && let Err(e) = mem::engine::index_native(&root, agent, &read, now)
+        {
+            eprintln!("mem: warning: the {} layer: {e}", Layer::Native(agent).as_str());
+        }
+    }
+}
+
 /// Where a memory of `layer` lives, for people: `claude auto memory · feedback` for an
 /// agent's own (its label and kind), else the layer's name.
 pub(super) fn lives_in(layer: Layer, memory: &mem::Memory) -> String {

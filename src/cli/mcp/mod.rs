@@ -485,6 +485,7 @@ impl MemServer {
                     root.display()
                 );
             }
+            super::native::reindex(layers, now);
             if refresh {
                 for (_, report) in layers.refresh_for_recall(now, &mem::progress::Silent)? {
                     self.log_problems(&report);
