@@ -253,7 +253,7 @@ impl Layers {
         }
         // A native memory adopted into mem keeps its id (mem's copy is the one recalled), and
         // one whose words a memory of mem found holds is that memory's fact: sent once.
-        let body = |engine: &Engine, id: &str| engine.get(id).ok().map(|(_, m)| words(m.body()));
+        let body = |engine: &Engine, id: &str| engine.get(id).ok().map(|(_, m)| fact(m.body()));
         let mut ours: Vec<String> =
             recall.hits.iter().filter_map(|h| body(project, &h.record.id)).collect();
         if let (Some(user), Some((_, hits))) = (&self.user, others.first()) {
@@ -268,10 +268,7 @@ impl Layers {
                 let id = &h.record.id;
                 let adopted = project.get(id).is_ok() || user.is_some_and(|u| u.get(id).is_ok());
                 let theirs = body(&native.1, id).unwrap_or_default();
-                let held = !theirs.is_empty()
-                    && ours.iter().any(|o| {
-                        o.contains(&theirs) || (!o.is_empty() && theirs.contains(o.as_str()))
-                    });
+                let held = !theirs.is_empty() && ours.iter().any(|o| same_fact(o, &theirs));
                 !adopted && !held
             });
         }
@@ -330,6 +327,20 @@ pub fn merge(project: Vec<Hit>, others: Vec<(Layer, Vec<Hit>)>, limit: usize) ->
     merged
 }
 
+/// Whether two facts (as [`fact`] gives them) are one: one holds the other, and the shorter is
+/// at least half the longer (a short memory that a word of a long one matches is another).
+fn same_fact(a: &str, b: &str) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    !short.is_empty() && long.contains(short) && short.len() * 2 >= long.len()
+}
+
+/// The fact a memory's body states, as [`words`]: its first paragraph that is not a heading.
+fn fact(body: &str) -> String {
+    let lines = body.lines().skip_while(|l| l.trim().is_empty() || l.starts_with('#'));
+    let paragraph: Vec<&str> = lines.take_while(|l| !l.trim().is_empty()).collect();
+    words(&paragraph.join(" "))
+}
+
 /// The words of a text in lower case, one space between them (case, spacing and punctuation
 /// aside), for telling one fact written twice.
 fn words(text: &str) -> String {
@@ -338,4 +349,19 @@ fn words(text: &str) -> String {
         .map(str::to_lowercase)
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fact, same_fact};
+
+    #[test]
+    fn one_fact_told_apart_from_another_that_shares_a_word() {
+        let native =
+            fact("# Deploy window\n\nDeploy only Tuesday to Thursday.\n\n**Why:** the rota.\n");
+        assert_eq!(native, "deploy only tuesday to thursday");
+        assert!(same_fact(&fact("Deploy only Tuesday to Thursday."), &native));
+        assert!(!same_fact(&fact("Deploy"), &native));
+        assert!(!same_fact(&fact("We use pnpm"), &native));
+    }
 }
