@@ -43,6 +43,19 @@ pub struct Config {
     pub index: IndexConfig,
     /// Workspace checkpoints.
     pub checkpoint: CheckpointConfig,
+    /// The agents' own memories.
+    pub agents: AgentsConfig,
+}
+
+/// `[agents]`: whether the agents' own memories are read as read-only layers for this root.
+/// The user configuration decides (on by default); a root may only turn it off, never name a
+/// folder to read.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentsConfig {
+    /// `false` turns the native layers off for this root; `true` or unset leaves the user's
+    /// setting.
+    pub read_own_memories: Option<bool>,
 }
 
 /// `[checkpoint]`: what workspace checkpoints leave out.

@@ -145,7 +145,7 @@ impl Project {
         self.repo.path()
     }
 
-    fn git(&self, args: &[&str]) {
+    pub(crate) fn git(&self, args: &[&str]) {
         let out = Command::new("git")
             .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
             .args(args)

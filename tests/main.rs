@@ -46,6 +46,10 @@ mod injections;
 mod layout;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
+/// The agents' own memories as read-only layers: recall by layer, adopt, never twice, bad files.
+mod native;
+/// The agents' own memories with the real agents: one agent's memory reaches the others, once.
+mod native_e2e;
 /// OpenCode end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod opencode_e2e;
 /// A project's memory root inside a git repository, and the agents' hooks run as the agents

@@ -465,7 +465,8 @@ fn without_a_user_layer_add_to_it_says_how_to_name_one() {
     let hits = repo.mem_in(".", &["add", "Orders live in Postgres"], "");
     hits.ok();
     let json = repo.mem_in(".", &["recall", "--json", "orders"], "").json();
-    assert!(json[0].get("layer").is_none(), "one root: no layer label: {json}");
+    // Each hit names its layer, even with one root (issue #41).
+    assert_eq!(json[0]["layer"], "project", "{json}");
 }
 
 /// Defect 12 of the second probe: a `[layers] user` path that is a file, holds a bad

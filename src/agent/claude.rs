@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::memory::{self, MemorySpec, NativeRead, Sources};
 use super::{
     Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, USER_SHELL, Whose, block_text,
     exit_code, inside, is_session_id,
 };
+use crate::untrusted::Links;
 
 /// Claude Code.
 pub const SPEC: Spec = Spec {
@@ -48,6 +50,12 @@ pub const SPEC: Spec = Spec {
     stored: None,
     subagents_folder: Some(SUBAGENTS_DIR),
     missed_because,
+    memory: Some(MemorySpec {
+        layer: "claude",
+        label: "claude auto memory",
+        personal: &["user", "feedback"],
+        read: read_memories,
+    }),
 };
 
 /// Why sessions were missed: some were started in a subfolder of the project, where Claude
@@ -315,4 +323,88 @@ pub fn folders(projects: &Path, project: &Path) -> Vec<PathBuf> {
 /// same).
 pub fn extends(entry: &str, own: &str) -> bool {
     entry.strip_prefix(own).is_some_and(|rest| rest.starts_with('-'))
+}
+
+/// Claude Code's auto memory of a project: `<home>/projects/<folder>/memory/`, where the
+/// folder is named, as for transcripts, from the git repository's top (the main work tree's,
+/// for a linked worktree), else the project folder; or the folder `autoMemoryDirectory` names
+/// in the user's own `settings.json` (a project's settings are never read: a clone must not
+/// make mem read a folder of its choosing).
+///
+/// And the user's own memory, `<home>/CLAUDE.md` (Claude Code's "user memory", loaded into
+/// every session): its list items, kind `user`.
+fn read_memories(sources: &Sources) -> NativeRead {
+    let mut out = NativeRead::default();
+    if let Some(dir) = memory_folder(sources, &mut out.warnings) {
+        memory::read_folder(&dir, "claude", &mut out);
+    }
+    let before = out.memories.len();
+    memory::read_lines(&sources.home.join("CLAUDE.md"), "claude", None, &mut out);
+    for m in &mut out.memories[before..] {
+        m.kind = Some("user".into());
+    }
+    out
+}
+
+/// The largest `settings.json` read.
+const MAX_SETTINGS_BYTES: u64 = 4 << 20;
+
+/// Where Claude Code keeps the auto memory of `sources.project` (see [`read_memories`]).
+pub fn memory_folder(sources: &Sources, warnings: &mut Vec<String>) -> Option<PathBuf> {
+    let settings = sources.home.join("settings.json");
+    let text = crate::untrusted::read_text(&settings, MAX_SETTINGS_BYTES, Links::Follow);
+    let set = text.ok().flatten().and_then(|t| crate::json::parse_json_lenient(&t).ok());
+    if let Some(dir) = set.as_ref().and_then(|v| v["autoMemoryDirectory"].as_str()) {
+        let dir = match dir.strip_prefix("~/") {
+            Some(rest) => sources.user?.join(rest),
+            None => PathBuf::from(dir),
+        };
+        if dir.is_absolute() && !dir.components().any(|c| c == std::path::Component::ParentDir) {
+            return Some(dir);
+        }
+        warnings.push(format!(
+            "{}: autoMemoryDirectory {} is not an absolute folder; not read",
+            settings.display(),
+            dir.display()
+        ));
+        return None;
+    }
+    let project = sources.project?;
+    let top = repository_top(project).unwrap_or_else(|| project.to_path_buf());
+    let name = folder_name(&top);
+    let projects = sources.home.join("projects");
+    let mut folder = projects.join(&name);
+    if name.len() >= FOLDER_NAME_MAX && !folder.is_dir() {
+        // A longer name is cut and ends with a hash of the whole path: the folder that starts
+        // with the cut name.
+        let prefix = format!("{name}-");
+        let found = std::fs::read_dir(&projects)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_str().is_some_and(|n| n.starts_with(&prefix)));
+        folder = found?.path();
+    }
+    Some(folder.join("memory"))
+}
+
+/// The top of the git work tree holding `folder` (the main work tree's top for a linked
+/// worktree), if any.
+pub fn repository_top(folder: &Path) -> Option<PathBuf> {
+    let top = folder.ancestors().find(|d| d.join(".git").exists())?;
+    Some(main_work_tree(top).unwrap_or_else(|| top.to_path_buf()))
+}
+
+/// The main work tree of the linked worktree at `top` (its `.git` a file naming
+/// `<main>/.git/worktrees/<name>`).
+fn main_work_tree(top: &Path) -> Option<PathBuf> {
+    let read = |p: &Path| crate::untrusted::read_text(p, 64 * 1024, Links::Follow).ok().flatten();
+    let gitdir = read(&top.join(".git"))?;
+    let gitdir = top.join(gitdir.trim().strip_prefix("gitdir:")?.trim());
+    let common = gitdir.join(read(&gitdir.join("commondir"))?.trim());
+    let common = common.canonicalize().ok()?;
+    let gitdir = gitdir.canonicalize().ok()?;
+    if gitdir.parent()? != common.join("worktrees") || common.file_name()? != ".git" {
+        return None;
+    }
+    Some(common.parent()?.to_path_buf())
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::memory::{self, MemorySpec, NativeRead, Sources};
 use super::{
     Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, Whose, block_text, exit_code, inside,
 };
@@ -49,6 +50,12 @@ pub const SPEC: Spec = Spec {
     stored: None,
     subagents_folder: None,
     missed_because,
+    memory: Some(MemorySpec {
+        layer: "codex",
+        label: "codex memories",
+        personal: &[],
+        read: read_memories,
+    }),
 };
 
 /// The folder of Codex's home that holds its rollouts, by date.
@@ -388,4 +395,16 @@ fn output(output: &Value) -> (String, Option<i64>) {
     }
     let status = exit_code(&raw);
     (raw, status)
+}
+
+/// Codex Memories (`[features] memories = true`): `<home>/memories/`, where Codex's
+/// consolidation pass writes `MEMORY.md` (the handbook) and `memory_summary.md`, each read by
+/// sections; `raw_memories.md` and `rollout_summaries/` are that pass's inputs, not read.
+fn read_memories(sources: &Sources) -> NativeRead {
+    let mut out = NativeRead::default();
+    let dir = sources.home.join("memories");
+    for file in ["MEMORY.md", "memory_summary.md"] {
+        memory::read_sections(&dir.join(file), "codex", &mut out);
+    }
+    out
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::memory::{self, MemorySpec, NativeRead, Sources};
 use super::{Events, Fold, Home, Kind, Spec, TranscriptEvent, block_text, is_session_id};
 use crate::format::parse_time;
 use crate::untrusted::{self, Links};
@@ -56,6 +57,12 @@ pub const SPEC: Spec = Spec {
     stored: None,
     subagents_folder: None,
     missed_because: |_| None,
+    memory: Some(MemorySpec {
+        layer: "gemini",
+        label: "gemini memory",
+        personal: &["global"],
+        read: read_memories,
+    }),
 };
 
 /// Whether a line is a Gemini CLI chat record: its first line (`sessionId` and
@@ -291,4 +298,30 @@ pub fn project_of(chats: &Path) -> Option<PathBuf> {
     let text = untrusted::read_text(&file, 64 * 1024, Links::Follow).ok()??;
     let path = text.trim();
     (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// The heading under which older Gemini CLI versions' `save_memory` tool appended facts to the
+/// global `GEMINI.md`; 0.61.0 has no such tool and lets the model edit the file.
+pub const ADDED_MEMORIES: &str = "## Gemini Added Memories";
+
+/// Gemini CLI's memories: the list items of the global `<home>/GEMINI.md` (only those under
+/// [`ADDED_MEMORIES`] when it has that heading; kind `global`), and the private memory folder of
+/// the project, `<home>/tmp/<short name>/memory/` (its `MEMORY.md` index and the notes beside
+/// it; the short name from `projects.json`). A project's own `GEMINI.md` is a file of the
+/// clone, not read here.
+fn read_memories(sources: &Sources) -> NativeRead {
+    let mut out = NativeRead::default();
+    memory::read_lines(&sources.home.join("GEMINI.md"), "gemini", Some(ADDED_MEMORIES), &mut out);
+    for m in &mut out.memories {
+        m.kind = Some("global".into());
+    }
+    if let Some(project) = sources.project {
+        for chats in folders(sources.home, project) {
+            let Some(short) = chats.parent() else { continue };
+            if project_of(&chats).is_some_and(|p| p == project) {
+                memory::read_folder(&short.join("memory"), "gemini", &mut out);
+            }
+        }
+    }
+    out
 }

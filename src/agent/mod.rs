@@ -19,10 +19,12 @@ pub mod codex;
 mod event;
 pub mod gemini;
 mod home;
+pub mod memory;
 pub mod opencode;
 
 pub use self::event::{Kind, TranscriptEvent, USER_SHELL};
 pub use self::home::{Home, Homes};
+pub use self::memory::{MemorySpec, NativeMemory, NativeRead, Sources};
 
 /// A coding agent whose sessions mem reads and whose hooks run mem.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -94,6 +96,9 @@ pub struct Spec {
     /// (a folder not trusted, hooks that run only in the project's top folder), given the
     /// agent's home folder and the uncaptured transcripts.
     pub missed_because: fn(&Missed) -> Option<String>,
+    /// The memories the agent keeps of its own, if it keeps any: mem reads them as a
+    /// read-only layer ([`MemorySpec`]).
+    pub memory: Option<MemorySpec>,
 }
 
 /// How mem reads the sessions of an agent that keeps them in a store of its own: each session
@@ -171,6 +176,11 @@ impl Agent {
     /// Its name for people: `Claude Code`, `Codex`, `Gemini CLI`.
     pub fn title(self) -> &'static str {
         self.spec().title
+    }
+
+    /// The agent whose own memories make the layer named `layer` (`claude`), if one does.
+    pub fn of_layer(layer: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.spec().memory.is_some_and(|m| m.layer == layer))
     }
 
     /// The agent named `name` (its name or one of its aliases, such as the `claude-code` of

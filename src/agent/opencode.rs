@@ -56,6 +56,7 @@ pub const SPEC: Spec = Spec {
     stored: Some(Stored { file: |home| home.join(DB), sessions, transcript }),
     subagents_folder: None,
     missed_because: |_| None,
+    memory: None,
 };
 
 /// OpenCode's data folder in the user's home, when `XDG_DATA_HOME` is unset.

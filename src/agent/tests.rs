@@ -310,3 +310,132 @@ fn an_opencode_session_is_read_from_its_store() {
     let name = Agent::of_transcript(Path::new("/r/.mem/transcripts/opencode/ses_b.jsonl"));
     assert_eq!(name, Some((Agent::OpenCode, "ses_b".to_string())));
 }
+
+/// Writes `text` at `path`, making its folders.
+fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn claude_auto_memory_is_keyed_by_the_repository_top() {
+    let dir = tempfile::tempdir().unwrap();
+    let (home, repo) = (dir.path().join("claude"), dir.path().join("work/repo"));
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    std::fs::create_dir_all(repo.join("src/deep")).unwrap();
+    let folder = home.join("projects").join(claude::folder_name(&repo)).join("memory");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/native");
+    for (from, to) in [
+        ("claude-feedback_deploy_window.md", "feedback_deploy_window.md"),
+        ("claude-project_release_freeze.md", "project_release_freeze.md"),
+        ("claude-MEMORY.md", "MEMORY.md"),
+    ] {
+        put(&folder.join(to), &std::fs::read_to_string(data.join(from)).unwrap());
+    }
+    let spec = Agent::Claude.spec().memory.unwrap();
+    // From a subfolder of the repository: the repository's folder.
+    let project = repo.join("src/deep");
+    let read = (spec.read)(&Sources { home: &home, user: None, project: Some(&project) });
+    assert_eq!(read.warnings, Vec::<String>::new());
+    let ids: Vec<(&str, Option<&str>)> =
+        read.memories.iter().map(|m| (m.id.as_str(), m.kind.as_deref())).collect();
+    // `metadata.type` and a top-level `type:` are both read.
+    assert_eq!(
+        ids,
+        [("claude.deploy-window", Some("feedback")), ("claude.release-freeze", Some("project"))]
+    );
+    assert!(read.memories[0].text.contains("**Why:**"));
+    assert_eq!(
+        read.memories[0].title.as_deref(),
+        Some("Deploys go out only Tuesday to Thursday, 10:00-16:00 UTC")
+    );
+    // The user's own settings may move it; a project's never are read.
+    put(&repo.join(".claude/settings.json"), r#"{"autoMemoryDirectory": "/etc"}"#);
+    let moved = dir.path().join("elsewhere");
+    put(&moved.join("x.md"), "---\nname: moved\ntype: user\n---\nI am moved.\n");
+    put(&home.join("settings.json"), r#"{"autoMemoryDirectory": "~/elsewhere"}"#);
+    let read =
+        (spec.read)(&Sources { home: &home, user: Some(dir.path()), project: Some(&project) });
+    let ids: Vec<&str> = read.memories.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["claude.moved"]);
+    // The user memory, CLAUDE.md in the configuration folder: its list items, kind `user`.
+    put(&home.join("CLAUDE.md"), "# Me\n\n- I prefer small commits.\n");
+    let read = (spec.read)(&Sources { home: &home, user: Some(dir.path()), project: None });
+    let kinds: Vec<(&str, Option<&str>)> =
+        read.memories.iter().map(|m| (m.text.as_str(), m.kind.as_deref())).collect();
+    assert!(kinds.contains(&("I prefer small commits.", Some("user"))), "{kinds:?}");
+}
+
+#[test]
+fn a_linked_worktree_shares_its_main_work_tree_s_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main");
+    let gitdir = main.join(".git/worktrees/wt");
+    std::fs::create_dir_all(&gitdir).unwrap();
+    std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+    let wt = dir.path().join("wt");
+    put(&wt.join(".git"), &format!("gitdir: {}\n", gitdir.display()));
+    let top = claude::repository_top(&wt.join("src")).unwrap();
+    assert_eq!(top, main.canonicalize().unwrap());
+}
+
+#[test]
+fn gemini_and_codex_memories() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/native");
+    let home = dir.path().join("gemini");
+    put(&home.join("GEMINI.md"), &std::fs::read_to_string(data.join("gemini-GEMINI.md")).unwrap());
+    let spec = Agent::Gemini.spec().memory.unwrap();
+    let read = (spec.read)(&Sources { home: &home, user: None, project: None });
+    let texts: Vec<&str> = read.memories.iter().map(|m| m.text.as_str()).collect();
+    // Only the lines under the heading save_memory wrote, when the file has it.
+    assert_eq!(
+        texts,
+        [
+            "The user's preferred test runner is nextest.",
+            "The user writes commit messages in the imperative mood."
+        ]
+    );
+    let id = &read.memories[0].id;
+    assert!(id.starts_with("gemini.") && id.len() == "gemini.".len() + 10, "{id}");
+    // A stable id: the same line, spaced otherwise, keeps it.
+    assert_eq!(memory::short_hash("a  b"), memory::short_hash("a b"));
+
+    let home = dir.path().join("codex");
+    put(
+        &home.join("memories/MEMORY.md"),
+        &std::fs::read_to_string(data.join("codex-MEMORY.md")).unwrap(),
+    );
+    let spec = Agent::Codex.spec().memory.unwrap();
+    let read = (spec.read)(&Sources { home: &home, user: None, project: None });
+    let ids: Vec<&str> = read.memories.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["codex.memory.build", "codex.memory.tests"]);
+    assert_eq!(Agent::of_layer("codex"), Some(Agent::Codex));
+    assert_eq!(Agent::of_layer("opencode"), None);
+}
+
+#[test]
+fn bad_memory_files_are_warnings_and_the_rest_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("memory");
+    put(&folder.join("good.md"), "---\nname: good\ntype: user\n---\nA good memory.\n");
+    put(&folder.join("huge.md"), &"x".repeat(memory::MAX_FILE_BYTES as usize + 1));
+    std::fs::write(folder.join("latin1.md"), b"caf\xe9\n").unwrap();
+    put(&folder.join("broken.md"), "---\nname: [unclosed\n---\nbody\n");
+    put(&folder.join("twin.md"), "---\nname: good\n---\nAnother named good.\n");
+    put(&dir.path().join("secret.md"), "outside\n");
+    std::os::unix::fs::symlink(dir.path().join("secret.md"), folder.join("link.md")).unwrap();
+    put(
+        &folder.join("MEMORY.md"),
+        "- [Good](good.md) — ok\n- [Gone](gone.md) — missing\n- [Pw](../../etc/passwd) — out\n",
+    );
+    let mut read = NativeRead::default();
+    memory::read_folder(&folder, "claude", &mut read);
+    let ids: Vec<&str> = read.memories.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["claude.good"]);
+    let warned = read.warnings.join("\n");
+    for name in ["huge.md", "latin1.md", "broken.md", "twin.md", "link.md", "gone.md", "passwd"] {
+        assert!(warned.contains(name), "{name} not warned: {warned}");
+    }
+    assert_eq!(read.warnings.len(), 7, "{warned}");
+}

@@ -170,7 +170,8 @@ fn answer(
         options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
     }
     // The session's `mem mcp` answers when it can (it has the model loaded), else this process.
-    let context = match super::served::client::context(&root, source, ctx.now, &options) {
+    let asked = super::served::Asked { agent: agent.name().to_string(), cwd: event.cwd.clone() };
+    let context = match super::served::client::context(&root, source, ctx.now, &options, asked) {
         Some(served) => {
             for warning in &served.warnings {
                 eprintln!("mem: warning: {warning}");
@@ -179,6 +180,8 @@ fn answer(
         }
         None => {
             let mut layers = ctx.layers_near(cwd)?;
+            // The agent holds its own memories already: never sent to it again.
+            layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;
             let context = layers.context(&options, ctx.now)?;
             let (text, memories, sent) = (context.text, context.memories, context.sent);

@@ -87,6 +87,13 @@ impl Globals {
     /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
     /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
     pub(super) fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
+        let (_, source) = self.locate_root(cwd)?;
+        let layers = self.mem_layers_near(cwd)?;
+        super::native::join(self, layers, source, cwd)
+    }
+
+    /// [`Globals::layers_near`] without the agents' own memories.
+    fn mem_layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
         let (root, source) = self.find_root(cwd)?;
         let mut project = self.engine_at(&root)?;
         // A root given with --dir or MEM_DIR is not checked against the code (docs/format.md).

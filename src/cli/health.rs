@@ -74,6 +74,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     if let Some(code) = &health.code {
         text.push_str(&code_line(code));
     }
+    text.push_str(&super::native::health_lines(ctx, &engine)?);
     text.push_str(&embedding_line(&health.embedding));
     text.push_str(&status(true, "hooks", &served_line(served.as_deref())));
     super::output::print_text(&text)?;

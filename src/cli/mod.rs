@@ -19,6 +19,7 @@ mod list;
 mod machine;
 mod man;
 mod mcp;
+mod native;
 mod output;
 mod parse;
 mod prune;
@@ -85,6 +86,9 @@ enum Command {
     Used(used::Args),
     /// Write the usage log into the memory files' `access:` front-matter.
     Sync(sync::Args),
+    /// Copy an agent's own memory (Claude Code auto memory, Codex, Gemini CLI) into mem:
+    /// redacted, with its origin in `source`, under the same id.
+    Adopt(native::AdoptArgs),
     /// Mark a memory invalid from now on (it stays on disk; recall leaves it out).
     Forget(forget::ForgetArgs),
     /// Mark a memory as replaced by another.
@@ -157,6 +161,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval(args) => eval::run(args, &ctx),
         Command::Used(args) => used::run(args, &ctx),
         Command::Sync(args) => sync::run(args, &ctx),
+        Command::Adopt(args) => native::adopt(args, &ctx),
         Command::Checkpoint(args) => checkpoint::run(args, &ctx),
         Command::Checkpoints(args) => checkpoint::list(args, &ctx),
         Command::Rewind(args) => checkpoint::rewind(args, &ctx),

@@ -21,6 +21,17 @@ pub(super) fn layer_parser() -> impl clap::builder::TypedValueParser<Value = mem
         .map(|s| s.parse().expect("clap checked it is a possible value"))
 }
 
+/// Parses any layer recall can search: `project`, `user`, or an agent's own memories (the
+/// layer names of the agents' specs).
+pub(super) fn any_layer_parser() -> impl clap::builder::TypedValueParser<Value = mem::store::Layer>
+{
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let natives = mem::agent::Agent::ALL.into_iter().filter_map(|a| Some(a.spec().memory?.layer));
+    let names: Vec<&'static str> = ["project", "user"].into_iter().chain(natives).collect();
+    PossibleValuesParser::new(names)
+        .map(|s| s.parse().expect("clap checked it is a possible value"))
+}
+
 /// Parses a share between 0 and 1 (`--min-strength`).
 pub(super) fn parse_share(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {

@@ -47,6 +47,10 @@ pub struct Args {
     /// content words a memory holds, or its embedding cosine) below this, 0 to 1.
     #[arg(long, default_value_t = 0.0, value_name = "S", value_parser = super::parse::parse_share)]
     min_strength: f64,
+    /// Only memories of this layer: project, user, or an agent's own memories (claude,
+    /// codex, gemini: read only).
+    #[arg(long, value_parser = super::parse::any_layer_parser())]
+    layer: Option<mem::store::Layer>,
 }
 
 /// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
@@ -66,7 +70,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     };
     let query = args.query.join(" ");
     let LayeredRecall { recall, user_report } =
-        layers.recall(&query, &options, ctx.now, &super::bar::progress_bar())?;
+        layers.recall_in(&query, &options, args.layer, ctx.now, &super::bar::progress_bar())?;
     super::output::print_problems(&recall.report);
     if let Some(report) = &user_report {
         super::output::print_problems(report);
@@ -76,14 +80,20 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         eprintln!("mem: nothing matches {:?}", query);
     }
     if args.json {
-        super::output::print_json(hits)?;
+        // Each hit names its layer, the project's when it is searched alone.
+        let hits: Vec<Hit> = hits
+            .iter()
+            .cloned()
+            .map(|h| Hit { layer: h.layer.or(Some(mem::store::Layer::Project)), ..h })
+            .collect();
+        super::output::print_json(&hits)?;
         return Ok(if hits.is_empty() { NOTHING } else { 0 });
     }
     if hits.is_empty() {
         return Ok(NOTHING);
     }
     let semantic = hits.iter().any(|h| h.semantic.is_some());
-    let layered = layers.layered();
+    let layered = layers.layered() || hits.iter().any(|h| h.layer.is_some_and(|l| !l.writable()));
     let mut header = vec!["#", "score", "type", "imp", "age", "title", "path"];
     if layered {
         header.push("layer");

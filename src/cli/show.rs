@@ -16,8 +16,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
-    let (mut engine, _) = ctx.refreshed_engine()?;
+    let (mut project, _) = ctx.refreshed_engine()?;
+    let mut layers;
+    // A memory of another layer (the user's, an agent's own) is looked up there.
+    let (engine, layer) = match project.get(&args.id) {
+        Ok(_) => (&mut project, None),
+        Err(e) => {
+            layers = ctx.layers_near(None)?;
+            layers.refresh(ctx.now, &mem::progress::Silent)?;
+            match layers.locate(&args.id) {
+                Some(layer) => (layers.engine(layer).expect("located"), Some(layer)),
+                None => return Err(e.into()),
+            }
+        }
+    };
     let (path, memory) = engine.get(&args.id)?;
+    let lives = layer.map(|l| super::native::lives_in(l, &memory));
     let decay = engine.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
     let state = engine.state_of(&memory).unwrap_or_else(|e| {
@@ -41,12 +55,19 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         });
         if let (Some(all), Some(extra)) = (value.as_object_mut(), usage.as_object()) {
             all.extend(extra.clone());
+            if let Some(layer) = layer {
+                all.insert("layer".into(), json!(layer));
+                all.insert("lives_in".into(), json!(lives));
+            }
         }
         return super::output::print_json(&value);
     }
     let mut text = String::new();
     text.push_str(&format!("id          {}\n", memory.id()));
     text.push_str(&format!("path        {path}\n"));
+    if let Some(lives) = &lives {
+        text.push_str(&format!("lives in    {lives}\n"));
+    }
     text.push_str(&format!("title       {}\n", memory.title()));
     text.push_str(&format!("type        {}\n", memory.kind()));
     text.push_str(&format!("importance  {}\n", memory.importance()));

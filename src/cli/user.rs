@@ -25,6 +25,23 @@ pub struct UserConfig {
     pub layers: Layers,
     /// `[checkpoint]`.
     pub checkpoint: Checkpoint,
+    /// `[agents]`.
+    pub agents: Agents,
+}
+
+/// `[agents]` of the user configuration.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Agents {
+    /// Whether the agents' own memories are read as read-only layers (a root's `mem.toml`
+    /// may turn it off for its project).
+    pub read_own_memories: bool,
+}
+
+impl Default for Agents {
+    fn default() -> Agents {
+        Agents { read_own_memories: true }
+    }
 }
 
 /// `[checkpoint]` of the user configuration.

@@ -313,8 +313,11 @@ impl Layers {
     pub fn context(&mut self, options: &ContextOptions, now: Timestamp) -> Result<SessionContext> {
         let layered = self.layered();
         let label = |layer: Option<Layer>| match layer {
-            Some(Layer::User) if layered => ", user",
-            _ => "",
+            Some(Layer::User) if layered => ", user".to_string(),
+            Some(Layer::Native(agent)) => {
+                agent.spec().memory.map_or(String::new(), |m| format!(", {}", m.label))
+            }
+            _ => String::new(),
         };
         // The task's memories come first: they are the most specific, and the budget may not
         // reach the end.
@@ -351,7 +354,7 @@ impl Layers {
                     continue;
                 }
                 let note = hit.code_note.clone();
-                let text = entry(&hit.record, &memory, label(hit.layer), note.as_deref());
+                let text = entry(&hit.record, &memory, &label(hit.layer), note.as_deref());
                 let (id, title) = (&hit.record.id, &hit.record.title);
                 items.push(Item::new(id, text, title, memory.body(), note.as_deref()));
                 shown.push(hit.record.id.clone());
@@ -378,7 +381,7 @@ impl Layers {
                 let (_, memory) = engine.get(&r.id)?;
                 let cites = verdict.map(|v| v.cites).unwrap_or_default();
                 let note = super::cites::code_note(r.kind, &cites);
-                let text = entry(r, &memory, label(Some(layer)), note.as_deref());
+                let text = entry(r, &memory, &label(Some(layer)), note.as_deref());
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), note.as_deref()));
                 titles.push(r.title.clone());
             }

@@ -27,6 +27,7 @@ mod fresh;
 mod health;
 mod held;
 mod layers;
+mod native;
 mod recall;
 mod reflect;
 mod semantic;
@@ -39,6 +40,9 @@ pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{CodeCheck, Health, InterruptedMove, Stats, UsageCheck};
 pub use self::layers::{LayeredRecall, Layers, merge};
+pub use self::native::{
+    Adopted, NATIVE_DIR, index_native, native_file, native_folder, native_type,
+};
 pub use self::recall::{DEFAULT_MIN_STRENGTH, Recall, RecallOptions};
 pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,

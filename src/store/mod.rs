@@ -22,15 +22,18 @@ pub const ARCHIVE_DIR: &str = "archive";
 /// The folder of a repository that holds its project memory root (`mem init --project`).
 pub const PROJECT_DIR: &str = ".memory";
 
-/// Which of the two roots searched together a memory lives in (see
-/// [`crate::engine::Layers`]): the project's, or the user's, which holds what spans projects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+/// Which of the roots searched together a memory lives in (see [`crate::engine::Layers`]):
+/// the project's, the user's, which holds what spans projects, or an agent's own memories,
+/// read only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layer {
     /// The project's root (`.memory/`, or the root the command found or was given).
     Project,
     /// The per-user root named in the user configuration file (`[layers] user`).
     User,
+    /// An agent's own memories ([`crate::agent::MemorySpec`]): read only, indexed into the
+    /// root's `.mem/native/<layer>/`.
+    Native(crate::agent::Agent),
 }
 
 impl Layer {
@@ -39,7 +42,19 @@ impl Layer {
         match self {
             Layer::Project => "project",
             Layer::User => "user",
+            Layer::Native(agent) => agent.spec().memory.map_or(agent.name(), |m| m.layer),
         }
+    }
+
+    /// Whether mem writes to this layer (an agent's own memories it only reads).
+    pub fn writable(self) -> bool {
+        !matches!(self, Layer::Native(_))
+    }
+}
+
+impl serde::Serialize for Layer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 
@@ -50,7 +65,13 @@ impl std::str::FromStr for Layer {
         match s {
             "project" => Ok(Layer::Project),
             "user" => Ok(Layer::User),
-            other => Err(format!("unknown layer {other:?}: project or user")),
+            other => crate::agent::Agent::of_layer(other).map(Layer::Native).ok_or_else(|| {
+                let natives: Vec<&str> = crate::agent::Agent::ALL
+                    .into_iter()
+                    .filter_map(|a| Some(a.spec().memory?.layer))
+                    .collect();
+                format!("unknown layer {other:?}: project, user or {}", natives.join(", "))
+            }),
         }
     }
 }

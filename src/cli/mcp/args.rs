@@ -105,6 +105,14 @@ pub(super) struct RecallArgs {
     #[schemars(description = "Relevance from keywords (bm25), meaning (vector) or both \
         (hybrid). Default: hybrid when the server has an embedding model, else bm25.")]
     pub(super) mode: Option<Mode>,
+    #[serde(default)]
+    #[schemars(
+        length(max = 32),
+        description = "Only memories of this layer: project, user, or \
+        the name of an agent whose own memories mem reads (read only; each hit's `layer` names \
+        it). Default: every layer."
+    )]
+    pub(super) layer: Option<String>,
 }
 
 fn default_k() -> u16 {

@@ -182,8 +182,10 @@ impl MemServer {
                 min_strength: mem::engine::DEFAULT_MIN_STRENGTH,
                 ..Default::default()
             };
+            let only = args.layer.as_deref().map(str::parse::<Layer>).transpose();
+            let only = only.map_err(|e| anyhow::anyhow!("layer: {e}"))?;
             let LayeredRecall { recall, user_report } =
-                layers.recall(&args.query, &options, now, &mem::progress::Silent)?;
+                layers.recall_in(&args.query, &options, only, now, &mem::progress::Silent)?;
             self.log_problems(&recall.report);
             if let Some(report) = &user_report {
                 self.log_problems(report);
@@ -323,6 +325,7 @@ impl MemServer {
     fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
         self.call(true, |layers, now| {
             let id = MemoryId::new(&args.id)?;
+            super::native::refuse_read_only(layers, id.as_str())?;
             to_json(&engine_of(layers, id.as_str())?.forget(
                 id.as_str(),
                 Some(&args.reason),
@@ -501,6 +504,7 @@ impl MemServer {
                     root.display()
                 );
             }
+            super::native::reindex(layers, now);
             if refresh {
                 for (_, report) in layers.refresh_for_recall(now, &mem::progress::Silent)? {
                     self.log_problems(&report);

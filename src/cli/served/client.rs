@@ -11,29 +11,31 @@ use jiff::Timestamp;
 use mem::engine::ContextOptions;
 use mem::store::RootSource;
 
-use super::{Answer, Key, Reply, Request};
+use super::{Answer, Asked, Key, Reply, Request};
 
 /// How long a server may take to take a request: a server busy with a long call is not waited
 /// for.
-const TAKE: Duration = Duration::from_millis(50);
+const TAKE: Duration = Duration::from_millis(100);
 
 /// How long a server may take to answer a request it took (a refresh that embeds the memories
 /// changed since the last call included).
 const ANSWER: Duration = Duration::from_secs(20);
 
-/// The context block for `options` at `now` from a server of the root `root` (found as
-/// `source`) with this process's key, or `None` (no server, another key, busy, gone, failed).
+/// The context block for `options` at `now` for the hook `asked` from a server of the root
+/// `root` (found as `source`) with this process's key, or `None` (no server, another key, busy,
+/// gone, failed).
 pub fn context(
     root: &Path,
     source: RootSource,
     now: Timestamp,
     options: &ContextOptions,
+    asked: Asked,
 ) -> Option<Answer> {
     if !super::enabled() {
         return None;
     }
     let key = Key::of(root, source);
-    let request = Request::Context { key, now, options: options.clone() };
+    let request = Request::Context { key, now, options: options.clone(), asked };
     each_server(root, |stream| match ask(stream, &request)? {
         (Reply::Accepted, mut reader) => {
             reader.get_ref().set_read_timeout(Some(ANSWER)).ok()?;

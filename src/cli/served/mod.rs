@@ -199,7 +199,19 @@ pub enum Request {
         now: Timestamp,
         /// What the block holds.
         options: ContextOptions,
+        /// Whose hook asks, from where.
+        asked: Asked,
     },
+}
+
+/// The hook that asks: its agent (whose own memories are never sent back to it) and the
+/// payload's working directory (which decides the agents' project folder for the per-user root).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Asked {
+    /// The agent's name.
+    pub agent: String,
+    /// The payload's working directory.
+    pub cwd: Option<String>,
 }
 
 /// What a server answers, one line each.

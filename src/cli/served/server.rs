@@ -13,16 +13,17 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use jiff::Timestamp;
+use mem::agent::Agent;
 use mem::engine::{ContextOptions, Layers};
-use mem::store::Layer;
+use mem::store::{Layer, RootSource};
 use tokio::net::UnixListener;
 
-use super::{Answer, Key, Reply, Request};
+use super::{Answer, Asked, Key, Reply, Request};
 use crate::cli::Globals;
 
 /// How long a request may wait for the layers while a tool call holds them (then it is answered
 /// [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
-const LOCK_TRIES: u32 = 20;
+const LOCK_TRIES: u32 = 50;
 
 /// How long a connection may take to send its request.
 const READ: Duration = Duration::from_secs(2);
@@ -45,9 +46,12 @@ impl Listening {
     }
 }
 
-/// What the connections share: the layers, the server's key, and a count.
+/// What the connections share: the layers, how the root was found, the server's key, and a
+/// count.
 struct Shared {
     layers: Arc<Mutex<Option<Layers>>>,
+    globals: Globals,
+    source: RootSource,
     key: Key,
     answered: AtomicU64,
 }
@@ -75,7 +79,8 @@ pub fn listen(
     std::fs::set_permissions(&listening.path, std::fs::Permissions::from_mode(0o600))
         .map_err(|e| format!("cannot restrict {}: {e}", listening.path.display()))?;
     keep_fresh(Arc::clone(&layers), globals.fixed_now);
-    let shared = Arc::new(Shared { layers, key, answered: AtomicU64::new(0) });
+    let globals = globals.clone();
+    let shared = Arc::new(Shared { layers, globals, source, key, answered: AtomicU64::new(0) });
     tokio::spawn(accept(listener, shared));
     Ok(Some(listening))
 }
@@ -166,7 +171,7 @@ fn serve(stream: &UnixStream, shared: &Shared) {
             answered: shared.answered.load(Ordering::Relaxed),
             differs: shared.key.differs(&key),
         },
-        Request::Context { key, now, options } => {
+        Request::Context { key, now, options, asked } => {
             let differs = shared.key.differs(&key);
             if !differs.is_empty() {
                 Reply::Other { differs }
@@ -175,7 +180,7 @@ fn serve(stream: &UnixStream, shared: &Shared) {
                     return;
                 }
                 let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    answer(&mut layers, now, &options)
+                    answer(&mut layers, shared, now, &options, &asked)
                 }));
                 match outcome {
                     Ok(Ok(answer)) => {
@@ -208,24 +213,37 @@ fn lock(layers: &Mutex<Option<Layers>>) -> Option<MutexGuard<'_, Option<Layers>>
     None
 }
 
-/// What a hook would make in-process: the index refreshed, then the block.
+/// What a hook would make in-process: the agents' memories read again (as the hook joins
+/// them), the asking agent's own left out, the index refreshed, then the block.
 fn answer(
     layers: &mut Option<Layers>,
+    shared: &Shared,
     now: Timestamp,
     options: &ContextOptions,
+    asked: &Asked,
 ) -> Result<Answer, String> {
     let layers = layers.as_mut().ok_or("the root is not open")?;
     if let Some(root) = layers.missing_root() {
         return Err(format!("the memory root {} is gone", root.display()));
     }
-    layers.refresh(now, &mem::progress::Silent).map_err(|e| e.to_string())?;
-    let context = layers.context(options, now).map_err(|e| e.to_string())?;
-    Ok(Answer {
-        text: context.text,
-        memories: context.memories,
-        sent: context.sent,
-        warnings: warnings(layers),
-    })
+    let agent = Agent::from_name(&asked.agent).ok_or("an agent this version does not know")?;
+    let globals = Globals { now, ..shared.globals.clone() };
+    crate::cli::native::join_into(&globals, layers, shared.source, asked.cwd.as_deref())
+        .map_err(|e| e.to_string())?;
+    let (own, others): (Vec<_>, Vec<_>) =
+        layers.take_natives().into_iter().partition(|(a, _)| *a == agent);
+    layers.set_natives(others);
+    let made = (|| -> mem::Result<Answer> {
+        layers.refresh(now, &mem::progress::Silent)?;
+        let context = layers.context(options, now)?;
+        let (text, memories, sent) = (context.text, context.memories, context.sent);
+        Ok(Answer { text, memories, sent, warnings: warnings(layers) })
+    })();
+    // The agent's own layer goes back for the MCP server's tools.
+    let mut natives = layers.take_natives();
+    natives.extend(own);
+    layers.set_natives(natives);
+    made.map_err(|e| e.to_string())
 }
 
 /// The configuration warnings of each open root, project first.

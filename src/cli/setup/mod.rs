@@ -337,6 +337,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         for note in (setup.notes)(args.scope, &changes) {
             text.push_str(&format!("note: {note}\n"));
         }
+        text.push_str(&super::native::setup_note(args.agent, &target.project));
     }
     // An agent reads its configuration when it starts: a running one goes on as it was.
     let what = if args.remove { "stop running" } else { "load" };
