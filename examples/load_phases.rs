@@ -43,6 +43,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let graph = std::fs::read(cache.join("graph.onnx"))?;
     lap("read files", &mut phases);
+    if let Ok(level) = std::env::var("LOAD_PHASES_RAW") {
+        // The session alone, built as fastembed builds it but with the optimisation level given
+        // (`3` as fastembed, `0` none: the cached graph is optimised already).
+        use ort::session::builder::GraphOptimizationLevel as Level;
+        let level = if level == "0" { Level::Disable } else { Level::Level3 };
+        let text = |e: ort::Error<ort::session::builder::SessionBuilder>| e.to_string();
+        let session = ort::session::Session::builder(&environment)?
+            .with_optimization_level(level)
+            .map_err(text)?
+            .with_config_entry("session.intra_op.allow_spinning", "0")
+            .map_err(text)?
+            .with_config_entry("session.disable_prepacking", "1")
+            .map_err(text)?
+            .with_config_entry(
+                "session.model_external_initializers_file_folder_path",
+                cache.to_string_lossy(),
+            )
+            .map_err(text)?
+            .commit_from_memory(&graph)?;
+        lap("raw session", &mut phases);
+        drop(session);
+    }
     let model = UserDefinedEmbeddingModel::new(graph, files).with_pooling(Pooling::Mean);
     let mut options = InitOptionsUserDefined::new()
         .with_environment(environment)

@@ -9,7 +9,7 @@ use crate::util::{Dir, Out};
 /// A project `repo/` (a git work tree with a `.memory/` root) in `dir`, with Claude Code's auto
 /// memory of it holding the fixtures as Claude Code 2.1.197's instructions shape them; the
 /// memory folder.
-fn project_with_claude_memory(dir: &Dir) -> PathBuf {
+pub(crate) fn project_with_claude_memory(dir: &Dir) -> PathBuf {
     std::fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
     dir.write("repo/.memory/mem.toml", "");
     let repo = dir.path().join("repo");

@@ -320,3 +320,62 @@ fn a_server_killed_during_a_hook_a_capture_or_an_index_loses_nothing() {
     let list = run(&mut served.command(&["list", "--json"], true));
     assert_eq!(list.code, 0, "{}", list.stderr);
 }
+
+/// `mem <args>` in `repo/` of `dir` (the root found from there, the agents' memories joined),
+/// served hooks on unless `off`, the servers listening in `runtime`.
+fn in_repo(dir: &Dir, runtime: &Path, args: &[&str], off: bool) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).current_dir(dir.path().join("repo"));
+    cmd.env("XDG_CONFIG_HOME", dir.home())
+        .env("HOME", dir.home())
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env("MEM_NO_SERVER", if off { "1" } else { "0" });
+    cmd
+}
+
+#[test]
+fn a_served_hook_leaves_out_the_asking_agent_s_own_memories_as_in_process() {
+    let dir = Dir::new();
+    crate::native::project_with_claude_memory(&dir);
+    let runtime = tempfile::tempdir().unwrap();
+    let mut cmd = in_repo(&dir, runtime.path(), &["mcp"], false);
+    clean_env(&mut cmd);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut server = Server::of(cmd.spawn().unwrap());
+    server.initialize();
+    let answered = || {
+        let out = run(&mut in_repo(&dir, runtime.path(), &["health", "--json"], false));
+        let health: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let servers = health["served_hooks"]["servers"].as_array().unwrap().clone();
+        let live = servers.iter().find(|s| s["differs"].as_array().unwrap().is_empty());
+        live.map(|s| s["answered"].as_u64().unwrap())
+    };
+    let mut waited = Duration::ZERO;
+    while answered().is_none() {
+        assert!(waited < PATIENCE, "the server never listened");
+        std::thread::sleep(Duration::from_millis(50));
+        waited += Duration::from_millis(50);
+    }
+    let repo = dir.path().join("repo");
+    let hook = |agent: &str, session: &str, off: bool| {
+        let payload = json!({ "session_id": session, "cwd": repo,
+                              "hook_event_name": "UserPromptSubmit",
+                              "prompt": "can we deploy on friday" });
+        let mut cmd = in_repo(&dir, runtime.path(), &["context", "--hook", agent], off);
+        run_with_stdin(&mut cmd, payload.to_string()).stdout
+    };
+    for agent in ["claude", "codex"] {
+        let served = hook(agent, &format!("served-{agent}"), false);
+        let in_process = hook(agent, &format!("plain-{agent}"), true);
+        assert_eq!(served, in_process, "{agent}");
+        // Claude Code holds its auto memory already; Codex gets it.
+        assert_eq!(served.contains("claude.deploy-window"), agent == "codex", "{agent}: {served}");
+    }
+    assert!(answered().unwrap() >= 1);
+    // The server still has Claude Code's layer for its own tools.
+    let result = server.request(
+        "tools/call",
+        json!({ "name": "get", "arguments": { "id": "claude.deploy-window" } }),
+    );
+    assert_eq!(result["result"]["isError"], json!(false), "{result}");
+}
