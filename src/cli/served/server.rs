@@ -86,7 +86,7 @@ pub fn listen(
 }
 
 /// How often the server looks for changed files between calls.
-const FRESH_EVERY: Duration = Duration::from_millis(250);
+const FRESH_EVERY: Duration = Duration::from_millis(50);
 
 /// Between calls, brings the layers up to date with what changed on disk (the watch says what)
 /// and embeds the memories that changed, as a hook's recall would (within
