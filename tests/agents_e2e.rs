@@ -181,6 +181,14 @@ impl Project {
         cmd
     }
 
+    /// `mem setup` for Claude Code (project scope), Codex (its hooks trusted) and Gemini CLI.
+    pub(crate) fn set_up_claude_codex_gemini(&self) {
+        self.mem_ok(&["setup", "claude", "--scope", "project"]);
+        self.mem_ok(&["setup", "codex"]);
+        self.trust_codex_hooks();
+        self.mem_ok(&["setup", "gemini"]);
+    }
+
     /// `mem <args>` in the repository.
     pub(crate) fn mem(&self, args: &[&str]) -> Out {
         let out = self.command(&self.mem_folder.join("mem")).args(args).output().unwrap();

@@ -299,10 +299,7 @@ fn recall_rank(project: &Project, query: &str, id: &str) -> (Option<usize>, Vec<
 fn facts_first_in_three_agents() {
     let Some(agents) = agents() else { return };
     let project = Project::new(agents);
-    project.mem_ok(&["setup", "claude", "--scope", "project"]);
-    project.mem_ok(&["setup", "codex"]);
-    project.trust_codex_hooks();
-    project.mem_ok(&["setup", "gemini"]);
+    project.set_up_claude_codex_gemini();
     let mut ids = Vec::new();
     for (kind, importance, text) in FACTS {
         let added =

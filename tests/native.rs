@@ -28,13 +28,19 @@ pub(crate) fn project_with_claude_memory(dir: &Dir) -> PathBuf {
 
 /// Claude Code's auto-memory folder of `repo` in the test's home folder.
 fn claude_folder(dir: &Dir, repo: &Path) -> PathBuf {
-    let name: String = repo
+    claude_memory_folder(dir.home(), repo)
+}
+
+/// Claude Code's auto-memory folder of the repository `top` for the home folder `home`
+/// (Claude Code 2.1.197: every character of the path but ASCII letters and digits made `-`).
+pub(crate) fn claude_memory_folder(home: &Path, top: &Path) -> PathBuf {
+    let name: String = top
         .to_str()
         .unwrap()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
-    dir.home().join(".claude/projects").join(name).join("memory")
+    home.join(".claude/projects").join(name).join("memory")
 }
 
 /// `mem ARGS` run in `repo/` (the root found from there, as an agent's hook finds it).

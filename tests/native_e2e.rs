@@ -15,27 +15,17 @@ const FACT: &str = "Deploys go out only from Tuesday to Thursday, never on a Fri
 /// The fact the stand-in makes Gemini CLI remember.
 const GEMINI_FACT: &str = "The user reviews every migration by hand before it runs";
 
-/// Claude Code's auto-memory folder of the project (Claude Code 2.1.197: the repository's
-/// top, every character but ASCII letters and digits made `-`).
+/// Claude Code's auto-memory folder of the project: keyed by the repository's top.
 fn claude_memory(project: &Project) -> PathBuf {
     let top = project.repo().canonicalize().unwrap();
-    let name: String = top
-        .to_str()
-        .unwrap()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
-    project.home.path().join(".claude/projects").join(name).join("memory")
+    crate::native::claude_memory_folder(project.home.path(), &top)
 }
 
 #[test]
 fn e2e_an_agent_s_own_memory_reaches_the_other_agents_once() {
     let Some(agents) = agents() else { return };
     let project = Project::new(agents);
-    project.mem_ok(&["setup", "claude", "--scope", "project"]);
-    project.mem_ok(&["setup", "codex"]);
-    project.trust_codex_hooks();
-    project.mem_ok(&["setup", "gemini"]);
+    project.set_up_claude_codex_gemini();
     let folder = claude_memory(&project);
     let file = folder.join("project_deploy_window.md");
     let content = format!(
