@@ -101,6 +101,15 @@ fn an_agent_s_memories_are_recalled_shown_used_and_adopted() {
         "{}",
         health.stdout
     );
+    let json = mem(&dir, &["health", "--json"]);
+    let native: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let claude = &native["agents_own_memories"][0];
+    assert_eq!(
+        (&claude["agent"], &claude["memories"], &claude["not_adopted"]),
+        (&serde_json::json!("claude"), &serde_json::json!(2), &serde_json::json!(1)),
+        "{}",
+        json.stdout
+    );
 }
 
 #[test]

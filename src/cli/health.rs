@@ -43,9 +43,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let status_code = if ok { 0 } else { UNHEALTHY };
     let (root, source) = ctx.locate_root(None)?;
     let served = super::served::enabled().then(|| super::served::client::status(&root, source));
+    let native = super::native::counts(ctx, &engine)?;
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
+        value["agents_own_memories"] = serde_json::to_value(&native)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["ok"] = serde_json::Value::Bool(ok);
         super::output::print_json(&value)?;
@@ -74,7 +76,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     if let Some(code) = &health.code {
         text.push_str(&code_line(code));
     }
-    text.push_str(&super::native::health_lines(ctx, &engine)?);
+    text.push_str(&super::native::health_lines(&native));
     text.push_str(&embedding_line(&health.embedding));
     text.push_str(&status(true, "hooks", &served_line(served.as_deref())));
     super::output::print_text(&text)?;

@@ -203,40 +203,72 @@ pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
     Ok(())
 }
 
-/// The health lines of the agents' own memories, read but not indexed (health changes
-/// nothing): per agent that keeps some for this project, how many, how many not adopted into
-/// `engine`'s root, and the files its reader could not read; or why they are not read.
-pub(super) fn health_lines(globals: &Globals, engine: &Engine) -> Result<String> {
+/// What `mem health` says of one agent's own memories.
+#[derive(serde::Serialize)]
+pub(super) struct NativeCount {
+    /// The agent's name.
+    agent: &'static str,
+    /// Its layer's name.
+    layer: &'static str,
+    /// Where its memories live (`claude auto memory`).
+    label: &'static str,
+    /// How many memories its reader found.
+    memories: usize,
+    /// How many of them no root of mem's holds (not adopted).
+    not_adopted: usize,
+    /// The reader's warnings (a file not read).
+    warnings: Vec<String>,
+}
+
+/// Per agent whose own memories are read for the root of `engine`: how many there are, how
+/// many are not adopted, and what its reader could not read (nothing when the layers are off).
+pub(super) fn counts(globals: &Globals, engine: &Engine) -> Result<Vec<NativeCount>> {
     let (_, source) = globals.locate_root(None)?;
     if !enabled(source, engine.config())? {
-        return Ok(String::new());
+        return Ok(Vec::new());
     }
     let project = project_of(engine.root(), source, None);
-    let mut text = String::new();
+    let mut counts = Vec::new();
     for (agent, read) in read_all(project.as_deref()) {
         if read.memories.is_empty() && read.warnings.is_empty() {
             continue;
         }
-        let layer = Layer::Native(agent);
-        let label = agent.spec().memory.map_or("", |m| m.label);
-        let open = read.memories.iter().filter(|m| engine.get(&m.id).is_err()).count();
-        let hint = if open > 0 {
-            format!("; `mem adopt --all-from {}` copies them into mem", agent.name())
+        counts.push(NativeCount {
+            agent: agent.name(),
+            layer: Layer::Native(agent).as_str(),
+            label: agent.spec().memory.map_or("", |m| m.label),
+            memories: read.memories.len(),
+            not_adopted: read.memories.iter().filter(|m| engine.get(&m.id).is_err()).count(),
+            warnings: read.warnings,
+        });
+    }
+    Ok(counts)
+}
+
+/// The lines of `mem health` on the agents' own memories ([`counts`]).
+pub(super) fn health_lines(counts: &[NativeCount]) -> String {
+    let mut text = String::new();
+    for count in counts {
+        let Some(agent) = Agent::from_name(count.agent) else { continue };
+        let hint = if count.not_adopted > 0 {
+            format!("; `mem adopt --all-from {}` copies them into mem", count.agent)
         } else {
             String::new()
         };
         text.push_str(&format!(
-            "{} {:<9} {}: {} memories in {label}, {open} not adopted{hint}\n",
-            if read.warnings.is_empty() { "✓" } else { "!" },
-            layer.as_str(),
+            "{} {:<9} {}: {} memories in {}, {} not adopted{hint}\n",
+            if count.warnings.is_empty() { "✓" } else { "!" },
+            count.layer,
             agent.title(),
-            read.memories.len(),
+            count.memories,
+            count.label,
+            count.not_adopted,
         ));
-        for warning in &read.warnings {
+        for warning in &count.warnings {
             text.push_str(&format!("    {warning}\n"));
         }
     }
-    Ok(text)
+    text
 }
 
 /// An error for a memory of an agent's own, which mem never changes (`forget`, `supersede`):
