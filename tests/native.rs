@@ -90,6 +90,9 @@ fn an_agent_s_memories_are_recalled_shown_used_and_adopted() {
         .collect();
     let freeze: Vec<_> = found.iter().filter(|(id, _)| *id == "claude.release-freeze").collect();
     assert_eq!(freeze, [&("claude.release-freeze", "project")], "{found:?}");
+    // Nor is it recalled from the agent's layer alone.
+    let only = mem(&dir, &["recall", "release freeze", "--layer", "claude", "--json"]);
+    assert!(!only.stdout.contains("claude.release-freeze"), "{}", only.stdout);
     // An id that is no agent's memory.
     let wrong = mem(&dir, &["adopt", "nope"]);
     assert_eq!(wrong.code, 2);

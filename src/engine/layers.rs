@@ -213,6 +213,10 @@ impl Layers {
                 )));
             };
             let mut recall = engine.recall(query, options, now, progress)?;
+            // An agent's memory adopted into mem is mem's now: recalled from mem's layer.
+            if let Layer::Native(_) = layer {
+                recall.hits.retain(|hit| !self.is_adopted(&hit.record.id));
+            }
             for hit in &mut recall.hits {
                 hit.layer = Some(layer);
             }
