@@ -80,7 +80,7 @@ fn an_agent_s_memories_are_recalled_shown_used_and_adopted() {
     let adopt = mem(&dir, &["adopt", "claude.release-freeze"]);
     assert!(adopt.ok().contains("into the project layer"), "{}", adopt.stdout);
     let file = dir.read("repo/.memory/claude.release-freeze.md");
-    assert!(file.contains("source: 'claude auto memory: "), "{file}");
+    assert!(file.contains("source: 'claude auto memory: ~/.claude/projects/"), "{file}");
     let hits = mem(&dir, &["recall", "release freeze", "--json"]).json();
     let found: Vec<(&str, &str)> = hits
         .as_array()

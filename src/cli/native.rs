@@ -178,7 +178,7 @@ pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
     }
     let mut failed = 0;
     for id in &ids {
-        match layers.adopt(id, layer, globals.now) {
+        match layers.adopt(id, layer, hook::homes().user(), globals.now) {
             Ok(adopted) => {
                 let redacted = match adopted.redacted {
                     0 => String::new(),

@@ -123,8 +123,15 @@ impl Layers {
     /// origin in `source`: into `to` when given, else the user layer for the agent's personal
     /// kinds ([`crate::agent::MemorySpec::personal`]) when there is one, else the project. The
     /// copy keeps the id, so the agent's own is no longer recalled; the agent's copy edited
-    /// later stays hidden (mem's copy is the one that counts).
-    pub fn adopt(&mut self, id: &str, to: Option<Layer>, now: Timestamp) -> Result<Adopted> {
+    /// later stays hidden (mem's copy is the one that counts). A `source` under the user's
+    /// `home` is written from `~`, so that a copy committed with the project names no home.
+    pub fn adopt(
+        &mut self,
+        id: &str,
+        to: Option<Layer>,
+        home: Option<&std::path::Path>,
+        now: Timestamp,
+    ) -> Result<Adopted> {
         let Some(Layer::Native(agent)) = self.locate(id).filter(|l| !l.writable()) else {
             return Err(Error::InvalidMemory(
                 "not a memory of an agent's own (see `mem recall --layer AGENT`): only those \
@@ -150,7 +157,12 @@ impl Layers {
             None => Layer::Project,
         };
         let (text, redacted) = crate::capture::redact(&text);
-        let source = format!("{}: {}", spec.label, memory.source().unwrap_or(id));
+        let origin = memory.source().unwrap_or(id);
+        let origin = match home.and_then(|h| std::path::Path::new(origin).strip_prefix(h).ok()) {
+            Some(rest) => format!("~/{}", rest.display()),
+            None => origin.to_string(),
+        };
+        let source = format!("{}: {origin}", spec.label);
         let text = crate::format::edit_front_matter(&text, &[("source", Some(yaml_text(&source)))])
             .map_err(|e| Error::InvalidMemory(e.to_string()))?;
         let Some(engine) = self.engine(layer) else {
