@@ -76,6 +76,8 @@ mod shell;
 mod teams;
 /// `mem ui`: the gate (token, cookie, Host, same-origin POSTs), hostile content, the pages.
 mod ui;
+/// `mem ui` in a real browser (chromium over WebDriver); skipped without it unless CI=true.
+mod ui_browser;
 /// Files others control (usage files, settings, transcripts, mem.toml): FIFOs, device links.
 mod unreadable;
 /// Usage log, decay through time, prune and restore, invalidation, sync.

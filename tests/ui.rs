@@ -176,14 +176,27 @@ fn a_cross_origin_post_is_refused_and_changes_nothing() {
     let cookie = server.cookie();
     let path = format!("/memory/{id}/forget");
     let form = ("Content-Type", "application/x-www-form-urlencoded");
-    for origin in [Some("http://evil.example"), Some("null"), None] {
+    let cases = [
+        (Some("http://evil.example"), None),
+        (Some("http://evil.example"), Some("same-origin")),
+        (Some("null"), None),
+        (Some("null"), Some("cross-site")),
+        (None, Some("same-site")),
+        (None, None),
+    ];
+    for (origin, fetch_site) in cases {
         let mut headers = vec![("Cookie", cookie.as_str()), form];
         if let Some(origin) = origin {
             headers.push(("Origin", origin));
         }
+        if let Some(site) = fetch_site {
+            headers.push(("Sec-Fetch-Site", site));
+        }
         let answer = server.send("POST", &path, &headers, "reason=x");
-        assert_eq!(answer.status, 403, "{origin:?}");
+        assert_eq!(answer.status, 403, "{origin:?} {fetch_site:?}");
     }
+    // A GET changes nothing either: the change routes take POST only.
+    assert_eq!(server.get(&path).status, 405);
     // Without the cookie, even from the right origin.
     let origin = format!("http://{}", server.host());
     let answer = server.send("POST", &path, &[("Origin", &origin), form], "reason=x");
@@ -275,4 +288,20 @@ fn a_port_in_use_is_a_clear_error() {
     let out = dir.mem(&["ui", "--port", &port]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("port in use"), "{}", out.stderr);
+}
+
+#[test]
+fn a_session_page_lists_the_memories_its_hooks_injected() {
+    let dir = Dir::example();
+    let payload = format!(
+        r#"{{"session_id":"s-ui","hook_event_name":"SessionStart","cwd":{},"source":"startup"}}"#,
+        serde_json::to_string(dir.path().to_str().unwrap()).unwrap()
+    );
+    dir.mem_stdin(&["context", "--hook", "claude"], payload).ok();
+    let server = Server::start(&dir);
+    assert!(server.get("/sessions").body.contains("href=\"/sessions/s-ui\""));
+    let page = server.get("/sessions/s-ui").body;
+    assert!(page.contains("injected</strong> by SessionStart"), "{page}");
+    assert!(page.contains("href=\"/memory/"), "{page}");
+    assert!(page.contains("whole") || page.contains("cut"), "{page}");
 }

@@ -102,6 +102,20 @@ fn split_token(query: &str) -> (Option<&str>, String) {
     (token, rest.join("&"))
 }
 
+/// Whether a request comes from this server's own page: its `Origin` names this host, or,
+/// where the browser sends `Origin: null` (the pages' `no-referrer` policy makes a form's POST
+/// say so), its `Sec-Fetch-Site` (which no page can set) is `same-origin`. A form another site
+/// posts carries that site's origin, or `cross-site`.
+fn same_origin(headers: &HeaderMap, host: &str) -> bool {
+    let value = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    match value(header::ORIGIN.as_str()) {
+        Some("null") | None => value("sec-fetch-site") == Some("same-origin"),
+        Some(origin) => {
+            origin.strip_prefix("http://").is_some_and(|o| o.eq_ignore_ascii_case(host))
+        }
+    }
+}
+
 /// The gate: every request passes here before its page.
 pub(super) async fn gate(
     State(app): State<Shared>,
@@ -137,15 +151,9 @@ pub(super) async fn gate(
             "unauthorized: open the address `mem ui` printed (with its token)",
         );
     }
-    if request.method() != Method::GET && request.method() != Method::HEAD {
-        // A form another site posts carries that site's Origin (or none we can trust).
-        let origin = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok());
-        let same = origin
-            .and_then(|o| o.strip_prefix("http://"))
-            .is_some_and(|o| guard.host_ok(o) && o.eq_ignore_ascii_case(host));
-        if request.method() != Method::POST || !same {
-            return refuse(StatusCode::FORBIDDEN, "forbidden: a change must come from this page");
-        }
+    let reads = request.method() == Method::GET || request.method() == Method::HEAD;
+    if !reads && (request.method() != Method::POST || !same_origin(headers, host)) {
+        return refuse(StatusCode::FORBIDDEN, "forbidden: a change must come from this page");
     }
     with_headers(next.run(request).await)
 }
@@ -158,6 +166,23 @@ mod tests {
     fn the_token_is_split_from_the_query() {
         assert_eq!(split_token("token=ab&q=x"), (Some("ab"), "q=x".to_string()));
         assert_eq!(split_token("q=x"), (None, "q=x".to_string()));
+    }
+
+    #[test]
+    fn a_post_must_come_from_the_page() {
+        let of = |pairs: &[(&'static str, &'static str)]| {
+            let mut headers = HeaderMap::new();
+            for (k, v) in pairs {
+                headers.insert(*k, HeaderValue::from_static(v));
+            }
+            same_origin(&headers, "127.0.0.1:80")
+        };
+        assert!(of(&[("origin", "http://127.0.0.1:80")]));
+        assert!(of(&[("origin", "null"), ("sec-fetch-site", "same-origin")]));
+        assert!(!of(&[("origin", "null"), ("sec-fetch-site", "cross-site")]));
+        assert!(!of(&[("origin", "http://evil.example"), ("sec-fetch-site", "same-origin")]));
+        assert!(!of(&[("origin", "null")]));
+        assert!(!of(&[]));
     }
 
     #[test]
