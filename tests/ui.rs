@@ -41,8 +41,18 @@ impl Answer {
 
 impl Server {
     /// Starts `mem ui --port 0` on `dir` and reads the address it prints.
+    /// Its HOME is the test's (the agents' folders the capture page reads are there).
     pub fn start(dir: &Dir) -> Server {
-        let mut child = dir.spawn(&["ui", "--port", "0"]);
+        let mut cmd = std::process::Command::new(crate::util::bin());
+        cmd.arg("--dir").arg(dir.path()).args(["ui", "--port", "0"]);
+        cmd.env("HOME", dir.home()).env("XDG_CONFIG_HOME", dir.home().join(".config"));
+        crate::util::clean_env(&mut cmd);
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let url = line.trim();
@@ -304,4 +314,27 @@ fn a_session_page_lists_the_memories_its_hooks_injected() {
     assert!(page.contains("injected</strong> by SessionStart"), "{page}");
     assert!(page.contains("href=\"/memory/"), "{page}");
     assert!(page.contains("whole") || page.contains("cut"), "{page}");
+}
+
+#[test]
+fn the_capture_page_shows_a_session_missing_from_the_transcripts() {
+    let dir = Dir::example();
+    let project = dir.path().canonicalize().unwrap();
+    let folder: String = project
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let id = "4b1c0d9e-0000-4000-8000-0000000000d1";
+    let line = serde_json::json!({"type": "user", "sessionId": id, "cwd": project,
+        "timestamp": "2026-11-30T09:00:00Z", "message": {"role": "user", "content": "Fix it"}});
+    let path = dir.home().join(format!(".claude/projects/{folder}/{id}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let server = Server::start(&dir);
+    let page = server.get("/capture").body;
+    assert!(page.contains("0 of 1 sessions"), "{page}");
+    assert!(page.contains(id), "{page}");
+    assert!(page.contains("Claude Code"), "the agent by its spec's title: {page}");
 }

@@ -2,7 +2,8 @@
 //! (a random one per start, compared in constant time, traded for an HttpOnly SameSite=Strict
 //! cookie and a redirect without it), the same-origin check of every POST (CSRF), and the
 //! headers every answer carries (a Content-Security-Policy of the page's own scripts and
-//! styles only, no referrer). See docs/security.md.
+//! styles only, no referrer), and the time each page took on the server (`Server-Timing`,
+//! by the binary's stopwatch). See docs/security.md.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -155,7 +156,14 @@ pub(super) async fn gate(
     if !reads && (request.method() != Method::POST || !same_origin(headers, host)) {
         return refuse(StatusCode::FORBIDDEN, "forbidden: a change must come from this page");
     }
-    with_headers(next.run(request).await)
+    let watch = super::super::bar::stopwatch();
+    let mut response = next.run(request).await;
+    // How long the page took on the server (docs/benchmarks.md reads it).
+    let took = format!("app;dur={:.3}", watch.elapsed().as_secs_f64() * 1000.0);
+    if let Ok(value) = HeaderValue::from_str(&took) {
+        response.headers_mut().insert("server-timing", value);
+    }
+    with_headers(response)
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ pub(super) fn curve(
     threshold: f64,
 ) -> Markup {
     let start = memory.created();
-    let end = now.checked_add(365.days().hours(0)).unwrap_or(now);
+    let end = now.checked_add((365 * 24).hours()).unwrap_or(now);
     let end = if end <= start { start.checked_add(1.hours()).unwrap_or(start) } else { end };
     let span = (end.as_second() - start.as_second()) as f64;
     let x = |t: Timestamp| (t.as_second() - start.as_second()) as f64 / span;
