@@ -31,7 +31,8 @@ trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$work/ui.url" ] && break; sleep 0.1; done
 url=$(head -1 "$work/ui.url")
 base=${url%%/\?token=*}
-cookie="mem_ui=${url##*token=}"
+port=${base##*:}
+cookie="mem_ui_$port=${url##*token=}"
 
 # The median of the Server-Timing of each URL on stdin (each fetched once after one warm-up).
 cat >"$work/timing.py" <<'PY'

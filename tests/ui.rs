@@ -68,7 +68,7 @@ impl Server {
 
     /// The cookie header of an authorised browser.
     pub fn cookie(&self) -> String {
-        format!("mem_ui={}", self.token)
+        format!("mem_ui_{}={}", self.port, self.token)
     }
 
     /// Sends `method path` with `headers` (a Host is added unless given) and `body`.
@@ -127,7 +127,10 @@ fn without_token_or_cookie_nothing_is_served() {
     assert_eq!(server.send("GET", "/", &[], "").status, 401);
     assert_eq!(server.send("GET", "/prune", &[], "").status, 401);
     assert_eq!(server.send("GET", "/?token=0000", &[], "").status, 403);
-    let wrong = format!("mem_ui={}", "0".repeat(64));
+    let wrong = format!("mem_ui_{}={}", server.port, "0".repeat(64));
+    assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
+    let other_port = format!("mem_ui_1={}", server.token);
+    assert_eq!(server.send("GET", "/", &[("Cookie", &other_port)], "").status, 401);
     assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
     assert_eq!(server.get("/").status, 200);
 }

@@ -14,8 +14,10 @@ use subtle::ConstantTimeEq;
 
 use super::Shared;
 
-/// The cookie that carries the token once the first request traded it.
-const COOKIE: &str = "mem_ui";
+/// The start of the name of the cookie that carries the token once the first request traded
+/// it; the port follows (a browser keeps one jar per host, whatever the port: two servers must
+/// not take each other's cookie).
+const COOKIE: &str = "mem_ui_";
 
 /// What every answer says to the browser: its own scripts and styles only, nothing framed,
 /// no referrer (a memory's links must not carry the page's address away), nothing cached.
@@ -80,12 +82,13 @@ fn with_headers(mut response: Response) -> Response {
     response
 }
 
-/// The value of the token cookie among a request's cookies.
-fn cookie(headers: &HeaderMap) -> Option<&str> {
+/// The value of the token cookie of `port` among a request's cookies.
+fn cookie(headers: &HeaderMap, port: u16) -> Option<&str> {
+    let name = format!("{COOKIE}{port}");
     headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|line| {
         line.split(';').find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == COOKIE).then_some(value)
+            let (key, value) = pair.trim().split_once('=')?;
+            (key == name).then_some(value)
         })
     })
 }
@@ -139,14 +142,15 @@ pub(super) async fn gate(
         let to = if rest.is_empty() { path.to_string() } else { format!("{path}?{rest}") };
         let mut response = Response::new(Body::empty());
         *response.status_mut() = StatusCode::SEE_OTHER;
-        let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", guard.token);
+        let cookie =
+            format!("{COOKIE}{}={}; HttpOnly; SameSite=Strict; Path=/", guard.port, guard.token);
         if let (Ok(to), Ok(cookie)) = (HeaderValue::from_str(&to), HeaderValue::from_str(&cookie)) {
             response.headers_mut().insert(header::LOCATION, to);
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         return with_headers(response);
     }
-    if !cookie(headers).is_some_and(|c| guard.matches(c)) {
+    if !cookie(headers, guard.port).is_some_and(|c| guard.matches(c)) {
         return refuse(
             StatusCode::UNAUTHORIZED,
             "unauthorized: open the address `mem ui` printed (with its token)",
