@@ -338,6 +338,20 @@ fn the_capture_page_shows_a_session_missing_from_the_transcripts() {
     let server = Server::start(&dir);
     let page = server.get("/capture").body;
     assert!(page.contains("0 of 1 sessions"), "{page}");
+    assert!(page.contains("+1 missing"), "the day of the transcript: {page}");
     assert!(page.contains(id), "{page}");
     assert!(page.contains("Claude Code"), "the agent by its spec's title: {page}");
+}
+
+#[test]
+fn used_from_the_page_is_what_mem_used_records() {
+    let dir = Dir::example();
+    let id = add(&dir, "The cache warms up from the nightly export");
+    let server = Server::start(&dir);
+    let page = server.get(&format!("/memory/{id}")).body;
+    assert!(page.contains(&format!("mem used {id}")), "the command is shown: {page}");
+    assert_eq!(server.post(&format!("/memory/{id}/used"), "").status, 303);
+    let shown = dir.mem(&["show", &id, "--json"]).json();
+    assert_eq!(shown["access_count"], 1, "{shown}");
+    assert!(server.get(&format!("/memory/{id}")).body.contains("used 1 times"));
 }

@@ -1,8 +1,9 @@
 //! The capture page (`/capture`): what `mem health --transcripts` computes, by the same engine
 //! call ([`mem::Engine::health`] with the agents' own folders of the project): per agent, the
 //! sessions seen in its transcripts against those captured and missing, with each missing
-//! session's cause as the agent's spec states it; the sessions captured per agent and per day
-//! (the session log); and the captures that failed in the last 24 hours (the capture log).
+//! session's cause as the agent's spec states it; per agent and per day, the sessions captured
+//! (the session log) and those missing (by their transcript's last change); and the captures
+//! that failed in the last 24 hours (the capture log).
 
 use std::collections::BTreeMap;
 
@@ -36,12 +37,20 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
             Some(log) => log.list(None, usize::MAX >> 1)?,
             None => Vec::new(),
         };
-        // Captured sessions per day (newest first) and agent.
-        let mut days: BTreeMap<String, BTreeMap<&'static str, usize>> = BTreeMap::new();
+        // Per day and agent: sessions captured (the log's start) and missing (their
+        // transcript's last change).
+        let mut days: BTreeMap<String, BTreeMap<&'static str, (usize, usize)>> = BTreeMap::new();
         for s in &sessions {
             let day = s.started_at.map_or("unknown".into(), |t| t.strftime("%Y-%m-%d").to_string());
             let agent = s.agent.map_or("unknown", |a| a.spec().title);
-            *days.entry(day).or_default().entry(agent).or_default() += 1;
+            days.entry(day).or_default().entry(agent).or_default().0 += 1;
+        }
+        for gap in coverage.map_or(&[][..], |c| &c.gaps[..]) {
+            let changed = std::fs::metadata(&gap.path).and_then(|m| m.modified()).ok();
+            let day = changed
+                .and_then(|t| jiff::Timestamp::try_from(t).ok())
+                .map_or("unknown".into(), |t| t.strftime("%Y-%m-%d").to_string());
+            days.entry(day).or_default().entry(gap.agent.spec().title).or_default().1 += 1;
         }
         let missing_of = |agent: Agent| {
             coverage.map_or(0, |c| c.gaps.iter().filter(|g| g.agent == agent).count())
@@ -63,11 +72,18 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                         tr { td { (agent.spec().title) } td { (captured_of(agent)) } td { (missing_of(agent)) } }
                     }
                 }
-                h2 { "Captured per day" }
+                h2 { "Captured (and missing) per day" }
                 table.counts {
-                    tr { th { "day" } @for agent in Agent::ALL { th { (agent.spec().title) } } }
+                    tr { th { "day" } @for agent in Agent::ALL { th { (agent.spec().title) } } th { "all captured" } }
                     @for (day, by) in days.iter().rev().take(DAYS) {
-                        tr { td { (day) } @for agent in Agent::ALL { td { (by.get(agent.spec().title).copied().unwrap_or(0)) } } }
+                        tr {
+                            td { (day) }
+                            @for agent in Agent::ALL {
+                                @let (done, missed) = by.get(agent.spec().title).copied().unwrap_or_default();
+                                td { (done) @if missed > 0 { " " span.missing { "+" (missed) " missing" } } }
+                            }
+                            td { (by.values().map(|c| c.0).sum::<usize>()) }
+                        }
                     }
                 }
                 h2 { "Missing sessions" }
