@@ -7,6 +7,7 @@
 #   scripts/bench-ui.sh                 # 10000 memories
 #   scripts/bench-ui.sh 1000            # another size
 #   BENCH_DIR=/tmp/bench scripts/bench-ui.sh   # keep the corpus between runs
+#   MEM_EMBED_MODEL_DIR=target/embed-model scripts/bench-ui.sh   # hybrid search (vectors made)
 #
 # Needs hyperfine and curl (Debian's packages) and python3.
 set -euo pipefail

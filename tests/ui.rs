@@ -355,3 +355,15 @@ fn used_from_the_page_is_what_mem_used_records() {
     assert_eq!(shown["access_count"], 1, "{shown}");
     assert!(server.get(&format!("/memory/{id}")).body.contains("used 1 times"));
 }
+
+#[test]
+fn ctrl_c_stops_the_server_cleanly() {
+    let dir = Dir::example();
+    let mut server = Server::start(&dir);
+    assert_eq!(server.get("/").status, 200);
+    let pid = server.child.id().to_string();
+    let sent = std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(sent.success());
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
