@@ -60,7 +60,7 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
                     (curve(&memory, base, &events, now, threshold))
                     p.legend { "Blue: retention. Dashed: the prune threshold (" (threshold) "). Green: uses. Grey: retrievals. Red: today." }
                 }
-                section.body { (ui::markdown(memory.body())) }
+                section.body { (ui::markdown(without_title(memory.body(), &title))) }
                 (links(&memory))
                 @if !cites.is_empty() {
                     section.cites { h2 { "Code it cites" } ul { @for line in &cites { li { (line) } } } }
@@ -116,6 +116,16 @@ pub(super) fn curve(
     html! {
         (chart.svg(640.0, 160.0))
         p.axis { span { (start.strftime("%Y-%m-%d")) } span { (end.strftime("%Y-%m-%d")) } }
+    }
+}
+
+/// `body` without its first line when that is the `# title` the page's heading shows already.
+fn without_title<'a>(body: &'a str, title: &str) -> &'a str {
+    let text = body.trim_start();
+    match text.split_once('\n') {
+        Some((first, rest)) if first.trim_end() == format!("# {title}") => rest,
+        None if text.trim_end() == format!("# {title}") => "",
+        _ => body,
     }
 }
 
