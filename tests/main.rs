@@ -82,6 +82,10 @@ mod setup_edits;
 mod shell;
 /// A root shared with git by two machines: usage merges without conflict.
 mod teams;
+/// `mem ui`: the gate (token, cookie, Host, same-origin POSTs), hostile content, the pages.
+mod ui;
+/// `mem ui` in a real browser (chromium over WebDriver); skipped without it unless CI=true.
+mod ui_browser;
 /// Files others control (usage files, settings, transcripts, mem.toml): FIFOs, device links.
 mod unreadable;
 /// Usage log, decay through time, prune and restore, invalidation, sync.

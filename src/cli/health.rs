@@ -260,6 +260,28 @@ fn coverage_lines(
     for file in &cov.unreadable {
         text.push_str(&format!("    not read (skipped): {file}\n"));
     }
+    let causes = missed_causes(cov, project, configured, homes);
+    for cause in &causes {
+        text.push_str(&format!("    cause: {cause}\n"));
+    }
+    if causes.is_empty() && !cov.gaps.is_empty() {
+        text.push_str(&format!("    {}\n", MISSED_HINT));
+    }
+    text
+}
+
+/// What to do about missing sessions no agent's spec names a cause for.
+pub(super) const MISSED_HINT: &str = "`mem capture --missed` captures them (sessions from \
+     before the hooks ran: before the project or its hooks were trusted, or while mem was not \
+     on PATH)";
+
+/// Why the sessions `cov` found missing were not captured, as each agent's spec tells.
+pub(super) fn missed_causes(
+    cov: &mem::health::Coverage,
+    project: &Path,
+    configured: &[super::setup::Configured],
+    homes: &Homes,
+) -> Vec<String> {
     let files: Vec<PathBuf> = configured.iter().map(|c| PathBuf::from(&c.file)).collect();
     let untrusted = configured.iter().any(|c| c.trusted == Some(false));
     let mut causes = Vec::new();
@@ -278,16 +300,7 @@ fn coverage_lines(
         };
         causes.extend((agent.spec().missed_because)(&missed));
     }
-    for cause in &causes {
-        text.push_str(&format!("    cause: {cause}\n"));
-    }
-    if causes.is_empty() && !cov.gaps.is_empty() {
-        text.push_str(
-            "    `mem capture --missed` captures them (sessions from before the hooks ran: \
-             before the project or its hooks were trusted, or while mem was not on PATH)\n",
-        );
-    }
-    text
+    causes
 }
 
 /// What the `mem mcp` servers of the root say of this process's hooks (`None`: served hooks
@@ -333,7 +346,7 @@ fn served_json(servers: Option<&[(u32, u64, Vec<String>)]>) -> serde_json::Value
 }
 
 /// The line on the embedding model.
-fn embedding_line(embedding: &ModelStatus) -> String {
+pub(super) fn embedding_line(embedding: &ModelStatus) -> String {
     let (ok, detail) = match embedding {
         ModelStatus::NotConfigured => (
             true,

@@ -31,6 +31,7 @@ mod setup;
 mod show;
 mod stats;
 mod sync;
+mod ui;
 mod used;
 mod user;
 mod verify;
@@ -128,6 +129,9 @@ enum Command {
     Rewind(checkpoint::RewindArgs),
     /// The session log: list, show, search and resume agent sessions that `mem capture` logged.
     Session(session::Args),
+    /// Serve a local web page over this root on 127.0.0.1: search with the why, decay curves,
+    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md).
+    Ui(ui::Args),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
     /// Print the manual page (roff), or write one page per command with --out DIR.
@@ -174,6 +178,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Capture(args) => return capture::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),
         Command::Mcp(args) => mcp::run(args, &ctx),
+        Command::Ui(args) => ui::run(args, &ctx),
         Command::Setup(args) => setup::run(args, &ctx),
         Command::Allow(args) => allow::run(args, &ctx),
     };

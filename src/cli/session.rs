@@ -94,7 +94,7 @@ enum Action {
 }
 
 /// The session log of `root`.
-fn open(root: &Path) -> Result<SessionLog> {
+pub(super) fn open(root: &Path) -> Result<SessionLog> {
     match SessionLog::existing_in(root)? {
         Some(log) => Ok(log),
         None => {
@@ -231,23 +231,23 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 /// What one context hook call put into the session's context, or where its context started
 /// again (`event` `reset`, no memories).
 #[derive(Debug, serde::Serialize)]
-struct Injected {
+pub(super) struct Injected {
     /// Always `injected`, beside the events' kinds.
     kind: &'static str,
-    turn: i64,
-    at: Option<jiff::Timestamp>,
-    event: String,
-    memories: Vec<InjectedMemory>,
-    chars: usize,
+    pub(super) turn: i64,
+    pub(super) at: Option<jiff::Timestamp>,
+    pub(super) event: String,
+    pub(super) memories: Vec<InjectedMemory>,
+    pub(super) chars: usize,
 }
 
 /// One memory an injection sent, and its title.
 #[derive(Debug, serde::Serialize)]
-struct InjectedMemory {
+pub(super) struct InjectedMemory {
     #[serde(flatten)]
-    sent: Sent,
+    pub(super) sent: Sent,
     /// Its title in the root now (`None`: no memory has its id any more).
-    title: Option<String>,
+    pub(super) title: Option<String>,
 }
 
 /// What the context hooks put into a session's context with one turn.
@@ -288,7 +288,7 @@ impl Shown<'_> {
 }
 
 /// The ledger's rows grouped by hook call (same turn, event and time).
-fn injected(rows: &[Injection]) -> Vec<Injected> {
+pub(super) fn injected(rows: &[Injection]) -> Vec<Injected> {
     let mut groups: Vec<Injected> = Vec::new();
     for row in rows {
         let same = groups.last_mut().filter(|g| {
@@ -333,6 +333,12 @@ fn add_titles(ctx: &Globals, groups: &mut [Injected]) {
             return;
         }
     };
+    fill_titles(&mut layers, groups);
+}
+
+/// Fills in the title of each memory `groups` name from `layers` (`None` for one no layer
+/// holds now).
+pub(super) fn fill_titles(layers: &mut mem::engine::Layers, groups: &mut [Injected]) {
     let mut titles: std::collections::HashMap<String, Option<String>> = Default::default();
     for memory in groups.iter_mut().flat_map(|g| g.memories.iter_mut()) {
         let id = &memory.sent.memory;

@@ -124,19 +124,31 @@ impl Engine {
         })
     }
 
+    /// The memories in `archive/` that parse, each with its path relative to `archive/`
+    /// (what `mem restore` can bring back), in the walk's order.
+    pub fn archived(&self) -> Result<Vec<(String, Memory)>> {
+        let archive = self.root.join(ARCHIVE_DIR);
+        let mut found = Vec::new();
+        for file in store::scan(&archive).files {
+            let path = archive.join(&file.rel);
+            let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
+            if let Ok(memory) = Memory::parse_bytes(&text) {
+                found.push((file.rel.to_string(), memory));
+            }
+        }
+        Ok(found)
+    }
+
     /// Brings an archived memory back to where it was, as it was before `mem prune`.
     pub fn restore(&mut self, id: &str) -> Result<String> {
         let id = MemoryId::new(id)?;
         self.with_lock(|engine| {
-            let archive = engine.root.join(ARCHIVE_DIR);
-            let mut found: Vec<PathBuf> = Vec::new();
-            for file in store::scan(&archive).files {
-                let path = archive.join(&file.rel);
-                let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
-                if Memory::parse_bytes(&text).is_ok_and(|m| m.id() == &id) {
-                    found.push(PathBuf::from(file.rel));
-                }
-            }
+            let mut found: Vec<PathBuf> = engine
+                .archived()?
+                .into_iter()
+                .filter(|(_, m)| m.id() == &id)
+                .map(|(rel, _)| PathBuf::from(rel))
+                .collect();
             let rel = match found.len() {
                 0 => {
                     return Err(Error::NotArchived(id.to_string()));

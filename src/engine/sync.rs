@@ -50,6 +50,17 @@ impl UsageView {
     /// A memory's usage state: its `access:` line or moved summary, then every event in time
     /// order (the same on every machine that has the same files).
     pub fn state(&self, memory: &Memory, decay: &crate::decay::DecayConfig) -> State {
+        let (state, events) = self.history(memory, decay);
+        events.into_iter().fold(state, State::fold)
+    }
+
+    /// What [`UsageView::state`] folds: the state its `access:` line or moved summary gives,
+    /// and the events after it in time order (for a chart of its retention over time).
+    pub fn history(
+        &self,
+        memory: &Memory,
+        decay: &crate::decay::DecayConfig,
+    ) -> (State, Vec<Reinforcement>) {
         let id = memory.id().as_str();
         let access = match (memory.access(), self.bases.get(id)) {
             (Some(a), Some(&b)) => Some(shared::larger(a, b)),
@@ -63,7 +74,7 @@ impl UsageView {
             Reinforcement::Used { at } => (at, 0),
             Reinforcement::Retrieved { at, rank } => (at, rank),
         });
-        events.into_iter().fold(state, State::fold)
+        (state, events)
     }
 }
 

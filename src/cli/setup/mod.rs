@@ -13,7 +13,7 @@ mod claude;
 mod codex;
 mod diff;
 mod gemini;
-mod hooks;
+pub(super) mod hooks;
 mod json;
 mod opencode;
 mod servers;

@@ -1,0 +1,203 @@
+//! `mem ui [--port N] [--open]`: a local web page over the root and its layers, served on
+//! 127.0.0.1 only (axum on a current-thread tokio runtime, as `mem mcp` runs rmcp). A front end
+//! like the CLI and the MCP server: each page calls the engine as its command does (search as
+//! `mem recall`, a memory as `mem show`, the prune review as `mem prune --dry-run` and `mem
+//! prune`, `mem restore`, `mem forget`, `mem used`, the sessions as `mem session show`, the
+//! capture page as `mem health --transcripts`); the HTML is built with maud (escaped by
+//! construction), the charts are SVG drawn in `html.rs`, the style and script are embedded.
+//! The clock is read once per request. Every request passes the gate of `guard.rs`.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use anyhow::{Context as _, Result};
+use axum::Router;
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use jiff::Timestamp;
+use mem::engine::Layers;
+use mem::store::Layer;
+use mem::{Engine, Memory};
+
+use super::Globals;
+
+mod capture;
+mod guard;
+mod html;
+mod memory;
+mod overview;
+mod prune;
+mod search;
+mod sessions;
+
+/// Arguments of `mem ui`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The port to listen on (127.0.0.1); 0 takes a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Open the page in the default browser (xdg-open, open).
+    #[arg(long)]
+    open: bool,
+}
+
+/// What every request shares: the open layers, the gate, the fixed "now" if any.
+pub(super) struct App {
+    layers: Mutex<Layers>,
+    guard: guard::Guard,
+    fixed_now: Option<Timestamp>,
+}
+
+/// The application state handed to each page.
+pub(super) type Shared = Arc<App>;
+
+impl App {
+    /// The layers, for one request (a panic in an earlier one does not lock the page out).
+    fn layers(&self) -> MutexGuard<'_, Layers> {
+        self.layers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// "Now" for this request: `--now`/`MEM_NOW`, else the clock, read once.
+    fn now(&self) -> Timestamp {
+        super::now(self.fixed_now)
+    }
+}
+
+/// Serves the root until Ctrl-C.
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
+    let mut layers = ctx.layers_near(None)?;
+    for (layer, reason) in layers.watch() {
+        eprintln!(
+            "mem: warning: cannot watch the {} root for changes ({reason}); each page checks its \
+             folders instead",
+            layer.as_str()
+        );
+    }
+    // A root without an index is indexed now, with the usual progress.
+    for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
+        super::output::print_problems(&report);
+    }
+    let listener = std::net::TcpListener::bind(("127.0.0.1", args.port)).with_context(|| {
+        format!(
+            "cannot listen on 127.0.0.1:{} (is the port in use? `--port 0` takes a free one)",
+            args.port
+        )
+    })?;
+    listener.set_nonblocking(true).context("cannot set up the listening socket")?;
+    let port = listener.local_addr().context("cannot read the listening port")?.port();
+    let guard = guard::Guard::new(port)?;
+    let url = format!("http://127.0.0.1:{port}/?token={}", guard.token());
+    let app = Arc::new(App { layers: Mutex::new(layers), guard, fixed_now: ctx.fixed_now });
+    let router = Router::new()
+        .route("/", get(search::page))
+        .route("/memory/{id}", get(memory::page))
+        .route("/memory/{id}/forget", post(memory::forget))
+        .route("/memory/{id}/used", post(memory::used))
+        .route("/prune", get(prune::page))
+        .route("/prune/archive", post(prune::archive))
+        .route("/prune/restore", post(prune::restore))
+        .route("/sessions", get(sessions::list))
+        .route("/sessions/{id}", get(sessions::show))
+        .route("/capture", get(capture::page))
+        .route("/overview", get(overview::page))
+        .route("/style.css", get(|| async { asset("text/css", html::STYLE) }))
+        .route("/app.js", get(|| async { asset("text/javascript", html::SCRIPT) }))
+        .fallback(|| async { not_found("no such page") })
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&app), guard::gate))
+        .with_state(app);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .context("cannot hand the socket to the runtime")?;
+        println!("{url}");
+        eprintln!("mem: serving the memory root on 127.0.0.1:{port}; Ctrl-C stops");
+        if args.open {
+            open_browser(&url);
+        }
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .context("the web server stopped abnormally")
+    })
+}
+
+/// Opens `url` in the default browser; a failure is a note, the server goes on.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    let started = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = started {
+        eprintln!("mem: cannot start {opener} ({e}); open the address above yourself");
+    }
+}
+
+/// An embedded asset.
+fn asset(kind: &'static str, text: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], text).into_response()
+}
+
+/// A 404 page saying `what`.
+fn not_found(what: &str) -> Response {
+    let body = html::page("Not found", "", maud::html! { h1 { "Not found" } p { (what) } });
+    (StatusCode::NOT_FOUND, Html(body.into_string())).into_response()
+}
+
+/// An error page: the error chain, escaped, with status 500 (400 for a request the engine
+/// refused, such as an unknown id).
+fn failed(e: &anyhow::Error) -> Response {
+    let message = super::output::describe(e);
+    let status = if e.downcast_ref::<mem::Error>().is_some() {
+        StatusCode::BAD_REQUEST
+    } else {
+        StatusCode::INTERNAL_SERVER_ERROR
+    };
+    let body = html::page("Error", "", maud::html! { h1 { "Error" } p.error { (message) } });
+    (status, Html(body.into_string())).into_response()
+}
+
+/// A page from `f`, or its error page.
+fn respond(f: impl FnOnce() -> Result<maud::Markup>) -> Response {
+    match f() {
+        Ok(markup) => Html(markup.into_string()).into_response(),
+        Err(e) => failed(&e),
+    }
+}
+
+/// A 303 to `to` after a change (the browser then loads the page with GET).
+fn see_other(to: &str) -> Response {
+    (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
+}
+
+/// The memory `id` in whichever layer holds it (the project first): its layer, its path
+/// relative to that root, the memory.
+fn find(layers: &mut Layers, id: &str) -> Result<(Layer, String, Memory)> {
+    let mut first_error = None;
+    let natives: Vec<Layer> = layers.natives().collect();
+    for layer in [Layer::Project, Layer::User].into_iter().chain(natives) {
+        let Some(engine) = layers.engine(layer) else { continue };
+        match engine.get(id) {
+            Ok((path, memory)) => return Ok((layer, path, memory)),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(first_error.map_or_else(|| anyhow::anyhow!("no memory {id}"), anyhow::Error::from))
+}
+
+/// The engine of `layer` (the project's when it has none).
+fn engine(layers: &mut Layers, layer: Layer) -> &mut Engine {
+    if layers.engine(layer).is_some() {
+        return layers.engine(layer).expect("just checked");
+    }
+    layers.project()
+}

@@ -1,0 +1,144 @@
+//! The search page (`/?q=…&type=…&tag=…&layer=…`): the ranking of `mem recall`, by the same
+//! engine call ([`Layers::recall`]), rendered on the server (the page works without
+//! JavaScript; the script only searches as you type). Each hit shows its score's factors as
+//! bars; `--explain`'s sentences open on demand. Looking is not a use: the page records no
+//! retrieval (as `mem recall --no-record`).
+
+use anyhow::Result;
+use axum::extract::{Query, State};
+use axum::response::Response;
+use maud::{Markup, html};
+use mem::engine::{LayeredRecall, Layers};
+use mem::{MemoryType, RecallOptions};
+
+use super::{Shared, html as ui};
+
+/// The search form's fields.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Params {
+    #[serde(default)]
+    q: String,
+    #[serde(default, rename = "type")]
+    kind: String,
+    #[serde(default)]
+    tag: String,
+    #[serde(default)]
+    layer: String,
+}
+
+/// How many hits a search shows.
+const LIMIT: usize = 20;
+
+/// `GET /`: the form, and the hits when there is a query.
+pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
+    super::respond(|| {
+        let now = app.now();
+        let mut layers = app.layers();
+        let results = if params.q.trim().is_empty() {
+            html! {}
+        } else {
+            hits(&mut layers, &params, now)?
+        };
+        // Every layer searched here: the project's, the user's, each agent's own.
+        let mut names = vec![mem::store::Layer::Project.as_str()];
+        if layers.engine(mem::store::Layer::User).is_some() {
+            names.push(mem::store::Layer::User.as_str());
+        }
+        names.extend(layers.natives().map(|l| l.as_str()));
+        let layered = names.len() > 1;
+        Ok(ui::page(
+            "Search",
+            "/",
+            html! {
+                form id="search" method="get" action="/" {
+                    input id="q" type="search" name="q" value=(params.q) placeholder="what are you working on?" autofocus;
+                    select name="type" {
+                        option value="" { "any type" }
+                        @for kind in MemoryType::ALL {
+                            option value=(kind.as_str()) selected[params.kind == kind.as_str()] { (kind.as_str()) }
+                        }
+                    }
+                    input type="text" name="tag" value=(params.tag) placeholder="tag";
+                    @if layered {
+                        select name="layer" {
+                            option value="" { "every layer" }
+                            @for name in &names {
+                                option value=(name) selected[params.layer == *name] { (name) }
+                            }
+                        }
+                    }
+                    button type="submit" { "Recall" }
+                }
+                div id="results" { (results) }
+            },
+        ))
+    })
+}
+
+/// The hits of `params` as `mem recall` ranks them, with their factors and the explanation.
+fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Markup> {
+    let kinds = match params.kind.as_str() {
+        "" => Vec::new(),
+        kind => vec![kind.parse::<MemoryType>().map_err(anyhow::Error::msg)?],
+    };
+    let tags = params.tag.split_whitespace().map(str::to_string).collect();
+    let options = RecallOptions { kinds, tags, limit: LIMIT, record: false, ..Default::default() };
+    let LayeredRecall { recall, .. } =
+        layers.recall(&params.q, &options, now, &mem::progress::Silent)?;
+    let shown: Vec<&mem::Hit> = recall
+        .hits
+        .iter()
+        .filter(|h| params.layer.is_empty() || h.layer.is_some_and(|l| l.as_str() == params.layer))
+        .collect();
+    let explain = recall.explain(layers.project().config());
+    let mut command = format!("mem recall {}", shell_word(&params.q));
+    if !params.kind.is_empty() {
+        command.push_str(&format!(" --type {}", params.kind));
+    }
+    for tag in params.tag.split_whitespace() {
+        command.push_str(&format!(" --tag {}", shell_word(tag)));
+    }
+    command.push_str(" --no-record --explain");
+    Ok(html! {
+        @if shown.is_empty() {
+            p.empty { "Nothing matches." }
+        }
+        ol.hits {
+            @for hit in &shown {
+                li.hit {
+                    div.head {
+                        span.score { (format!("{:.3}", hit.score)) }
+                        a.title href=(format!("/memory/{}", hit.record.id)) { (hit.record.title) }
+                        span.kind { (hit.record.kind.as_str()) }
+                        @if let Some(layer) = hit.layer { span.layer { (layer.as_str()) } }
+                        @if let Some(at) = hit.record.invalid_at {
+                            span.invalid { "invalid since " (at.strftime("%Y-%m-%d")) }
+                        }
+                        @if let Some(status) = hit.code_status { span.code { "code: " (status.name()) } }
+                    }
+                    p.snippet { (hit.snippet) }
+                    table.factors {
+                        tr { td { "relevance" } td { (ui::bar(hit.components.relevance, 120)) } td { (format!("{:.3}", hit.components.relevance)) } }
+                        @for factor in mem::score::FACTORS {
+                            @let value = (factor.value)(&hit.components);
+                            tr { td { (factor.name) } td { (ui::bar(value, 120)) } td { (format!("{value:.3}")) } }
+                        }
+                    }
+                    p.path { (hit.record.path) }
+                }
+            }
+        }
+        @if !explain.is_empty() {
+            details.explain {
+                summary { "Why this order (" code { "--explain" } ")" }
+                pre { (explain) }
+            }
+        }
+        (ui::command(&command))
+    })
+}
+
+/// `word` quoted for a shell when it needs it (as `mem setup` quotes its paths).
+pub(super) fn shell_word(word: &str) -> String {
+    crate::cli::setup::hooks::shell_word(std::path::Path::new(word)).unwrap_or_default()
+}

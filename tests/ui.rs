@@ -1,0 +1,400 @@
+//! `mem ui`: the real binary started on `--port 0`, its printed address parsed, and plain
+//! HTTP/1.1 requests written on a socket (so that every header, the Host among them, is the
+//! test's): the gate (token, cookie, Host, same-origin POSTs, the headers of every answer),
+//! hostile memory content shown as text, the pages, and archive/restore moving the file.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Child;
+
+use crate::util::Dir;
+
+/// A running `mem ui` (stopped when dropped).
+pub struct Server {
+    child: Child,
+    /// The port it listens on.
+    pub port: u16,
+    /// The token it printed.
+    pub token: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An answer: status, headers (lower-case names), body.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Answer {
+    /// The value of header `name`.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl Server {
+    /// Starts `mem ui --port 0` on `dir` and reads the address it prints.
+    /// Its HOME is the test's (the agents' folders the capture page reads are there).
+    pub fn start(dir: &Dir) -> Server {
+        Server::start_in(dir, None)
+    }
+
+    /// [`Server::start`] in the subfolder `rel` of `dir` without `--dir`, when given: the root
+    /// found from there, with the agents' own memories joined.
+    pub fn start_in(dir: &Dir, rel: Option<&str>) -> Server {
+        let mut cmd = std::process::Command::new(crate::util::bin());
+        match rel {
+            Some(rel) => cmd.current_dir(dir.path().join(rel)),
+            None => cmd.arg("--dir").arg(dir.path()),
+        };
+        cmd.args(["ui", "--port", "0"]);
+        cmd.env("HOME", dir.home()).env("XDG_CONFIG_HOME", dir.home().join(".config"));
+        crate::util::clean_env(&mut cmd);
+        let mut child = cmd
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim();
+        let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url:?}"));
+        let (port, token) = rest.split_once("/?token=").unwrap();
+        Server { child, port: port.parse().unwrap(), token: token.to_string() }
+    }
+
+    /// The Host this server answers to.
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The cookie header of an authorised browser.
+    pub fn cookie(&self) -> String {
+        format!("mem_ui_{}={}", self.port, self.token)
+    }
+
+    /// Sends `method path` with `headers` (a Host is added unless given) and `body`.
+    pub fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+        let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            request.push_str(&format!("Host: {}\r\n", self.host()));
+        }
+        for (k, v) in headers {
+            request.push_str(&format!("{k}: {v}\r\n"));
+        }
+        request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut raw = Vec::new();
+        stream.read_to_end(&mut raw).unwrap();
+        let text = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+        let mut lines = head.lines();
+        let status = lines.next().unwrap().split(' ').nth(1).unwrap().parse().unwrap();
+        let headers = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+            .collect();
+        Answer { status, headers, body: body.to_string() }
+    }
+
+    /// `GET path` as the page's own browser (with the cookie).
+    pub fn get(&self, path: &str) -> Answer {
+        self.send("GET", path, &[("Cookie", &self.cookie())], "")
+    }
+
+    /// `POST path` with a form body, as the page's own browser (cookie and Origin).
+    pub fn post(&self, path: &str, form: &str) -> Answer {
+        let origin = format!("http://{}", self.host());
+        let headers = [
+            ("Cookie", self.cookie()),
+            ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded".to_string()),
+        ];
+        let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        self.send("POST", path, &headers, form)
+    }
+}
+
+/// The id of the memory `mem add` wrote (its JSON answer).
+fn add(dir: &Dir, text: &str) -> String {
+    let out = dir.mem_stdin(&["add", "--json"], text);
+    out.json()["id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn without_token_or_cookie_nothing_is_served() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    assert_eq!(server.send("GET", "/", &[], "").status, 401);
+    assert_eq!(server.send("GET", "/prune", &[], "").status, 401);
+    assert_eq!(server.send("GET", "/?token=0000", &[], "").status, 403);
+    let wrong = format!("mem_ui_{}={}", server.port, "0".repeat(64));
+    assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
+    let other_port = format!("mem_ui_1={}", server.token);
+    assert_eq!(server.send("GET", "/", &[("Cookie", &other_port)], "").status, 401);
+    assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
+    assert_eq!(server.get("/").status, 200);
+}
+
+#[test]
+fn the_token_is_traded_for_a_cookie_and_leaves_the_address() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    let answer = server.send("GET", &format!("/?q=tests&token={}", server.token), &[], "");
+    assert_eq!(answer.status, 303);
+    assert_eq!(answer.header("location"), Some("/?q=tests"));
+    let cookie = answer.header("set-cookie").unwrap();
+    assert!(cookie.starts_with(&server.cookie()), "{cookie}");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+}
+
+#[test]
+fn a_foreign_host_is_forbidden() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    let cookie = server.cookie();
+    for host in ["evil.example", &format!("evil.example:{}", server.port), "127.0.0.1:1"] {
+        let answer = server.send("GET", "/", &[("Host", host), ("Cookie", &cookie)], "");
+        assert_eq!(answer.status, 403, "{host}");
+    }
+    let with_token = format!("/?token={}", server.token);
+    let answer = server.send("GET", &with_token, &[("Host", "rebound.example")], "");
+    assert_eq!(answer.status, 403);
+    assert!(answer.header("set-cookie").is_none());
+    let localhost = format!("localhost:{}", server.port);
+    assert_eq!(
+        server.send("GET", "/", &[("Host", &localhost), ("Cookie", &cookie)], "").status,
+        200
+    );
+}
+
+#[test]
+fn every_answer_carries_the_policy_headers() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    for answer in [server.get("/?q=tests"), server.send("GET", "/", &[], "")] {
+        let csp = answer.header("content-security-policy").unwrap();
+        assert!(csp.contains("default-src 'none'") && csp.contains("script-src 'self'"), "{csp}");
+        assert!(!csp.contains("unsafe-inline"), "{csp}");
+        assert_eq!(answer.header("referrer-policy"), Some("no-referrer"));
+        assert!(answer.header("access-control-allow-origin").is_none());
+    }
+}
+
+#[test]
+fn a_cross_origin_post_is_refused_and_changes_nothing() {
+    let dir = Dir::example();
+    let id = add(&dir, "The staging database lives on port 5544");
+    let before = dir.mem(&["show", &id, "--json"]).json();
+    let server = Server::start(&dir);
+    let cookie = server.cookie();
+    let path = format!("/memory/{id}/forget");
+    let form = ("Content-Type", "application/x-www-form-urlencoded");
+    let cases = [
+        (Some("http://evil.example"), None),
+        (Some("http://evil.example"), Some("same-origin")),
+        (Some("null"), None),
+        (Some("null"), Some("cross-site")),
+        (None, Some("same-site")),
+        (None, None),
+    ];
+    for (origin, fetch_site) in cases {
+        let mut headers = vec![("Cookie", cookie.as_str()), form];
+        if let Some(origin) = origin {
+            headers.push(("Origin", origin));
+        }
+        if let Some(site) = fetch_site {
+            headers.push(("Sec-Fetch-Site", site));
+        }
+        let answer = server.send("POST", &path, &headers, "reason=x");
+        assert_eq!(answer.status, 403, "{origin:?} {fetch_site:?}");
+    }
+    // A GET changes nothing either: the change routes take POST only.
+    assert_eq!(server.get(&path).status, 405);
+    // Without the cookie, even from the right origin.
+    let origin = format!("http://{}", server.host());
+    let answer = server.send("POST", &path, &[("Origin", &origin), form], "reason=x");
+    assert_eq!(answer.status, 401);
+    assert_eq!(dir.mem(&["show", &id, "--json"]).json()["invalid_at"], before["invalid_at"]);
+    // The page's own POST goes through, as `mem forget` would.
+    assert_eq!(server.post(&path, "reason=moved").status, 303);
+    let after = dir.mem(&["show", &id, "--json"]).json();
+    assert!(after["invalid_at"].is_string(), "{after}");
+}
+
+#[test]
+fn hostile_memory_content_is_shown_as_text() {
+    let dir = Dir::example();
+    let id = add(
+        &dir,
+        "# Hostile <script>alert('t')</script>\n\n<script>alert(1)</script>\n\n\
+         <img src=x onerror=\"alert(2)\"> and [click](javascript:alert(3)) and \
+         [ok](https://example.org/ok)\n",
+    );
+    let server = Server::start(&dir);
+    for page in [server.get(&format!("/memory/{id}")), server.get("/?q=hostile+click")] {
+        assert_eq!(page.status, 200);
+        let body = &page.body;
+        assert!(body.contains("&lt;script&gt;"), "{body}");
+        assert!(!body.contains("<script>alert"), "{body}");
+        assert!(!body.contains("<img"), "{body}");
+        assert!(!body.to_ascii_lowercase().contains("href=\"javascript:"), "{body}");
+    }
+    let page = server.get(&format!("/memory/{id}")).body;
+    assert!(page.contains("&lt;img src=x onerror=\"alert(2)\"&gt;"), "{page}");
+    assert!(page.contains("href=\"https://example.org/ok\""), "{page}");
+    assert!(page.contains("javascript:alert(3)"), "the link is shown as text: {page}");
+}
+
+#[test]
+fn no_path_from_a_request_reaches_the_files() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    for path in ["/../mem.toml", "/memory/..%2F..%2Fetc%2Fpasswd", "/style.css/../mem.toml"] {
+        let answer = server.get(path);
+        assert!(!answer.body.contains("[ranking]"), "{path}");
+        assert_ne!(answer.status, 200, "{path}");
+    }
+}
+
+#[test]
+fn search_and_memory_pages_show_what_recall_and_show_give() {
+    let dir = Dir::example();
+    let server = Server::start(&dir);
+    let page = server.get("/?q=run+the+tests+locally");
+    assert_eq!(page.status, 200);
+    let recall = dir.mem(&["recall", "run the tests locally", "--json", "--no-record"]).json();
+    let first = recall[0]["id"].as_str().unwrap();
+    assert!(page.body.contains(&format!("/memory/{first}")), "{}", page.body);
+    assert!(page.body.contains("recency"), "the factors are shown");
+    let memory = server.get(&format!("/memory/{first}"));
+    assert_eq!(memory.status, 200);
+    assert!(memory.body.contains("<svg class=\"chart\""), "{}", memory.body);
+    assert_eq!(server.get("/memory/NO-SUCH-ID").status, 400);
+    for path in ["/prune", "/sessions", "/capture", "/overview", "/style.css", "/app.js"] {
+        assert_eq!(server.get(path).status, 200, "{path}");
+    }
+}
+
+#[test]
+fn archive_and_restore_move_the_file_as_prune_and_restore_do() {
+    let dir = Dir::example();
+    let dry = dir.mem(&["prune", "--dry-run", "--json"]).json();
+    let candidate = &dry[0];
+    let (id, path) = (candidate["id"].as_str().unwrap(), candidate["path"].as_str().unwrap());
+    let server = Server::start(&dir);
+    let review = server.get("/prune");
+    assert!(review.body.contains(id), "{}", review.body);
+    assert_eq!(server.post("/prune/archive", &format!("id={id}")).status, 303);
+    assert!(!dir.path().join(path).exists());
+    assert!(dir.path().join("archive").join(path).exists());
+    assert!(server.get("/prune").body.contains(&format!("archive/{path}")));
+    assert_eq!(server.post("/prune/restore", &format!("id={id}")).status, 303);
+    assert!(dir.path().join(path).exists());
+    assert!(!dir.path().join("archive").join(path).exists());
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let dir = Dir::example();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = dir.mem(&["ui", "--port", &port]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("port in use"), "{}", out.stderr);
+}
+
+#[test]
+fn a_session_page_lists_the_memories_its_hooks_injected() {
+    let dir = Dir::example();
+    let payload = format!(
+        r#"{{"session_id":"s-ui","hook_event_name":"SessionStart","cwd":{},"source":"startup"}}"#,
+        serde_json::to_string(dir.path().to_str().unwrap()).unwrap()
+    );
+    dir.mem_stdin(&["context", "--hook", "claude"], payload).ok();
+    let server = Server::start(&dir);
+    assert!(server.get("/sessions").body.contains("href=\"/sessions/s-ui\""));
+    let page = server.get("/sessions/s-ui").body;
+    assert!(page.contains("injected</strong> by SessionStart"), "{page}");
+    assert!(page.contains("href=\"/memory/"), "{page}");
+    assert!(page.contains("whole") || page.contains("cut"), "{page}");
+}
+
+#[test]
+fn the_capture_page_shows_a_session_missing_from_the_transcripts() {
+    let dir = Dir::example();
+    let project = dir.path().canonicalize().unwrap();
+    let folder: String = project
+        .to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let id = "4b1c0d9e-0000-4000-8000-0000000000d1";
+    let line = serde_json::json!({"type": "user", "sessionId": id, "cwd": project,
+        "timestamp": "2026-11-30T09:00:00Z", "message": {"role": "user", "content": "Fix it"}});
+    let path = dir.home().join(format!(".claude/projects/{folder}/{id}.jsonl"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let server = Server::start(&dir);
+    let page = server.get("/capture").body;
+    assert!(page.contains("0 of 1 sessions"), "{page}");
+    assert!(page.contains("+1 missing"), "the day of the transcript: {page}");
+    assert!(page.contains(id), "{page}");
+    assert!(page.contains("Claude Code"), "the agent by its spec's title: {page}");
+}
+
+#[test]
+fn used_from_the_page_is_what_mem_used_records() {
+    let dir = Dir::example();
+    let id = add(&dir, "The cache warms up from the nightly export");
+    let server = Server::start(&dir);
+    let page = server.get(&format!("/memory/{id}")).body;
+    assert!(page.contains(&format!("mem used {id}")), "the command is shown: {page}");
+    assert_eq!(server.post(&format!("/memory/{id}/used"), "").status, 303);
+    let shown = dir.mem(&["show", &id, "--json"]).json();
+    assert_eq!(shown["access_count"], 1, "{shown}");
+    assert!(server.get(&format!("/memory/{id}")).body.contains("used 1 times"));
+}
+
+#[test]
+fn ctrl_c_stops_the_server_cleanly() {
+    let dir = Dir::example();
+    let mut server = Server::start(&dir);
+    assert_eq!(server.get("/").status, 200);
+    let pid = server.child.id().to_string();
+    let sent = std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(sent.success());
+    let status = server.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn an_agent_s_own_memory_is_searched_and_shown_but_never_changed() {
+    let dir = Dir::new();
+    let folder = crate::native::project_with_claude_memory(&dir);
+    let server = Server::start_in(&dir, Some("repo"));
+    let search = server.get("/?q=deploy+window&layer=claude");
+    assert_eq!(search.status, 200);
+    assert!(search.body.contains("claude.deploy-window"), "{}", search.body);
+    assert!(search.body.contains("option value=\"claude\""), "the layer filter names it");
+    let page = server.get("/memory/claude.deploy-window");
+    assert_eq!(page.status, 200, "{}", page.body);
+    let before = std::fs::read_to_string(folder.join("feedback_deploy_window.md")).unwrap();
+    let forget = server.post("/memory/claude.deploy-window/forget", "reason=old");
+    assert!(forget.status >= 400, "{}", forget.status);
+    assert!(forget.body.contains("mem adopt claude.deploy-window"), "{}", forget.body);
+    let after = std::fs::read_to_string(folder.join("feedback_deploy_window.md")).unwrap();
+    assert_eq!(before, after);
+    let native = dir.path().join("repo/.memory/.mem/native/claude/claude.deploy-window.md");
+    assert!(!std::fs::read_to_string(native).unwrap().contains("invalid_at"));
+}
