@@ -33,25 +33,26 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
             }
         }
         let archived = engine.archived()?;
-        let mut curves = Vec::with_capacity(candidates.len());
+        let mut curves = std::collections::HashMap::with_capacity(candidates.len());
         for c in &candidates {
-            curves.push(match engine.get(&c.id) {
-                Ok((_, memory)) => {
-                    let (base, events) = view.history(&memory, &decay);
-                    Some(super::memory::curve(
-                        &memory,
-                        base,
-                        &events,
-                        now,
-                        rules.retention_threshold,
-                    ))
-                }
-                Err(_) => None,
-            });
+            curves.insert(
+                c.id.as_str(),
+                match engine.get(&c.id) {
+                    Ok((_, memory)) => {
+                        let (base, events) = view.history(&memory, &decay);
+                        Some(super::memory::curve(
+                            &memory,
+                            base,
+                            &events,
+                            now,
+                            rules.retention_threshold,
+                        ))
+                    }
+                    Err(_) => None,
+                },
+            );
         }
-        let curve_of = |c: &Candidate| {
-            candidates.iter().position(|x| x.id == c.id).and_then(|i| curves[i].clone())
-        };
+        let curve_of = |c: &Candidate| curves.get(c.id.as_str()).cloned().flatten();
         Ok(ui::page(
             "Prune review",
             "/prune",
