@@ -132,10 +132,15 @@ impl Globals {
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.
     pub(super) fn engine(&self) -> Result<Engine> {
+        Ok(self.engine_found()?.0)
+    }
+
+    /// [`Globals::engine`] and how its root was found.
+    pub(super) fn engine_found(&self) -> Result<(Engine, RootSource)> {
         let (root, source) = self.find_root(None)?;
         let mut engine = self.engine_at(&root)?;
         engine.set_code_checks(source != RootSource::Explicit);
-        Ok(engine)
+        Ok((engine, source))
     }
 
     /// Opens the memory root `root`, printing its configuration warnings on stderr.

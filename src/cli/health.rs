@@ -30,7 +30,7 @@ pub const UNHEALTHY: u8 = 1;
 
 pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
-    let mut engine = ctx.engine()?;
+    let (mut engine, source) = ctx.engine_found()?;
     let project = mem::health::project_dir(engine.root());
     let homes = super::hook::homes();
     let folders =
@@ -41,9 +41,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let missing = missing_user_hooks(engine.root(), &configured, &homes);
     let ok = health.ok() && hooks_run && missing.is_empty();
     let status_code = if ok { 0 } else { UNHEALTHY };
-    let (root, source) = ctx.locate_root(None)?;
-    let served = super::served::enabled().then(|| super::served::client::status(&root, source));
-    let native = super::native::counts(ctx, &engine)?;
+    let served =
+        super::served::enabled().then(|| super::served::client::status(engine.root(), source));
+    let native = super::native::counts(&engine, source)?;
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());

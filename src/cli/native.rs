@@ -68,14 +68,16 @@ pub(super) fn join(
     Ok(layers)
 }
 
-/// [`join`] in place: the native layers `layers` had are replaced by those read now.
+/// [`join`] in place: the native layers `layers` had are replaced by those read now (an
+/// engine already open for an agent is kept, its files written again: a served hook of
+/// `mem mcp` reopens no index).
 pub(super) fn join_into(
     globals: &Globals,
     layers: &mut Layers,
     source: RootSource,
     cwd: Option<&str>,
 ) -> Result<()> {
-    drop(layers.take_natives());
+    let mut open = layers.take_natives();
     let root = layers.project().root().to_path_buf();
     if !enabled(source, layers.project().config())? {
         return Ok(());
@@ -90,8 +92,12 @@ pub(super) fn join_into(
         if read.memories.is_empty() && !folder.is_dir() {
             continue;
         }
+        let kept = open.iter().position(|(a, _)| *a == agent).map(|i| open.swap_remove(i).1);
         let opened = (|| -> Result<Engine> {
             let folder = mem::engine::index_native(&root, agent, &read, globals.now)?;
+            if let Some(engine) = kept {
+                return Ok(engine);
+            }
             let mut engine = globals.engine_at(&folder)?;
             engine.set_code_checks(false);
             Ok(engine)
@@ -220,10 +226,9 @@ pub(super) struct NativeCount {
     warnings: Vec<String>,
 }
 
-/// Per agent whose own memories are read for the root of `engine`: how many there are, how
+/// Per agent whose own memories are read for the root of `engine` (found as `source`): how many there are, how
 /// many are not adopted, and what its reader could not read (nothing when the layers are off).
-pub(super) fn counts(globals: &Globals, engine: &Engine) -> Result<Vec<NativeCount>> {
-    let (_, source) = globals.locate_root(None)?;
+pub(super) fn counts(engine: &Engine, source: RootSource) -> Result<Vec<NativeCount>> {
     if !enabled(source, engine.config())? {
         return Ok(Vec::new());
     }

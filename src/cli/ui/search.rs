@@ -9,6 +9,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use maud::{Markup, html};
 use mem::engine::{LayeredRecall, Layers};
+use mem::store::Layer;
 use mem::{MemoryType, RecallOptions};
 
 use super::{Shared, html as ui};
@@ -40,9 +41,9 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
             hits(&mut layers, &params, now)?
         };
         // Every layer searched here: the project's, the user's, each agent's own.
-        let mut names = vec![mem::store::Layer::Project.as_str()];
-        if layers.engine(mem::store::Layer::User).is_some() {
-            names.push(mem::store::Layer::User.as_str());
+        let mut names = vec![Layer::Project.as_str()];
+        if layers.engine(Layer::User).is_some() {
+            names.push(Layer::User.as_str());
         }
         names.extend(layers.natives().map(|l| l.as_str()));
         let layered = names.len() > 1;
@@ -83,13 +84,22 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     };
     let tags = params.tag.split_whitespace().map(str::to_string).collect();
     let options = RecallOptions { kinds, tags, limit: LIMIT, record: false, ..Default::default() };
+    // One layer alone, as `mem recall --layer` searches it.
+    let only = match params.layer.as_str() {
+        "" => None,
+        name => {
+            let natives: Vec<Layer> = layers.natives().collect();
+            let all = [Layer::Project, Layer::User].into_iter().chain(natives);
+            Some(
+                all.into_iter()
+                    .find(|l| l.as_str() == name)
+                    .ok_or_else(|| anyhow::anyhow!("no layer {name:?} is searched here"))?,
+            )
+        }
+    };
     let LayeredRecall { recall, .. } =
-        layers.recall(&params.q, &options, now, &mem::progress::Silent)?;
-    let shown: Vec<&mem::Hit> = recall
-        .hits
-        .iter()
-        .filter(|h| params.layer.is_empty() || h.layer.is_some_and(|l| l.as_str() == params.layer))
-        .collect();
+        layers.recall_in(&params.q, &options, only, now, &mem::progress::Silent)?;
+    let shown: Vec<&mem::Hit> = recall.hits.iter().collect();
     let explain = recall.explain(layers.project().config());
     let mut command = format!("mem recall {}", shell_word(&params.q));
     if !params.kind.is_empty() {
