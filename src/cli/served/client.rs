@@ -65,11 +65,12 @@ pub fn status(root: &Path, source: RootSource) -> Vec<(u32, u64, Vec<String>)> {
 /// `f` on a connection to each live server of `root`, until it returns a value; sockets whose
 /// server is dead are removed on the way.
 fn each_server<T>(root: &Path, mut f: impl FnMut(UnixStream) -> Option<T>) -> Option<T> {
+    let prefix = super::prefix(root);
     for folder in super::folders() {
         if super::not_private(&folder).is_some() {
             continue;
         }
-        for (path, pid) in super::sockets(&folder, root) {
+        for (path, pid) in super::sockets(&folder, &prefix) {
             // Only a socket of this user's, in a folder only this user can enter.
             let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
             if !meta.file_type().is_socket() || meta.uid() != super::uid() {

@@ -95,14 +95,14 @@ fn prefix(root: &Path) -> String {
     format!("{}-", &hash[..16])
 }
 
-/// The sockets of the servers of `root` in `folder` and each one's process id.
-fn sockets(folder: &Path, root: &Path) -> Vec<(PathBuf, i32)> {
-    let prefix = prefix(root);
+/// The sockets in `folder` whose names start with `prefix` (the servers of one root,
+/// [`prefix`]) and each one's process id.
+fn sockets(folder: &Path, prefix: &str) -> Vec<(PathBuf, i32)> {
     let Ok(entries) = std::fs::read_dir(folder) else { return Vec::new() };
     let mut found: Vec<(PathBuf, i32)> = entries
         .filter_map(|entry| {
             let name = entry.ok()?.file_name().into_string().ok()?;
-            let pid = name.strip_prefix(&prefix)?.strip_suffix(".sock")?.parse().ok()?;
+            let pid = name.strip_prefix(prefix)?.strip_suffix(".sock")?.parse().ok()?;
             Some((folder.join(name), pid))
         })
         .collect();
