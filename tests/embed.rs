@@ -545,3 +545,53 @@ fn embedding_shortest_first_changes_no_vector() {
         }
     }
 }
+
+/// The tokenizer `mem` makes beside the session (see src/embed/tokens.rs) is the one fastembed
+/// would make itself: the same vectors, bit for bit, as a model built by fastembed alone, for
+/// texts one at a time and in padded batches, past the 256 tokens kept, with accents and with
+/// special tokens written in the text.
+#[test]
+fn the_tokenizer_made_beside_the_session_is_fastembeds_own() {
+    use fastembed::{
+        InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
+    };
+    use mem::embed::{
+        Embedder, MAX_TOKENS, MODEL_FILE, ModelSource, ORT_LIB_FILE, TOKENIZER_FILES,
+    };
+
+    let dir = Dir::new();
+    let model = model_copy(&dir);
+    let source = ModelSource { runtime: model_dir().join(ORT_LIB_FILE), dir: model.clone() };
+    let mut ours = Embedder::load_uncached(&source).unwrap();
+    let read = |name: &str| std::fs::read(model.join(name)).unwrap();
+    let [tokenizer, config, special, tokenizer_config] = TOKENIZER_FILES.map(read);
+    let files = TokenizerFiles {
+        tokenizer_file: tokenizer,
+        config_file: config,
+        special_tokens_map_file: special,
+        tokenizer_config_file: tokenizer_config,
+    };
+    let user = UserDefinedEmbeddingModel::new(read(MODEL_FILE), files).with_pooling(Pooling::Mean);
+    // The runtime `ours` loaded; ONNX Runtime has one environment per process, shared.
+    let environment = mem::embed::shared_environment(&source).unwrap();
+    let options =
+        InitOptionsUserDefined::new().with_environment(environment).with_max_length(MAX_TOKENS);
+    let mut theirs = TextEmbedding::try_new_from_user_defined(user, options).unwrap();
+
+    let long = "the release branch deploys nightly ".repeat(80);
+    let texts = [
+        "why does the login test fail on staging",
+        "Café crème, naïve Ærøskøbing — ÜBER straße",
+        "[CLS] a text that writes [SEP] and [MASK] and [PAD] itself",
+        long.as_str(),
+        "x",
+    ];
+    for batch in [1, 5] {
+        let got = ours.embed(&texts, batch).unwrap();
+        let mut want = theirs.embed(texts, Some(batch)).unwrap();
+        for v in &mut want {
+            mem::embed::normalize(v);
+        }
+        assert_eq!(got, want, "batch {batch}");
+    }
+}

@@ -48,6 +48,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         return hook_answer(&args, agent, ctx);
     }
     let mut layers = ctx.layers_near(None)?;
+    if args.task.is_some() {
+        // The model loads while the index is refreshed.
+        layers.project().start_loading_model(None);
+    }
     for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
         super::output::print_problems(&report);
     }
@@ -120,6 +124,21 @@ impl Ledger {
     }
 }
 
+/// The model, loading from now on, for a hook that will embed its `task` in-process: when a
+/// model is configured, the root's recall uses it, and no server of the root listens (a server
+/// answers with the model it holds).
+fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading> {
+    if !task || super::served::client::listening(root) {
+        return None;
+    }
+    let source = mem::embed::ModelSource::configured(&super::globals::model_overrides().ok()?)?;
+    let config = mem::config::Config::load(root).ok()?;
+    if config.embed.mode == mem::config::RecallMode::Bm25 {
+        return None;
+    }
+    mem::embed::Loading::start(source)
+}
+
 /// The hook's answer, or `None` when there is nothing to add. What the session's context
 /// already holds is not sent again (the injection ledger of the session log, when the payload
 /// names the session): a resumed session gets again only what its agent's resume drops, a
@@ -135,6 +154,8 @@ fn answer(
 ) -> Result<Option<hook::Answer>> {
     let cwd = event.cwd.as_deref();
     let (root, source) = ctx.find_root(cwd)?;
+    // A prompt is embedded: the model loads while the ledger and the index are read.
+    let early = early_model(&root, event.prompt.is_some() || args.task.is_some());
     let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
@@ -180,6 +201,9 @@ fn answer(
         }
         None => {
             let mut layers = ctx.layers_near(cwd)?;
+            if let Some(loading) = early {
+                layers.project().give_model(loading);
+            }
             // The agent holds its own memories already: never sent to it again.
             layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;

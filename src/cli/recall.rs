@@ -56,6 +56,10 @@ pub struct Args {
 /// Runs `mem recall`; the exit status is 1 when nothing matches (grep's convention).
 pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let mut layers = ctx.layers_near(None)?;
+    if args.layer.is_none_or(|l| l == mem::store::Layer::Project) {
+        // The model loads while the index is refreshed.
+        layers.project().start_loading_model(args.mode);
+    }
     let record_retrievals = layers.project().config().usage.record_retrievals;
     let options = RecallOptions {
         kinds: args.kinds,

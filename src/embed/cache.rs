@@ -200,7 +200,7 @@ fn build_in(
     save_optimized(source, onnx, dir).ok()?;
     let graph = std::fs::read(dir.join(GRAPH_FILE)).ok()?;
     let (graph_len, graph_hash) = (graph.len() as u64, *blake3::hash(&graph).as_bytes());
-    let mut model = super::session(source, graph, files.clone(), Some(dir), true).ok()?;
+    let mut model = super::session(source, graph, files, Some(dir), true, None).ok()?;
     let dim = super::probe(source, &mut model).ok()?;
     let weights = std::fs::metadata(dir.join(WEIGHTS_FILE)).ok()?.len();
     let manifest = Manifest { checksum, dim, graph: graph_len, graph_hash, weights };

@@ -4,9 +4,12 @@
 //! gives an [`EmbedError`] naming the file and the fix, never a panic.
 
 mod cache;
+mod loading;
+mod tokens;
 pub mod vectors;
 
 pub use cache::CACHE_DIR;
+pub use loading::Loading;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -124,6 +127,14 @@ fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
     crate::error::panic_message(panic, "the ONNX Runtime wrapper panicked")
 }
 
+/// The ONNX Runtime environment of this process, loading `source`'s runtime first: for a
+/// session built outside [`Embedder`] in a process that also embeds (ONNX Runtime allows one
+/// environment per process).
+pub fn shared_environment(source: &ModelSource) -> Result<Environment, EmbedError> {
+    load_runtime(&source.runtime)?;
+    environment(&source.runtime)
+}
+
 /// The ONNX Runtime environment of this process, shared by every session (ONNX Runtime allows
 /// one per process); [`load_runtime`] must have succeeded first.
 fn environment(runtime: &Path) -> Result<Environment, EmbedError> {
@@ -175,15 +186,45 @@ fn model_error(
 
 /// A fastembed model over the graph `onnx` and the tokenizer `files`; `external` is the folder
 /// of the weights file an optimised graph names; `prepack` has ONNX Runtime copy the weights
-/// into the layout its matrix products read fastest (see [`LIGHT_TEXTS`]).
+/// into the layout its matrix products read fastest (see [`LIGHT_TEXTS`]). The tokenizer is
+/// `tokenizer` when given (a model loaded again keeps its own), else it is made from `files`
+/// on a second thread while ONNX Runtime builds the session (see [`tokens`]).
 fn session(
     source: &ModelSource,
     onnx: Vec<u8>,
-    files: TokenizerFiles,
+    files: &TokenizerFiles,
+    external: Option<&Path>,
+    prepack: bool,
+    tokenizer: Option<tokenizers::Tokenizer>,
+) -> Result<TextEmbedding, EmbedError> {
+    // The tokenizer is made while ONNX Runtime starts and builds the session.
+    std::thread::scope(|scope| {
+        let made = tokenizer.is_none().then(|| scope.spawn(|| tokens::build(files, MAX_TOKENS)));
+        let built = fastembed_session(source, onnx, files, external, prepack);
+        let tokenizer = match made {
+            Some(thread) => {
+                thread.join().unwrap_or_else(|panic| Err((TOKENIZER_FILES[0], panic_text(&*panic))))
+            }
+            None => Ok(tokenizer.expect("given when not made")),
+        };
+        let mut model = built?;
+        model.tokenizer =
+            tokenizer.map_err(|(file, message)| model_error(source, "tokenizer", file, message))?;
+        Ok(model)
+    })
+}
+
+/// The session fastembed builds over `onnx` (see [`session`]), with a one-word tokenizer.
+fn fastembed_session(
+    source: &ModelSource,
+    onnx: Vec<u8>,
+    files: &TokenizerFiles,
     external: Option<&Path>,
     prepack: bool,
 ) -> Result<TextEmbedding, EmbedError> {
-    let user_model = UserDefinedEmbeddingModel::new(onnx, files).with_pooling(Pooling::Mean);
+    let placeholder =
+        TokenizerFiles { tokenizer_file: tokens::PLACEHOLDER.as_bytes().to_vec(), ..files.clone() };
+    let user_model = UserDefinedEmbeddingModel::new(onnx, placeholder).with_pooling(Pooling::Mean);
     // No spinning: ONNX Runtime's threads otherwise busy-wait after each call, taking a
     // core from the index refresh that follows in a long-running process.
     let mut options = InitOptionsUserDefined::new()
@@ -252,7 +293,7 @@ impl Embedder {
         {
             let files = read_tokenizer_files(dir)?;
             load_runtime(&source.runtime)?;
-            match session(source, entry.graph, files, Some(&entry.dir), false) {
+            match session(source, entry.graph, &files, Some(&entry.dir), false, None) {
                 Ok(model) => {
                     return Ok(Embedder {
                         model,
@@ -279,7 +320,7 @@ impl Embedder {
         {
             return Ok(embedder);
         }
-        let mut model = session(source, onnx, files, None, true)?;
+        let mut model = session(source, onnx, &files, None, true, None)?;
         let dim = probe(source, &mut model)?;
         Ok(Embedder { model, source: source.clone(), checksum, dim, light: None })
     }
@@ -293,7 +334,11 @@ impl Embedder {
             return;
         }
         let Ok(files) = read_tokenizer_files(&self.source.dir) else { return };
-        if let Ok(model) = session(&self.source, entry.graph, files, Some(&entry.dir), true) {
+        // The tokenizer is the one in use: only the session is built again.
+        let tokenizer = self.model.tokenizer.clone();
+        let packed =
+            session(&self.source, entry.graph, &files, Some(&entry.dir), true, Some(tokenizer));
+        if let Ok(model) = packed {
             self.model = model;
         }
     }

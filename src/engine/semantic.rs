@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Engine;
 use crate::config::RecallMode;
 use crate::embed::vectors::{self, Discarded, Key, VectorStore};
-use crate::embed::{EmbedError, Embedder, ModelSource};
+use crate::embed::{EmbedError, Embedder, Loading, ModelSource};
 use crate::index::content_hash;
 use crate::store::Stamp;
 use crate::{Error, Result};
@@ -39,6 +39,8 @@ struct Wanted {
 
 enum Slot {
     Unloaded,
+    /// Being loaded on a thread of its own ([`Engine::start_loading_model`]).
+    Loading(Loading),
     Ready(Box<Embedder>),
     Failed(String),
 }
@@ -148,17 +150,53 @@ impl Engine {
         let Some(source) = &self.semantic.source else {
             return Err(Error::NoModel);
         };
-        if let Slot::Unloaded = self.semantic.model {
-            self.semantic.model = match Embedder::load(source) {
-                Ok(embedder) => Slot::Ready(Box::new(embedder)),
-                Err(e) => Slot::Failed(e.to_string()),
-            };
+        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
+            Slot::Unloaded => {
+                self.semantic.model = match Embedder::load(source) {
+                    Ok(embedder) => Slot::Ready(Box::new(embedder)),
+                    Err(e) => Slot::Failed(e.to_string()),
+                }
+            }
+            Slot::Loading(loading) => {
+                self.semantic.model = match loading.wait() {
+                    Ok(embedder) => Slot::Ready(Box::new(embedder)),
+                    Err(e) => Slot::Failed(e.to_string()),
+                }
+            }
+            done => self.semantic.model = done,
         }
         match &mut self.semantic.model {
             Slot::Ready(embedder) => Ok(embedder),
             Slot::Failed(message) => Err(Error::Embed(EmbedError::Unusable(message.clone()))),
-            Slot::Unloaded => unreachable!("loaded above"),
+            Slot::Unloaded | Slot::Loading(_) => unreachable!("loaded above"),
         }
+    }
+
+    /// Starts loading the configured model on another thread, when a recall in `mode` (else
+    /// the configured one) is to use it and it is not loaded yet: a process that will embed
+    /// soon loads it while it reads and refreshes the index. [`Engine::embedder`] waits for it.
+    pub fn start_loading_model(&mut self, mode: Option<RecallMode>) {
+        if self.wants_model(mode)
+            && let Some(source) = self.semantic.source.clone()
+            && let Some(loading) = Loading::start(source)
+        {
+            self.semantic.model = Slot::Loading(loading);
+        }
+    }
+
+    /// Takes `loading` as this engine's model when it is the configured one, recall uses it
+    /// and none is loaded yet (see [`Engine::start_loading_model`]); otherwise it is waited for
+    /// and dropped.
+    pub fn give_model(&mut self, loading: Loading) {
+        if self.wants_model(None) && self.semantic.source.as_ref() == Some(loading.source()) {
+            self.semantic.model = Slot::Loading(loading);
+        }
+    }
+
+    /// Whether a recall in `mode` (else the configured one) needs the model and it is neither
+    /// loaded nor loading.
+    fn wants_model(&self, mode: Option<RecallMode>) -> bool {
+        matches!(self.semantic.model, Slot::Unloaded) && self.recall_mode(mode) != RecallMode::Bm25
     }
 
     /// Why the configured model could not be used, once this engine has tried to load it.
@@ -353,8 +391,8 @@ impl Engine {
             return false;
         }
         match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
-            Slot::Ready(embedder) => {
-                to.semantic.model = Slot::Ready(embedder);
+            loaded @ (Slot::Ready(_) | Slot::Loading(_)) => {
+                to.semantic.model = loaded;
                 true
             }
             other => {

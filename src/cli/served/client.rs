@@ -48,6 +48,19 @@ pub fn context(
     })
 }
 
+/// Whether a live server of `root` listens (it may still have another key): a hook that will
+/// ask it does not start loading the model meanwhile.
+pub fn listening(root: &Path) -> bool {
+    if !super::enabled() {
+        return false;
+    }
+    let prefix = super::prefix(root);
+    super::folders().iter().any(|folder| {
+        super::not_private(folder).is_none()
+            && super::sockets(folder, &prefix).into_iter().any(|(_, pid)| super::alive(pid))
+    })
+}
+
 /// What the servers of `root` say of this process's key: each one's process id, hooks answered,
 /// and the parts of the key that differ (empty: it serves this process's hooks).
 pub fn status(root: &Path, source: RootSource) -> Vec<(u32, u64, Vec<String>)> {
