@@ -65,6 +65,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         exclude: Vec::new(),
     };
     let context = layers.context(&options, ctx.now)?;
+    // The command ends with this block.
+    layers.project().leave_model_to_exit();
     if let Some(report) = &context.report {
         super::output::print_problems(report);
     }
@@ -208,6 +210,8 @@ fn answer(
             layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;
             let context = layers.context(&options, ctx.now)?;
+            // The hook ends with this answer.
+            layers.project().leave_model_to_exit();
             let (text, memories, sent) = (context.text, context.memories, context.sent);
             super::served::Answer { text, memories, sent, warnings: Vec::new() }
         }

@@ -75,6 +75,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let query = args.query.join(" ");
     let LayeredRecall { recall, user_report } =
         layers.recall_in(&query, &options, args.layer, ctx.now, &super::bar::progress_bar())?;
+    // The command ends with this recall.
+    layers.project().leave_model_to_exit();
     super::output::print_problems(&recall.report);
     if let Some(report) = &user_report {
         super::output::print_problems(report);

@@ -193,6 +193,21 @@ impl Engine {
         }
     }
 
+    /// Leaves the model to the end of the process instead of freeing it: for a short-lived
+    /// process about to exit (a hook), which saves the milliseconds ONNX Runtime's session and
+    /// the tokenizer take to free what the system reclaims at exit anyway.
+    pub fn leave_model_to_exit(&mut self) {
+        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
+            Slot::Ready(embedder) => std::mem::forget(embedder),
+            Slot::Loading(loading) => {
+                if let Ok(embedder) = loading.wait() {
+                    std::mem::forget(embedder);
+                }
+            }
+            other => self.semantic.model = other,
+        }
+    }
+
     /// Whether a recall in `mode` (else the configured one) needs the model and it is neither
     /// loaded nor loading.
     fn wants_model(&self, mode: Option<RecallMode>) -> bool {
