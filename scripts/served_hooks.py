@@ -14,9 +14,11 @@ on a UserPromptSubmit payload (a new session id each time) in three settings, ta
 With --after-capture, a Stop capture of a new ten-turn session runs (not timed) before each
 hook, so that each hook's refresh finds a new session digest to index (and, with the model, to
 embed); --pause waits that long between the capture and the hook (a user reads the answer and
-types the next prompt: a server embeds the digest meanwhile). Prints the median wall time (ms) and the median peak resident memory (MiB) of the hook
-process, per build and setting, and the ratios to "no model" of the same build. Nothing leaves
-the temporary folder.
+types the next prompt: a server embeds the digest meanwhile), and the capture's own time is
+printed too (a capture with a server of the same key waits until the server has embedded what
+it wrote). Prints the median wall time (ms) and the median peak resident memory (MiB) of the
+hook process, per build and setting, and the ratios to "no model" of the same build. Nothing
+leaves the temporary folder.
 """
 
 import argparse
@@ -112,6 +114,7 @@ def main():
             repos.append(repo)
             servers.append(start_server(mem, repo, with_model))
         times = {(b, s): [] for b in range(len(builds)) for s in SETTINGS}
+        captures = {(b, s): [] for b in range(len(builds)) for s in SETTINGS}
         peaks = {(b, s): [] for b in range(len(builds)) for s in SETTINGS}
         for _ in range(args.runs):
             for b, mem in enumerate(builds):
@@ -123,7 +126,8 @@ def main():
                         transcript(path, session, repo)
                         stop = {"session_id": session, "transcript_path": path, "cwd": repo,
                                 "hook_event_name": "Stop", "stop_hook_active": False}
-                        run([mem, "capture", "--hook", "claude"], stop, repo, env)
+                        took, _ = run([mem, "capture", "--hook", "claude"], stop, repo, env)
+                        captures[(b, setting)].append(took)
                         session = str(uuid.uuid4())
                         time.sleep(args.pause / 1000)
                     payload = {"session_id": session, "cwd": repo,
@@ -145,6 +149,13 @@ def main():
                 ms = statistics.median(times[(b, setting)])
                 peak = statistics.median(peaks[(b, setting)])
                 print(f"{b + 1:<8}{setting:14}{ms:8.1f}{ms / plain:12.2f}{peak:10.1f}")
+        if args.after_capture:
+            print("The Stop capture hook before each (ms, median; with a server of the same key, "
+                  "it waits until the server has embedded what it wrote):")
+            for b in range(len(builds)):
+                line = "  ".join(f"{setting} {statistics.median(captures[(b, setting)]):.1f}"
+                                 for setting in SETTINGS)
+                print(f"{b + 1:<8}{line}")
         for b, mem in enumerate(builds):
             print(f"build {b + 1}: {mem}")
     finally:

@@ -321,6 +321,49 @@ fn a_server_killed_during_a_hook_a_capture_or_an_index_loses_nothing() {
     assert_eq!(list.code, 0, "{}", list.stderr);
 }
 
+/// A capture hook with a server of the same key returns once the server has embedded what it
+/// wrote (the agent waits for its Stop hook; the user does not yet): the next prompt's hook
+/// finds the session's digest embedded already instead of embedding it first.
+#[test]
+fn a_capture_returns_once_the_server_has_embedded_its_digest() {
+    use mem::embed::{Embedder, ModelSource, ORT_LIB_FILE, vectors};
+
+    let served = Served::new(generated(40));
+    // Every memory has its vector: the session's digest is all there is to embed.
+    let index = run(&mut served.command(&["index"], true));
+    assert_eq!(index.code, 0, "{}", index.stderr);
+    let _server = served.server("2026-11-30T12:00:00Z");
+    let model = crate::util::model_dir();
+    let embedder = Embedder::load(&ModelSource {
+        dir: model.to_path_buf(),
+        runtime: model.join(ORT_LIB_FILE),
+    })
+    .unwrap();
+    let stored = vectors::path(&served.dir.path().join(".mem"));
+    let digest_embedded = |session: &str| {
+        let digest = mem::capture::check_session_id(session).unwrap();
+        let (store, _) =
+            vectors::VectorStore::load(&stored, embedder.checksum(), embedder.dim()).unwrap();
+        store.get(digest.as_str()).is_some()
+    };
+    for (i, session) in ["first-session", "second-session"].iter().enumerate() {
+        let transcript = served.dir.path().join(format!("{session}.jsonl"));
+        let line = json!({ "type": "user", "sessionId": session, "cwd": served.dir.path(),
+                           "timestamp": "2026-11-30T11:00:00Z",
+                           "message": { "role": "user",
+                                        "content": format!("why do the upload retries fail {i}") } });
+        std::fs::write(&transcript, format!("{line}\n")).unwrap();
+        let stop = json!({ "session_id": session, "hook_event_name": "Stop",
+                           "transcript_path": transcript, "cwd": served.dir.path() });
+        let out = run_with_stdin(
+            &mut served.command(&["capture", "--hook", "claude"], false),
+            stop.to_string(),
+        );
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{session}");
+        assert!(digest_embedded(session), "{session}: the capture returned before the embedding");
+    }
+}
+
 /// `mem <args>` in `repo/` of `dir` (the root found from there, the agents' memories joined),
 /// served hooks on unless `off`, the servers listening in `runtime`.
 fn in_repo(dir: &Dir, runtime: &Path, args: &[&str], off: bool) -> Command {

@@ -209,6 +209,14 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         return super::output::print_json(&captured);
     }
     if args.hook.is_some() {
+        let wrote = matches!(captured.written, Written::Created | Written::Updated)
+            || !captured.facts.added.is_empty();
+        drop(engine);
+        if wrote && let Ok((root, source)) = ctx.locate_root(cwd.as_deref()) {
+            // The session's `mem mcp`, which holds the model, embeds what was written now,
+            // while the agent waits for this hook: the next prompt's hook finds it embedded.
+            super::served::client::refresh(&root, source, ctx.now);
+        }
         return Ok(());
     }
     match &captured.path {

@@ -48,6 +48,24 @@ pub fn context(
     })
 }
 
+/// Has a server of the root `root` (found as `source`) with this process's key bring its
+/// layers up to date at `now`, embedding what changed, and waits until it has; whether one
+/// did (none: the next hook's refresh does it, served or in-process).
+pub fn refresh(root: &Path, source: RootSource, now: Timestamp) -> bool {
+    if !super::enabled() {
+        return false;
+    }
+    let request = Request::Refresh { key: Key::of(root, source), now };
+    each_server(root, |stream| match ask(stream, &request)? {
+        (Reply::Accepted, mut reader) => {
+            reader.get_ref().set_read_timeout(Some(ANSWER)).ok()?;
+            matches!(super::receive(&mut reader).ok()?, Reply::Refreshed).then_some(())
+        }
+        _ => None,
+    })
+    .is_some()
+}
+
 /// Whether a live server of `root` listens (it may still have another key): a hook that will
 /// ask it does not start loading the model meanwhile.
 pub fn listening(root: &Path) -> bool {

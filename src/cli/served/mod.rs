@@ -202,6 +202,15 @@ pub enum Request {
         /// Whose hook asks, from where.
         asked: Asked,
     },
+    /// Bring the layers up to date with the files at `now` and embed what changed, then say
+    /// so: a capture asks it after writing its digest, so that the next prompt's hook finds
+    /// the digest embedded (the agent waits for the capture, not yet for the user).
+    Refresh {
+        /// The asker's key.
+        key: Key,
+        /// The caller's time.
+        now: Timestamp,
+    },
 }
 
 /// The hook that asks: its agent (whose own memories are never sent back to it) and the
@@ -228,6 +237,8 @@ pub enum Reply {
     Accepted,
     /// The answer of a [`Request::Context`].
     Answer(Answer),
+    /// A [`Request::Refresh`] is done.
+    Refreshed,
     /// The request failed in the server: work in-process (which reports the failure).
     Failed {
         /// Why.

@@ -21,9 +21,14 @@ use tokio::net::UnixListener;
 use super::{Answer, Asked, Key, Reply, Request};
 use crate::cli::Globals;
 
-/// How long a request may wait for the layers while a tool call holds them (then it is answered
-/// [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
+/// How long a hook's request may wait for the layers while a tool call holds them (then it is
+/// answered [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
 const LOCK_TRIES: u32 = 50;
+
+/// How long a capture's [`Request::Refresh`] may wait for the layers, in steps of 1 ms: the
+/// capture has written its digest already, so a busy server only leaves the embedding to the
+/// next hook.
+const REFRESH_LOCK_TRIES: u32 = 2_000;
 
 /// How long a connection may take to send its request.
 const READ: Duration = Duration::from_secs(2);
@@ -100,20 +105,25 @@ fn keep_fresh(layers: Arc<Mutex<Option<Layers>>>, fixed_now: Option<Timestamp>) 
             let Ok(mut slot) = layers.try_lock() else { continue };
             let Some(layers) = slot.as_mut() else { continue };
             let now = crate::cli::now(fixed_now);
-            if layers.refresh_for_recall(now, &mem::progress::Silent).is_err() {
-                continue;
-            }
-            // What another process indexed (a capture indexes its digest) needs a vector too;
-            // with nothing new since the last sync, this reads nothing.
-            for layer in [Layer::Project, Layer::User] {
-                let Some(engine) = layers.engine(layer) else { continue };
-                if engine.recall_mode(None) != mem::config::RecallMode::Bm25 {
-                    let limit = engine.config().embed.recall_embed_limit;
-                    let _ = engine.sync_vectors(Some(limit), &mem::progress::Silent);
-                }
+            if layers.refresh_for_recall(now, &mem::progress::Silent).is_ok() {
+                embed_changed(layers);
             }
         }
     });
+}
+
+/// Embeds the memories of the project and user layers that have no vector yet, within
+/// `[embed] recall_embed_limit`, as a hook's recall would: what another process indexed (a
+/// capture indexes its digest) needs a vector too. With nothing new since the last sync, this
+/// reads nothing.
+fn embed_changed(layers: &mut Layers) {
+    for layer in [Layer::Project, Layer::User] {
+        let Some(engine) = layers.engine(layer) else { continue };
+        if engine.recall_mode(None) != mem::config::RecallMode::Bm25 {
+            let limit = engine.config().embed.recall_embed_limit;
+            let _ = engine.sync_vectors(Some(limit), &mem::progress::Silent);
+        }
+    }
 }
 
 /// Removes the sockets in `folder` whose server is dead.
@@ -175,7 +185,7 @@ fn serve(stream: &UnixStream, shared: &Shared) {
             let differs = shared.key.differs(&key);
             if !differs.is_empty() {
                 Reply::Other { differs }
-            } else if let Some(mut layers) = lock(&shared.layers) {
+            } else if let Some(mut layers) = lock(&shared.layers, LOCK_TRIES) {
                 if super::send(stream, &Reply::Accepted).is_err() {
                     return;
                 }
@@ -196,14 +206,39 @@ fn serve(stream: &UnixStream, shared: &Shared) {
                 Reply::Busy
             }
         }
+        Request::Refresh { key, now } => {
+            let differs = shared.key.differs(&key);
+            if !differs.is_empty() {
+                Reply::Other { differs }
+            } else if let Some(mut layers) = lock(&shared.layers, REFRESH_LOCK_TRIES) {
+                if super::send(stream, &Reply::Accepted).is_err() {
+                    return;
+                }
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let layers = layers.as_mut().ok_or("the root is not open")?;
+                    layers.refresh(now, &mem::progress::Silent).map_err(|e| e.to_string())?;
+                    embed_changed(layers);
+                    Ok::<(), String>(())
+                }));
+                match outcome {
+                    Ok(Ok(())) => Reply::Refreshed,
+                    Ok(Err(message)) => Reply::Failed { message },
+                    Err(panic) => Reply::Failed {
+                        message: mem::error::panic_message(&*panic, "unknown panic"),
+                    },
+                }
+            } else {
+                Reply::Busy
+            }
+        }
     };
     let _ = super::send(stream, &reply);
 }
 
-/// The layers, waiting at most [`LOCK_TRIES`] ms for a tool call that holds them (a panicked
-/// call's poison is ignored: every call refreshes from the files).
-fn lock(layers: &Mutex<Option<Layers>>) -> Option<MutexGuard<'_, Option<Layers>>> {
-    for _ in 0..LOCK_TRIES {
+/// The layers, waiting at most `tries` ms for a call that holds them (a panicked call's poison
+/// is ignored: every call refreshes from the files).
+fn lock(layers: &Mutex<Option<Layers>>, tries: u32) -> Option<MutexGuard<'_, Option<Layers>>> {
+    for _ in 0..tries {
         match layers.try_lock() {
             Ok(guard) => return Some(guard),
             Err(TryLockError::Poisoned(poisoned)) => return Some(poisoned.into_inner()),
