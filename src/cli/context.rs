@@ -203,8 +203,11 @@ fn answer(
         }
         None => {
             let mut layers = ctx.layers_near(cwd)?;
-            if let Some(loading) = early {
-                layers.project().give_model(loading);
+            match early {
+                Some(loading) => layers.project().give_model(loading),
+                // A server listened but did not answer (another key, busy): load it from now.
+                None if options.task.is_some() => layers.project().start_loading_model(None),
+                None => {}
             }
             // The agent holds its own memories already: never sent to it again.
             layers.without_native(agent);
