@@ -79,12 +79,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(threads) = threads {
         options = options.with_intra_threads(threads);
     }
-    if let Ok(extra) = std::env::var("LOAD_PHASES_CONFIG") {
-        for entry in extra.split(';').filter(|e| !e.is_empty()) {
-            let (key, value) = entry.split_once('=').ok_or("KEY=VALUE;...")?;
-            options = options.with_session_config(key, value);
-        }
-    }
     let mut embedding = TextEmbedding::try_new_from_user_defined(model, options)?;
     lap("session and tokenizer", &mut phases);
     embedding.embed(["why does the login test fail on staging"], None)?;
