@@ -158,8 +158,8 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             }
         }
     }
-    let root =
-        ctx.root_near(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
+    let (root, source) =
+        ctx.find_root(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
     let logged_failure = |payload: &[u8], message: String| {
         let entry = LogEntry::failure(payload, &message, ctx.now);
         match capture::append_log(&root, &entry) {
@@ -212,7 +212,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         let wrote = matches!(captured.written, Written::Created | Written::Updated)
             || !captured.facts.added.is_empty();
         drop(engine);
-        if wrote && let Ok((root, source)) = ctx.locate_root(cwd.as_deref()) {
+        if wrote {
             // The session's `mem mcp`, which holds the model, embeds what was written now,
             // while the agent waits for this hook: the next prompt's hook finds it embedded.
             super::served::client::refresh(&root, source, ctx.now);

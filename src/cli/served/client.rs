@@ -36,14 +36,8 @@ pub fn context(
     }
     let key = Key::of(root, source);
     let request = Request::Context { key, now, options: options.clone(), asked };
-    each_server(root, |stream| match ask(stream, &request)? {
-        (Reply::Accepted, mut reader) => {
-            reader.get_ref().set_read_timeout(Some(ANSWER)).ok()?;
-            match super::receive(&mut reader).ok()? {
-                Reply::Answer(answer) => Some(answer),
-                _ => None,
-            }
-        }
+    each_server(root, |stream| match done(stream, &request)? {
+        Reply::Answer(answer) => Some(answer),
         _ => None,
     })
 }
@@ -56,14 +50,8 @@ pub fn refresh(root: &Path, source: RootSource, now: Timestamp) -> bool {
         return false;
     }
     let request = Request::Refresh { key: Key::of(root, source), now };
-    each_server(root, |stream| match ask(stream, &request)? {
-        (Reply::Accepted, mut reader) => {
-            reader.get_ref().set_read_timeout(Some(ANSWER)).ok()?;
-            matches!(super::receive(&mut reader).ok()?, Reply::Refreshed).then_some(())
-        }
-        _ => None,
-    })
-    .is_some()
+    each_server(root, |stream| matches!(done(stream, &request)?, Reply::Refreshed).then_some(()))
+        .is_some()
 }
 
 /// Whether a live server of `root` listens (it may still have another key): a hook that will
@@ -122,6 +110,14 @@ fn each_server<T>(root: &Path, mut f: impl FnMut(UnixStream) -> Option<T>) -> Op
         }
     }
     None
+}
+
+/// The reply that follows [`Reply::Accepted`] to `request` on `stream`, within [`ANSWER`];
+/// `None` when the server did not take it.
+fn done(stream: UnixStream, request: &Request) -> Option<Reply> {
+    let (Reply::Accepted, mut reader) = ask(stream, request)? else { return None };
+    reader.get_ref().set_read_timeout(Some(ANSWER)).ok()?;
+    super::receive(&mut reader).ok()
 }
 
 /// Sends `request` on `stream` and reads the first reply, which must come within [`TAKE`]; the

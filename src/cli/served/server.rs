@@ -182,57 +182,55 @@ fn serve(stream: &UnixStream, shared: &Shared) {
             differs: shared.key.differs(&key),
         },
         Request::Context { key, now, options, asked } => {
-            let differs = shared.key.differs(&key);
-            if !differs.is_empty() {
-                Reply::Other { differs }
-            } else if let Some(mut layers) = lock(&shared.layers, LOCK_TRIES) {
-                if super::send(stream, &Reply::Accepted).is_err() {
-                    return;
-                }
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    answer(&mut layers, shared, now, &options, &asked)
-                }));
-                match outcome {
-                    Ok(Ok(answer)) => {
-                        shared.answered.fetch_add(1, Ordering::Relaxed);
-                        Reply::Answer(answer)
-                    }
-                    Ok(Err(message)) => Reply::Failed { message },
-                    Err(panic) => Reply::Failed {
-                        message: mem::error::panic_message(&*panic, "unknown panic"),
-                    },
-                }
-            } else {
-                Reply::Busy
-            }
+            let Some(reply) = work(stream, shared, &key, LOCK_TRIES, |layers| {
+                let answer = answer(layers, shared, now, &options, &asked)?;
+                shared.answered.fetch_add(1, Ordering::Relaxed);
+                Ok(Reply::Answer(answer))
+            }) else {
+                return;
+            };
+            reply
         }
         Request::Refresh { key, now } => {
-            let differs = shared.key.differs(&key);
-            if !differs.is_empty() {
-                Reply::Other { differs }
-            } else if let Some(mut layers) = lock(&shared.layers, REFRESH_LOCK_TRIES) {
-                if super::send(stream, &Reply::Accepted).is_err() {
-                    return;
-                }
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let layers = layers.as_mut().ok_or("the root is not open")?;
-                    layers.refresh(now, &mem::progress::Silent).map_err(|e| e.to_string())?;
-                    embed_changed(layers);
-                    Ok::<(), String>(())
-                }));
-                match outcome {
-                    Ok(Ok(())) => Reply::Refreshed,
-                    Ok(Err(message)) => Reply::Failed { message },
-                    Err(panic) => Reply::Failed {
-                        message: mem::error::panic_message(&*panic, "unknown panic"),
-                    },
-                }
-            } else {
-                Reply::Busy
-            }
+            let Some(reply) = work(stream, shared, &key, REFRESH_LOCK_TRIES, |layers| {
+                let layers = layers.as_mut().ok_or("the root is not open")?;
+                layers.refresh(now, &mem::progress::Silent).map_err(|e| e.to_string())?;
+                embed_changed(layers);
+                Ok(Reply::Refreshed)
+            }) else {
+                return;
+            };
+            reply
         }
     };
     let _ = super::send(stream, &reply);
+}
+
+/// The reply to a request of `key` that `call` does on the layers: [`Reply::Other`] for another
+/// key, [`Reply::Busy`] when the layers stay held for `tries` ms, else [`Reply::Accepted`] is
+/// sent at once and `call`'s reply (a failure or a panic is [`Reply::Failed`]) follows; `None`
+/// when the connection is gone.
+fn work(
+    stream: &UnixStream,
+    shared: &Shared,
+    key: &Key,
+    tries: u32,
+    call: impl FnOnce(&mut Option<Layers>) -> Result<Reply, String>,
+) -> Option<Reply> {
+    let differs = shared.key.differs(key);
+    if !differs.is_empty() {
+        return Some(Reply::Other { differs });
+    }
+    let Some(mut layers) = lock(&shared.layers, tries) else { return Some(Reply::Busy) };
+    super::send(stream, &Reply::Accepted).ok()?;
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(&mut layers)));
+    Some(match outcome {
+        Ok(Ok(reply)) => reply,
+        Ok(Err(message)) => Reply::Failed { message },
+        Err(panic) => {
+            Reply::Failed { message: mem::error::panic_message(&*panic, "unknown panic") }
+        }
+    })
 }
 
 /// The layers, waiting at most `tries` ms for a call that holds them (a panicked call's poison
