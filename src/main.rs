@@ -9,7 +9,10 @@ use clap::Parser;
 mod cli;
 
 /// mimalloc: indexing allocates and frees millions of small strings from two threads at once,
-/// where it costs about a quarter of glibc's malloc time (docs/benchmarks.md, "Indexing").
+/// where it costs about a quarter of glibc's malloc time (docs/benchmarks.md, "Indexing"). Its
+/// `override` feature makes it the `malloc` of ONNX Runtime and SQLite too: the model's start
+/// and the process's exit allocate and free thousands of small objects (docs/benchmarks.md,
+/// "Issue #43 finished").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
