@@ -31,16 +31,17 @@ fn claude_folder(dir: &Dir, repo: &Path) -> PathBuf {
     claude_memory_folder(dir.home(), repo)
 }
 
-/// Claude Code's auto-memory folder of the repository `top` for the home folder `home`
-/// (Claude Code 2.1.197: every character of the path but ASCII letters and digits made `-`).
+/// Claude Code's auto-memory folder of the repository `top` for the home folder `home` (where
+/// the real Claude Code writes it is checked by tests/native_e2e.rs).
 pub(crate) fn claude_memory_folder(home: &Path, top: &Path) -> PathBuf {
-    let name: String = top
-        .to_str()
-        .unwrap()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let name = mem::agent::claude::folder_name(top);
     home.join(".claude/projects").join(name).join("memory")
+}
+
+/// Each hit of `mem recall --json` as its id and layer.
+fn id_layers(hits: &serde_json::Value) -> Vec<(&str, &str)> {
+    let hits = hits.as_array().unwrap().iter();
+    hits.map(|h| (h["id"].as_str().unwrap(), h["layer"].as_str().unwrap())).collect()
 }
 
 /// `mem ARGS` run in `repo/` (the root found from there, as an agent's hook finds it).
@@ -55,12 +56,7 @@ fn an_agent_s_memories_are_recalled_shown_used_and_adopted() {
     mem(&dir, &["add", "We deploy with the blue green script"]).ok();
     let out = mem(&dir, &["recall", "deploy", "--json"]);
     let hits = out.json();
-    let layers: Vec<(&str, &str)> = hits
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["id"].as_str().unwrap(), h["layer"].as_str().unwrap()))
-        .collect();
+    let layers = id_layers(&hits);
     assert!(layers.contains(&("claude.deploy-window", "claude")), "{layers:?}");
     assert!(layers.iter().any(|(_, l)| *l == "project"), "{layers:?}");
     let only = mem(&dir, &["recall", "deploy", "--layer", "claude", "--json"]).json();
@@ -82,12 +78,7 @@ fn an_agent_s_memories_are_recalled_shown_used_and_adopted() {
     let file = dir.read("repo/.memory/claude.release-freeze.md");
     assert!(file.contains("source: 'claude auto memory: ~/.claude/projects/"), "{file}");
     let hits = mem(&dir, &["recall", "release freeze", "--json"]).json();
-    let found: Vec<(&str, &str)> = hits
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|h| (h["id"].as_str().unwrap(), h["layer"].as_str().unwrap()))
-        .collect();
+    let found = id_layers(&hits);
     let freeze: Vec<_> = found.iter().filter(|(id, _)| *id == "claude.release-freeze").collect();
     assert_eq!(freeze, [&("claude.release-freeze", "project")], "{found:?}");
     // Nor is it recalled from the agent's layer alone.

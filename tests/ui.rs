@@ -333,12 +333,7 @@ fn a_session_page_lists_the_memories_its_hooks_injected() {
 fn the_capture_page_shows_a_session_missing_from_the_transcripts() {
     let dir = Dir::example();
     let project = dir.path().canonicalize().unwrap();
-    let folder: String = project
-        .to_str()
-        .unwrap()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
+    let folder = mem::agent::claude::folder_name(&project);
     let id = "4b1c0d9e-0000-4000-8000-0000000000d1";
     let line = serde_json::json!({"type": "user", "sessionId": id, "cwd": project,
         "timestamp": "2026-11-30T09:00:00Z", "message": {"role": "user", "content": "Fix it"}});

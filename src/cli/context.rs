@@ -126,11 +126,10 @@ impl Ledger {
     }
 }
 
-/// The model, loading from now on, for a hook that will embed its `task` in-process: when a
-/// model is configured, the root's recall uses it, and no server of the root listens (a server
-/// answers with the model it holds).
+/// The model, loading from now on, for a hook that will embed its `task` in-process (no server
+/// of the root listens): when a model is configured and the root's recall uses it.
 fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading> {
-    if !task || super::served::client::listening(root) {
+    if !task {
         return None;
     }
     let source = mem::embed::ModelSource::configured(&super::globals::model_overrides().ok()?)?;
@@ -156,8 +155,11 @@ fn answer(
 ) -> Result<Option<hook::Answer>> {
     let cwd = event.cwd.as_deref();
     let (root, source) = ctx.find_root(cwd)?;
-    // A prompt is embedded: the model loads while the ledger and the index are read.
-    let early = early_model(&root, event.prompt.is_some() || args.task.is_some());
+    // The session's `mem mcp`, when it listens, answers with the model it holds; else a prompt
+    // is embedded here, and the model loads while the ledger and the index are read.
+    let listening = super::served::client::listening(&root);
+    let task = event.prompt.is_some() || args.task.is_some();
+    let early = if listening { None } else { early_model(&root, task) };
     let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
     // The session and its digest's id, when the payload names one that can have a digest.
     let session = event
@@ -194,7 +196,10 @@ fn answer(
     }
     // The session's `mem mcp` answers when it can (it has the model loaded), else this process.
     let asked = super::served::Asked { agent: agent.name().to_string(), cwd: event.cwd.clone() };
-    let context = match super::served::client::context(&root, source, ctx.now, &options, asked) {
+    let served = listening
+        .then(|| super::served::client::context(&root, source, ctx.now, &options, asked))
+        .flatten();
+    let context = match served {
         Some(served) => {
             for warning in &served.warnings {
                 eprintln!("mem: warning: {warning}");

@@ -87,20 +87,23 @@ impl Globals {
     /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
     /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
     pub(super) fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
-        let (_, source) = self.locate_root(cwd)?;
-        let layers = self.mem_layers_near(cwd)?;
+        let (layers, source) = self.mem_layers_near(cwd)?;
         super::native::join(self, layers, source, cwd)
     }
 
-    /// [`Globals::layers_near`] without the agents' own memories.
-    fn mem_layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
+    /// [`Globals::layers_near`] without the agents' own memories, and how the root was found.
+    fn mem_layers_near(&self, cwd: Option<&str>) -> Result<(Layers, RootSource)> {
         let (root, source) = self.find_root(cwd)?;
         let mut project = self.engine_at(&root)?;
         // A root given with --dir or MEM_DIR is not checked against the code (docs/format.md).
         project.set_code_checks(source != RootSource::Explicit);
         let dir = match (source, user::load()?.layers.user) {
-            (RootSource::Explicit, _) | (_, None) => return Ok(Layers::new(project, None)),
-            (_, Some(dir)) if same_folder(&dir, &root) => return Ok(Layers::new(project, None)),
+            (RootSource::Explicit, _) | (_, None) => {
+                return Ok((Layers::new(project, None), source));
+            }
+            (_, Some(dir)) if same_folder(&dir, &root) => {
+                return Ok((Layers::new(project, None), source));
+            }
             (_, Some(dir)) => dir,
         };
         let user = (|| -> Result<Engine> {
@@ -113,7 +116,7 @@ impl Globals {
             Ok(user)
         })();
         match user {
-            Ok(user) => Ok(Layers::new(project, Some(user))),
+            Ok(user) => Ok((Layers::new(project, Some(user)), source)),
             // A broken user layer must not break every project: the project is served alone.
             Err(e) => {
                 let file = user::path()
@@ -125,7 +128,7 @@ impl Globals {
                     describe(&e)
                 );
                 eprintln!("mem: warning: {problem}; searching the project alone");
-                Ok(Layers::new(project, None).without_user(problem))
+                Ok((Layers::new(project, None).without_user(problem), source))
             }
         }
     }

@@ -269,22 +269,21 @@ impl Layers {
         // A native memory adopted into mem keeps its id (mem's copy is the one recalled), and
         // one whose words a memory of mem found holds is that memory's fact: sent once.
         let body = |engine: &Engine, id: &str| engine.get(id).ok().map(|(_, m)| fact(m.body()));
+        let this = &*self;
         let mut ours: Vec<String> =
-            recall.hits.iter().filter_map(|h| body(project, &h.record.id)).collect();
-        if let (Some(user), Some((_, hits))) = (&self.user, others.first()) {
+            recall.hits.iter().filter_map(|h| body(&this.project, &h.record.id)).collect();
+        if let (Some(user), Some((_, hits))) = (&this.user, others.first()) {
             ours.extend(hits.iter().filter_map(|h| body(user, &h.record.id)));
         }
         for ((layer, hits), native) in
-            others.iter_mut().filter(|(l, _)| *l != Layer::User).zip(&self.natives)
+            others.iter_mut().filter(|(l, _)| *l != Layer::User).zip(&this.natives)
         {
             debug_assert_eq!(*layer, Layer::Native(native.0));
-            let user = self.user.as_ref();
             hits.retain(|h| {
                 let id = &h.record.id;
-                let adopted = project.get(id).is_ok() || user.is_some_and(|u| u.get(id).is_ok());
                 let theirs = body(&native.1, id).unwrap_or_default();
                 let held = !theirs.is_empty() && ours.iter().any(|o| same_fact(o, &theirs));
-                !adopted && !held
+                !this.is_adopted(id) && !held
             });
         }
         recall.hits = merge(std::mem::take(&mut recall.hits), others, options.limit);

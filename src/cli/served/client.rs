@@ -54,17 +54,27 @@ pub fn refresh(root: &Path, source: RootSource, now: Timestamp) -> bool {
         .is_some()
 }
 
-/// Whether a live server of `root` listens (it may still have another key): a hook that will
-/// ask it does not start loading the model meanwhile.
+/// Whether a live server of `root` listens (it may still have another key); the sockets of
+/// dead servers found on the way are removed. A hook asks only when one listens, and does not
+/// start loading the model then.
 pub fn listening(root: &Path) -> bool {
     if !super::enabled() {
         return false;
     }
     let prefix = super::prefix(root);
-    super::folders().iter().any(|folder| {
-        super::not_private(folder).is_none()
-            && super::sockets(folder, &prefix).into_iter().any(|(_, pid)| super::alive(pid))
-    })
+    for folder in super::folders() {
+        if super::not_private(&folder).is_some() {
+            continue;
+        }
+        for (path, pid) in super::sockets(&folder, &prefix) {
+            if super::alive(pid) {
+                return true;
+            }
+            // Its server was killed: nothing will listen there again.
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    false
 }
 
 /// What the servers of `root` say of this process's key: each one's process id, hooks answered,
