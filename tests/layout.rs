@@ -107,6 +107,45 @@ fn the_library_does_not_reach_into_the_front_end() {
     assert!(found.is_empty(), "front-end code in the library:\n{}", found.join("\n"));
 }
 
+/// The lines of `files` (path, code) outside `src/git.rs` that start a git process.
+fn git_started_outside(files: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in files.iter().filter(|(rel, _)| rel != "src/git.rs") {
+        for (i, line) in code.lines().enumerate() {
+            let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
+            if squeezed.contains("Command::new(\"git\")") {
+                found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_git_module_starts_git() {
+    let files: Vec<(String, String)> =
+        sources().into_iter().map(|rel| (rel.clone(), code_lines(&rel).join("\n"))).collect();
+    let found = git_started_outside(&files);
+    assert!(
+        found.is_empty(),
+        "git started outside src/git.rs (its one runner holds the policy of docs/security.md):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn starting_git_elsewhere_is_caught() {
+    let file = |rel: &str, code: &str| (rel.to_string(), code.to_string());
+    let files = [
+        file("src/git.rs", "let cmd = Command::new(\"git\");"),
+        file("src/checkpoint/git.rs", "let mut cmd = std::process::Command::new( \"git\" );"),
+        file("src/cli/sync.rs", "Command::new(\"gitk\")"),
+    ];
+    let found = git_started_outside(&files);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("src/checkpoint/git.rs:1:"), "{found:?}");
+}
+
 /// The top-level module a library file belongs to (`src/index/hybrid.rs` -> `index`).
 fn module_of(rel: &str) -> Option<String> {
     let rest = rel.strip_prefix("src/")?;

@@ -3,7 +3,6 @@
 //! swept when a killed run left them, and paths made from git's bytes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use super::lock::RunLock;
 use crate::{Error, Result};
@@ -19,22 +18,29 @@ const STALE_INDEX_SECS: u64 = 600;
 /// Runs git in `dir` before a run holds its lock (only `git rev-parse`, which finds the
 /// repository and changes nothing); its stdout as text.
 pub(super) fn git_unlocked(dir: &Path, args: &[&str]) -> Result<String> {
-    text(run_git(dir, args, &[], b"", None)?)
+    let git = crate::git::Runner::new(dir);
+    text(finished(args, git.run(args, &[], b"", None), None)?)
 }
+
+/// The git commands that read or write the work tree: run with its filters off (see
+/// `crate::git::Runner::over_work_tree`).
+const WORK_TREE: &[&str] = &["add", "ls-files", "checkout-index"];
 
 /// The git processes of one run: each runs in the worktree's top folder holding the run's
 /// lock (its stderr is the lock file, see `lock.rs`), so that no git process of the run
 /// outlives the lock.
 pub(super) struct Runner {
-    top: PathBuf,
+    git: crate::git::Runner,
     lock: RunLock,
 }
 
 impl Runner {
     /// Takes the lock of the worktree at `top` whose git folder is `git_dir` (waiting for a
-    /// run in progress, or for the git processes of a run that was killed).
-    pub(super) fn start(top: &Path, git_dir: &Path) -> Result<Runner> {
-        Ok(Runner { top: top.to_path_buf(), lock: RunLock::take(git_dir, top)? })
+    /// run in progress, or for the git processes of a run that was killed); `object_format`
+    /// is the repository's (`sha1`, `sha256`).
+    pub(super) fn start(top: &Path, git_dir: &Path, object_format: &str) -> Result<Runner> {
+        let git = crate::git::Runner::new(top).with_object_format(object_format);
+        Ok(Runner { git, lock: RunLock::take(git_dir, top)? })
     }
 
     /// Runs git and returns its stdout as text (lossy where not UTF-8).
@@ -44,7 +50,13 @@ impl Runner {
 
     /// Runs git with `input` on its stdin; its stdout as bytes, or its stderr as the error.
     pub(super) fn raw(&self, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Result<Vec<u8>> {
-        run_git(&self.top, args, env, input, Some(&self.lock))
+        let stderr = Some(self.lock.stderr()?);
+        let out = if WORK_TREE.contains(&args[0]) {
+            self.git.over_work_tree(args, env, input, stderr)
+        } else {
+            self.git.run(args, env, input, stderr)
+        };
+        finished(args, out, Some(&self.lock))
     }
 }
 
@@ -52,27 +64,19 @@ fn text(out: Vec<u8>) -> Result<String> {
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()))
 }
 
-/// Runs git in `dir` with `input` on its stdin, its stderr into `lock`'s file (a pipe
-/// without one); its stdout as bytes, or its stderr as the error.
-fn run_git(
-    dir: &Path,
+/// The stdout of a git process that ended well; else its stderr (from `lock`'s file when it
+/// went there) as the error.
+fn finished(
     args: &[&str],
-    env: &[(&str, &str)],
-    input: &[u8],
+    out: std::result::Result<crate::git::Finished, crate::git::Failure>,
     lock: Option<&RunLock>,
 ) -> Result<Vec<u8>> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir).args(args).envs(env.iter().copied());
-    cmd.stdin(Stdio::piped()).stdout(Stdio::piped());
-    match lock {
-        Some(lock) => cmd.stderr(lock.stderr()?),
-        None => cmd.stderr(Stdio::piped()),
-    };
-    let child = cmd.spawn().map_err(|e| {
-        Error::Checkpoint(format!("cannot run git ({e}); checkpoints need git on the PATH"))
+    let out = out.map_err(|failure| match failure {
+        crate::git::Failure::NoGit => {
+            Error::Checkpoint("cannot run git: checkpoints need git on the PATH".into())
+        }
+        failure => Error::Checkpoint(format!("git {}: {failure}", args[0])),
     })?;
-    let out = crate::process::feed_and_wait(child, input)
-        .map_err(|e| Error::Checkpoint(format!("git {}: {e}", args[0])))?;
     if !out.status.success() {
         let stderr = match lock {
             Some(lock) => lock.errors(),

@@ -115,8 +115,8 @@ impl Workspace {
     /// of `lock.rs`): it first waits for another run, or for the git processes that a run
     /// killed alone left, up to 30 s, then fails naming the processes still at work.
     pub fn find(dir: &Path) -> Result<Workspace> {
-        let (top, git_dir, refs) = Self::locate(dir)?;
-        let runner = Runner::start(&top, &git_dir)?;
+        let (top, git_dir, refs, format) = Self::locate(dir)?;
+        let runner = Runner::start(&top, &git_dir, &format)?;
         Ok(Workspace { top, git_dir, refs, max_file_bytes: DEFAULT_MAX_FILE_BYTES, runner })
     }
 
@@ -125,15 +125,17 @@ impl Workspace {
         Self::locate(dir).is_ok()
     }
 
-    /// The top folder, the git folder and the checkpoints' refs namespace of the working tree
-    /// `dir` is in (one `git rev-parse`, before the run's lock: it changes nothing).
-    fn locate(dir: &Path) -> Result<(PathBuf, PathBuf, String)> {
+    /// The top folder, the git folder, the checkpoints' refs namespace and the object format
+    /// of the working tree `dir` is in (one `git rev-parse`, before the run's lock: it changes
+    /// nothing).
+    fn locate(dir: &Path) -> Result<(PathBuf, PathBuf, String, String)> {
         let args = [
             "rev-parse",
             "--path-format=absolute",
             "--show-toplevel",
             "--absolute-git-dir",
             "--git-common-dir",
+            "--show-object-format",
         ];
         let out = git_unlocked(dir, &args).map_err(|_| {
             Error::Checkpoint(format!(
@@ -146,8 +148,18 @@ impl Workspace {
         let top = PathBuf::from(lines.next().unwrap_or_default());
         let git_dir = PathBuf::from(lines.next().unwrap_or_default());
         let common = PathBuf::from(lines.next().unwrap_or_default());
+        let format = lines.next().unwrap_or("sha1").trim().to_string();
         if top.as_os_str().is_empty() || !top.is_absolute() {
             return Err(Error::Checkpoint("a bare repository has no working tree".into()));
+        }
+        if !holds_git(&top, &git_dir) {
+            return Err(Error::Checkpoint(format!(
+                "the repository's working tree is {}, which does not hold its git folder {} (a \
+                 `core.worktree` setting?): mem takes and restores checkpoints only in the \
+                 folder that holds `.git`",
+                top.display(),
+                git_dir.display()
+            )));
         }
         let linked =
             git_dir != common && git_dir.parent().is_some_and(|p| p.ends_with("worktrees"));
@@ -155,7 +167,7 @@ impl Workspace {
             Some(name) => format!("{WORKTREE_REFS}{}/", name.to_string_lossy()),
             None => REFS.to_string(),
         };
-        Ok((top, git_dir, refs))
+        Ok((top, git_dir, refs, format))
     }
 
     /// Leaves files over `bytes` out of the checkpoints it takes.
@@ -342,6 +354,26 @@ impl Workspace {
         }
         Ok(removed)
     }
+}
+
+/// Whether `top/.git` is the git folder `git_dir`: the folder itself, or a `.git` file (a
+/// linked worktree's, a submodule's) naming it. A repository's `core.worktree` can name any
+/// folder as its working tree; checkpoints would then read and rewind write there.
+fn holds_git(top: &Path, git_dir: &Path) -> bool {
+    let dot_git = top.join(".git");
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    let Ok(meta) = std::fs::symlink_metadata(&dot_git) else { return false };
+    if meta.is_dir() {
+        return same(&dot_git, git_dir);
+    }
+    let text = crate::untrusted::read_text(&dot_git, 4096, crate::untrusted::Links::InFolder);
+    let Some(named) = text.ok().flatten() else { return false };
+    let Some(named) = named.trim().strip_prefix("gitdir:") else { return false };
+    let named = Path::new(named.trim());
+    same(&if named.is_absolute() { named.to_path_buf() } else { top.join(named) }, git_dir)
 }
 
 /// A checkpoint's ref as `git for-each-ref` gives it.

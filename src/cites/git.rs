@@ -1,35 +1,20 @@
-//! Asking git about a repository that a clone controls, safely: every process runs with the
-//! repository's own hooks, fsmonitor, external diff and textconv drivers and signature checks
-//! turned off (`SAFE`), and never writes (`--no-optional-locks`). Only objects and history
-//! are read through git; the work tree is read by `mod.rs` itself, so that no clean or smudge
-//! filter a clone's `.gitattributes` names ever runs. A failure is a `Problem` (text): it
-//! says what could not be checked, it never stops a recall.
+//! Asking git about a repository that a clone controls, through the one runner of
+//! `crate::git` (its fixed policy: nothing of the clone's configuration runs, no missing object
+//! is fetched, outputs are bounded). Only objects and history are read through git; the work
+//! tree is read by `mod.rs` itself, so that no clean or smudge filter a clone's
+//! `.gitattributes` names ever runs. A failure is a `Problem` (text): it says what could not
+//! be checked, it never stops a recall.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+
+use crate::git::Runner;
 
 /// What could not be asked of git, as the user reads it.
 pub(super) type Problem = String;
 
-/// The options that keep a clone's configuration from running anything: they come after the
-/// repository's `.git/config` and win over it.
-const SAFE: &[&str] = &[
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "diff.external=",
-    "-c",
-    "log.showSignature=false",
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "grep.fallbackToNoIndex=false",
-    "--no-pager",
-    "--no-optional-locks",
-];
+/// The most bytes of blobs one `git cat-file --batch` is asked for: more are asked in turns.
+const BATCH_BYTES: u64 = 8 << 20;
 
 /// Above this many pathspecs, a `git log` or `git ls-files` runs without them and its output
 /// is filtered here: git matches every entry against every pathspec, so hundreds of them cost
@@ -42,25 +27,27 @@ fn limited(pathspecs: &[String]) -> &[String] {
     if pathspecs.len() > MAX_PATHSPECS { &[] } else { pathspecs }
 }
 
-/// The environment a git process of ours does not inherit: where the repository is comes from
-/// its top folder alone.
-const CLEARED_ENV: &[&str] = &[
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_CEILING_DIRECTORIES",
-    "GIT_EXTERNAL_DIFF",
-    "GIT_PAGER",
-    "GIT_CONFIG",
-    "GIT_CONFIG_PARAMETERS",
-    "GIT_CONFIG_COUNT",
-];
-
 /// The git commands of one check, run in the work tree's top folder.
 pub(super) struct Git {
-    top: PathBuf,
+    runner: Runner,
+    /// A partial clone: objects may be missing, and are never fetched.
+    partial: bool,
+}
+
+/// What a `rev:path` spec names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Blob {
+    /// Nothing, or something that is no file.
+    None,
+    /// A file whose blob this (partial) clone does not have: its id.
+    Missing(String),
+    /// A file: its blob's id and size.
+    Here {
+        /// The blob's id.
+        id: String,
+        /// Its size in bytes.
+        size: u64,
+    },
 }
 
 /// A commit that deleted paths, as `git log` names it.
@@ -80,36 +67,33 @@ pub(super) struct GrepLine {
 }
 
 impl Git {
-    /// The git commands of the work tree whose top folder is `top`.
-    pub(super) fn new(top: &Path) -> Git {
-        Git { top: top.to_path_buf() }
+    /// The git commands of the work tree whose top folder is `top`; `partial` when the
+    /// repository is a partial clone.
+    pub(super) fn new(top: &Path, partial: bool) -> Git {
+        Git { runner: Runner::new(top), partial }
     }
 
     /// Runs git with `args` and `input` on stdin; stdout, or why not. An exit status of 1 with
     /// nothing on stderr is "nothing found" (`grep`, `rev-parse --verify -q`): empty output.
     fn run(&self, args: &[&str], input: &[u8]) -> Result<Vec<u8>, Problem> {
-        let mut cmd = Command::new("git");
-        cmd.arg("-C").arg(&self.top).args(SAFE).args(args);
-        for name in CLEARED_ENV {
-            cmd.env_remove(name);
-        }
-        cmd.env("GIT_TERMINAL_PROMPT", "0").env("GIT_OPTIONAL_LOCKS", "0").env("LC_ALL", "C");
-        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => "git is not on the PATH".to_string(),
-            _ => format!("cannot run git: {e}"),
-        })?;
-        let out = crate::process::feed_and_wait(child, input)
-            .map_err(|e| format!("git {}: {e}", args[0]))?;
+        let out =
+            self.runner.run(args, &[], input, None).map_err(|f| format!("git {}: {f}", args[0]))?;
         if out.status.success() {
             return Ok(out.stdout);
         }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        if out.status.code() == Some(1) && stderr.trim().is_empty() {
+        if out.status.code() == Some(1) && out.stderr.iter().all(u8::is_ascii_whitespace) {
             return Ok(Vec::new());
         }
-        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
-        Err(format!("git {}: {}", args[0], first.trim_start_matches("fatal: ")))
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if self.partial
+            && ["promisor", "lazy fetch", "unable to read"].iter().any(|w| stderr.contains(w))
+        {
+            return Err(format!(
+                "git {}: needs objects this partial clone does not have (mem never fetches them)",
+                args[0]
+            ));
+        }
+        Err(format!("git {}: {}", args[0], out.first_error()))
     }
 
     /// The commit HEAD names, `None` in a repository without commits.
@@ -131,53 +115,117 @@ impl Git {
             .collect())
     }
 
-    /// For each `rev:path` spec, its blob's id and size when it names a file (`None` when it
-    /// names nothing, or no file).
-    pub(super) fn blob_ids(&self, specs: &[String]) -> Result<Vec<Option<String>>, Problem> {
-        if specs.is_empty() {
-            return Ok(Vec::new());
+    /// For each `rev:path` spec (or `:path`, the index's), what it names: a file's blob with
+    /// its size, a file whose blob this partial clone does not have, or nothing. Nothing is
+    /// fetched; a spec holding a newline names nothing (git reads one per line).
+    pub(super) fn blob_ids(&self, specs: &[String]) -> Result<Vec<Blob>, Problem> {
+        let mut found = vec![Blob::None; specs.len()];
+        let asked: Vec<usize> = (0..specs.len()).filter(|i| !specs[*i].contains('\n')).collect();
+        if asked.is_empty() {
+            return Ok(found);
         }
-        let input: String = specs.iter().map(|s| format!("{s}\n")).collect();
-        let format = "--batch-check=%(objectname) %(objecttype)";
-        let out = self.run(&["cat-file", format], input.as_bytes())?;
+        let input: String = asked.iter().map(|i| format!("{}\n", specs[*i])).collect();
+        let format = "--batch-check=%(objectname) %(objecttype) %(objectsize)";
+        let out = match self.run(&["cat-file", format], input.as_bytes()) {
+            Ok(out) => out,
+            // An older git stops the whole batch at an object it may not fetch: one at a time.
+            Err(_) if self.partial => return Ok(self.blob_ids_one_by_one(specs)),
+            Err(problem) => return Err(problem),
+        };
         let lines: Vec<&str> = std::str::from_utf8(&out).unwrap_or("").lines().collect();
-        Ok((0..specs.len())
-            .map(|i| {
-                let (id, kind) = lines.get(i)?.split_once(' ')?;
-                (kind == "blob").then(|| id.to_string())
-            })
-            .collect())
+        for (n, i) in asked.iter().enumerate() {
+            let Some(line) = lines.get(n) else { break };
+            found[*i] = match line.split(' ').collect::<Vec<_>>()[..] {
+                [id, "blob", size] => {
+                    Blob::Here { id: id.to_string(), size: size.parse().unwrap_or(u64::MAX) }
+                }
+                _ if self.partial && line.ends_with(" missing") => self.missing(&specs[*i]),
+                _ => Blob::None,
+            };
+        }
+        Ok(found)
     }
 
-    /// The contents of the blobs `ids`, each at most `limit` bytes (`None` beyond, or when
-    /// missing).
+    /// [`Git::blob_ids`] one spec per git process (a partial clone's, on a git that stops a
+    /// batch at a missing object), at most [`MAX_PATHSPECS`] of them.
+    fn blob_ids_one_by_one(&self, specs: &[String]) -> Vec<Blob> {
+        let format = "--batch-check=%(objectname) %(objecttype) %(objectsize)";
+        specs
+            .iter()
+            .enumerate()
+            .map(|(n, spec)| {
+                if n >= MAX_PATHSPECS || spec.contains('\n') {
+                    return Blob::None;
+                }
+                let out = self.run(&["cat-file", format], format!("{spec}\n").as_bytes());
+                match out.map(|o| String::from_utf8_lossy(&o).trim().to_string()) {
+                    Ok(line) => match line.split(' ').collect::<Vec<_>>()[..] {
+                        [id, "blob", size] => Blob::Here {
+                            id: id.to_string(),
+                            size: size.parse().unwrap_or(u64::MAX),
+                        },
+                        _ => Blob::None,
+                    },
+                    Err(_) => self.missing(spec),
+                }
+            })
+            .collect()
+    }
+
+    /// What a spec whose object git reports missing names: the blob's id, when the trees
+    /// (which a blobless clone has) name one, without reading the blob.
+    fn missing(&self, spec: &str) -> Blob {
+        let args = ["rev-parse", "--verify", "-q", "--end-of-options", spec];
+        let id = self.run(&args, b"").map(|o| String::from_utf8_lossy(&o).trim().to_string());
+        match id {
+            Ok(id) if matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                Blob::Missing(id)
+            }
+            _ => Blob::None,
+        }
+    }
+
+    /// The contents of the blobs `blobs` that are at most `limit` bytes (`None` for the
+    /// others, and for those missing): a larger blob is never read, and one `git cat-file
+    /// --batch` is asked for at most [`BATCH_BYTES`].
     pub(super) fn blobs(
         &self,
-        ids: &[String],
+        blobs: &[Blob],
         limit: u64,
     ) -> Result<Vec<Option<Vec<u8>>>, Problem> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
+        let mut found = vec![None; blobs.len()];
+        let wanted: Vec<(usize, &str, u64)> = blobs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| match b {
+                Blob::Here { id, size } if *size <= limit => Some((i, id.as_str(), *size)),
+                _ => None,
+            })
+            .collect();
+        let mut batches: Vec<Vec<(usize, &str, u64)>> = Vec::new();
+        let mut bytes = 0;
+        for item in wanted {
+            if batches.is_empty() || bytes + item.2 > BATCH_BYTES {
+                batches.push(Vec::new());
+                bytes = 0;
+            }
+            bytes += item.2;
+            batches.last_mut().expect("a batch").push(item);
         }
-        let input: String = ids.iter().map(|s| format!("{s}\n")).collect();
-        let out = self.run(&["cat-file", "--batch"], input.as_bytes())?;
-        let mut rest = &out[..];
-        let mut found = Vec::with_capacity(ids.len());
-        for _ in ids {
-            let Some(end) = rest.iter().position(|b| *b == b'\n') else { break };
-            let header = String::from_utf8_lossy(&rest[..end]).to_string();
-            rest = &rest[end + 1..];
-            let size: Option<usize> = header.split(' ').nth(2).and_then(|s| s.parse().ok());
-            match size {
-                Some(size) if size <= rest.len() => {
-                    let body = &rest[..size];
-                    found.push((size as u64 <= limit).then(|| body.to_vec()));
-                    rest = rest.get(size + 1..).unwrap_or(&[]);
-                }
-                _ => found.push(None),
+        for batch in batches {
+            let input: String = batch.iter().map(|(_, id, _)| format!("{id}\n")).collect();
+            let out = self.run(&["cat-file", "--batch"], input.as_bytes())?;
+            let mut rest = &out[..];
+            for (i, _, _) in batch {
+                let Some(end) = rest.iter().position(|b| *b == b'\n') else { break };
+                let header = String::from_utf8_lossy(&rest[..end]).to_string();
+                rest = &rest[end + 1..];
+                let size: Option<usize> = header.split(' ').nth(2).and_then(|s| s.parse().ok());
+                let Some(size) = size.filter(|s| *s <= rest.len()) else { continue };
+                found[i] = (size as u64 <= limit).then(|| rest[..size].to_vec());
+                rest = rest.get(size + 1..).unwrap_or(&[]);
             }
         }
-        found.resize(ids.len(), None);
         Ok(found)
     }
 

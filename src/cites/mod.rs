@@ -38,6 +38,9 @@ pub const PROJECT_FOLDER: &str = ".memory";
 pub enum Status {
     /// The path exists (and a symbol cited with it is still in it), unchanged since.
     Current,
+    /// Not known: its version at the memory's commit is not in this clone (a partial clone,
+    /// whose missing objects mem never fetches).
+    Unavailable,
     /// It exists, but its file changed since the memory was written.
     Changed,
     /// The path was renamed, or the symbol is now defined in another file (`to`).
@@ -51,6 +54,7 @@ impl Status {
     pub fn name(self) -> &'static str {
         match self {
             Status::Current => "current",
+            Status::Unavailable => "unavailable",
             Status::Changed => "changed",
             Status::Moved => "moved",
             Status::Gone => "gone",
@@ -103,6 +107,7 @@ impl Cite {
     pub fn what_happened(&self) -> String {
         match self.status {
             Status::Current => "is current".into(),
+            Status::Unavailable => "could not be compared: not in this clone".into(),
             Status::Changed => match self.lines {
                 Some(n) => format!("changed ({n} lines)"),
                 None => "changed".into(),
@@ -252,6 +257,29 @@ impl Repo {
     /// Whether the history is cut short (a shallow clone).
     fn shallow(&self) -> bool {
         self.common_dir.join("shallow").exists()
+    }
+
+    /// Whether this is a partial clone (some objects left on a promisor remote): a pack kept
+    /// with a `.promisor` file, or `extensions.partialClone` in its configuration.
+    fn partial(&self) -> bool {
+        let packs = std::fs::read_dir(self.common_dir.join("objects/pack"));
+        let promisor = packs
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".promisor")));
+        promisor
+            || crate::untrusted::read_text(
+                &self.common_dir.join("config"),
+                1 << 20,
+                crate::untrusted::Links::Follow,
+            )
+            .ok()
+            .flatten()
+            .is_some_and(|c| {
+                let c = c.to_ascii_lowercase();
+                c.contains("partialclone") || c.contains("promisor")
+            })
     }
 
     /// The verdicts of `subjects`, computed now (no cache): a handful of git processes for all

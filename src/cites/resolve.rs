@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::extract::{self, Candidates, SymbolWord};
-use super::git::{Git, Removal};
+use super::git::{Blob, Git, Removal};
+use super::symbols::Version;
 use super::tree::{Place, Tree};
 use super::{ByKey, Checked, Cite, Repo, Status, Subject, Verdict, commit_at, defs, distinct};
 
@@ -64,7 +65,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         return out;
     }
     let tree = Tree::new(repo.top());
-    let git = Git::new(repo.top());
+    let git = Git::new(repo.top(), repo.partial());
     let head = match git.head() {
         Ok(head) => head,
         Err(problem) => {
@@ -105,10 +106,11 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             Vec::new()
         });
         let mut unknown = Vec::new();
-        for (word, id) in missing.into_iter().zip(ids.into_iter().chain(std::iter::repeat(None))) {
+        let ids = ids.into_iter().chain(std::iter::repeat(Blob::None));
+        for (word, id) in missing.into_iter().zip(ids) {
             match id {
-                Some(_) => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
-                None => unknown.push(word),
+                Blob::None => unknown.push(word),
+                _ => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
             }
         }
         let missing = unknown;
@@ -361,8 +363,20 @@ fn follow(
     done
 }
 
-/// How many lines changed in each cited file since its memory was written, by (memory, path
-/// word): `Some(0)` for none.
+/// How a cited file stands against its version at the memory's commit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Change {
+    /// This many lines changed (added and removed); 0 for none.
+    Lines(u64),
+    /// Changed, lines not counted: the file is over the read bound, its blob id differs.
+    Uncounted,
+    /// Not known: that version is not in this clone.
+    Unavailable,
+}
+
+/// How each cited file changed since its memory was written, by (memory, path word). A file
+/// over the read bound is never read: it changed when its blob in the index differs from the
+/// one at the memory's commit, or the work tree's size differs from the index's.
 fn changes(
     git: &Git,
     tree: &Tree,
@@ -371,7 +385,7 @@ fn changes(
     resolved: &ByKey<Resolved>,
     contents: &mut HashMap<String, Option<String>>,
     problems: &mut Vec<String>,
-) -> HashMap<(usize, String), u64> {
+) -> HashMap<(usize, String), Change> {
     let mut asks: Vec<(usize, String, String)> = Vec::new();
     for (i, c) in found.iter().enumerate() {
         let Some(base) = bases[i] else { continue };
@@ -382,15 +396,42 @@ fn changes(
         }
     }
     let specs = distinct(asks.iter().map(|(_, _, s)| s.clone()));
-    let then = super::symbols::blob_texts(git, &specs, problems);
+    let then = super::symbols::versions(git, &specs, problems);
+    // A file over the read bound, then and now, is compared by its blob (a file over it only
+    // then or only now changed: its size did).
+    let path_of = |spec: &str| spec.split_once(':').map_or("", |(_, p)| p).to_string();
+    let now_large = |path: &str| matches!(tree.place(path), Place::Here { size, .. } if size > super::tree::MAX_FILE_BYTES);
+    let large: Vec<String> = distinct(asks.iter().filter_map(|(_, _, spec)| {
+        let path = path_of(spec);
+        (matches!(then.get(spec), Some(Version::Large(_))) && now_large(&path)).then_some(path)
+    }));
+    let index_specs: Vec<String> = large.iter().map(|p| format!(":{p}")).collect();
+    let in_index = git.blob_ids(&index_specs).unwrap_or_else(|p| {
+        problems.push(p);
+        vec![Blob::None; index_specs.len()]
+    });
+    let in_index: HashMap<&String, &Blob> = large.iter().zip(&in_index).collect();
     let mut lines = HashMap::new();
     for (i, word, spec) in asks {
-        let Some(old) = then.get(&spec) else { continue };
-        let path = spec.split_once(':').map_or("", |(_, p)| p);
-        if let Some(new) = text_of(tree, contents, path) {
-            let n = if new == old { 0 } else { super::changed_lines(old, new) };
-            lines.insert((i, word), n);
-        }
+        let path = path_of(&spec);
+        let change = match then.get(&spec) {
+            None => continue,
+            Some(Version::Missing) => Change::Unavailable,
+            Some(Version::Large(old)) => match (in_index.get(&path), tree.place(&path)) {
+                (Some(Blob::Here { id, size }), Place::Here { size: now, .. }) => {
+                    if id == old && now == *size { Change::Lines(0) } else { Change::Uncounted }
+                }
+                (None, Place::Here { .. }) => Change::Uncounted,
+                _ => continue,
+            },
+            Some(Version::Text(_)) if now_large(&path) => Change::Uncounted,
+            Some(Version::Text(old)) => match text_of(tree, contents, &path) {
+                Some(new) if new == old => Change::Lines(0),
+                Some(new) => Change::Lines(super::changed_lines(old, new)),
+                None => continue,
+            },
+        };
+        lines.insert((i, word), change);
     }
     lines
 }
@@ -407,7 +448,7 @@ fn text_of<'a>(
 }
 
 /// The citation of a path.
-fn path_cite(r: &Resolved, lines: Option<u64>) -> Cite {
+fn path_cite(r: &Resolved, lines: Option<Change>) -> Cite {
     let mut cite = Cite {
         path: r.cited().unwrap_or_default().to_string(),
         symbol: None,
@@ -418,10 +459,15 @@ fn path_cite(r: &Resolved, lines: Option<u64>) -> Cite {
         date: None,
     };
     match r {
-        Resolved::Here(_) if lines.is_some_and(|n| n > 0) => {
-            cite.status = Status::Changed;
-            cite.lines = lines;
-        }
+        Resolved::Here(_) => match lines {
+            Some(Change::Lines(n)) if n > 0 => {
+                cite.status = Status::Changed;
+                cite.lines = Some(n);
+            }
+            Some(Change::Uncounted) => cite.status = Status::Changed,
+            Some(Change::Unavailable) => cite.status = Status::Unavailable,
+            _ => {}
+        },
         Resolved::Moved(_, to, by) => {
             cite.status = Status::Moved;
             cite.to = Some(to.clone());

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::git::{Git, GrepLine, Removal};
+use super::git::{Blob, Git, GrepLine, Removal};
 use super::resolve::{Pending, Resolved, symbol_cite};
 use super::{Checked, Status, defs, distinct};
 
@@ -85,11 +85,19 @@ pub(super) fn gone_symbols(
         })
         .collect();
     let specs = distinct(asks.iter().map(|(.., spec)| spec.clone()));
-    let texts = blob_texts(git, &specs, problems);
+    let then = versions(git, &specs, problems);
     for (i, name, path, spec) in asks {
-        let Some(text) = texts.get(&spec) else { continue };
-        if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
-            gone.push((i, name, path));
+        match then.get(&spec) {
+            Some(Version::Text(text)) => {
+                if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
+                    gone.push((i, name, path));
+                }
+            }
+            // Whether it was defined then is not in this clone.
+            Some(Version::Missing) => {
+                out[i].verdict.cites.push(symbol_cite(&path, &name, Status::Unavailable));
+            }
+            _ => {}
         }
     }
     let mut by_base: BTreeMap<&str, Vec<Pending>> = BTreeMap::new();
@@ -130,30 +138,58 @@ fn is_upper(name: &str) -> bool {
     name.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-/// The text of the file each `rev:path` spec names (at most the tree's read bound).
-pub(super) fn blob_texts(
+/// A file's version at a commit (or in the index), as a check reads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Version {
+    /// Its text (at most the tree's read bound).
+    Text(String),
+    /// Larger than the read bound: never read; its blob's id.
+    Large(String),
+    /// Its blob is not in this partial clone (never fetched).
+    Missing,
+}
+
+/// The version of the file each `rev:path` spec names (no entry: no file there).
+pub(super) fn versions(
     git: &Git,
     specs: &[String],
     problems: &mut Vec<String>,
-) -> HashMap<String, String> {
+) -> HashMap<String, Version> {
     let ids = git.blob_ids(specs).unwrap_or_else(|p| {
         problems.push(p);
-        Vec::new()
+        vec![Blob::None; specs.len()]
     });
-    let wanted = distinct(ids.iter().flatten().cloned());
-    let blobs = git.blobs(&wanted, super::tree::MAX_FILE_BYTES).unwrap_or_else(|p| {
+    let blobs = git.blobs(&ids, super::tree::MAX_FILE_BYTES).unwrap_or_else(|p| {
         problems.push(p);
-        Vec::new()
+        vec![None; ids.len()]
     });
-    let by_id: HashMap<&String, String> = wanted
+    let mut found = HashMap::new();
+    for ((spec, id), blob) in specs.iter().zip(&ids).zip(blobs) {
+        let version = match (id, blob) {
+            (Blob::None, _) => continue,
+            (Blob::Missing(_), _) => Version::Missing,
+            (Blob::Here { .. }, Some(bytes)) => {
+                Version::Text(String::from_utf8_lossy(&bytes).into_owned())
+            }
+            (Blob::Here { id, size }, None) if *size > super::tree::MAX_FILE_BYTES => {
+                Version::Large(id.clone())
+            }
+            // Not read (git failed, said above): not known.
+            (Blob::Here { .. }, None) => continue,
+        };
+        found.insert(spec.clone(), version);
+    }
+    found
+}
+
+/// The texts among `versions`.
+fn texts(versions: &HashMap<String, Version>) -> HashMap<&str, &str> {
+    versions
         .iter()
-        .zip(&blobs)
-        .filter_map(|(id, b)| Some((id, String::from_utf8_lossy(b.as_ref()?).into_owned())))
-        .collect();
-    specs
-        .iter()
-        .zip(&ids)
-        .filter_map(|(spec, id)| Some((spec.clone(), by_id.get(id.as_ref()?)?.clone())))
+        .filter_map(|(spec, v)| match v {
+            Version::Text(text) => Some((spec.as_str(), text.as_str())),
+            _ => None,
+        })
         .collect()
 }
 
@@ -187,15 +223,23 @@ fn symbol_removals(
         distinct(gone.iter().zip(&candidates).flat_map(|((.., path), list)| {
             list.iter().map(move |t| format!("{}:{path}", t.commit))
         }));
-    let texts = blob_texts(git, &specs, problems);
+    let found = versions(git, &specs, problems);
+    let texts = texts(&found);
     gone.iter()
         .zip(candidates)
         .map(|((_, name, path), list)| {
-            let first = list.into_iter().find(|t| {
-                let text = texts.get(&format!("{}:{path}", t.commit));
-                !text.is_some_and(|text| text.lines().any(|l| defs::defines(l, name)))
-            })?;
-            Some(Removal { commit: first.commit.clone(), date: first.date.clone() })
+            for t in list {
+                let spec = format!("{}:{path}", t.commit);
+                match (texts.get(spec.as_str()), found.get(&spec)) {
+                    (Some(text), _) if text.lines().any(|l| defs::defines(l, name)) => continue,
+                    // A version this clone does not have, or too large to read: which commit
+                    // removed it is not known.
+                    (None, Some(_)) => return None,
+                    _ => {}
+                }
+                return Some(Removal { commit: t.commit.clone(), date: t.date.clone() });
+            }
+            None
         })
         .collect()
 }

@@ -1,0 +1,327 @@
+//! The one way mem runs git in a repository: citations (`cites/`), checkpoints and rewind
+//! (`checkpoint/`) all start git here, and nowhere else (`tests/layout.rs` checks). A
+//! repository's `.git/config` and `.gitattributes` are the clone's (or an archive's), so every
+//! process gets the same fixed policy, written out in docs/security.md ("Git over a clone"):
+//!
+//! - the `-c` overrides of [`OVERRIDES`], which come after the repository's configuration and
+//!   win over it: no fsmonitor, hook, pager, external diff, signature program or credential
+//!   helper of the repository runs, and its output settings (encoding, colour, prefixes, rename
+//!   limits, grep options) cannot change what mem parses;
+//! - an environment without the `GIT_*` variables of [`CLEARED_ENV`] and with those of
+//!   [`SET_ENV`]: no lazy fetch of a partial clone's missing objects (a missing object is
+//!   reported as missing, never fetched), no transport at all, no prompt;
+//! - where git reads the work tree ([`Runner::over_work_tree`]), every filter driver the
+//!   configuration defines emptied (no clean, smudge or process filter runs, on any git) and
+//!   the attributes read from the empty tree (git 2.40 and later): the bytes are taken as they
+//!   are;
+//! - stdout read up to [`MAX_OUTPUT`], stderr kept up to [`MAX_STDERR`]: a huge object or log
+//!   cannot make mem hold it.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+/// The `-c` overrides every git process gets, as `key=value`.
+pub const OVERRIDES: &[&str] = &[
+    // Programs the repository could name.
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "diff.external=",
+    "log.showSignature=false",
+    "commit.gpgSign=false",
+    "credential.helper=",
+    "protocol.allow=never",
+    "submodule.recurse=false",
+    // What mem parses: paths, encodings, colours, prefixes, renames, grep's output.
+    "core.quotePath=false",
+    "i18n.logOutputEncoding=UTF-8",
+    "i18n.commitEncoding=UTF-8",
+    "color.ui=never",
+    "color.diff=never",
+    "color.grep=never",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.renameLimit=1000",
+    "log.showRoot=true",
+    "log.follow=false",
+    "grep.lineNumber=false",
+    "grep.column=false",
+    "grep.fullName=false",
+    "grep.patternType=fixed",
+    "grep.fallbackToNoIndex=false",
+    // The bytes of the work tree as they are, and never a refusal over line endings.
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+];
+
+/// The environment variables a git process of mem's does not inherit: where the repository is
+/// comes from the folder mem runs it in alone, and nothing changes how paths, objects or
+/// history are read.
+pub const CLEARED_ENV: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_PAGER",
+    "PAGER",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_LITERAL_PATHSPECS",
+    "GIT_GLOB_PATHSPECS",
+    "GIT_NOGLOB_PATHSPECS",
+    "GIT_ICASE_PATHSPECS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_QUARANTINE_PATH",
+    "GIT_ATTR_SOURCE",
+];
+
+/// The environment variables every git process of mem's gets.
+pub const SET_ENV: &[(&str, &str)] = &[
+    // A partial clone's missing object is never fetched (the remote's command, or the network).
+    ("GIT_NO_LAZY_FETCH", "1"),
+    // No transport is allowed at all, whatever the repository's `protocol.*.allow` says.
+    ("GIT_ALLOW_PROTOCOL", "none"),
+    ("GIT_PROTOCOL_FROM_USER", "0"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_OPTIONAL_LOCKS", "0"),
+    ("GIT_NO_REPLACE_OBJECTS", "1"),
+    ("LC_ALL", "C"),
+];
+
+/// The most bytes of a git process's stdout mem reads: beyond, the process is killed and the
+/// command fails ([`Failure::TooLong`]).
+pub const MAX_OUTPUT: usize = 32 << 20;
+
+/// The most bytes of a git process's stderr kept (its start) for an error message.
+const MAX_STDERR: usize = 16 << 10;
+
+/// The id of the empty tree, by object format: attributes read from it are none.
+fn empty_tree(object_format: &str) -> &'static str {
+    match object_format {
+        "sha256" => "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+        _ => "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    }
+}
+
+/// Why a git command gave no output.
+#[derive(Debug)]
+pub enum Failure {
+    /// git is not on the `PATH`.
+    NoGit,
+    /// It could not be started or read from.
+    Io(std::io::Error),
+    /// Its stdout went over [`MAX_OUTPUT`]: it was stopped.
+    TooLong,
+    /// The repository's configuration names a filter driver mem cannot turn off safely.
+    Filter(String),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::NoGit => write!(f, "git is not on the PATH"),
+            Failure::Io(e) => write!(f, "cannot run git: {e}"),
+            Failure::TooLong => {
+                write!(f, "its output went over {} MiB and was not read", MAX_OUTPUT >> 20)
+            }
+            Failure::Filter(name) => write!(
+                f,
+                "the repository's configuration names a filter driver {name:?} that mem cannot \
+                 turn off (its name holds `=` or a control character)"
+            ),
+        }
+    }
+}
+
+/// What a git process gave back.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its stdout, whole (at most [`MAX_OUTPUT`]).
+    pub stdout: Vec<u8>,
+    /// The start of its stderr (empty when it went elsewhere).
+    pub stderr: Vec<u8>,
+}
+
+impl Finished {
+    /// Its stderr's first non-empty line, without git's `fatal: ` (or `failed`).
+    pub fn first_error(&self) -> String {
+        let stderr = String::from_utf8_lossy(&self.stderr);
+        let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed");
+        crate::format::without_controls(first.trim().trim_start_matches("fatal: "))
+    }
+}
+
+/// Runs git in one folder of a repository under the fixed policy.
+#[derive(Debug)]
+pub struct Runner {
+    dir: PathBuf,
+    /// The overrides for commands that read the work tree, once made (see
+    /// [`Runner::over_work_tree`]).
+    work_tree: std::cell::OnceCell<Result<Vec<String>, String>>,
+    /// The repository's object format (`sha1`, `sha256`), when known: the empty tree's id.
+    object_format: Option<String>,
+}
+
+impl Runner {
+    /// git in the folder `dir`.
+    pub fn new(dir: &Path) -> Runner {
+        Runner { dir: dir.to_path_buf(), work_tree: Default::default(), object_format: None }
+    }
+
+    /// The same, in a repository of the object format `format` (`git rev-parse
+    /// --show-object-format`), whose work tree some commands read.
+    pub fn with_object_format(mut self, format: &str) -> Runner {
+        self.object_format = Some(format.to_string());
+        self
+    }
+
+    /// The command line of `git args` under the fixed policy; stdin, stdout and stderr piped.
+    fn command(&self, args: &[&str], extra: &[String]) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(&self.dir);
+        for o in OVERRIDES.iter().map(|o| o.to_string()).chain(extra.iter().cloned()) {
+            cmd.arg("-c").arg(o);
+        }
+        cmd.args(["--no-pager", "--no-optional-locks"]).args(args);
+        for name in CLEARED_ENV {
+            cmd.env_remove(name);
+        }
+        cmd.envs(SET_ENV.iter().copied());
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Runs `git args` with `env` added and `input` on its stdin; its stderr into `stderr`
+    /// when given (else piped and kept). Objects, refs and history only: for commands that
+    /// read the work tree, [`Runner::over_work_tree`].
+    pub fn run(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        input: &[u8],
+        stderr: Option<Stdio>,
+    ) -> Result<Finished, Failure> {
+        self.start(self.command(args, &[]), env, input, stderr)
+    }
+
+    /// [`Runner::run`] for a command that reads or writes the work tree (`add`,
+    /// `checkout-index`, `ls-files --modified`): every filter driver of the repository's
+    /// configuration is emptied, and attributes are read from the empty tree where git knows
+    /// `GIT_ATTR_SOURCE` (2.40 and later), so the bytes go in and out as they are.
+    pub fn over_work_tree(
+        &self,
+        args: &[&str],
+        env: &[(&str, &str)],
+        input: &[u8],
+        stderr: Option<Stdio>,
+    ) -> Result<Finished, Failure> {
+        let extra = self.work_tree.get_or_init(|| self.filter_overrides());
+        let extra = extra.as_ref().map_err(|name| Failure::Filter(name.clone()))?;
+        let mut cmd = self.command(args, extra);
+        let format = self.object_format.as_deref().unwrap_or("sha1");
+        cmd.env("GIT_ATTR_SOURCE", empty_tree(format));
+        self.start(cmd, env, input, stderr)
+    }
+
+    /// The `-c` overrides that empty each filter driver the configuration (the repository's,
+    /// the user's, the system's, and what they include) defines; a driver's name that `-c`
+    /// cannot carry is the error.
+    fn filter_overrides(&self) -> Result<Vec<String>, String> {
+        let args = ["config", "-z", "--name-only", "--get-regexp", r"^filter\."];
+        let Ok(found) = self.run(&args, &[], b"", None) else { return Ok(Vec::new()) };
+        let mut names: Vec<String> = Vec::new();
+        for key in found.stdout.split(|b| *b == 0).filter(|k| !k.is_empty()) {
+            let key = String::from_utf8_lossy(key);
+            let Some(rest) = key.trim().strip_prefix("filter.") else { continue };
+            let Some((name, _)) = rest.rsplit_once('.') else { continue };
+            if name.contains('=') || name.chars().any(char::is_control) {
+                return Err(name.to_string());
+            }
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+        }
+        Ok(names
+            .iter()
+            .flat_map(|n| {
+                ["clean=", "smudge=", "process=", "required=false"]
+                    .map(|v| format!("filter.{n}.{v}"))
+            })
+            .collect())
+    }
+
+    fn start(
+        &self,
+        mut cmd: Command,
+        env: &[(&str, &str)],
+        input: &[u8],
+        stderr: Option<Stdio>,
+    ) -> Result<Finished, Failure> {
+        cmd.envs(env.iter().copied());
+        let kept = stderr.is_none();
+        if let Some(stderr) = stderr {
+            cmd.stderr(stderr);
+        }
+        let child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Failure::NoGit,
+            _ => Failure::Io(e),
+        })?;
+        finish(child, input, kept)
+    }
+}
+
+/// Feeds `input` to `child` from a thread, reads its stdout up to [`MAX_OUTPUT`] (killing it
+/// beyond) and, when `kept`, the start of its stderr; then waits for it.
+fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failure> {
+    let stdin = child.stdin.take();
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        if let Some(mut stdin) = stdin {
+            use std::io::Write as _;
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let stderr = child.stderr.take().filter(|_| kept);
+    let errors = stderr.map(|stderr| {
+        std::thread::spawn(move || {
+            let mut stderr = stderr;
+            let mut kept = Vec::new();
+            let _ = stderr.by_ref().take(MAX_STDERR as u64).read_to_end(&mut kept);
+            // The rest is read and dropped, so that git never blocks on a full pipe.
+            let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+            kept
+        })
+    });
+    let mut stdout = Vec::new();
+    let read = match child.stdout.take() {
+        Some(out) => out.take(MAX_OUTPUT as u64 + 1).read_to_end(&mut stdout),
+        None => Ok(0),
+    };
+    let too_long = stdout.len() > MAX_OUTPUT;
+    if too_long {
+        let _ = child.kill();
+    }
+    let status = child.wait().map_err(Failure::Io);
+    let _ = writer.join();
+    let stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+    let status = status?;
+    read.map_err(Failure::Io)?;
+    if too_long {
+        return Err(Failure::TooLong);
+    }
+    Ok(Finished { status, stdout, stderr })
+}
