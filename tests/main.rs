@@ -61,6 +61,8 @@ mod ranking;
 mod recall;
 /// `mem reflect` and admission control on `mem add`.
 mod reflect;
+/// Inputs a repository controls: git config, attributes, missing objects, huge blobs, names.
+mod repository;
 /// Rewind and checkpoints on the tree: kind changes, byte names, the checkpoint's ignore rules,
 /// worktrees, the size cap, home, concurrency, submodules, control characters.
 mod rewind;

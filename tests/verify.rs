@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::util::{Dir, memory, run};
 
 /// Runs git in `dir` with a fixed identity and the commit dates of `day` (October 2026).
-fn git(dir: &Path, day: u32, args: &[&str]) {
+pub(crate) fn git(dir: &Path, day: u32, args: &[&str]) {
     let date = format!("2026-10-{day:02}T12:00:00Z");
     let out = run(Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
@@ -23,14 +23,14 @@ fn git(dir: &Path, day: u32, args: &[&str]) {
 }
 
 /// A memory of the project root, written on 2026-10-05 (after the first commit).
-fn remember(repo: &Dir, id: &str, kind: &str, body: &str) {
+pub(crate) fn remember(repo: &Dir, id: &str, kind: &str, body: &str) {
     repo.write(&format!(".memory/{id}.md"), memory(id, kind, 5, "2026-10-05T00:00:00Z", body));
 }
 
 /// A repository whose history renames a file, deletes another, removes a function, moves a
 /// function to another file and rewrites a third, beside unchanged files; its project root
 /// holds a memory about each, and one that cites only things that are not code.
-fn history() -> Dir {
+pub(crate) fn history() -> Dir {
     let repo = Dir::new();
     let top = repo.path();
     git(top, 1, &["init", "-q"]);
@@ -79,10 +79,10 @@ fn history() -> Dir {
 }
 
 /// A citation as (path, symbol, status, to).
-type Cited = (Value, Value, Value, Value);
+pub(crate) type Cited = (Value, Value, Value, Value);
 
 /// Each memory's `code_status` and its citations as (path, symbol, status, to), by id.
-fn verdicts(items: &Value) -> Vec<(String, Value, Vec<Cited>)> {
+pub(crate) fn verdicts(items: &Value) -> Vec<(String, Value, Vec<Cited>)> {
     let mut out: Vec<_> = items
         .as_array()
         .unwrap()

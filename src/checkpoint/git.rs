@@ -22,10 +22,6 @@ pub(super) fn git_unlocked(dir: &Path, args: &[&str]) -> Result<String> {
     text(finished(args, git.run(args, &[], b"", None), None)?)
 }
 
-/// The git commands that read or write the work tree: run with its filters off (see
-/// `crate::git::Runner::over_work_tree`).
-const WORK_TREE: &[&str] = &["add", "ls-files", "checkout-index"];
-
 /// The git processes of one run: each runs in the worktree's top folder holding the run's
 /// lock (its stderr is the lock file, see `lock.rs`), so that no git process of the run
 /// outlives the lock.
@@ -51,11 +47,9 @@ impl Runner {
     /// Runs git with `input` on its stdin; its stdout as bytes, or its stderr as the error.
     pub(super) fn raw(&self, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Result<Vec<u8>> {
         let stderr = Some(self.lock.stderr()?);
-        let out = if WORK_TREE.contains(&args[0]) {
-            self.git.over_work_tree(args, env, input, stderr)
-        } else {
-            self.git.run(args, env, input, stderr)
-        };
+        // Every command: one that writes an index (`write-tree` too) compares racily clean
+        // entries with the work tree's files, through the filters.
+        let out = self.git.over_work_tree(args, env, input, stderr);
         finished(args, out, Some(&self.lock))
     }
 }

@@ -21,8 +21,15 @@ pub const CACHE_FILE: &str = "cites.json";
 /// The most a cache file is read: past it, the verdicts are computed again.
 const MAX_CACHE_BYTES: u64 = 64 << 20;
 
+/// The version of the verdicts a cache holds: a cache of another version is dropped whole (2:
+/// a partial clone's missing objects and files over the read bound are judged, not passed as
+/// current).
+const VERSION: u32 = 2;
+
 #[derive(Default, Serialize, Deserialize)]
 struct Stored {
+    #[serde(default)]
+    version: u32,
     repo: String,
     entries: HashMap<String, Checked>,
 }
@@ -45,6 +52,7 @@ pub struct Cache {
 /// or something that could not be checked.
 fn depends_on_head(verdict: &Verdict) -> bool {
     verdict.unchecked.is_some()
+        || verdict.cites.iter().any(|c| c.status == super::Status::Unavailable)
         || verdict
             .cites
             .iter()
@@ -62,7 +70,8 @@ impl Cache {
                 .ok()
                 .flatten()
                 .and_then(|bytes| serde_json::from_slice::<Stored>(&bytes).ok())
-                .unwrap_or_default();
+                .filter(|stored| stored.version == VERSION)
+                .unwrap_or(Stored { version: VERSION, ..Stored::default() });
         let mut changed = false;
         if stored.repo != key {
             // Another HEAD or index: what depends on them is computed again.

@@ -93,12 +93,36 @@ pub struct Cite {
     pub date: Option<String>,
 }
 
+/// A path or symbol named by git (so by the repository) or by a memory, as mem shows it in a
+/// line of text, a note or a context block: data on one line. Control characters are escaped
+/// (`\n`, `\t`, `\u{1b}`) and `<` is shown as `‹`, so that no name starts a line, ends a
+/// fence or poses as a tag.
+pub fn shown(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push('‹'),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `name` is shown as it is (see [`shown`]): no control character, no `<`.
+pub fn is_plain(name: &str) -> bool {
+    !name.chars().any(|c| c.is_control() || c == '<')
+}
+
 impl Cite {
-    /// What it cites, as people read it: `path`, or `symbol` (`path`).
+    /// What it cites, as people read it: `path`, or `symbol()`; see [`shown`].
     pub fn label(&self) -> String {
         match &self.symbol {
-            Some(symbol) => format!("{symbol}()"),
-            None => self.path.clone(),
+            Some(symbol) => format!("{}()", shown(symbol)),
+            None => shown(&self.path),
         }
     }
 
@@ -112,7 +136,7 @@ impl Cite {
                 Some(n) => format!("changed ({n} lines)"),
                 None => "changed".into(),
             },
-            Status::Moved => format!("moved to {}", self.to.as_deref().unwrap_or("?")),
+            Status::Moved => format!("moved to {}", shown(self.to.as_deref().unwrap_or("?"))),
             Status::Gone => {
                 let what = if self.symbol.is_some() { "was removed" } else { "was deleted" };
                 match (&self.commit, &self.date) {

@@ -43,10 +43,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         }
         let mut text = String::new();
         for f in &fixed {
-            text.push_str(&f.diff);
+            match &f.refused {
+                Some(why) => eprintln!("mem: {}: {why}", f.id),
+                None => text.push_str(&f.diff),
+            }
         }
         let verb = if args.dry_run { "would rewrite" } else { "rewrote" };
-        eprintln!("mem: {verb} {} memories (renamed paths only)", fixed.len());
+        let done = fixed.iter().filter(|f| f.refused.is_none()).count();
+        eprintln!("mem: {verb} {done} memories (renamed paths only)");
         super::output::print_text(&text)?;
         return Ok(0);
     }
@@ -61,12 +65,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             text.push_str(&format!("{status}\t{}\t{}\n", v.id, v.title));
             for cite in &v.cites {
                 let at = match &cite.symbol {
-                    Some(_) => format!(" in {}", cite.path),
+                    Some(_) => format!(" in {}", mem::cites::shown(&cite.path)),
                     None => String::new(),
                 };
                 text.push_str(&format!("  {}{at} {}\n", cite.label(), cite.what_happened()));
             }
             for path in &v.outside {
+                let path = mem::cites::shown(path);
                 text.push_str(&format!("  {path}: outside the repository, not checked\n"));
             }
             if let Some(why) = &v.unchecked {

@@ -239,8 +239,12 @@ pub struct Fixed {
     pub path: String,
     /// The renames applied, old path to new.
     pub renames: Vec<(String, String)>,
-    /// The unified diff of its file.
+    /// The unified diff of its file (empty when refused).
     pub diff: String,
+    /// Why it was not rewritten: a new path that git gives holds a control character, a
+    /// newline or `<`, which mem never writes into a memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 impl Engine {
@@ -260,6 +264,17 @@ impl Engine {
             }
             let renames: Vec<(String, String)> =
                 flagged.iter().filter_map(|c| Some((c.path.clone(), c.to.clone()?))).collect();
+            if let Some((_, to)) = renames.iter().find(|(_, to)| !crate::cites::is_plain(to)) {
+                let refused = format!(
+                    "not rewritten: the repository renamed the path to {:?}, which holds a \
+                     control character, a newline or `<`; mem writes no such name into a \
+                     memory (edit it by hand if it is right)",
+                    crate::cites::shown(to)
+                );
+                let (id, path, diff) = (v.id, v.path, String::new());
+                fixed.push(Fixed { id, path, renames, diff, refused: Some(refused) });
+                continue;
+            }
             let path = self.root.join(&v.path);
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let Ok((_, body)) = crate::format::split_front_matter(&text) else { continue };
@@ -280,7 +295,7 @@ impl Engine {
                 let rel = v.path.clone();
                 self.with_lock(|engine| engine.rewrite(&rel, |_| Ok(new_text.clone())))?;
             }
-            fixed.push(Fixed { id: v.id, path: v.path, renames, diff });
+            fixed.push(Fixed { id: v.id, path: v.path, renames, diff, refused: None });
         }
         Ok(fixed)
     }
