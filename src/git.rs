@@ -237,6 +237,13 @@ impl Runner {
         self.start(cmd, env, input, stderr)
     }
 
+    /// Whether the configuration defines a filter driver (Git LFS's, say), which
+    /// [`Runner::over_work_tree`] turns off.
+    pub fn defines_filters(&self) -> bool {
+        let extra = self.work_tree.get_or_init(|| self.filter_overrides());
+        extra.as_ref().map_or(true, |o| !o.is_empty())
+    }
+
     /// The `-c` overrides that empty each filter driver the configuration (the repository's,
     /// the user's, the system's, and what they include) defines; a driver's name that `-c`
     /// cannot carry is the error.

@@ -412,3 +412,28 @@ fn a_core_worktree_away_from_the_git_folder_gets_no_checkpoint_or_rewind() {
     let refs = run(Command::new("git").arg("-C").arg(dir).args(["for-each-ref", "refs/mem/"]));
     assert_eq!(refs.stdout, "", "no checkpoint of another folder");
 }
+
+#[test]
+fn a_file_under_a_filter_is_checkpointed_and_rewound_as_its_bytes_not_the_filters_blob() {
+    // As Git LFS does: the index holds the clean filter's blob (a pointer), the work tree the
+    // file's own bytes.
+    let tmp = checkpoint::repo();
+    let dir = tmp.path();
+    config(dir, &["config", "filter.fake.clean", "sed s/real/pointer/"]);
+    config(dir, &["config", "filter.fake.smudge", "sed s/pointer/real/"]);
+    config(dir, &["config", "filter.fake.required", "true"]);
+    write(dir, ".gitattributes", "*.bin filter=fake\n");
+    write(dir, "model.bin", "real weights\n");
+    checkpoint::git(dir, &["add", "-A"]);
+    checkpoint::git(dir, &["commit", "-q", "-m", "model"]);
+    let indexed = checkpoint::git(dir, &["cat-file", "blob", ":model.bin"]);
+    assert_eq!(indexed, "pointer weights\n", "the user's index holds the filter's blob");
+
+    ok(dir, &["checkpoint", "-m", "with the model"]);
+    let spec = "refs/mem/checkpoints/00000001:model.bin";
+    assert_eq!(checkpoint::git(dir, &["cat-file", "blob", spec]), "real weights\n");
+    write(dir, "model.bin", "retrained weights\n");
+    ok(dir, &["rewind", "1"]);
+    assert_eq!(std::fs::read_to_string(dir.join("model.bin")).unwrap(), "real weights\n");
+    assert_eq!(checkpoint::git(dir, &["status", "--porcelain"]), "", "as committed");
+}

@@ -54,6 +54,27 @@ impl Runner {
     }
 }
 
+impl Runner {
+    /// The files of the index `env` names that a filter driver applies to by the repository's
+    /// attributes (`git check-attr`, which reads them and runs nothing), when the configuration
+    /// defines any filter driver; none otherwise.
+    pub(super) fn filtered(&self, env: &[(&str, &str)]) -> Result<Vec<Vec<u8>>> {
+        if !self.git.defines_filters() {
+            return Ok(Vec::new());
+        }
+        let names = self.raw(&["ls-files", "-z", "--cached"], env, b"")?;
+        let args = ["check-attr", "-z", "--stdin", "filter"];
+        let stderr = Some(self.lock.stderr()?);
+        let out = finished(&args, self.git.run(&args, env, &names, stderr), Some(&self.lock))?;
+        let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
+        Ok(fields
+            .chunks(3)
+            .filter(|f| f.len() == 3 && !matches!(f[2], b"unspecified" | b"unset"))
+            .map(|f| f[0].to_vec())
+            .collect())
+    }
+}
+
 fn text(out: Vec<u8>) -> Result<String> {
     Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()))
 }

@@ -149,8 +149,8 @@ pub(super) fn skipped_of(body: &str) -> (Vec<String>, Vec<SkippedFile>) {
 }
 
 impl Workspace {
-    /// The tree of the working tree as it is now, built in a temporary index seeded from the
-    /// user's, which is not touched. Memory roots and files over the size cap are left out
+    /// The tree of the working tree as it is now, its bytes as they are (no filter runs), built
+    /// in a temporary index seeded from the user's, which is not touched. Memory roots and files over the size cap are left out
     /// before git reads them (no blob is written for them) and removed from the temporary
     /// index where the user's index tracks them.
     pub(super) fn snapshot(&self) -> Result<Snapshot> {
@@ -161,6 +161,13 @@ impl Workspace {
                 .map_err(|e| crate::Error::io(&index.path, e))?;
         }
         let env = index.env();
+        // A file under a filter (Git LFS) that did not change since the user's index has the
+        // filter's blob there (a pointer), not its bytes: it is hashed again, filters off.
+        let filtered = self.runner.filtered(&env)?;
+        if !filtered.is_empty() {
+            let remove = ["update-index", "--force-remove", "-z", "--stdin"];
+            self.runner.raw(&remove, &env, &nul_joined(&filtered))?;
+        }
         let ls = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"];
         let listed = self.runner.raw(&ls, &env, b"")?;
         let roots = MemoryRoots::of(nul_separated(&listed));
