@@ -111,8 +111,9 @@ enum Command {
     ///
     /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
     /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
-    /// the root); the tools are recall, remember, get, recent, forget, used, and session_list,
-    /// session_search and session_resume over the session log. See docs/mcp.md.
+    /// the root; in the user's own configuration, which starts it in every folder, `mcp
+    /// --user-scope`); the tools are recall, remember, get, recent, forget, used, and
+    /// session_list, session_search and session_resume over the session log. See docs/mcp.md.
     Mcp(mcp::Args),
     /// Capture an agent session (hook payload on stdin) as one episodic memory.
     Capture(capture::Args),
