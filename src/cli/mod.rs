@@ -131,7 +131,8 @@ enum Command {
     /// The session log: list, show, search and resume agent sessions that `mem capture` logged.
     Session(session::Args),
     /// Serve a local web page over this root on 127.0.0.1: search with the why, decay curves,
-    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md).
+    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md); a
+    /// root this machine did not make, set up or allow is refused (`mem allow`).
     Ui(ui::Args),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
