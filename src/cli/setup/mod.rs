@@ -377,6 +377,14 @@ fn one_set_of_hooks(agent: Agent, target: &Target, agent_home: Option<&Path>) ->
         Scope::User => (Scope::Project, "project"),
     };
     let Some(file) = (entry(agent).hooks_file)(other, target, agent_home) else { return Ok(()) };
+    // In the home folder, a project's file is the user's own: it is this scope's file.
+    let this = (entry(agent).hooks_file)(target.scope, target, agent_home);
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    if this.is_some_and(|this| same(&this, &file)) {
+        return Ok(());
+    }
     let Ok(Some(text)) = read_settings(&file) else { return Ok(()) };
     if (entry(agent).full_set)(&text) {
         bail!(
