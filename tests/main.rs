@@ -68,6 +68,9 @@ mod repository;
 mod rewind;
 /// `mem init`, root resolution, `mem add`.
 mod root;
+/// Issue #49's repository boundary: user-level hooks, `mem mcp --user-scope` and `mem ui` hold
+/// back a root nobody here made or allowed; setup's `--user-scope` marker, old forms rewritten.
+mod scope;
 /// The third probe's seams without an agent: hooks go on, setup's guards and output.
 mod seams;
 /// The third probe's seams with the real agents: hooks that never block a prompt.

@@ -20,7 +20,7 @@ fn project() -> Dir {
     dir
 }
 
-fn payload(event: &str, cwd: &std::path::Path, extra: &str) -> String {
+pub(crate) fn payload(event: &str, cwd: &std::path::Path, extra: &str) -> String {
     format!(
         r#"{{"session_id":"s1","hook_event_name":"{event}","cwd":{}{extra}}}"#,
         serde_json::to_string(cwd.to_str().unwrap()).unwrap()
@@ -58,19 +58,28 @@ fn a_typo_in_the_user_configuration_does_not_stop_the_hooks() {
 }
 
 /// `mem <args>` in `cwd` with `home` as HOME (and its config folders), `env` added, `stdin` fed.
-fn mem_at(cwd: &Path, home: &Path, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Out {
+pub(crate) fn mem_at(
+    cwd: &Path,
+    home: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: &str,
+) -> Out {
     let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
-        .env("CODEX_HOME", home.join(".codex"))
-        .env_remove("GEMINI_CLI_HOME");
+    at_home(cmd.args(args).current_dir(cwd), home);
     for (k, v) in env {
         cmd.env(k, v);
     }
     run_with_stdin(&mut cmd, stdin)
+}
+
+/// `cmd` with `home` as HOME, and the XDG and agents' folders in it.
+pub(crate) fn at_home<'a>(cmd: &'a mut Command, home: &Path) -> &'a mut Command {
+    cmd.env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("CODEX_HOME", home.join(".codex"))
+        .env_remove("GEMINI_CLI_HOME")
 }
 
 /// Item 7: at project scope outside any git repository (in `~`, the project's file is the
@@ -188,7 +197,7 @@ pub(crate) const PLANT: [&str; 8] = [
 
 /// A repository whose `.memory/` root was made under another HOME (as a clone brings it), with
 /// one memory planted in it.
-fn cloned_repository() -> (Dir, tempfile::TempDir) {
+pub(crate) fn cloned_repository() -> (Dir, tempfile::TempDir) {
     let repo = Dir::new();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     let other_home = tempfile::tempdir().unwrap();

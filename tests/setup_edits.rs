@@ -177,8 +177,10 @@ fn the_users_claude_json_is_kept_byte_for_byte_outside_mems_entry() {
     assert!(out.stdout.lines().count() < 80, "a short diff: {} lines", out.stdout.lines().count());
     let after = std::fs::read_to_string(&path).unwrap();
     let exe = std::fs::canonicalize(bin()).unwrap();
-    let entry =
-        format!(r#","mcpServers":{{"mem":{{"command":"{}","args":["mcp"]}}}}}}"#, exe.display());
+    let entry = format!(
+        r#","mcpServers":{{"mem":{{"command":"{}","args":["mcp","--user-scope"]}}}}}}"#,
+        exe.display()
+    );
     assert_eq!(after, format!("{}{entry}", &text[..text.len() - 1]));
     // And out again: the file as it was, byte for byte.
     repo.mem(&["setup", "claude", "--scope", "user", "--remove"]).ok();

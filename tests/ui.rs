@@ -377,6 +377,16 @@ fn ctrl_c_stops_the_server_cleanly() {
 fn an_agent_s_own_memory_is_searched_and_shown_but_never_changed() {
     let dir = Dir::new();
     let folder = crate::native::project_with_claude_memory(&dir);
+    // The root was written by hand, as a clone brings it: allowed, as `mem ui` refuses it
+    // otherwise (tests/scope.rs).
+    crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .arg("allow")
+            .current_dir(dir.path().join("repo"))
+            .env("HOME", dir.home())
+            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
+    )
+    .ok();
     let server = Server::start_in(&dir, Some("repo"));
     let search = server.get("/?q=deploy+window&layer=claude");
     assert_eq!(search.status, 200);

@@ -23,10 +23,10 @@ pub struct Args {
     /// `mem health` reports it.
     #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
-    /// With --hook: do nothing unless a project memory root is found from the payload's
-    /// working directory (see docs/agents.md).
-    #[arg(long, requires = "hook", help = super::hook::PROJECT_ONLY_HELP)]
-    project_only: bool,
+    /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
+    /// docs/agents.md).
+    #[command(flatten)]
+    registration: super::hook::Registration,
     /// Capture, as the hooks would have, every session of this project that `mem health
     /// --transcripts` lists as never captured (the agents' own folders), each into the root
     /// its working directory resolves to; exit 1 when some failed (listed).
@@ -106,7 +106,7 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
             json: false,
             payload: Some(payload.to_string()),
             hook: None,
-            project_only: false,
+            registration: super::hook::Registration::default(),
             missed: false,
             agent: None,
             dry_run: false,
@@ -138,7 +138,8 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
 }
 
 fn capture(args: Args, ctx: &Globals) -> Result<()> {
-    let ctx = &ctx.for_hook(args.project_only);
+    let started = args.registration.started();
+    let ctx = &ctx.for_hook(started);
     let payload = match &args.payload {
         Some(text) => Ok(text.clone().into_bytes()),
         None => super::hook::read_payload(),
@@ -147,12 +148,12 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
     let cwd = mem::capture::Payload::read(bytes).cwd;
-    if args.project_only {
+    if started != super::hook::Started::Own {
         let (root, source) = ctx.locate_root(cwd.as_deref())?;
-        match super::hook::ProjectOnly::at(&root, source) {
-            super::hook::ProjectOnly::Act => {}
-            super::hook::ProjectOnly::Outside => return Ok(()),
-            super::hook::ProjectOnly::HeldBack(line) => {
+        match super::hook::Gate::at(&root, source, started) {
+            super::hook::Gate::Act => {}
+            super::hook::Gate::Outside => return Ok(()),
+            super::hook::Gate::HeldBack(line) => {
                 eprintln!("{line}");
                 return Ok(());
             }

@@ -28,10 +28,10 @@ pub struct Args {
     /// session log against the turn the prompt starts, print nothing, exit 0 even on failure.
     #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT", conflicts_with = "label")]
     hook: Option<Agent>,
-    /// With --hook: do nothing unless a project memory root is found from the payload's
-    /// working directory (see docs/agents.md).
-    #[arg(long, requires = "hook", help = hook::PROJECT_ONLY_HELP)]
-    project_only: bool,
+    /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
+    /// docs/agents.md).
+    #[command(flatten)]
+    registration: hook::Registration,
     #[command(subcommand)]
     action: Option<Action>,
 }
@@ -97,8 +97,9 @@ fn workspace_at(ctx: &Globals, dir: &Path) -> Result<Workspace> {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(agent) = args.hook {
-        let ctx = &ctx.for_hook(args.project_only);
-        return hook::run(ctx, agent, "checkpoint", args.project_only, |_, event| {
+        let started = args.registration.started();
+        let ctx = &ctx.for_hook(started);
+        return hook::run(ctx, agent, "checkpoint", started, |_, event| {
             checkpoint_turn(ctx, event).map(|_| None)
         });
     }

@@ -37,10 +37,10 @@ pub struct Args {
     /// .mem/capture.log. See docs/agents.md.
     #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
-    /// With --hook: do nothing unless a project memory root is found from the payload's
-    /// working directory (see docs/agents.md).
-    #[arg(long, requires = "hook", help = hook::PROJECT_ONLY_HELP)]
-    project_only: bool,
+    /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
+    /// docs/agents.md).
+    #[command(flatten)]
+    registration: hook::Registration,
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
@@ -75,8 +75,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
 fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
-    let ctx = &ctx.for_hook(args.project_only);
-    hook::run_answer(ctx, agent, "context", args.project_only, |payload, event| {
+    let started = args.registration.started();
+    let ctx = &ctx.for_hook(started);
+    hook::run_answer(ctx, agent, "context", started, |payload, event| {
         answer(args, agent, ctx, payload, event)
     })
 }

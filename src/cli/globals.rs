@@ -25,10 +25,11 @@ pub(crate) struct Globals {
 }
 
 impl Globals {
-    /// These globals for a `--project-only` hook when `project_only`: the root is found from the
-    /// payload's working directory alone, whatever `--dir`/`MEM_DIR` says (a shell's `MEM_DIR`
-    /// must not draw every unrelated repository's sessions into one root).
-    pub(super) fn for_hook(&self, project_only: bool) -> Globals {
+    /// These globals for a hook `started` so: for a `--project-only` hook, the root is found
+    /// from the payload's working directory alone, whatever `--dir`/`MEM_DIR` says (a shell's
+    /// `MEM_DIR` must not draw every unrelated repository's sessions into one root).
+    pub(super) fn for_hook(&self, started: super::hook::Started) -> Globals {
+        let project_only = started == super::hook::Started::ProjectOnly;
         let dir = if project_only { None } else { self.dir.clone() };
         Globals { dir, now: self.now, fixed_now: self.fixed_now }
     }

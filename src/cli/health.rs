@@ -39,7 +39,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let configured = super::setup::configured(&project, &homes);
     let hooks_run = configured.iter().all(super::setup::Configured::runs);
     let missing = missing_user_hooks(engine.root(), &configured, &homes);
-    let ok = health.ok() && hooks_run && missing.is_empty();
+    let unmarked = configured.iter().any(|c| c.unmarked);
+    let ok = health.ok() && hooks_run && missing.is_empty() && !unmarked;
     let status_code = if ok { 0 } else { UNHEALTHY };
     let served =
         super::served::enabled().then(|| super::served::client::status(engine.root(), source));
@@ -72,6 +73,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             file.display(),
             agent.name()
         ));
+    }
+    if unmarked {
+        text.push_str(&unmarked_lines(&configured));
     }
     if let Some(code) = &health.code {
         text.push_str(&code_line(code));
@@ -453,6 +457,30 @@ fn missing_user_hooks(
         }
     }
     missing
+}
+
+/// The lines on the user-level commands that lack `--user-scope` (written by an older setup at
+/// user scope): they use a cloned repository's root that nobody here made or allowed.
+fn unmarked_lines(configured: &[super::setup::Configured]) -> String {
+    let unmarked: Vec<_> = configured.iter().filter(|c| c.unmarked).collect();
+    let mut text = status(
+        false,
+        "agents",
+        &format!(
+            "{} user-level commands lack --user-scope (an older `mem setup --scope user` wrote \
+             them): they use a cloned repository's memory root that nobody here made or allowed",
+            unmarked.len()
+        ),
+    );
+    for c in unmarked {
+        text.push_str(&format!(
+            "    `{}` in {}: run `mem setup {} --scope user` again\n",
+            c.program,
+            c.file,
+            c.agent.name()
+        ));
+    }
+    text
 }
 
 /// The line on the memories checked against the project's code: a warning (`!`), never a

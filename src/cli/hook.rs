@@ -34,6 +34,51 @@ directory is in a project with a memory root (a hook in the user's own agent con
 up by `mem setup --scope project` so that sessions started in a project's subfolders are \
 captured, never captures elsewhere)";
 
+/// The help of `--user-scope`, which every hook command takes.
+pub const USER_SCOPE_HELP: &str = "With --hook: started by the user's own agent configuration, \
+which runs it in every folder (`mem setup --scope user` writes it): a memory root found above the \
+working directory that was not made, set up or allowed on this machine (a cloned repository's \
+.memory/) is held back, nothing of it reaches the session and nothing is captured into it, until \
+`mem allow` there";
+
+/// Which registration of mem in an agent's configuration started a command, as its flags say:
+/// a hook command or `mem mcp` cannot tell by itself which settings file it was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Started {
+    /// A project's own files (no flag; the agent asked the user to trust the folder), or the
+    /// user by hand: the root found is used as it is.
+    Own,
+    /// The user's own file, for the sake of the projects set up on this machine
+    /// (`--project-only`): only a project's root, and only one in the record.
+    ProjectOnly,
+    /// The user's own file, for every folder (`--user-scope`): a root found above the working
+    /// directory only when it is in the record; `--dir`/`MEM_DIR` and the per-user root as
+    /// they are.
+    UserScope,
+}
+
+/// The flags by which a hook command says which registration started it (see [`Started`]).
+#[derive(Clone, Copy, Debug, Default, clap::Args)]
+pub struct Registration {
+    /// See [`PROJECT_ONLY_HELP`].
+    #[arg(long, requires = "hook", help = PROJECT_ONLY_HELP)]
+    project_only: bool,
+    /// See [`USER_SCOPE_HELP`].
+    #[arg(long, requires = "hook", conflicts_with = "project_only", help = USER_SCOPE_HELP)]
+    user_scope: bool,
+}
+
+impl Registration {
+    /// The registration these flags name.
+    pub fn started(self) -> Started {
+        match (self.project_only, self.user_scope) {
+            (true, _) => Started::ProjectOnly,
+            (_, true) => Started::UserScope,
+            _ => Started::Own,
+        }
+    }
+}
+
 /// The user's home folder and every agent's, read from the environment (each agent's
 /// variable, named by its spec).
 pub fn homes() -> Homes {
@@ -56,13 +101,13 @@ pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyh
     }
 }
 
-/// What a `--project-only` hook (set up in the user's file for the sake of the projects that
-/// have a memory root, so it runs in every repository) does at the root found from its
-/// payload's working directory.
-pub enum ProjectOnly {
-    /// Act: a root made, set up or allowed on this machine.
+/// What a command started by a user-level registration ([`Started::ProjectOnly`],
+/// [`Started::UserScope`]: the agent runs it in every folder) does at the root it finds.
+pub enum Gate {
+    /// Act: the root is the user's choice (made, set up or allowed on this machine, given with
+    /// `--dir`/`MEM_DIR`, the per-user root), or the project's own files started the command.
     Act,
-    /// Nothing: no project with a memory root there.
+    /// Nothing: no project with a memory root there (`--project-only` only).
     Outside,
     /// Leave the root alone and say this line: it was not made, set up or allowed on this
     /// machine (a cloned repository's `.memory/`), so its memories may not reach the session,
@@ -70,20 +115,23 @@ pub enum ProjectOnly {
     HeldBack(String),
 }
 
-impl ProjectOnly {
-    /// The gate for the root `root`, found as `source`.
-    pub fn at(root: &std::path::Path, source: RootSource) -> ProjectOnly {
-        if source == RootSource::Default {
-            return ProjectOnly::Outside;
+impl Gate {
+    /// The gate for the root `root`, found as `source`, of a command `started` so.
+    pub fn at(root: &std::path::Path, source: RootSource, started: Started) -> Gate {
+        match (started, source) {
+            (Started::Own, _) => return Gate::Act,
+            (Started::ProjectOnly, RootSource::Default) => return Gate::Outside,
+            (Started::UserScope, RootSource::Default | RootSource::Explicit) => return Gate::Act,
+            _ => {}
         }
         if super::machine::is_known(root) {
-            return ProjectOnly::Act;
+            return Gate::Act;
         }
-        ProjectOnly::HeldBack(format!(
-            "mem: the memory root {} was not made, set up or allowed on this machine (a cloned \
-             repository's?): its memories are held back and nothing is captured into it; run \
-             `mem allow` there to use it",
-            root.display()
+        Gate::HeldBack(format!(
+            "mem: {}: its memories are held back and nothing is captured into it; if you trust \
+             it, run {}",
+            super::machine::not_chosen(root),
+            super::machine::allow_command(root)
         ))
     }
 }
@@ -115,16 +163,16 @@ pub struct Answer {
 }
 
 /// Runs a hook's command: reads the payload, prints `answer`'s text when it has one (unless
-/// `project_only` and the [`ProjectOnly`] gate says not to, or not the [`first_call`]), and
-/// never fails: a failure is reported with [`report_failure`] as `command`'s.
+/// the [`Gate`] of the registration that `started` it says not to, or not the [`first_call`]),
+/// and never fails: a failure is reported with [`report_failure`] as `command`'s.
 pub fn run(
     ctx: &Globals,
     agent: Agent,
     command: &str,
-    project_only: bool,
+    started: Started,
     answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<()> {
-    run_answer(ctx, agent, command, project_only, |payload, event| {
+    run_answer(ctx, agent, command, started, |payload, event| {
         Ok(answer(payload, event)?.map(|text| Answer { text, delivered: None }))
     })
 }
@@ -136,7 +184,7 @@ pub fn run_answer(
     ctx: &Globals,
     agent: Agent,
     command: &str,
-    project_only: bool,
+    started: Started,
     answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<Answer>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
@@ -150,10 +198,10 @@ pub fn run_answer(
             let event = Payload::of(agent, &payload);
             // The root is located once, for both gates.
             let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
-            match project_only.then(|| ProjectOnly::at(&root, source)) {
-                None | Some(ProjectOnly::Act) => {}
-                Some(ProjectOnly::Outside) => return Ok(None),
-                Some(ProjectOnly::HeldBack(line)) => {
+            match Gate::at(&root, source, started) {
+                Gate::Act => {}
+                Gate::Outside => return Ok(None),
+                Gate::HeldBack(line) => {
                     // Said once, where the session starts; the other hooks leave the root alone.
                     eprintln!("{line}");
                     let start_event = agent.spec().events.start;

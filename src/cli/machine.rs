@@ -1,10 +1,11 @@
 //! This machine's record of memory roots, `<data folder>/mem/roots.toml` (`~/.local/share/mem`):
 //! the roots made (`mem init`, `mem setup`), set up for an agent (`mem setup AGENT`, project
 //! scope) or allowed (`mem allow`) here. A root in it is the user's own choice; one that is not
-//! (a cloned repository's `.memory/`, reached only through the user-level `--project-only`
-//! hooks) is held back from sessions, and a root someone else owns is refused
-//! (docs/security.md). The record lists which projects rely on the user-level hooks, so that
-//! `--remove` in one project keeps them for the others.
+//! (a cloned repository's `.memory/`, reached only through a user-level registration: the
+//! `--project-only` and `--user-scope` hooks, `mem mcp --user-scope`) is held back from
+//! sessions and `mem ui`, and a root someone else owns is refused (docs/security.md). The
+//! record lists which projects rely on the user-level hooks, so that `--remove` in one project
+//! keeps them for the others.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -70,6 +71,24 @@ fn key(root: &Path) -> PathBuf {
 pub fn is_known(root: &Path) -> bool {
     let root = key(root);
     roots().iter().any(|r| r.path == root)
+}
+
+/// What is said of a root held back because it is not in the record: it was not made, set up
+/// or allowed here.
+pub fn not_chosen(root: &Path) -> String {
+    format!(
+        "the memory root {} was not made, set up or allowed on this machine (a cloned \
+         repository's?)",
+        root.display()
+    )
+}
+
+/// The command that puts `root` in the record, as the user would type it: `` `mem allow
+/// /path/to/root` `` (quoted for a shell when it needs to be).
+pub fn allow_command(root: &Path) -> String {
+    let path =
+        super::setup::hooks::shell_word(root).unwrap_or_else(|_| format!("'{}'", root.display()));
+    format!("`mem allow {path}`")
 }
 
 /// Changes the record with `edit` and writes it (atomically), creating it as needed.

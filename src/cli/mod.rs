@@ -111,8 +111,9 @@ enum Command {
     ///
     /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
     /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
-    /// the root); the tools are recall, remember, get, recent, forget, used, and session_list,
-    /// session_search and session_resume over the session log. See docs/mcp.md.
+    /// the root; in the user's own configuration, which starts it in every folder, `mcp
+    /// --user-scope`); the tools are recall, remember, get, recent, forget, used, and
+    /// session_list, session_search and session_resume over the session log. See docs/mcp.md.
     Mcp(mcp::Args),
     /// Capture an agent session (hook payload on stdin) as one episodic memory.
     Capture(capture::Args),
@@ -130,7 +131,8 @@ enum Command {
     /// The session log: list, show, search and resume agent sessions that `mem capture` logged.
     Session(session::Args),
     /// Serve a local web page over this root on 127.0.0.1: search with the why, decay curves,
-    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md).
+    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md); a
+    /// root this machine did not make, set up or allow is refused (`mem allow`).
     Ui(ui::Args),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),

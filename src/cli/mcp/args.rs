@@ -1,13 +1,16 @@
 //! The arguments of the memory tools of `mem mcp`, and their JSON schemas: every limit the
 //! server checks is in the schema too (lengths, ranges, enums, the pattern of a memory id), so
-//! that a client can check a call before it sends it. The session tools' arguments are in
-//! `sessions.rs`.
+//! that a client can check a call before it sends it; and the `recall` tool's description. The
+//! session tools' arguments are in `sessions.rs`.
 
 use mem::MemoryType;
 use mem::config::RecallMode;
 use mem::store::Layer;
+use rmcp::handler::server::tool::ToolRouter;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use super::MemServer;
 
 /// The largest memory text `remember` accepts, in bytes, whatever `[limits] max_file_bytes`
 /// allows.
@@ -222,6 +225,34 @@ pub(super) struct UsedArgs {
     )]
     #[serde(default)]
     pub(super) confirm: bool,
+}
+
+/// The description of the `recall` tool: the score's factors and a hit's components named
+/// from the one list of them (`mem::score::FACTORS`).
+fn recall_description() -> String {
+    let factors: Vec<&str> = mem::score::FACTORS.iter().map(|f| f.name).collect();
+    format!(
+        "Recall long-term memories relevant to a task: {{hits}}, the top k memories matching the \
+         query, ranked by relevance × {}. Each hit has id, path, title, type, importance, \
+         created, tags, rank, score, components ({}), strength, bm25, a snippet, and, in a \
+         project's repository, code_status (the worst of current, changed, moved, gone; null \
+         when it cites no code) with cites [{{path, symbol, status, to, commit, date}}]; a hit \
+         with code_note (\"may be outdated: …\") cites code that was deleted or moved: check \
+         the code before acting on it. Invalidated \
+         memories, and those whose strength is below 0.3 (a weak match), are left out: an empty \
+         list means nothing relevant. Call it before starting work; call `used` with the ids \
+         that helped.",
+        factors.join(" × "),
+        mem::score::component_names().join(", ")
+    )
+}
+
+/// The tools, with `recall`'s description from [`recall_description`].
+pub(super) fn with_recall_description(mut router: ToolRouter<MemServer>) -> ToolRouter<MemServer> {
+    if let Some(route) = router.map.get_mut("recall") {
+        route.attr.description = Some(recall_description().into());
+    }
+    router
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use tokio::sync::mpsc;
 
 use self::args::{
     ForgetArgs, GetArgs, MAX_RESULTS, MAX_TEXT_BYTES, RecallArgs, RecentArgs, RememberArgs,
-    UsedArgs,
+    UsedArgs, with_recall_description,
 };
 use self::batch::Session;
 use self::stdio::{filter, forward, write_lines};
@@ -41,15 +41,24 @@ use super::Globals;
 
 mod args;
 mod batch;
+mod held;
 mod sessions;
 mod stdio;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Started by the user's own agent configuration, which runs it in every folder (`mem
+    /// setup --scope user` writes it): a memory root found above the working directory that was
+    /// not made, set up or allowed on this machine (a cloned repository's .memory/) is held back:
+    /// the tools that list give nothing of it and say why, the others refuse; both name `mem
+    /// allow`.
+    #[arg(long)]
+    user_scope: bool,
+}
 
 /// Serves the root on stdio until the client closes stdin.
-pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     // Nothing is written before a client completes the handshake (a client that only probes,
     // or closes at once, leaves no `.mem/`), but a root that cannot be served stops us here.
     let (root, _) = ctx.locate_root(None)?;
@@ -60,6 +69,7 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
     eprintln!("mem: MCP server for {} on stdio", root.display());
     let listening = Arc::new(Mutex::new(None));
     let server = Served(MemServer {
+        user_scope: args.user_scope,
         globals: ctx.clone(),
         layers: Arc::new(Mutex::new(None)),
         listening: Arc::clone(&listening),
@@ -108,6 +118,8 @@ pub fn run(_args: Args, ctx: &Globals) -> Result<()> {
 
 /// The server: one root, opened once a client has initialized, shared by the tool calls.
 struct MemServer {
+    /// `--user-scope`: a root not in this machine's record is held back (`held.rs`).
+    user_scope: bool,
     /// What `mem mcp` was started with, to open the root.
     globals: Globals,
     /// The open root (and user layer); `None` until a client completes the handshake or
@@ -129,6 +141,9 @@ impl MemServer {
     fn open<'a>(&self, slot: &'a mut Option<Layers>) -> Result<&'a mut Layers> {
         if let Some(layers) = slot {
             return Ok(layers);
+        }
+        if let Some(why) = self.held_back() {
+            bail!("{why}");
         }
         let mut layers = self.globals.layers_near(None)?;
         if let Some(user) = layers.engine(Layer::User) {
@@ -171,7 +186,7 @@ impl MemServer {
         )
     )]
     fn recall(&self, Parameters(args): Parameters<RecallArgs>) -> CallToolResult {
-        self.call(false, |layers, now| {
+        self.listing("hits", false, |layers, now| {
             let limit = check_count("k", args.k)?;
             let options = RecallOptions {
                 kinds: args.kind.map(MemoryType::from).into_iter().collect(),
@@ -287,7 +302,7 @@ impl MemServer {
         )
     )]
     fn recent(&self, Parameters(args): Parameters<RecentArgs>) -> CallToolResult {
-        self.call(true, |layers, _| {
+        self.listing("memories", true, |layers, _| {
             let n = check_count("n", args.n)?;
             let kinds: Vec<MemoryType> = args.kind.map(MemoryType::from).into_iter().collect();
             let layered = layers.layered();
@@ -402,6 +417,9 @@ impl rmcp::ServerHandler for MemServer {
     /// The handshake is complete: open the root now, so that the first call does not wait for
     /// the model. A root that cannot be opened is said on stderr; each call then says why.
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        if let Some(why) = self.held_back() {
+            return eprintln!("mem: {why}");
+        }
         if let Err(e) = self.open(&mut lock(&self.layers)) {
             eprintln!("mem: error: {}", super::output::describe(&e));
             return;
@@ -548,34 +566,6 @@ fn engine_of<'a>(layers: &'a mut Layers, id: &str) -> Result<&'a mut Engine> {
 /// every call refreshes it from there.
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The description of the `recall` tool: the score's factors and a hit's components named
-/// from the one list of them (`mem::score::FACTORS`).
-fn recall_description() -> String {
-    let factors: Vec<&str> = mem::score::FACTORS.iter().map(|f| f.name).collect();
-    format!(
-        "Recall long-term memories relevant to a task: {{hits}}, the top k memories matching the \
-         query, ranked by relevance × {}. Each hit has id, path, title, type, importance, \
-         created, tags, rank, score, components ({}), strength, bm25, a snippet, and, in a \
-         project's repository, code_status (the worst of current, changed, moved, gone; null \
-         when it cites no code) with cites [{{path, symbol, status, to, commit, date}}]; a hit \
-         with code_note (\"may be outdated: …\") cites code that was deleted or moved: check \
-         the code before acting on it. Invalidated \
-         memories, and those whose strength is below 0.3 (a weak match), are left out: an empty \
-         list means nothing relevant. Call it before starting work; call `used` with the ids \
-         that helped.",
-        factors.join(" × "),
-        mem::score::component_names().join(", ")
-    )
-}
-
-/// The tools, with `recall`'s description from [`recall_description`].
-fn with_recall_description(mut router: ToolRouter<MemServer>) -> ToolRouter<MemServer> {
-    if let Some(route) = router.map.get_mut("recall") {
-        route.attr.description = Some(recall_description().into());
-    }
-    router
 }
 
 /// `value` as compact JSON, fields in the order `mem ... --json` prints them.

@@ -76,7 +76,7 @@ impl MemServer {
         )
     )]
     fn session_list(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
-        self.call(false, |layers, _| {
+        self.listing("sessions", false, |layers, _| {
             let n = check_count("n", args.n)?;
             to_json(&json!({ "sessions": layers.project().session_log()?.list(None, n)? }))
         })
@@ -97,7 +97,7 @@ impl MemServer {
         )
     )]
     fn session_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
-        self.call(false, |layers, _| {
+        self.listing("hits", false, |layers, _| {
             let k = check_count("k", args.k)?;
             let hits = layers.project().session_log()?.search(&args.query, None, k)?;
             to_json(&json!({ "hits": hits }))

@@ -8,7 +8,8 @@ use mem::agent::{Agent, Homes};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::hooks::{is_mem_exe, mem_hooks};
+use super::hooks::{is_mem_exe, is_unmarked, mem_hooks};
+use super::servers::is_unmarked_server;
 
 /// One command of an agent's configuration that runs mem.
 #[derive(Debug, Serialize)]
@@ -24,6 +25,12 @@ pub struct Configured {
     /// What to do when it is not trusted, as its agent says.
     #[serde(skip)]
     pub fix: Option<&'static str>,
+    /// Whether it is in the user's own files without `--user-scope` (an older setup at user
+    /// scope wrote it): it uses a cloned repository's root that nobody here made or allowed.
+    pub unmarked: bool,
+    /// The agent whose file holds it.
+    #[serde(skip)]
+    pub agent: Agent,
 }
 
 impl Configured {
@@ -43,12 +50,19 @@ pub struct Found {
     pub trusted: Option<bool>,
     /// What to do when it is not trusted.
     pub fix: Option<&'static str>,
+    /// Whether it is a user-level command without `--user-scope` (see [`Configured::unmarked`]).
+    pub unmarked: bool,
 }
 
 impl Found {
     /// A command that needs no trust.
     pub fn plain(file: &Path, program: String) -> Found {
-        Found { file: file.to_path_buf(), program, trusted: None, fix: None }
+        Found { file: file.to_path_buf(), program, trusted: None, fix: None, unmarked: false }
+    }
+
+    /// This command, said to lack `--user-scope` when `unmarked`.
+    pub fn unmarked(self, unmarked: bool) -> Found {
+        Found { unmarked, ..self }
     }
 }
 
@@ -57,18 +71,23 @@ impl Found {
 /// that is missing or does not parse holds none.
 pub fn configured(project: &Path, homes: &Homes) -> Vec<Configured> {
     let Some(home) = homes.user() else { return Vec::new() };
-    let found = Agent::ALL
-        .into_iter()
-        .flat_map(|agent| (super::entry(agent).commands)(project, home, homes.config_of(agent)));
+    let found = Agent::ALL.into_iter().flat_map(|agent| {
+        let found = (super::entry(agent).commands)(project, home, homes.config_of(agent));
+        found.into_iter().map(move |found| (agent, found))
+    });
     // What each program starts, looked up once.
     let mut resolved: Vec<(String, Option<String>)> = Vec::new();
     let mut listed: Vec<Configured> = Vec::new();
-    for Found { file, program, trusted, fix } in found {
+    for (agent, Found { file, program, trusted, fix, unmarked }) in found {
         let file = file.display().to_string();
         let same = listed.iter_mut().find(|c| c.file == file && c.program == program);
         match same {
-            // One line per file and program: untrusted when any of its hooks is.
-            Some(c) => c.trusted = c.trusted.zip(trusted).map(|(a, b)| a && b).or(c.trusted),
+            // One line per file and program: untrusted when any of its hooks is, unmarked when
+            // any of them is.
+            Some(c) => {
+                c.trusted = c.trusted.zip(trusted).map(|(a, b)| a && b).or(c.trusted);
+                c.unmarked |= unmarked;
+            }
             None => {
                 let runs = match resolved.iter().find(|(p, _)| *p == program) {
                     Some((_, runs)) => runs.clone(),
@@ -78,7 +97,7 @@ pub fn configured(project: &Path, homes: &Homes) -> Vec<Configured> {
                         runs
                     }
                 };
-                listed.push(Configured { file, program, runs, trusted, fix });
+                listed.push(Configured { file, program, runs, trusted, fix, unmarked, agent });
             }
         }
     }
@@ -100,30 +119,42 @@ pub fn read_checked(file: &Path) -> Option<String> {
     }
 }
 
-/// The programs of mem's hooks in a settings or hooks file (the hooks' JSON shape).
-pub fn hook_programs(file: &Path) -> Vec<Found> {
+/// The programs of mem's hooks in a settings or hooks file (the hooks' JSON shape); in the
+/// `user`'s own file, each hook of a setup at user scope without `--user-scope` is unmarked
+/// (see [`is_unmarked`]).
+pub fn hook_programs(file: &Path, user: bool) -> Vec<Found> {
     let Some(text) = read_checked(file) else { return Vec::new() };
     mem_hooks(&text)
         .iter()
-        .filter_map(|hook| Some(Found::plain(file, program_of(&hook.command)?.0.to_string())))
+        .filter_map(|hook| {
+            let found = Found::plain(file, program_of(&hook.command)?.0.to_string());
+            Some(found.unmarked(user && is_unmarked(&hook.command)))
+        })
         .collect()
 }
 
-/// The program of the `mem` server of a JSON MCP configuration (`mcpServers`), when mem's.
-pub fn server_program(file: &Path) -> Option<Found> {
-    server_program_in(file, "mcpServers")
+/// The program of the `mem` server of a JSON MCP configuration (`mcpServers`), when mem's;
+/// in the `user`'s own file, unmarked without `--user-scope`.
+pub fn server_program(file: &Path, user: bool) -> Option<Found> {
+    server_program_in(file, "mcpServers", user)
 }
 
 /// The program of the `mem` server under `key` of a JSON (or JSONC) configuration, when mem's:
-/// its `command`, a program or a list that starts with one.
-pub fn server_program_in(file: &Path, key: &str) -> Option<Found> {
+/// its `command`, a program or a list that starts with one (then its arguments follow it, else
+/// they are in `args`); in the `user`'s own file, unmarked when they are `mcp` alone.
+pub fn server_program_in(file: &Path, key: &str, user: bool) -> Option<Found> {
     let text = read_checked(file)?;
     use jsonc_parser::{CollectOptions, ParseOptions, parse_to_ast};
     let parsed = parse_to_ast(&text, &CollectOptions::default(), &ParseOptions::default()).ok()?;
     let value: Value = parsed.value?.into();
-    let command = &value[key]["mem"]["command"];
-    let program = command.as_str().or_else(|| command.get(0)?.as_str())?;
-    is_mem_exe(program).then(|| Found::plain(file, program.to_string()))
+    let server = &value[key]["mem"];
+    let command = &server["command"];
+    let (program, args) = match command.as_array() {
+        Some(list) => (list.first()?.as_str()?, list[1..].to_vec()),
+        None => (command.as_str()?, server["args"].as_array().cloned().unwrap_or_default()),
+    };
+    let unmarked = user && is_unmarked_server(&args);
+    is_mem_exe(program).then(|| Found::plain(file, program.to_string()).unmarked(unmarked))
 }
 
 /// The program word of a command line and the rest: the first word, or a first word in single

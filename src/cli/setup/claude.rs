@@ -10,7 +10,7 @@ use serde_json::json;
 use super::check::{Found, hook_programs, server_program};
 use super::hooks::{hooks, project_only_hooks, with_hooks};
 use super::servers::with_server;
-use super::{Change, Entry, Scope, Target};
+use super::{Change, Entry, Scope, Started, Target};
 
 /// Claude Code's entry.
 pub const ENTRY: Entry = Entry {
@@ -49,10 +49,11 @@ fn changes(target: &Target, _: Option<&Path>) -> Result<Vec<Change>> {
     };
     let own = match target.remove {
         true => Vec::new(),
-        false => hooks(target.mem(), Agent::Claude, target.checkpoints, false)?,
+        false => hooks(target.mem(), Agent::Claude, target.checkpoints, target.started())?,
     };
-    let server = (!target.remove)
-        .then(|| json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"] }));
+    let server = (!target.remove).then(
+        || json!({ "command": target.mem().to_string_lossy(), "args": target.server_args() }),
+    );
     let path = settings.clone();
     let settings = Change::new(settings, move |text| with_hooks(text, &path, &own))?;
     let path = mcp.clone();
@@ -63,7 +64,7 @@ fn changes(target: &Target, _: Option<&Path>) -> Result<Vec<Change>> {
         // a subfolder, it runs the user's hooks alone.
         let wanted = match target.remove {
             true => Vec::new(),
-            false => hooks(&target.exe, Agent::Claude, target.checkpoints, true)?,
+            false => hooks(&target.exe, Agent::Claude, target.checkpoints, Started::ProjectOnly)?,
         };
         changes.push(project_only_hooks(target.home.join(SETTINGS), wanted)?);
     }
@@ -72,11 +73,11 @@ fn changes(target: &Target, _: Option<&Path>) -> Result<Vec<Change>> {
 
 /// The commands that run mem in Claude Code's files for `project`.
 fn commands(project: &Path, home: &Path, _: Option<&Path>) -> Vec<Found> {
-    let mut found = hook_programs(&project.join(SETTINGS));
-    found.extend(hook_programs(&project.join(".claude/settings.local.json")));
-    found.extend(server_program(&project.join(".mcp.json")));
-    found.extend(hook_programs(&home.join(SETTINGS)));
-    found.extend(server_program(&home.join(".claude.json")));
+    let mut found = hook_programs(&project.join(SETTINGS), false);
+    found.extend(hook_programs(&project.join(".claude/settings.local.json"), false));
+    found.extend(server_program(&project.join(".mcp.json"), false));
+    found.extend(hook_programs(&home.join(SETTINGS), true));
+    found.extend(server_program(&home.join(".claude.json"), true));
     found
 }
 
@@ -98,7 +99,7 @@ mod tests {
     #[test]
     fn hooks_are_merged_idempotent_and_removable() {
         let path = Path::new("settings.json");
-        let hooks = hooks(Path::new("/opt/mem"), Agent::Claude, true, false).unwrap();
+        let hooks = hooks(Path::new("/opt/mem"), Agent::Claude, true, Started::Own).unwrap();
         let added = with_hooks(Some(USERS), path, &hooks).unwrap().unwrap();
         let value: Value = serde_json::from_str(&added).unwrap();
         assert_eq!(value["model"], "opus");

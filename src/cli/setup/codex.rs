@@ -9,7 +9,8 @@ use mem::agent::Agent;
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use super::check::{Found, program_of, read_checked, resolve};
-use super::hooks::{hooks, is_mem_exe, mem_hooks, with_hooks};
+use super::hooks::{USER_SCOPE, hooks, is_mem_exe, is_unmarked, mem_hooks, with_hooks};
+use super::servers::{is_server_args, is_unmarked_server};
 use super::{Change, Entry, Scope, Target};
 
 /// Codex's entry.
@@ -86,11 +87,13 @@ fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
                 let keys = hook_keys(&names, &hook.event, hook.group, hook.index);
                 let trust = keys.iter().any(|key| trusted.contains(key));
                 let program = program.to_string();
+                let user = home.is_some_and(|h| folder == h);
                 found.push(Found {
                     file: file.clone(),
                     program,
                     trusted: Some(trust),
                     fix: Some(fix),
+                    unmarked: user && is_unmarked(&hook.command),
                 });
             }
         }
@@ -99,8 +102,11 @@ fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
             true => config.clone(),
             false => read_checked(&file),
         };
-        for program in text.as_deref().map(codex_programs).unwrap_or_default() {
-            found.push(Found::plain(&file, program));
+        let user = home.is_some_and(|h| folder == h);
+        for (program, unmarked) in
+            text.as_deref().map(|t| codex_programs(t, user)).unwrap_or_default()
+        {
+            found.push(Found::plain(&file, program).unmarked(unmarked));
         }
     }
     found
@@ -136,7 +142,7 @@ fn changes(target: &Target, codex_home: Option<&Path>) -> Result<Vec<Change>> {
     let hooks = if target.remove {
         Vec::new()
     } else {
-        hooks(target.mem(), Agent::Codex, target.checkpoints, false)?
+        hooks(target.mem(), Agent::Codex, target.checkpoints, target.started())?
     };
     let hooks_file = folder.join("hooks.json");
     let path = hooks_file.clone();
@@ -144,16 +150,24 @@ fn changes(target: &Target, codex_home: Option<&Path>) -> Result<Vec<Change>> {
     Ok(vec![config, hooks_file])
 }
 
-/// The arguments of the `notify` program setup writes.
+/// The arguments of the `notify` program setup writes (in the user's file, then
+/// `--user-scope`; an older setup wrote them alone).
 const NOTIFY: [&str; 3] = ["capture", "--hook", "codex"];
 
-/// Whether the `notify` of a parsed `config.toml` is mem's: a mem executable with exactly
-/// setup's arguments; anything else is the user's.
+/// The words of mem's `notify` in a parsed `config.toml`, without its program, when it is
+/// mem's: a mem executable with exactly setup's arguments, with or without `--user-scope`;
+/// anything else is the user's.
+fn mem_notify_args(doc: &DocumentMut) -> Option<Vec<&str>> {
+    let list = doc.get("notify").and_then(Item::as_array)?;
+    let words: Vec<&str> = list.iter().filter_map(|v| v.as_str()).collect();
+    let (program, args) = words.split_first()?;
+    let known = args == NOTIFY || args.strip_suffix(&[USER_SCOPE]) == Some(&NOTIFY[..]);
+    (words.len() == list.len() && is_mem_exe(program) && known).then(|| args.to_vec())
+}
+
+/// Whether the `notify` of a parsed `config.toml` is mem's (see [`mem_notify_args`]).
 fn notify_is_mem_s(doc: &DocumentMut) -> bool {
-    doc.get("notify").and_then(Item::as_array).is_some_and(|a| {
-        let words: Vec<&str> = a.iter().filter_map(|v| v.as_str()).collect();
-        words.len() == a.len() && words.len() == 4 && is_mem_exe(words[0]) && words[1..] == NOTIFY
-    })
+    mem_notify_args(doc).is_some()
 }
 
 /// Whether a Codex `config.toml` runs mem's capture as its `notify` program.
@@ -180,7 +194,9 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
             doc.remove("notify");
         }
     } else if doc.get("notify").is_none() || ours_notify {
-        let wanted = toml_edit::Array::from_iter(std::iter::once(exe.as_ref()).chain(NOTIFY));
+        let flag = super::hooks::flag(target.started());
+        let words = std::iter::once(exe.as_ref()).chain(NOTIFY).chain(flag);
+        let wanted = toml_edit::Array::from_iter(words);
         let same =
             doc.get("notify").is_some_and(|n| n.to_string().trim() == wanted.to_string().trim());
         if !same {
@@ -196,14 +212,10 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
     let Some(servers) = servers.as_table_like_mut() else {
         bail!("`mcp_servers` in {} is not a table; mem setup leaves it alone", path.display());
     };
-    // Ours: a mem executable run with exactly `mcp`.
+    // Ours: a mem executable run with exactly `mcp` (and `--user-scope`, or not).
     let ours = servers.get("mem").map(|s| {
         let command = s.get("command").and_then(Item::as_str).is_some_and(is_mem_exe);
-        let args = s
-            .get("args")
-            .and_then(Item::as_array)
-            .map(|a| a.iter().map(|v| v.as_str().map(String::from)).collect::<Vec<_>>());
-        command && args == Some(vec![Some("mcp".to_string())])
+        command && server_args(s).is_some_and(|a| is_server_args(&a))
     });
     if ours == Some(false) && !target.remove {
         let entry = servers.get("mem").map(|s| s.to_string()).unwrap_or_default();
@@ -222,7 +234,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
     } else {
         let mut server = Table::new();
         server["command"] = value(exe.as_ref());
-        server["args"] = value(toml_edit::Array::from_iter(["mcp"]));
+        server["args"] = value(toml_edit::Array::from_iter(target.server_args()));
         server["env_vars"] = value(toml_edit::Array::from_iter(FORWARDED));
         // Loading the embedding model can take a few seconds on a busy machine.
         server["startup_timeout_sec"] = value(30.0);
@@ -302,16 +314,29 @@ fn trusted_keys(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The programs of mem's `notify` and `mem` server in a Codex `config.toml`.
-fn codex_programs(text: &str) -> Vec<String> {
+/// The arguments of a TOML server entry, as JSON strings (`None` when one is not a string).
+fn server_args(server: &Item) -> Option<Vec<serde_json::Value>> {
+    let list = server.get("args")?.as_array()?;
+    list.iter().map(|v| Some(serde_json::Value::from(v.as_str()?))).collect()
+}
+
+/// The programs of mem's `notify` and `mem` server in a Codex `config.toml`, each with whether
+/// it lacks `--user-scope` (in the `user`'s own file: an older setup at user scope wrote it).
+fn codex_programs(text: &str, user: bool) -> Vec<(String, bool)> {
     let Ok(doc) = text.parse::<toml_edit::DocumentMut>() else { return Vec::new() };
     let notify = doc.get("notify").and_then(|n| n.as_array()).and_then(|a| a.get(0)?.as_str());
-    let server = doc
-        .get("mcp_servers")
-        .and_then(|s| s.get("mem"))
-        .and_then(|s| s.get("command"))
-        .and_then(|c| c.as_str());
-    notify.into_iter().chain(server).filter(|p| is_mem_exe(p)).map(str::to_string).collect()
+    let notify_unmarked = mem_notify_args(&doc).is_some_and(|args| args == NOTIFY);
+    let server = doc.get("mcp_servers").and_then(|s| s.get("mem"));
+    let program = server.and_then(|s| s.get("command")).and_then(|c| c.as_str());
+    let server_unmarked =
+        server.and_then(server_args).is_some_and(|args| is_unmarked_server(&args));
+    notify
+        .map(|p| (p, notify_unmarked))
+        .into_iter()
+        .chain(program.map(|p| (p, server_unmarked)))
+        .filter(|(p, _)| is_mem_exe(p))
+        .map(|(p, unmarked)| (p.to_string(), user && unmarked))
+        .collect()
 }
 
 #[cfg(test)]
@@ -359,5 +384,36 @@ mod tests {
         let added = with_config(Some(theirs), path, &target(false)).unwrap().unwrap();
         assert!(added.starts_with(theirs), "{added}");
         assert_eq!(with_config(Some(&added), path, &target(true)).unwrap().unwrap(), theirs);
+    }
+
+    /// Issue #49: at user scope the server and `notify` end with `--user-scope`; the form an
+    /// older setup wrote without it is mem's: rewritten, named by health, removed.
+    #[test]
+    fn the_user_s_server_and_notify_carry_the_marker_and_the_old_form_is_rewritten() {
+        let path = Path::new("config.toml");
+        let added = with_config(None, path, &target(false)).unwrap().unwrap();
+        let doc: DocumentMut = added.parse().unwrap();
+        assert_eq!(
+            doc["mcp_servers"]["mem"]["args"].to_string().trim(),
+            r#"["mcp", "--user-scope"]"#
+        );
+        assert!(added.starts_with(
+            "notify = [\"/opt/mem\", \"capture\", \"--hook\", \"codex\", \"--user-scope\"]\n"
+        ));
+        assert_eq!(
+            codex_programs(&added, true),
+            [("/opt/mem".into(), false), ("/opt/mem".into(), false)]
+        );
+        let old = added.replace(", \"--user-scope\"", "");
+        assert_eq!(
+            codex_programs(&old, true),
+            [("/opt/mem".into(), true), ("/opt/mem".into(), true)]
+        );
+        assert_eq!(
+            codex_programs(&old, false),
+            [("/opt/mem".into(), false), ("/opt/mem".into(), false)]
+        );
+        assert_eq!(with_config(Some(&old), path, &target(false)).unwrap().unwrap(), added);
+        assert_eq!(with_config(Some(&old), path, &target(true)).unwrap(), None);
     }
 }

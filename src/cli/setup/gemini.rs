@@ -12,7 +12,7 @@ use serde_json::json;
 use super::check::{hook_programs, server_program};
 use super::hooks::{Hook, hooks, project_only_hooks, with_hooks};
 use super::servers::with_server;
-use super::{Change, Entry, Scope, Target};
+use super::{Change, Entry, Scope, Started, Target};
 
 /// Gemini CLI's entry.
 pub const ENTRY: Entry = Entry {
@@ -32,13 +32,13 @@ pub const ENTRY: Entry = Entry {
         Scope::User => vec![],
     },
     commands: |project, _, home| {
-        let files: Vec<PathBuf> = std::iter::once(project.join(SETTINGS))
-            .chain(home.map(|h| h.join("settings.json")))
+        let files: Vec<(PathBuf, bool)> = std::iter::once((project.join(SETTINGS), false))
+            .chain(home.map(|h| (h.join("settings.json"), true)))
             .collect();
         let mut found = Vec::new();
-        for file in &files {
-            found.extend(hook_programs(file));
-            found.extend(server_program(file));
+        for (file, user) in &files {
+            found.extend(hook_programs(file, *user));
+            found.extend(server_program(file, *user));
         }
         found
     },
@@ -57,8 +57,8 @@ const NAMES: [(&str, &str); 3] = [
 
 /// The hooks for Gemini CLI (see [`hooks`]), with their timeouts in milliseconds and their
 /// names.
-fn gemini_hooks(exe: &Path, checkpoints: bool, project_only: bool) -> Result<Vec<Hook>> {
-    let mut hooks = hooks(exe, Agent::Gemini, checkpoints, project_only)?;
+fn gemini_hooks(exe: &Path, checkpoints: bool, started: Started) -> Result<Vec<Hook>> {
+    let mut hooks = hooks(exe, Agent::Gemini, checkpoints, started)?;
     for hook in &mut hooks {
         hook.timeout *= 1000;
         // By the subcommand: the executable before it may be a quoted path with spaces.
@@ -79,12 +79,13 @@ fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
     };
     let own = match target.remove {
         true => Vec::new(),
-        false => gemini_hooks(target.mem(), target.checkpoints, false)?,
+        false => gemini_hooks(target.mem(), target.checkpoints, target.started())?,
     };
     // Without `trust`, Gemini CLI asks before each call, and offers no tool in `-p`.
-    let server = (!target.remove).then(
-        || json!({ "command": target.mem().to_string_lossy(), "args": ["mcp"], "trust": true }),
-    );
+    let server = (!target.remove).then(|| {
+        let (command, args) = (target.mem().to_string_lossy(), target.server_args());
+        json!({ "command": command, "args": args, "trust": true })
+    });
     let path = settings.clone();
     let edit = move |text: Option<&str>| {
         let hooked = with_hooks(text, &path, &own)?;
@@ -96,7 +97,7 @@ fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
         // in a subfolder, it runs the user's hooks alone.
         let wanted = match target.remove {
             true => Vec::new(),
-            false => gemini_hooks(&target.exe, target.checkpoints, true)?,
+            false => gemini_hooks(&target.exe, target.checkpoints, Started::ProjectOnly)?,
         };
         changes.push(project_only_hooks(home.join("settings.json"), wanted)?);
     }
@@ -109,7 +110,7 @@ mod tests {
 
     #[test]
     fn hooks_use_gemini_events_milliseconds_and_names() {
-        let hooks = gemini_hooks(Path::new("/opt/mem"), true, false).unwrap();
+        let hooks = gemini_hooks(Path::new("/opt/mem"), true, Started::Own).unwrap();
         let seen: Vec<(&str, &str, u64)> =
             hooks.iter().map(|h| (h.event, h.name.unwrap(), h.timeout)).collect();
         assert_eq!(
@@ -123,7 +124,7 @@ mod tests {
             ]
         );
         assert!(hooks.iter().all(|h| h.command.contains("--hook gemini")));
-        let spaced = gemini_hooks(Path::new("/home/a b/mem"), true, false).unwrap();
+        let spaced = gemini_hooks(Path::new("/home/a b/mem"), true, Started::Own).unwrap();
         let names: Vec<&str> = spaced.iter().map(|h| h.name.unwrap()).collect();
         let plain: Vec<&str> = hooks.iter().map(|h| h.name.unwrap()).collect();
         assert_eq!(names, plain, "a path with a space names the same hooks");

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 use mem::agent::Agent;
 
+use super::super::hook::Started;
 use super::json::{self, with_hooks_of};
 use super::{Change, check};
 
@@ -25,10 +26,10 @@ pub struct Hook {
 /// The hooks for `agent` with the `mem` at `exe`, named by the agent's events
 /// (`agent::Spec::events`): context at session start, the prompt's memories on each prompt, a
 /// capture when a turn ends (and, where the agent has the event, when the session ends); with
-/// `checkpoints`, a checkpoint on each prompt. With `project_only`, mem's arguments end with
-/// `--project-only` (see [`is_project_only`]); every command ends with [`NEVER_BLOCKS`].
-/// Timeouts are in seconds.
-pub fn hooks(exe: &Path, agent: Agent, checkpoints: bool, project_only: bool) -> Result<Vec<Hook>> {
+/// `checkpoints`, a checkpoint on each prompt. mem's arguments end with the flag of the
+/// registration they are for (`started`, see [`flag`]); every command ends with
+/// [`NEVER_BLOCKS`]. Timeouts are in seconds.
+pub fn hooks(exe: &Path, agent: Agent, checkpoints: bool, started: Started) -> Result<Vec<Hook>> {
     let mem = shell_word(exe)?;
     let events = agent.spec().events;
     let hook = |event, command: String, timeout| Hook { event, command, timeout, name: None };
@@ -45,8 +46,8 @@ pub fn hooks(exe: &Path, agent: Agent, checkpoints: bool, project_only: bool) ->
         hooks.push(hook(end, capture(), 30));
     }
     for hook in &mut hooks {
-        if project_only {
-            hook.command = format!("{} {PROJECT_ONLY}", hook.command);
+        if let Some(flag) = flag(started) {
+            hook.command = format!("{} {flag}", hook.command);
         }
         hook.command.push_str(NEVER_BLOCKS);
     }
@@ -104,6 +105,21 @@ const HOOK_ARGS: &[&[&str]] = &[
 /// The last word of mem's arguments in the hooks a project's setup puts in the user's own file.
 pub const PROJECT_ONLY: &str = "--project-only";
 
+/// The last word of mem's arguments in the hooks and MCP server a setup at user scope writes
+/// (the marker of a user-level registration: see [`Started::UserScope`]). An older setup wrote
+/// them without it; they are still mem's, and a setup rewrites them.
+pub const USER_SCOPE: &str = "--user-scope";
+
+/// The flag that ends mem's arguments in what a registration `started` so runs: none in a
+/// project's own files.
+pub fn flag(started: Started) -> Option<&'static str> {
+    match started {
+        Started::Own => None,
+        Started::ProjectOnly => Some(PROJECT_ONLY),
+        Started::UserScope => Some(USER_SCOPE),
+    }
+}
+
 /// What ends every hook command setup writes: whatever `mem` is or is not (missing from the
 /// agent's `PATH`, too old for the arguments, broken), the hook exits 0, and no agent reads its
 /// failure as "block this prompt" (Gemini CLI denies the prompt on any exit status but 0 and 1,
@@ -122,15 +138,26 @@ pub fn is_project_only(command: &str) -> bool {
     is_mem_hook(command) && unguarded(command).split_whitespace().last() == Some(PROJECT_ONLY)
 }
 
+/// Whether a hook command of mem's carries no flag of a user-level registration: in the
+/// user's own file, one an older setup at user scope wrote, which does not hold a cloned
+/// repository's root back (`mem health` says so; a setup at user scope rewrites it).
+pub fn is_unmarked(command: &str) -> bool {
+    let last = unguarded(command).split_whitespace().last();
+    is_mem_hook(command) && last != Some(PROJECT_ONLY) && last != Some(USER_SCOPE)
+}
+
 /// Whether a hook command is one `mem setup` writes (this version or an older one): mem's
 /// executable (see [`is_mem_exe`]; bare, or by a path, quoted or not) with exactly one of
-/// setup's argument lists, or one of them and [`PROJECT_ONLY`], then [`NEVER_BLOCKS`] or
-/// nothing. A command that runs mem with other arguments, or does more
+/// setup's argument lists, or one of them and [`PROJECT_ONLY`] or [`USER_SCOPE`], then
+/// [`NEVER_BLOCKS`] or nothing. A command that runs mem with other arguments, or does more
 /// (`&& notify-send done`), is the user's.
 pub fn is_mem_hook(command: &str) -> bool {
     let Some((program, rest)) = check::program_of(unguarded(command)) else { return false };
     let words: Vec<&str> = rest.split_whitespace().collect();
-    let words = words.strip_suffix(&[PROJECT_ONLY]).unwrap_or(&words);
+    let words = words
+        .strip_suffix(&[PROJECT_ONLY])
+        .or_else(|| words.strip_suffix(&[USER_SCOPE]))
+        .unwrap_or(&words);
     is_mem_exe(program)
         && Agent::ALL.iter().map(|a| a.name()).any(|agent| {
             HOOK_ARGS.iter().any(|args| {

@@ -28,6 +28,7 @@ use mem::agent::{Agent, Homes};
 use mem::store;
 
 use super::Globals;
+use super::hook::Started;
 
 /// What `mem setup` knows of one agent's configuration: the files it writes and the commands
 /// `mem health` finds in them. Each agent's file under `cli/setup/` declares one. "The agent's
@@ -88,7 +89,9 @@ pub struct Args {
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
     /// `user` (every project of this user; each uses its `.memory/` root when it has one,
-    /// else the per-user root).
+    /// else the per-user root; the commands end with --user-scope, so a root this machine did
+    /// not make, set up or allow, such as a cloned repository's, is held back until `mem
+    /// allow`).
     #[arg(long, value_enum, default_value = "project")]
     scope: Scope,
     /// Show the changes without making them.
@@ -149,6 +152,21 @@ impl Target {
             Scope::Project => Path::new(BARE),
             Scope::User => &self.exe,
         }
+    }
+
+    /// The registration that this scope's hooks and MCP server are (see [`Started`]): the
+    /// project's own, or the user's, whose commands end with `--user-scope`.
+    pub fn started(&self) -> Started {
+        match self.scope {
+            Scope::Project => Started::Own,
+            Scope::User => Started::UserScope,
+        }
+    }
+
+    /// The arguments of the `mem` MCP server of this scope: `mcp`, and `--user-scope` in the
+    /// user's own files.
+    pub fn server_args(&self) -> Vec<&'static str> {
+        std::iter::once("mcp").chain(hooks::flag(self.started())).collect()
     }
 }
 
@@ -337,6 +355,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         for note in (setup.notes)(args.scope, &changes) {
             text.push_str(&format!("note: {note}\n"));
         }
+        if args.scope == Scope::User {
+            text.push_str(&format!("note: {HELD_BACK_NOTE}\n"));
+        }
         text.push_str(&super::native::setup_note(args.agent, &target.project));
     }
     // An agent reads its configuration when it starts: a running one goes on as it was.
@@ -346,6 +367,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     ));
     super::output::print_text(&text)
 }
+
+/// What a setup at user scope says of the roots its commands hold back.
+const HELD_BACK_NOTE: &str = "these hooks and this mem server run in every folder, so they end \
+with --user-scope: a memory root they find above the folder that was not made, set up or allowed \
+on this machine (a cloned repository's .memory/) is held back; `mem allow` there lets them use it";
 
 /// The name a project's configuration runs mem by, looked up on `PATH` by the agent.
 pub const BARE: &str = "mem";
@@ -377,6 +403,14 @@ fn one_set_of_hooks(agent: Agent, target: &Target, agent_home: Option<&Path>) ->
         Scope::User => (Scope::Project, "project"),
     };
     let Some(file) = (entry(agent).hooks_file)(other, target, agent_home) else { return Ok(()) };
+    // In the home folder, a project's file is the user's own: it is this scope's file.
+    let this = (entry(agent).hooks_file)(target.scope, target, agent_home);
+    let same = |a: &Path, b: &Path| {
+        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    if this.is_some_and(|this| same(&this, &file)) {
+        return Ok(());
+    }
     let Ok(Some(text)) = read_settings(&file) else { return Ok(()) };
     if (entry(agent).full_set)(&text) {
         bail!(

@@ -10,9 +10,9 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
 use super::check::{Found, server_program_in};
-use super::hooks::{is_mem_exe, shell_word};
-use super::servers::{Servers, with_server_in};
-use super::{Change, Entry, Scope, Target};
+use super::hooks::{USER_SCOPE, is_mem_exe, shell_word};
+use super::servers::{Servers, is_server_args, with_server_in};
+use super::{Change, Entry, Scope, Started, Target};
 
 /// OpenCode's entry.
 pub const ENTRY: Entry = Entry {
@@ -32,12 +32,12 @@ pub const ENTRY: Entry = Entry {
     commands: |project, _, home| {
         let mut found = Vec::new();
         let folders = [
-            Some((project.to_path_buf(), project.join(PLUGIN))),
-            home.map(|h| (h.to_path_buf(), h.join(USER_PLUGIN))),
+            Some((project.to_path_buf(), project.join(PLUGIN), false)),
+            home.map(|h| (h.to_path_buf(), h.join(USER_PLUGIN), true)),
         ];
-        for (folder, plugin) in folders.into_iter().flatten() {
-            found.extend(server_program_in(&folder.join(CONFIG), "mcp"));
-            found.extend(plugin_program(&plugin));
+        for (folder, plugin, user) in folders.into_iter().flatten() {
+            found.extend(server_program_in(&folder.join(CONFIG), "mcp", user));
+            found.extend(plugin_program(&plugin, user));
         }
         found
     },
@@ -56,9 +56,10 @@ const USER_PLUGIN: &str = "plugins/mem.js";
 /// The first line of mem's plugin, by which setup knows the file is its own.
 const FIRST_LINE: &str = "// mem's plugin for OpenCode, written by `mem setup opencode` (`mem setup opencode --remove` takes it out).";
 
-/// mem's plugin, with `__MEM__` (the executable, as a JavaScript string) and `__CHECKPOINTS__`
-/// to put in place. It runs `mem context`, `mem checkpoint` and `mem capture` with `--hook
-/// opencode` and a payload named by OpenCode's events, and reads the context from mem's answer.
+/// mem's plugin, with `__MEM__` (the executable, as a JavaScript string), `__CHECKPOINTS__` and
+/// `__FLAG__` (nothing, or `, "--user-scope"` in the user's plugin) to put in place. It runs
+/// `mem context`, `mem checkpoint` and `mem capture` with `--hook opencode` and a payload named
+/// by OpenCode's events, and reads the context from mem's answer.
 const PLUGIN_TEXT: &str = r#"// mem's plugin for OpenCode, written by `mem setup opencode` (`mem setup opencode --remove` takes it out).
 // It runs mem's hook commands, each with a JSON payload on stdin: when a session's first request
 // is made, the memories of the session (added to the system prompt of its requests); with each
@@ -71,7 +72,7 @@ export const MemPlugin = async ({ directory }) => {
   const run = async (args, payload) => {
     try {
       const body = { cwd: directory, timestamp: new Date().toISOString(), ...payload };
-      const proc = Bun.spawn([MEM, ...args, "--hook", "opencode"], {
+      const proc = Bun.spawn([MEM, ...args, "--hook", "opencode"__FLAG__], {
         cwd: directory,
         stdin: new TextEncoder().encode(JSON.stringify(body)),
         stdout: "pipe",
@@ -141,14 +142,15 @@ fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
     let (folder, plugin) = folder(target.scope, target, home)
         .context("cannot tell OpenCode's configuration folder")?;
     let mem = target.mem().to_str().context("the mem executable's path is not UTF-8")?;
-    let server = (!target.remove).then(|| json!({ "type": "local", "command": [mem, "mcp"] }));
+    let command: Vec<&str> = std::iter::once(mem).chain(target.server_args()).collect();
+    let server = (!target.remove).then(|| json!({ "type": "local", "command": command }));
     let config = folder.join(CONFIG);
     let path = config.clone();
     let config =
         Change::new(config, move |text| with_server_in(text, &path, &MCP, server.clone()))?;
     let wanted = match target.remove {
         true => None,
-        false => Some(plugin_text(target.mem(), target.checkpoints)?),
+        false => Some(plugin_text(target.mem(), target.checkpoints, target.started())?),
     };
     let path = plugin.clone();
     let plugin =
@@ -160,42 +162,48 @@ fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
 /// `mcp`, with nothing but `enabled: true` and an empty `environment` beside.
 const MCP: Servers = Servers { key: "mcp", is_mem: is_mem_server };
 
-/// Whether an entry of `mcp` is the one setup writes.
+/// Whether an entry of `mcp` is the one setup writes (its command a mem executable and `mcp`,
+/// with `--user-scope` or not).
 fn is_mem_server(server: &Value) -> bool {
     let Some(entry) = server.as_object() else { return false };
     let known =
         entry.keys().all(|k| ["type", "command", "enabled", "environment"].contains(&k.as_str()));
     let command = entry.get("command").and_then(Value::as_array);
+    let ours = |c: &Vec<Value>| {
+        c.first().and_then(Value::as_str).is_some_and(is_mem_exe) && is_server_args(&c[1..])
+    };
     known
         && entry.get("type").is_some_and(|t| t == "local")
-        && command
-            .is_some_and(|c| c.len() == 2 && c[0].as_str().is_some_and(is_mem_exe) && c[1] == "mcp")
+        && command.is_some_and(ours)
         && entry.get("enabled").is_none_or(|e| e == true)
         && entry.get("environment").is_none_or(|e| e.as_object().is_some_and(|o| o.is_empty()))
 }
 
-/// The plugin for the `mem` at `exe`.
-fn plugin_text(exe: &Path, checkpoints: bool) -> Result<String> {
+/// The plugin for the `mem` at `exe`, whose commands end with the flag of the registration
+/// `started` (see `hooks::flag`).
+fn plugin_text(exe: &Path, checkpoints: bool, started: Started) -> Result<String> {
     // Checked as a hook command would be: a path a shell cannot take is refused the same way.
     shell_word(exe)?;
     let exe = exe.to_str().context("the mem executable's path is not UTF-8")?;
     let quoted = serde_json::to_string(exe).expect("a string serialises");
-    Ok(PLUGIN_TEXT.replacen("__MEM__", &quoted, 1).replacen(
-        "__CHECKPOINTS__",
-        if checkpoints { "true" } else { "false" },
-        1,
-    ))
+    let flag = super::hooks::flag(started).map(|f| format!(", {f:?}")).unwrap_or_default();
+    Ok(PLUGIN_TEXT
+        .replacen("__MEM__", &quoted, 1)
+        .replacen("__CHECKPOINTS__", if checkpoints { "true" } else { "false" }, 1)
+        .replacen("__FLAG__", &flag, 1))
 }
 
-/// The program mem's plugin at `file` runs, when it is mem's.
-fn plugin_program(file: &Path) -> Option<Found> {
+/// The program mem's plugin at `file` runs, when it is mem's; in the `user`'s own folder,
+/// unmarked when its commands do not end with `--user-scope` (an older setup wrote it).
+fn plugin_program(file: &Path, user: bool) -> Option<Found> {
     let text = super::check::read_checked(file)?;
     if text.lines().next() != Some(FIRST_LINE) {
         return None;
     }
     let line = text.lines().find_map(|l| l.strip_prefix("const MEM = "))?;
     let program: String = serde_json::from_str(line.trim_end_matches(';')).ok()?;
-    Some(Found::plain(file, program))
+    let marked = text.contains(&format!("\"opencode\", {USER_SCOPE:?}]"));
+    Some(Found::plain(file, program).unmarked(user && !marked))
 }
 
 /// A file that holds only mem's hooks (an agent's plugin module), with `wanted` in place of
@@ -225,7 +233,7 @@ mod tests {
 
     #[test]
     fn the_plugin_names_mem_and_is_found_again() {
-        let text = plugin_text(Path::new("/opt/my mem/mem"), true).unwrap();
+        let text = plugin_text(Path::new("/opt/my mem/mem"), true, Started::Own).unwrap();
         assert!(text.starts_with(FIRST_LINE));
         assert!(text.contains("const MEM = \"/opt/my mem/mem\";"), "{text}");
         assert!(text.contains("const CHECKPOINTS = true;"));
@@ -233,7 +241,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("mem.js");
         std::fs::write(&file, &text).unwrap();
-        assert_eq!(plugin_program(&file).unwrap().program, "/opt/my mem/mem");
+        assert_eq!(plugin_program(&file, false).unwrap().program, "/opt/my mem/mem");
+        assert!(plugin_program(&file, true).unwrap().unmarked, "the user's, of an older setup");
+        let user = plugin_text(Path::new("/opt/mem"), false, Started::UserScope).unwrap();
+        assert!(user.contains(r#""--hook", "opencode", "--user-scope"], {"#), "{user}");
+        std::fs::write(&file, &user).unwrap();
+        assert!(!plugin_program(&file, true).unwrap().unmarked);
     }
 
     #[test]

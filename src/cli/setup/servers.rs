@@ -9,25 +9,38 @@ use jsonc_parser::ast;
 use jsonc_parser::common::Ranged;
 use serde_json::{Map, Value, json};
 
-use super::hooks::is_mem_exe;
+use super::hooks::{USER_SCOPE, is_mem_exe};
 use super::json::{
     indent_at, insert_prop, last, multiline, parse_object, prop_ranges, remove_item, render_value,
     splice, unique,
 };
 
 /// Whether an MCP server entry is the one `mem setup` writes: a `mem` executable run with
-/// exactly `mcp`, and nothing else but the keys Claude Code itself adds (`type: stdio`, an
-/// empty `env`) and Gemini CLI's `trust: true`.
+/// exactly `mcp` (or `mcp --user-scope`, see [`is_server_args`]), and nothing else but the keys
+/// Claude Code itself adds (`type: stdio`, an empty `env`) and Gemini CLI's `trust: true`.
 fn is_mem_server(server: &Value) -> bool {
     let Some(entry) = server.as_object() else { return false };
     let known =
         entry.keys().all(|k| ["command", "args", "type", "env", "trust"].contains(&k.as_str()));
     known
         && entry.get("command").and_then(Value::as_str).is_some_and(is_mem_exe)
-        && entry.get("args") == Some(&json!(["mcp"]))
+        && entry.get("args").and_then(Value::as_array).is_some_and(|a| is_server_args(a))
         && entry.get("type").is_none_or(|t| t == "stdio")
         && entry.get("env").is_none_or(|e| e.as_object().is_some_and(Map::is_empty))
         && entry.get("trust").is_none_or(|t| t == true)
+}
+
+/// Whether the arguments of a server (after its program) are those setup writes: `mcp` (a
+/// project's, or the user's from an older setup) or `mcp --user-scope` (the user's).
+pub fn is_server_args(args: &[Value]) -> bool {
+    let words: Option<Vec<&str>> = args.iter().map(Value::as_str).collect();
+    matches!(words.as_deref(), Some(["mcp"] | ["mcp", USER_SCOPE]))
+}
+
+/// Whether the arguments `args` of setup's `mem` server in the user's own file lack
+/// `--user-scope`: an older setup wrote it, and it does not hold a cloned repository's root back.
+pub fn is_unmarked_server(args: &[Value]) -> bool {
+    args.iter().map(Value::as_str).collect::<Option<Vec<_>>>().as_deref() == Some(&["mcp"])
 }
 
 /// Where a JSON configuration keeps its MCP servers, and which entry is the one setup writes.

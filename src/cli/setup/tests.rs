@@ -46,6 +46,36 @@ mod hooks {
         assert!(!is_mem_hook("mem capture --hook claude || true || true"));
     }
 
+    /// Issue #49: the hooks of a setup at user scope end with `--user-scope`; those an older
+    /// setup wrote without it are mem's too, and are the ones health calls unmarked.
+    #[test]
+    fn user_scope_hooks_are_mem_s_with_or_without_the_marker() {
+        assert!(is_mem_hook("/opt/mem context --hook claude --user-scope || true"));
+        assert!(is_mem_hook("/opt/mem context --hook codex --budget 2000 --user-scope"));
+        assert!(!is_project_only("/opt/mem capture --hook claude --user-scope || true"));
+        assert!(!is_unmarked("/opt/mem capture --hook claude --user-scope || true"));
+        assert!(!is_unmarked("/opt/mem capture --hook claude --project-only || true"));
+        assert!(is_unmarked("/opt/mem capture --hook claude || true"));
+        assert!(!is_unmarked("./notify.sh capture --hook claude"));
+        assert!(!is_mem_hook("mem capture --hook claude --user-scope --project-only"));
+        assert!(!is_mem_hook("mem --user-scope"));
+        let written = |started| {
+            hooks(std::path::Path::new("/opt/mem"), mem::agent::Agent::Claude, false, started)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.command)
+                .collect::<Vec<_>>()
+        };
+        use crate::cli::hook::Started;
+        for command in written(Started::UserScope) {
+            assert!(command.ends_with(" --user-scope || true"), "{command}");
+            assert!(is_mem_hook(&command) && !is_unmarked(&command), "{command}");
+        }
+        for command in written(Started::Own) {
+            assert!(is_unmarked(&command) && !command.contains("--user-scope"), "{command}");
+        }
+    }
+
     /// Item 3 of the third probe: an executable not named `mem` is mem's when it is this one.
     #[test]
     fn the_running_executable_is_mem_s_whatever_its_name() {
@@ -62,13 +92,14 @@ mod json {
 
     use serde_json::Value;
 
+    use crate::cli::hook::Started;
     use crate::cli::setup::hooks::Hook;
     use crate::cli::setup::hooks::hooks;
     use crate::cli::setup::json::*;
     use mem::agent::Agent;
 
     fn mine() -> Vec<Hook> {
-        hooks(Path::new("mem"), Agent::Claude, true, false).unwrap()
+        hooks(Path::new("mem"), Agent::Claude, true, Started::Own).unwrap()
     }
 
     /// Item 14 of the third probe: a file on one line stays on one line, and `--remove` gives

@@ -5,7 +5,9 @@
 //! prune`, `mem restore`, `mem forget`, `mem used`, the sessions as `mem session show`, the
 //! capture page as `mem health --transcripts`); the HTML is built with maud (escaped by
 //! construction), the charts are SVG drawn in `html.rs`, the style and script are embedded.
-//! The clock is read once per request. Every request passes the gate of `guard.rs`.
+//! The clock is read once per request. Every request passes the gate of `guard.rs`. A root
+//! found above the working directory that this machine did not make, set up or allow is
+//! refused, as the user-level hooks hold it back (docs/security.md).
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -63,8 +65,22 @@ impl App {
     }
 }
 
-/// Serves the root until Ctrl-C.
+/// Serves the root until Ctrl-C; refuses a root found above the working directory that was
+/// not made, set up or allowed on this machine (a cloned repository's `.memory/`), as the
+/// user-level hooks and `mem mcp --user-scope` hold it back: `--dir` names it, `mem allow` lets
+/// it be served.
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
+    let (root, source) = ctx.locate_root(None)?;
+    if let super::hook::Gate::HeldBack(_) =
+        super::hook::Gate::at(&root, source, super::hook::Started::UserScope)
+    {
+        anyhow::bail!(
+            "{}: mem ui does not serve it (its pages would show and change memories nobody \
+             here chose); if you trust it, run {} (or name it with --dir)",
+            super::machine::not_chosen(&root),
+            super::machine::allow_command(&root)
+        );
+    }
     let mut layers = ctx.layers_near(None)?;
     for (layer, reason) in layers.watch() {
         eprintln!(
