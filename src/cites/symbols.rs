@@ -88,10 +88,10 @@ pub(super) fn gone_symbols(
     let then = versions(git, &specs, problems);
     for (i, name, path, spec) in asks {
         match then.get(&spec) {
-            Some(Version::Text(text)) => {
-                if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) {
-                    gone.push((i, name, path));
-                }
+            Some(Version::Text(text))
+                if text.lines().any(|l| defs::defines(l, &name)) && !env_var(text, &name) =>
+            {
+                gone.push((i, name, path));
             }
             // Whether it was defined then is not in this clone.
             Some(Version::Missing) => {
