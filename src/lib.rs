@@ -43,7 +43,7 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod format;
-mod git;
+pub mod git;
 pub mod health;
 pub mod index;
 pub mod json;

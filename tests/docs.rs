@@ -128,3 +128,20 @@ fn the_state_map_names_every_file_of_mem() {
     }
     assert!(unmapped.is_empty(), "docs/architecture.md's .mem/ map lacks {unmapped:?} ({map:?})");
 }
+
+#[test]
+fn the_git_policy_in_security_md_is_the_runners() {
+    // docs/security.md, "Git over a clone", writes out every override and variable.
+    let doc = read("docs/security.md");
+    let mut missing: Vec<String> = mem::git::OVERRIDES
+        .iter()
+        .filter(|o| !doc.contains(&format!("`{o}`")))
+        .map(|o| o.to_string())
+        .collect();
+    for (name, value) in mem::git::SET_ENV {
+        if !doc.contains(&format!("`{name}={value}`")) {
+            missing.push(format!("{name}={value}"));
+        }
+    }
+    assert!(missing.is_empty(), "docs/security.md does not name: {missing:?}");
+}
