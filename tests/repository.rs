@@ -437,3 +437,49 @@ fn a_file_under_a_filter_is_checkpointed_and_rewound_as_its_bytes_not_the_filter
     assert_eq!(std::fs::read_to_string(dir.join("model.bin")).unwrap(), "real weights\n");
     assert_eq!(checkpoint::git(dir, &["status", "--porcelain"]), "", "as committed");
 }
+
+#[test]
+fn a_partial_clone_follows_exact_renames_and_never_calls_a_possible_rename_gone() {
+    let work = Dir::new();
+    let origin = work.path().join("origin");
+    std::fs::create_dir_all(origin.join("src")).unwrap();
+    git(&origin, 1, &["init", "-q"]);
+    let body = "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3\n";
+    std::fs::write(origin.join("src/same.py"), body).unwrap();
+    std::fs::write(origin.join("src/edited.py"), body.replace('a', "x")).unwrap();
+    std::fs::write(origin.join("src/dropped.py"), "print('bye')\n").unwrap();
+    git(&origin, 1, &["add", "."]);
+    git(&origin, 1, &["commit", "-qm", "one"]);
+    git(&origin, 10, &["mv", "src/same.py", "src/moved.py"]);
+    git(&origin, 10, &["commit", "-qm", "an exact rename"]);
+    git(&origin, 11, &["rm", "-q", "src/dropped.py"]);
+    git(&origin, 11, &["commit", "-qm", "a deletion alone"]);
+    git(&origin, 12, &["mv", "src/edited.py", "src/renamed.py"]);
+    std::fs::write(origin.join("src/renamed.py"), body.replace('a', "x") + "# more\n").unwrap();
+    git(&origin, 12, &["commit", "-qam", "a rename with an edit"]);
+    config(&origin, &["config", "uploadpack.allowFilter", "true"]);
+    let url = format!("file://{}", origin.display());
+    git(work.path(), 13, &["clone", "-q", "--filter=blob:none", &url, "clone"]);
+    work.mem_in("clone", &["init", "--project"], "").ok();
+    for (id, path) in
+        [("same", "src/same.py"), ("edited", "src/edited.py"), ("dropped", "src/dropped.py")]
+    {
+        let text = memory(id, "semantic", 5, "2026-10-05T00:00:00Z", &format!("See {path}."));
+        work.write(&format!("clone/.memory/{id}.md"), text);
+    }
+    let all = verify(&work, "clone");
+    let cite = |id: &str| {
+        let v = all.as_array().unwrap().iter().find(|v| v["id"] == id).unwrap();
+        (v["cites"][0]["status"].clone(), v["cites"][0]["to"].clone())
+    };
+    assert_eq!(cite("same"), (Value::from("moved"), Value::from("src/moved.py")), "{all}");
+    assert_eq!(cite("dropped").0, "gone", "a commit that adds no file renames nothing: {all}");
+    assert_eq!(cite("edited"), (Value::from("unavailable"), Value::Null), "{all}");
+    let missing = run(Command::new("git").arg("-C").arg(work.path().join("clone")).args([
+        "rev-list",
+        "--objects",
+        "--all",
+        "--missing=print",
+    ]));
+    assert!(missing.stdout.lines().any(|l| l.starts_with('?')), "still partial: {missing:?}");
+}

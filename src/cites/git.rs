@@ -50,6 +50,16 @@ pub(super) enum Blob {
     },
 }
 
+/// What [`Git::renames`] found.
+#[derive(Debug, Default)]
+pub(super) struct Renames {
+    /// Per commit, the paths it renamed, old to new.
+    pub(super) by_commit: HashMap<String, HashMap<String, String>>,
+    /// The commits whose inexact renames could not be detected (a partial clone lacks the
+    /// blobs) and that added files: a path they deleted may have been renamed.
+    pub(super) unsure: std::collections::HashSet<String>,
+}
+
 /// A commit that deleted paths, as `git log` names it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Removal {
@@ -133,15 +143,23 @@ impl Git {
             Err(problem) => return Err(problem),
         };
         let lines: Vec<&str> = std::str::from_utf8(&out).unwrap_or("").lines().collect();
+        let mut missing = Vec::new();
         for (n, i) in asked.iter().enumerate() {
             let Some(line) = lines.get(n) else { break };
             found[*i] = match line.split(' ').collect::<Vec<_>>()[..] {
                 [id, "blob", size] => {
                     Blob::Here { id: id.to_string(), size: size.parse().unwrap_or(u64::MAX) }
                 }
-                _ if self.partial && line.ends_with(" missing") => self.missing(&specs[*i]),
-                _ => Blob::None,
+                _ => {
+                    if self.partial && line.ends_with(" missing") {
+                        missing.push(*i);
+                    }
+                    Blob::None
+                }
             };
+        }
+        for (i, blob) in self.missing(specs, &missing) {
+            found[i] = blob;
         }
         Ok(found)
     }
@@ -150,7 +168,8 @@ impl Git {
     /// batch at a missing object), at most [`MAX_PATHSPECS`] of them.
     fn blob_ids_one_by_one(&self, specs: &[String]) -> Vec<Blob> {
         let format = "--batch-check=%(objectname) %(objecttype) %(objectsize)";
-        specs
+        let mut missing = Vec::new();
+        let mut found: Vec<Blob> = specs
             .iter()
             .enumerate()
             .map(|(n, spec)| {
@@ -166,23 +185,51 @@ impl Git {
                         },
                         _ => Blob::None,
                     },
-                    Err(_) => self.missing(spec),
+                    Err(_) => {
+                        missing.push(n);
+                        Blob::None
+                    }
                 }
             })
-            .collect()
+            .collect();
+        for (i, blob) in self.missing(specs, &missing) {
+            found[i] = blob;
+        }
+        found
     }
 
-    /// What a spec whose object git reports missing names: the blob's id, when the trees
-    /// (which a blobless clone has) name one, without reading the blob.
-    fn missing(&self, spec: &str) -> Blob {
-        let args = ["rev-parse", "--verify", "-q", "--end-of-options", spec];
-        let id = self.run(&args, b"").map(|o| String::from_utf8_lossy(&o).trim().to_string());
-        match id {
-            Ok(id) if matches!(id.len(), 40 | 64) && id.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                Blob::Missing(id)
+    /// What the specs `specs[i]` (`rev:path`) whose object git reports missing name, for
+    /// each `i` of `which`: the blob's id when the trees (which a blobless clone has) name one,
+    /// read with one `git ls-tree` per commit and no blob read; the others name nothing.
+    fn missing(&self, specs: &[String], which: &[usize]) -> Vec<(usize, Blob)> {
+        let mut by_rev: std::collections::BTreeMap<&str, Vec<(usize, &str)>> = Default::default();
+        for i in which {
+            if let Some((rev, path)) = specs[*i].split_once(':').filter(|(rev, _)| !rev.is_empty())
+            {
+                by_rev.entry(rev).or_default().push((*i, path));
             }
-            _ => Blob::None,
         }
+        let mut found = Vec::new();
+        for (rev, paths) in by_rev {
+            let mut args = vec!["--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--"];
+            args.extend(paths.iter().map(|(_, p)| *p));
+            let Ok(out) = self.run(&args, b"") else { continue };
+            let ids: HashMap<String, String> = nul_fields(&out)
+                .filter_map(|entry| {
+                    let entry = String::from_utf8_lossy(entry);
+                    let (meta, path) = entry.split_once('\t')?;
+                    let mut meta = meta.split(' ');
+                    let (_, kind, id) = (meta.next()?, meta.next()?, meta.next()?);
+                    (kind == "blob").then(|| (path.to_string(), id.to_string()))
+                })
+                .collect();
+            for (i, path) in paths {
+                if let Some(id) = ids.get(path) {
+                    found.push((i, Blob::Missing(id.clone())));
+                }
+            }
+        }
+        found
     }
 
     /// The contents of the blobs `blobs` that are at most `limit` bytes (`None` for the
@@ -287,27 +334,24 @@ impl Git {
     }
 
     /// The paths that each of `commits` renamed, old to new, by git's rename detection against
-    /// its first parent: one `git diff-tree --stdin` for all of them.
-    pub(super) fn renames(
-        &self,
-        commits: &[String],
-    ) -> Result<HashMap<String, HashMap<String, String>>, Problem> {
-        let mut found: HashMap<String, HashMap<String, String>> = HashMap::new();
+    /// its first parent: one `git diff-tree --stdin` for all of them. In a partial clone, whose
+    /// blobs inexact rename detection would need, a failed detection falls back to exact renames
+    /// (`-M100%`, which reads no blob); the commits that added files are then [`Renames::unsure`].
+    pub(super) fn renames(&self, commits: &[String]) -> Result<Renames, Problem> {
+        let mut found = Renames::default();
         if commits.is_empty() {
             return Ok(found);
         }
         let input: String = commits.iter().map(|c| format!("{c}\n")).collect();
-        let args = [
-            "diff-tree",
-            "--stdin",
-            "-r",
-            "-M",
-            "--name-status",
-            "-z",
-            "--no-ext-diff",
-            "--no-textconv",
-        ];
-        let out = self.run(&args, input.as_bytes())?;
+        let args = |detect| {
+            let z = ["-z", "--no-ext-diff", "--no-textconv"];
+            [&["diff-tree", "--stdin", "-r", detect, "--name-status"][..], &z[..]].concat()
+        };
+        let (out, exact_only) = match self.run(&args("-M"), input.as_bytes()) {
+            Ok(out) => (out, false),
+            Err(_) if self.partial => (self.run(&args("-M100%"), input.as_bytes())?, true),
+            Err(problem) => return Err(problem),
+        };
         let fields: Vec<&[u8]> = nul_fields(&out).collect();
         let is_commit =
             |f: &[u8]| matches!(f.len(), 40 | 64) && f.iter().all(|b| b.is_ascii_hexdigit());
@@ -327,9 +371,15 @@ impl Git {
                     {
                         let old = String::from_utf8_lossy(old).into_owned();
                         let new = String::from_utf8_lossy(new).into_owned();
-                        found.entry(commit.clone()).or_default().insert(old, new);
+                        found.by_commit.entry(commit.clone()).or_default().insert(old, new);
                     }
                     i += 3;
+                }
+                Some(b'A') => {
+                    if let Some(commit) = current.as_ref().filter(|_| exact_only) {
+                        found.unsure.insert(commit.clone());
+                    }
+                    i += 2;
                 }
                 _ => i += 2,
             }

@@ -283,27 +283,20 @@ impl Repo {
         self.common_dir.join("shallow").exists()
     }
 
-    /// Whether this is a partial clone (some objects left on a promisor remote): a pack kept
-    /// with a `.promisor` file, or `extensions.partialClone` in its configuration.
+    /// Whether this is a partial clone, whose missing objects git would fetch from a promisor
+    /// remote: its configuration names one (`extensions.partialClone`, `remote.*.promisor`).
     fn partial(&self) -> bool {
-        let packs = std::fs::read_dir(self.common_dir.join("objects/pack"));
-        let promisor = packs
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".promisor")));
-        promisor
-            || crate::untrusted::read_text(
-                &self.common_dir.join("config"),
-                1 << 20,
-                crate::untrusted::Links::Follow,
-            )
-            .ok()
-            .flatten()
-            .is_some_and(|c| {
-                let c = c.to_ascii_lowercase();
-                c.contains("partialclone") || c.contains("promisor")
-            })
+        crate::untrusted::read_text(
+            &self.common_dir.join("config"),
+            1 << 20,
+            crate::untrusted::Links::Follow,
+        )
+        .ok()
+        .flatten()
+        .is_some_and(|c| {
+            let c = c.to_ascii_lowercase();
+            c.contains("partialclone") || c.contains("promisor")
+        })
     }
 
     /// The verdicts of `subjects`, computed now (no cache): a handful of git processes for all

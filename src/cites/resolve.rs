@@ -31,6 +31,8 @@ pub(super) enum Resolved {
     Moved(String, String, Removal),
     /// The path is gone: which path, and the commit that removed it (`None`: not committed).
     Gone(String, Option<Removal>),
+    /// The path was removed by a commit whose renames this partial clone cannot tell.
+    Unknown(String),
 }
 
 impl Resolved {
@@ -38,6 +40,7 @@ impl Resolved {
     pub(super) fn cited(&self) -> Option<&str> {
         match self {
             Resolved::Here(p) | Resolved::Moved(p, ..) | Resolved::Gone(p, _) => Some(p),
+            Resolved::Unknown(p) => Some(p),
             _ => None,
         }
     }
@@ -172,7 +175,12 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         for word in &c.paths {
             match resolved.get(&word.text) {
                 Some(Resolved::Outside) => outside.push(word.text.clone()),
-                Some(r @ (Resolved::Here(_) | Resolved::Moved(..) | Resolved::Gone(..))) => {
+                Some(
+                    r @ (Resolved::Here(_)
+                    | Resolved::Moved(..)
+                    | Resolved::Gone(..)
+                    | Resolved::Unknown(_)),
+                ) => {
                     let cite = path_cite(r, changes.get(&(i, word.text.clone())).copied());
                     if !cites.iter().any(|x: &Cite| x.path == cite.path && x.symbol.is_none()) {
                         cites.push(cite);
@@ -332,11 +340,14 @@ fn follow(
         let commits = distinct(open.iter().map(|(.., by)| by.commit.clone()));
         let renames = git.renames(&commits).unwrap_or_else(|p| {
             problems.push(p);
-            HashMap::new()
+            Default::default()
         });
         let mut renamed = Vec::new();
         for (word, path, at, by) in open {
-            match renames.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
+            match renames.by_commit.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
+                None if renames.unsure.contains(&by.commit) => {
+                    done.push((word, Resolved::Unknown(path)));
+                }
                 None => done.push((word, Resolved::Gone(path, Some(by)))),
                 Some(next) => match place(&next) {
                     Place::Here { .. } => done.push((word, Resolved::Moved(path, next, by))),
@@ -474,6 +485,7 @@ fn path_cite(r: &Resolved, lines: Option<Change>) -> Cite {
             cite.commit = Some(by.commit.clone());
             cite.date = Some(by.date.clone());
         }
+        Resolved::Unknown(_) => cite.status = Status::Unavailable,
         Resolved::Gone(_, by) => {
             cite.status = Status::Gone;
             cite.commit = by.as_ref().map(|b| b.commit.clone());
