@@ -435,10 +435,10 @@ fn changes(
                 (None, Place::Here { .. }) => Change::Uncounted,
                 _ => continue,
             },
-            Some(Version::Text(_)) if now_large(&path) => Change::Uncounted,
             Some(Version::Text(old)) => match text_of(tree, contents, &path) {
                 Some(new) if new == old => Change::Lines(0),
                 Some(new) => Change::Lines(super::changed_lines(old, new)),
+                None if now_large(&path) => Change::Uncounted,
                 None => continue,
             },
         };
