@@ -194,6 +194,15 @@ fn each_setting_of_a_clones_git_config_gives_the_same_verdicts_as_none() {
         config(top, &["config", key, &format!("touch {}", marker.display())]);
     }
     config(top, &["config", "log.showSignature", "true"]);
+    // And through included files, conditional or not.
+    let included = top.join(".git/more.config");
+    let text = format!(
+        "[core]\n\tfsmonitor = touch {}\n[diff]\n\texternal = touch {0}\n",
+        marker.display()
+    );
+    std::fs::write(&included, text).unwrap();
+    config(top, &["config", "include.path", included.to_str().unwrap()]);
+    config(top, &["config", "includeIf.gitdir:/.path", included.to_str().unwrap()]);
     let with = verdicts(&verify(&repo, "."));
     assert_eq!(with, none, "with programs named");
     assert!(!marker.exists(), "a program of the clone's configuration ran");
