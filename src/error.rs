@@ -425,3 +425,24 @@ pub enum CaptureFailure {
     /// The facts the user stated could not be written or counted.
     Facts,
 }
+
+/// Why a git process of mem's gave no output (`crate::git`).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GitFailure {
+    /// git is not on the `PATH`.
+    #[error("git is not on the PATH")]
+    NoGit,
+    /// It could not be started or read from.
+    #[error("cannot run git: {0}")]
+    Io(std::io::Error),
+    /// Its stdout went over the bound (in MiB): it was stopped.
+    #[error("its output went over {0} MiB and was not read")]
+    TooLong(usize),
+    /// The repository's configuration names a filter driver mem cannot turn off safely.
+    #[error(
+        "the repository's configuration names a filter driver {0:?} that mem cannot turn off \
+         (its name holds `=` or a control character)"
+    )]
+    Filter(String),
+}

@@ -21,6 +21,8 @@ use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 
+pub use crate::error::GitFailure as Failure;
+
 /// The `-c` overrides every git process gets, as `key=value`.
 pub const OVERRIDES: &[&str] = &[
     // Programs the repository could name.
@@ -112,36 +114,6 @@ fn empty_tree(object_format: &str) -> &'static str {
     match object_format {
         "sha256" => "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
         _ => "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-    }
-}
-
-/// Why a git command gave no output.
-#[derive(Debug)]
-pub enum Failure {
-    /// git is not on the `PATH`.
-    NoGit,
-    /// It could not be started or read from.
-    Io(std::io::Error),
-    /// Its stdout went over [`MAX_OUTPUT`]: it was stopped.
-    TooLong,
-    /// The repository's configuration names a filter driver mem cannot turn off safely.
-    Filter(String),
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failure::NoGit => write!(f, "git is not on the PATH"),
-            Failure::Io(e) => write!(f, "cannot run git: {e}"),
-            Failure::TooLong => {
-                write!(f, "its output went over {} MiB and was not read", MAX_OUTPUT >> 20)
-            }
-            Failure::Filter(name) => write!(
-                f,
-                "the repository's configuration names a filter driver {name:?} that mem cannot \
-                 turn off (its name holds `=` or a control character)"
-            ),
-        }
     }
 }
 
@@ -328,7 +300,7 @@ fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failur
     let status = status?;
     read.map_err(Failure::Io)?;
     if too_long {
-        return Err(Failure::TooLong);
+        return Err(Failure::TooLong(MAX_OUTPUT >> 20));
     }
     Ok(Finished { status, stdout, stderr })
 }
