@@ -144,20 +144,25 @@ pub struct Runner {
     /// The overrides for commands that read the work tree, once made (see
     /// [`Runner::over_work_tree`]).
     work_tree: std::cell::OnceCell<Result<Vec<String>, String>>,
-    /// The repository's object format (`sha1`, `sha256`), when known: the empty tree's id.
-    object_format: Option<String>,
+    /// The empty tree's id in the repository's object format: where attributes are read from
+    /// by [`Runner::over_work_tree`].
+    empty_tree: &'static str,
 }
 
 impl Runner {
     /// git in the folder `dir`.
     pub fn new(dir: &Path) -> Runner {
-        Runner { dir: dir.to_path_buf(), work_tree: Default::default(), object_format: None }
+        Runner {
+            dir: dir.to_path_buf(),
+            work_tree: Default::default(),
+            empty_tree: empty_tree("sha1"),
+        }
     }
 
     /// The same, in a repository of the object format `format` (`git rev-parse
     /// --show-object-format`), whose work tree some commands read.
     pub fn with_object_format(mut self, format: &str) -> Runner {
-        self.object_format = Some(format.to_string());
+        self.empty_tree = empty_tree(format);
         self
     }
 
@@ -204,8 +209,7 @@ impl Runner {
         let extra = self.work_tree.get_or_init(|| self.filter_overrides());
         let extra = extra.as_ref().map_err(|name| Failure::Filter(name.clone()))?;
         let mut cmd = self.command(args, extra);
-        let format = self.object_format.as_deref().unwrap_or("sha1");
-        cmd.env("GIT_ATTR_SOURCE", empty_tree(format));
+        cmd.env("GIT_ATTR_SOURCE", self.empty_tree);
         self.start(cmd, env, input, stderr)
     }
 
@@ -266,13 +270,14 @@ impl Runner {
 /// Feeds `input` to `child` from a thread, reads its stdout up to [`MAX_OUTPUT`] (killing it
 /// beyond) and, when `kept`, the start of its stderr; then waits for it.
 fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failure> {
-    let stdin = child.stdin.take();
+    // No input: stdin is closed at once, without a thread (most questions of a check).
+    let stdin = child.stdin.take().filter(|_| !input.is_empty());
     let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        if let Some(mut stdin) = stdin {
+    let writer = stdin.map(|mut stdin| {
+        std::thread::spawn(move || {
             use std::io::Write as _;
             let _ = stdin.write_all(&input);
-        }
+        })
     });
     let stderr = child.stderr.take().filter(|_| kept);
     let errors = stderr.map(|stderr| {
@@ -295,7 +300,9 @@ fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failur
         let _ = child.kill();
     }
     let status = child.wait().map_err(Failure::Io);
-    let _ = writer.join();
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
     let stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
     let status = status?;
     read.map_err(Failure::Io)?;

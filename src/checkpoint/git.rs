@@ -45,16 +45,14 @@ impl Runner {
     }
 
     /// Runs git with `input` on its stdin; its stdout as bytes, or its stderr as the error.
+    /// Every command runs with the work tree's filters off: one that writes an index
+    /// (`write-tree` too) compares racily clean entries with the work tree's files, through
+    /// the filters.
     pub(super) fn raw(&self, args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Result<Vec<u8>> {
-        let stderr = Some(self.lock.stderr()?);
-        // Every command: one that writes an index (`write-tree` too) compares racily clean
-        // entries with the work tree's files, through the filters.
-        let out = self.git.over_work_tree(args, env, input, stderr);
+        let out = self.git.over_work_tree(args, env, input, Some(self.lock.stderr()?));
         finished(args, out, Some(&self.lock))
     }
-}
 
-impl Runner {
     /// The files of the index `env` names that a filter driver applies to by the repository's
     /// attributes (`git check-attr`, which reads them and runs nothing), when the configuration
     /// defines any filter driver; none otherwise.
@@ -63,9 +61,10 @@ impl Runner {
             return Ok(Vec::new());
         }
         let names = self.raw(&["ls-files", "-z", "--cached"], env, b"")?;
+        // With the repository's attributes (`raw` reads them from the empty tree).
         let args = ["check-attr", "-z", "--stdin", "filter"];
-        let stderr = Some(self.lock.stderr()?);
-        let out = finished(&args, self.git.run(&args, env, &names, stderr), Some(&self.lock))?;
+        let out = self.git.run(&args, env, &names, Some(self.lock.stderr()?));
+        let out = finished(&args, out, Some(&self.lock))?;
         let fields: Vec<&[u8]> = out.split(|b| *b == 0).collect();
         Ok(fields
             .chunks(3)

@@ -150,9 +150,9 @@ pub(super) fn skipped_of(body: &str) -> (Vec<String>, Vec<SkippedFile>) {
 
 impl Workspace {
     /// The tree of the working tree as it is now, its bytes as they are (no filter runs), built
-    /// in a temporary index seeded from the user's, which is not touched. Memory roots and files over the size cap are left out
-    /// before git reads them (no blob is written for them) and removed from the temporary
-    /// index where the user's index tracks them.
+    /// in a temporary index seeded from the user's, which is not touched. Memory roots and
+    /// files over the size cap are left out before git reads them (no blob is written for
+    /// them) and removed from the temporary index where the user's index tracks them.
     pub(super) fn snapshot(&self) -> Result<Snapshot> {
         let index = TempIndex::new(&self.git_dir)?;
         let user_index = self.git_dir.join("index");

@@ -146,17 +146,12 @@ impl Git {
         let mut missing = Vec::new();
         for (n, i) in asked.iter().enumerate() {
             let Some(line) = lines.get(n) else { break };
-            found[*i] = match line.split(' ').collect::<Vec<_>>()[..] {
-                [id, "blob", size] => {
-                    Blob::Here { id: id.to_string(), size: size.parse().unwrap_or(u64::MAX) }
+            found[*i] = file_blob(line).unwrap_or_else(|| {
+                if self.partial && line.ends_with(" missing") {
+                    missing.push(*i);
                 }
-                _ => {
-                    if self.partial && line.ends_with(" missing") {
-                        missing.push(*i);
-                    }
-                    Blob::None
-                }
-            };
+                Blob::None
+            });
         }
         for (i, blob) in self.missing(specs, &missing) {
             found[i] = blob;
@@ -178,13 +173,7 @@ impl Git {
                 }
                 let out = self.run(&["cat-file", format], format!("{spec}\n").as_bytes());
                 match out.map(|o| String::from_utf8_lossy(&o).trim().to_string()) {
-                    Ok(line) => match line.split(' ').collect::<Vec<_>>()[..] {
-                        [id, "blob", size] => Blob::Here {
-                            id: id.to_string(),
-                            size: size.parse().unwrap_or(u64::MAX),
-                        },
-                        _ => Blob::None,
-                    },
+                    Ok(line) => file_blob(&line).unwrap_or(Blob::None),
                     Err(_) => {
                         missing.push(n);
                         Blob::None
@@ -472,6 +461,17 @@ pub(super) struct Touch {
     pub(super) date: String,
     /// The paths asked about that it changed.
     pub(super) paths: Vec<String>,
+}
+
+/// The blob a `git cat-file --batch-check=%(objectname) %(objecttype) %(objectsize)` line
+/// names, when it names a file's.
+fn file_blob(line: &str) -> Option<Blob> {
+    match line.split(' ').collect::<Vec<_>>()[..] {
+        [id, "blob", size] => {
+            Some(Blob::Here { id: id.to_string(), size: size.parse().unwrap_or(u64::MAX) })
+        }
+        _ => None,
+    }
 }
 
 /// The non-empty NUL-separated fields of git's `-z` output.

@@ -114,7 +114,7 @@ pub fn shown(name: &str) -> String {
 
 /// Whether `name` is shown as it is (see [`shown`]): no control character, no `<`.
 pub fn is_plain(name: &str) -> bool {
-    !name.chars().any(|c| c.is_control() || c == '<')
+    shown(name) == name
 }
 
 impl Cite {
@@ -124,6 +124,16 @@ impl Cite {
             Some(symbol) => format!("{}()", shown(symbol)),
             None => shown(&self.path),
         }
+    }
+
+    /// Its line in a listing (`mem verify`, `mem recall --explain`): what it cites, where
+    /// (for a symbol), and what happened to it, every name shown as data.
+    pub fn line(&self) -> String {
+        let at = match &self.symbol {
+            Some(_) => format!(" in {}", shown(&self.path)),
+            None => String::new(),
+        };
+        format!("{}{at} {}", self.label(), self.what_happened())
     }
 
     /// The few words that say what happened to it: `was deleted in 3f2a91c on 2026-10-02`,

@@ -39,8 +39,10 @@ impl Resolved {
     /// The path as the memory's citation names it.
     pub(super) fn cited(&self) -> Option<&str> {
         match self {
-            Resolved::Here(p) | Resolved::Moved(p, ..) | Resolved::Gone(p, _) => Some(p),
-            Resolved::Unknown(p) => Some(p),
+            Resolved::Here(p)
+            | Resolved::Moved(p, ..)
+            | Resolved::Gone(p, _)
+            | Resolved::Unknown(p) => Some(p),
             _ => None,
         }
     }
@@ -411,7 +413,10 @@ fn changes(
     // A file over the read bound, then and now, is compared by its blob (a file over it only
     // then or only now changed: its size did).
     let path_of = |spec: &str| spec.split_once(':').map_or("", |(_, p)| p).to_string();
-    let now_large = |path: &str| matches!(tree.place(path), Place::Here { size, .. } if size > super::tree::MAX_FILE_BYTES);
+    let now_large = |path: &str| match tree.place(path) {
+        Place::Here { size, .. } => size > super::tree::MAX_FILE_BYTES,
+        _ => false,
+    };
     let large: Vec<String> = distinct(asks.iter().filter_map(|(_, _, spec)| {
         let path = path_of(spec);
         (matches!(then.get(spec), Some(Version::Large(_))) && now_large(&path)).then_some(path)

@@ -182,17 +182,6 @@ pub(super) fn versions(
     found
 }
 
-/// The texts among `versions`.
-fn texts(versions: &HashMap<String, Version>) -> HashMap<&str, &str> {
-    versions
-        .iter()
-        .filter_map(|(spec, v)| match v {
-            Version::Text(text) => Some((spec.as_str(), text.as_str())),
-            _ => None,
-        })
-        .collect()
-}
-
 /// For each gone symbol (memory, name, file that defined it), the first commit after its
 /// memory was written that changed that file and left the name undefined (or the file gone):
 /// one path-limited `git log` and one `git cat-file` for all of them, at most
@@ -224,20 +213,20 @@ fn symbol_removals(
             list.iter().map(move |t| format!("{}:{path}", t.commit))
         }));
     let found = versions(git, &specs, problems);
-    let texts = texts(&found);
     gone.iter()
         .zip(candidates)
         .map(|((_, name, path), list)| {
             for t in list {
-                let spec = format!("{}:{path}", t.commit);
-                match (texts.get(spec.as_str()), found.get(&spec)) {
-                    (Some(text), _) if text.lines().any(|l| defs::defines(l, name)) => continue,
+                match found.get(&format!("{}:{path}", t.commit)) {
+                    Some(Version::Text(text)) if text.lines().any(|l| defs::defines(l, name)) => {
+                        continue;
+                    }
                     // A version this clone does not have, or too large to read: which commit
                     // removed it is not known.
-                    (None, Some(_)) => return None,
-                    _ => {}
+                    Some(Version::Missing | Version::Large(_)) => return None,
+                    // Not defined there, or the file gone: this commit removed it.
+                    _ => return Some(Removal { commit: t.commit.clone(), date: t.date.clone() }),
                 }
-                return Some(Removal { commit: t.commit.clone(), date: t.date.clone() });
             }
             None
         })

@@ -143,12 +143,7 @@ fn code_lines(hits: &[Hit]) -> String {
         let worst = hit.code_status.map_or("-", |s| s.name());
         text.push_str(&format!("#{} cites code ({worst}):\n", hit.rank));
         for cite in &hit.cites {
-            let at = if cite.symbol.is_some() {
-                format!(" in {}", mem::cites::shown(&cite.path))
-            } else {
-                String::new()
-            };
-            text.push_str(&format!("  {}{at} {}\n", cite.label(), cite.what_happened()));
+            text.push_str(&format!("  {}\n", cite.line()));
         }
     }
     text

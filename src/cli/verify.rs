@@ -64,11 +64,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             let status = v.code_status.map_or("-", Status::name);
             text.push_str(&format!("{status}\t{}\t{}\n", v.id, v.title));
             for cite in &v.cites {
-                let at = match &cite.symbol {
-                    Some(_) => format!(" in {}", mem::cites::shown(&cite.path)),
-                    None => String::new(),
-                };
-                text.push_str(&format!("  {}{at} {}\n", cite.label(), cite.what_happened()));
+                text.push_str(&format!("  {}\n", cite.line()));
             }
             for path in &v.outside {
                 let path = mem::cites::shown(path);

@@ -235,8 +235,8 @@ fn recall_description() -> String {
         "Recall long-term memories relevant to a task: {{hits}}, the top k memories matching the \
          query, ranked by relevance × {}. Each hit has id, path, title, type, importance, \
          created, tags, rank, score, components ({}), strength, bm25, a snippet, and, in a \
-         project's repository, code_status (the worst of current, changed, moved, gone; null \
-         when it cites no code) with cites [{{path, symbol, status, to, commit, date}}]; a hit \
+         project's repository, code_status (the worst of current, unavailable, changed, moved, \
+         gone; null when it cites no code) with cites [{{path, symbol, status, to, commit, date}}]; a hit \
          with code_note (\"may be outdated: …\") cites code that was deleted or moved: check \
          the code before acting on it. Invalidated \
          memories, and those whose strength is below 0.3 (a weak match), are left out: an empty \

@@ -138,12 +138,20 @@ impl MemServer {
     /// The open layers in `slot`, opening them first if they are not: the root found as every
     /// command finds it (the per-user one created on first use), the user layer beside it,
     /// the watch on both, and the embedding model, loaded once and kept for every call.
+    /// A root held back (`held.rs`) is not opened: the error says why.
     fn open<'a>(&self, slot: &'a mut Option<Layers>) -> Result<&'a mut Layers> {
+        if slot.is_none()
+            && let Some(why) = self.held_back()
+        {
+            bail!("{why}");
+        }
+        self.load(slot)
+    }
+
+    /// [`MemServer::open`] once the held-back rule was checked.
+    fn load<'a>(&self, slot: &'a mut Option<Layers>) -> Result<&'a mut Layers> {
         if let Some(layers) = slot {
             return Ok(layers);
-        }
-        if let Some(why) = self.held_back() {
-            bail!("{why}");
         }
         let mut layers = self.globals.layers_near(None)?;
         if let Some(user) = layers.engine(Layer::User) {
@@ -420,7 +428,7 @@ impl rmcp::ServerHandler for MemServer {
         if let Some(why) = self.held_back() {
             return eprintln!("mem: {why}");
         }
-        if let Err(e) = self.open(&mut lock(&self.layers)) {
+        if let Err(e) = self.load(&mut lock(&self.layers)) {
             eprintln!("mem: error: {}", super::output::describe(&e));
             return;
         }
