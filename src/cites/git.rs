@@ -222,19 +222,24 @@ impl Git {
     }
 
     /// The contents of the blobs `blobs` that are at most `limit` bytes (`None` for the
-    /// others, and for those missing): a larger blob is never read, and one `git cat-file
-    /// --batch` is asked for at most [`BATCH_BYTES`].
+    /// others, and for those missing): a larger blob is never read, each is read once however
+    /// many specs name it, and one `git cat-file --batch` is asked for at most [`BATCH_BYTES`].
     pub(super) fn blobs(
         &self,
         blobs: &[Blob],
         limit: u64,
     ) -> Result<Vec<Option<Vec<u8>>>, Problem> {
         let mut found = vec![None; blobs.len()];
+        // Each blob once, however many specs name it.
+        let mut first: HashMap<&str, usize> = HashMap::new();
         let wanted: Vec<(usize, &str, u64)> = blobs
             .iter()
             .enumerate()
             .filter_map(|(i, b)| match b {
-                Blob::Here { id, size } if *size <= limit => Some((i, id.as_str(), *size)),
+                Blob::Here { id, size } if *size <= limit && !first.contains_key(id.as_str()) => {
+                    first.insert(id, i);
+                    Some((i, id.as_str(), *size))
+                }
                 _ => None,
             })
             .collect();
@@ -260,6 +265,13 @@ impl Git {
                 let Some(size) = size.filter(|s| *s <= rest.len()) else { continue };
                 found[i] = (size as u64 <= limit).then(|| rest[..size].to_vec());
                 rest = rest.get(size + 1..).unwrap_or(&[]);
+            }
+        }
+        for (i, blob) in blobs.iter().enumerate() {
+            if let Blob::Here { id, .. } = blob
+                && let Some(&at) = first.get(id.as_str()).filter(|at| **at != i)
+            {
+                found[i] = found[at].clone();
             }
         }
         Ok(found)
