@@ -56,6 +56,10 @@ pub const SPEC: Spec = Spec {
         personal: &["user", "feedback"],
         read: read_memories,
     }),
+    // Another agent runs a trusted repository's Claude Code hooks, with payloads of its own.
+    hooks_run_by_others: true,
+    runs_hooks_of_others: |_| false,
+    records_hook: None,
 };
 
 /// Why sessions were missed: some were started in a subfolder of the project, where Claude

@@ -56,6 +56,9 @@ pub const SPEC: Spec = Spec {
         personal: &[],
         read: read_memories,
     }),
+    hooks_run_by_others: false,
+    runs_hooks_of_others: |_| false,
+    records_hook: None,
 };
 
 /// The folder of Codex's home that holds its rollouts, by date.

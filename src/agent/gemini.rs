@@ -63,6 +63,9 @@ pub const SPEC: Spec = Spec {
         personal: &["global"],
         read: read_memories,
     }),
+    hooks_run_by_others: false,
+    runs_hooks_of_others: |_| false,
+    records_hook: None,
 };
 
 /// Whether a line is a Gemini CLI chat record: its first line (`sessionId` and

@@ -16,6 +16,7 @@ use crate::format::parse_time;
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 mod event;
 pub mod gemini;
 mod home;
@@ -37,6 +38,8 @@ pub enum Agent {
     Gemini,
     /// OpenCode.
     OpenCode,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 /// What makes one agent: its names and its readers. Each agent's file defines one.
@@ -99,6 +102,16 @@ pub struct Spec {
     /// The memories the agent keeps of its own, if it keeps any: mem reads them as a
     /// read-only layer ([`MemorySpec`]).
     pub memory: Option<MemorySpec>,
+    /// Whether another agent runs the hooks of this agent's settings (a trusted repository's),
+    /// passing payloads of its own: each hook payload is then asked whose it is
+    /// ([`Agent::of_hook_payload`]).
+    pub hooks_run_by_others: bool,
+    /// Whether a hook payload that an agent whose hooks others run passed is this agent's.
+    pub runs_hooks_of_others: fn(&Value) -> bool,
+    /// For an agent that writes its transcript behind its hooks: whether the end of a
+    /// transcript (its text) already records the hook call of a payload. A capture waits for
+    /// it (`capture::wait_for_hook`), so that it reads the turn that just ended.
+    pub records_hook: Option<fn(&Value, &str) -> bool>,
 }
 
 /// How mem reads the sessions of an agent that keeps them in a store of its own: each session
@@ -155,7 +168,8 @@ pub struct Missed<'a> {
 
 impl Agent {
     /// Every agent, in the order reports list them.
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode];
+    pub const ALL: [Agent; 5] =
+        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode, Agent::Copilot];
 
     /// The agent's [`Spec`].
     pub fn spec(self) -> &'static Spec {
@@ -164,6 +178,7 @@ impl Agent {
             Agent::Codex => &codex::SPEC,
             Agent::Gemini => &gemini::SPEC,
             Agent::OpenCode => &opencode::SPEC,
+            Agent::Copilot => &copilot::SPEC,
         }
     }
 
@@ -207,6 +222,23 @@ impl Agent {
             None => prefix(a).is_empty(),
         });
         candidates.find_map(|a| Some((a, (a.spec().session_of_file)(path)?)))
+    }
+
+    /// The agent whose hook payload `payload` is, for a hook set up for this agent: this one,
+    /// or another agent that runs this one's hooks and recognises the payload as its own
+    /// ([`Spec::runs_hooks_of_others`]).
+    pub fn of_hook_payload(self, payload: &[u8]) -> Agent {
+        if !self.spec().hooks_run_by_others {
+            return self;
+        }
+        let Ok(payload) = crate::json::parse_json_lenient(&String::from_utf8_lossy(payload))
+        else {
+            return self;
+        };
+        Agent::ALL
+            .into_iter()
+            .find(|a| *a != self && (a.spec().runs_hooks_of_others)(&payload))
+            .unwrap_or(self)
     }
 
     /// The answer of a hook that adds `text` to the context on the hook `event`, as this agent

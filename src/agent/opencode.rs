@@ -57,6 +57,9 @@ pub const SPEC: Spec = Spec {
     subagents_folder: None,
     missed_because: |_| None,
     memory: None,
+    hooks_run_by_others: false,
+    runs_hooks_of_others: |_| false,
+    records_hook: None,
 };
 
 /// OpenCode's data folder in the user's home, when `XDG_DATA_HOME` is unset.

@@ -76,7 +76,7 @@ pub use self::summary::{SessionInfo, Summary, asked, did_work, gist, project_tag
 pub use self::text::clean_text;
 pub(crate) use self::text::item;
 pub(crate) use self::transcript::Kept;
-pub use self::transcript::{Transcript, read_transcript};
+pub use self::transcript::{HOOK_WAIT, Transcript, read_transcript, wait_for_hook};
 
 /// What happened to the session's memory file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -297,3 +297,42 @@ impl Transcript {
         self.requests().total
     }
 }
+
+/// How long a capture waits for a transcript its agent writes behind its hooks.
+pub const HOOK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// How much of a transcript's end is read to find the hook call.
+const HOOK_TAIL_BYTES: u64 = 256 * 1024;
+
+/// Waits, up to [`HOOK_WAIT`], until the transcript at `path` records the hook call of
+/// `payload`, for an agent that writes its transcript behind its hooks
+/// ([`crate::agent::Spec::records_hook`]; known by the file's name); returns at once for the
+/// others. Whether it does (the capture reads what there is either way).
+pub fn wait_for_hook(path: &std::path::Path, payload: &[u8]) -> bool {
+    let Some((agent, _)) = crate::agent::Agent::of_transcript(path) else { return true };
+    let Some(records) = agent.spec().records_hook else { return true };
+    let Ok(payload) = crate::json::parse_json_lenient(&String::from_utf8_lossy(payload)) else {
+        return true;
+    };
+    let deadline = std::time::Instant::now() + HOOK_WAIT;
+    loop {
+        if tail(path).is_some_and(|text| records(&payload, &text)) {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The last [`HOOK_TAIL_BYTES`] of a regular file, as text; `None` when it cannot be read.
+fn tail(path: &std::path::Path) -> Option<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = crate::untrusted::open(path, crate::untrusted::Links::Follow).ok()??;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(HOOK_TAIL_BYTES))).ok()?;
+    let mut bytes = Vec::new();
+    file.take(HOOK_TAIL_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -172,13 +172,15 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         Ok(payload) => payload,
         Err((partial, message)) => return Err(logged_failure(&partial, message)),
     };
-    if let Some(agent) = args.hook
+    // The agent that really runs the hook: one that runs another's settings says so.
+    let hook = args.hook.map(|agent| agent.of_hook_payload(&payload));
+    if let Some(agent) = hook
         && !super::hook::first_call(ctx, &root, agent, "capture", &payload)?
     {
         return Ok(());
     }
     let homes = super::hook::homes();
-    if let Some(agent) = args.hook
+    if let Some(agent) = hook
         && super::setup::defers_to_hooks(agent, &payload, &mem::health::project_dir(&root), &homes)
     {
         return Ok(());

@@ -99,7 +99,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(agent) = args.hook {
         let started = args.registration.started();
         let ctx = &ctx.for_hook(started);
-        return hook::run(ctx, agent, "checkpoint", started, |_, event| {
+        return hook::run(ctx, agent, "checkpoint", started, |_, _, event| {
             checkpoint_turn(ctx, event).map(|_| None)
         });
     }

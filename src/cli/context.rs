@@ -77,7 +77,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
     let started = args.registration.started();
     let ctx = &ctx.for_hook(started);
-    hook::run_answer(ctx, agent, "context", started, |payload, event| {
+    hook::run_answer(ctx, agent, "context", started, |agent, payload, event| {
         answer(args, agent, ctx, payload, event)
     })
 }

@@ -170,10 +170,10 @@ pub fn run(
     agent: Agent,
     command: &str,
     started: Started,
-    answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<String>>,
+    answer: impl FnOnce(Agent, &[u8], &Payload) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<()> {
-    run_answer(ctx, agent, command, started, |payload, event| {
-        Ok(answer(payload, event)?.map(|text| Answer { text, delivered: None }))
+    run_answer(ctx, agent, command, started, |agent, payload, event| {
+        Ok(answer(agent, payload, event)?.map(|text| Answer { text, delivered: None }))
     })
 }
 
@@ -185,7 +185,7 @@ pub fn run_answer(
     agent: Agent,
     command: &str,
     started: Started,
-    answer: impl FnOnce(&[u8], &Payload) -> anyhow::Result<Option<Answer>>,
+    answer: impl FnOnce(Agent, &[u8], &Payload) -> anyhow::Result<Option<Answer>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
     let answer = read_payload()
@@ -195,6 +195,8 @@ pub fn run_answer(
         })
         .and_then(|read| {
             payload = read;
+            // The agent that really runs the hook: one that runs another's settings says so.
+            let agent = agent.of_hook_payload(&payload);
             let event = Payload::of(agent, &payload);
             // The root is located once, for both gates.
             let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
@@ -215,7 +217,7 @@ pub fn run_answer(
             if !first_call(ctx, &root, agent, command, &payload)? {
                 return Ok(None);
             }
-            answer(&payload, &event)
+            answer(agent, &payload, &event)
         });
     let failed = match answer {
         Ok(Some(Answer { text, delivered })) => {

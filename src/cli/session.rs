@@ -120,7 +120,7 @@ fn folder(dir: &Path) -> Result<String> {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Action::Resume { hook: Some(agent), budget, .. } = args.action {
-        return hook::run(ctx, agent, "session resume", hook::Started::Own, |_, event| {
+        return hook::run(ctx, agent, "session resume", hook::Started::Own, |agent, _, event| {
             resume_hook(ctx, agent, event, budget)
         });
     }

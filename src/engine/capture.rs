@@ -60,6 +60,7 @@ impl Engine {
         now: Timestamp,
         entry: &mut LogEntry,
     ) -> Result<Captured> {
+        let raw = payload;
         let payload = match parse_payload(payload) {
             Ok(p) => p,
             Err(e) => {
@@ -84,6 +85,12 @@ impl Engine {
             _ => path,
         };
         let nothing = || Captured::nothing(&id, session_id, &payload.hook_event, &path);
+        if !crate::capture::wait_for_hook(&path, raw) {
+            entry.note = Some(format!(
+                "the transcript did not record this hook within {} s: captured what it holds",
+                crate::capture::HOOK_WAIT.as_secs()
+            ));
+        }
         let Some(file) = open_transcript(&path)? else {
             // Not written yet (a Stop that comes before the agent's first write, a session
             // that never started, as `claude mcp list` ends one): nothing to capture yet; the

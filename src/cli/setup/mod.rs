@@ -11,6 +11,7 @@
 mod check;
 mod claude;
 mod codex;
+mod copilot;
 mod diff;
 mod gemini;
 pub(super) mod hooks;
@@ -67,6 +68,7 @@ pub fn entry(agent: Agent) -> &'static Entry {
         Agent::Codex => &codex::ENTRY,
         Agent::Gemini => &gemini::ENTRY,
         Agent::OpenCode => &opencode::ENTRY,
+        Agent::Copilot => &copilot::ENTRY,
     }
 }
 
@@ -84,7 +86,9 @@ pub struct Args {
     /// (`.codex/config.toml` and `.codex/hooks.json` in the project, or in `$CODEX_HOME`) or
     /// `gemini` (Gemini CLI: `.gemini/settings.json` in the project, or in `~/.gemini`) or
     /// `opencode` (`opencode.json` and `.opencode/plugins/mem.js` in the project, or in
-    /// `~/.config/opencode`).
+    /// `~/.config/opencode`) or `copilot` (GitHub Copilot CLI: `.github/hooks/mem.json` and
+    /// `.github/mcp.json` in the project, or `hooks/mem.json` and `mcp-config.json` in
+    /// `~/.copilot`).
     #[arg(value_parser = super::hook::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
