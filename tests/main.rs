@@ -6,6 +6,8 @@ mod util;
 mod agents;
 /// The real agents (Claude Code, Codex CLI) end to end, against a model stand-in.
 mod agents_e2e;
+/// GitHub Copilot CLI's payloads, events and setup, without the agent.
+mod copilot;
 
 /// The file format as seen through the binary, and every bad input of the contract.
 mod bad_input;

@@ -13,7 +13,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::{Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, Whose, inside, is_session_id};
+use super::{
+    Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, Whose, inside, is_session_id,
+};
 use crate::format::parse_time;
 
 /// GitHub Copilot CLI.
@@ -176,7 +178,9 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
                 .as_str()
                 .or(data["error"]["message"].as_str())
                 .map(String::from)
-                .unwrap_or_else(|| if result.is_null() { String::new() } else { result.to_string() });
+                .unwrap_or_else(
+                    || if result.is_null() { String::new() } else { result.to_string() },
+                );
             out.push(TranscriptEvent::result(data["toolCallId"].as_str(), said, status));
         }
         _ => {}

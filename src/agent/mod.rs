@@ -231,8 +231,7 @@ impl Agent {
         if !self.spec().hooks_run_by_others {
             return self;
         }
-        let Ok(payload) = crate::json::parse_json_lenient(&String::from_utf8_lossy(payload))
-        else {
+        let Ok(payload) = crate::json::parse_json_lenient(&String::from_utf8_lossy(payload)) else {
             return self;
         };
         Agent::ALL

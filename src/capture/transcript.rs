@@ -298,8 +298,12 @@ impl Transcript {
     }
 }
 
-/// How long a capture waits for a transcript its agent writes behind its hooks.
+/// How long a capture waits for a transcript its agent writes behind its hooks (at least: the
+/// reads between the pauses add to it).
 pub const HOOK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The pause between two looks at such a transcript.
+const HOOK_POLL: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// How much of a transcript's end is read to find the hook call.
 const HOOK_TAIL_BYTES: u64 = 256 * 1024;
@@ -314,16 +318,14 @@ pub fn wait_for_hook(path: &std::path::Path, payload: &[u8]) -> bool {
     let Ok(payload) = crate::json::parse_json_lenient(&String::from_utf8_lossy(payload)) else {
         return true;
     };
-    let deadline = std::time::Instant::now() + HOOK_WAIT;
-    loop {
+    let looks = HOOK_WAIT.as_millis() / HOOK_POLL.as_millis();
+    for _ in 0..looks {
         if tail(path).is_some_and(|text| records(&payload, &text)) {
             return true;
         }
-        if std::time::Instant::now() >= deadline {
-            return false;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::thread::sleep(HOOK_POLL);
     }
+    tail(path).is_some_and(|text| records(&payload, &text))
 }
 
 /// The last [`HOOK_TAIL_BYTES`] of a regular file, as text; `None` when it cannot be read.

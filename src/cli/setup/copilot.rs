@@ -90,8 +90,8 @@ fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::Started;
+    use super::*;
 
     #[test]
     fn hooks_use_the_event_names_whose_payloads_copilot_passes_alike() {
