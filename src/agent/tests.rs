@@ -44,7 +44,7 @@ fn a_codex_rollout_is_found_by_session_id() {
 #[test]
 fn agents_are_named_once_and_read_by_their_aliases() {
     let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    assert_eq!(names, ["claude", "codex", "gemini", "opencode"]);
+    assert_eq!(names, ["claude", "codex", "gemini", "opencode", "copilot"]);
     assert_eq!(Agent::from_name("claude-code"), Some(Agent::Claude));
     assert_eq!(Agent::from_name("Claude Code"), None);
     assert_eq!(serde_json::to_value(Agent::Codex).unwrap(), "codex");
@@ -438,4 +438,65 @@ fn bad_memory_files_are_warnings_and_the_rest_is_read() {
         assert!(warned.contains(name), "{name} not warned: {warned}");
     }
     assert_eq!(read.warnings.len(), 7, "{warned}");
+}
+
+/// A payload from a repository's `.claude/settings.json` is Copilot's when Copilot ran it
+/// (its session state, or its ISO time and no permission mode); Claude Code's stays Claude
+/// Code's, and the hooks of an agent no other runs are never asked.
+#[test]
+fn copilot_is_told_apart_in_claude_codes_hook_payloads() {
+    let of = |agent: Agent, payload: serde_json::Value| {
+        agent.of_hook_payload(payload.to_string().as_bytes())
+    };
+    let state = "/home/a/.copilot/session-state/3b0f/events.jsonl";
+    let start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "3b0f",
+        "timestamp": "2026-12-06T21:16:21.099Z", "cwd": "/p", "source": "new"});
+    assert_eq!(of(Agent::Claude, start.clone()), Agent::Copilot);
+    let stop = serde_json::json!({"hook_event_name": "Stop", "session_id": "3b0f",
+        "timestamp": "2026-12-06T21:16:21.472Z", "transcript_path": state});
+    assert_eq!(of(Agent::Claude, stop), Agent::Copilot);
+    let claude = serde_json::json!({"hook_event_name": "Stop", "session_id": "c1",
+        "transcript_path": "/home/a/.claude/projects/-p/c1.jsonl", "permission_mode": "default"});
+    assert_eq!(of(Agent::Claude, claude), Agent::Claude);
+    let claude_start = serde_json::json!({"hook_event_name": "SessionStart", "session_id": "c1",
+        "transcript_path": "/home/a/.claude/projects/-p/c1.jsonl", "source": "startup"});
+    assert_eq!(of(Agent::Claude, claude_start), Agent::Claude);
+    // mem's OpenCode plugin sends an ISO time too: OpenCode's hooks are nobody else's.
+    assert_eq!(of(Agent::OpenCode, start), Agent::OpenCode);
+    assert_eq!(Agent::of_transcript(Path::new(state)), Some((Agent::Copilot, "3b0f".into())));
+}
+
+/// Copilot's events: the prompt as typed (not what hooks added), the call with its command and
+/// result, the answer; hooks' own lines and the usage records add nothing.
+#[test]
+fn copilot_events_fold_into_a_turn() {
+    let lines = [
+        r#"{"type":"session.start","data":{"sessionId":"3b0f","startTime":"2026-12-06T21:16:20.378Z","selectedModel":"claude-sonnet-4","context":{"cwd":"/p"}},"id":"a","timestamp":"2026-12-06T21:16:20.590Z","parentId":null}"#,
+        r#"{"type":"hook.end","data":{"hookType":"userPromptSubmitted","output":{"additionalContext":"MEM"}},"id":"b","timestamp":"2026-12-06T21:16:21.287Z","parentId":"a"}"#,
+        r#"{"type":"user.message","data":{"content":"run it","transformedContent":"run it\n<system_reminder>MEM</system_reminder>"},"id":"c","timestamp":"2026-12-06T21:16:21.296Z","parentId":"b"}"#,
+        r#"{"type":"assistant.message","data":{"model":"claude-sonnet-4","content":"","toolRequests":[{"toolCallId":"t1","name":"bash","arguments":{"command":"make test"}}]},"id":"d","timestamp":"2026-12-06T21:16:21.457Z","parentId":"c"}"#,
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"t1","success":false,"shellExecution":{"exitCode":2},"result":{"content":"1 failed"}},"id":"e","timestamp":"2026-12-06T21:16:21.500Z","parentId":"d"}"#,
+        r#"{"type":"session.usage_record","data":{"usage":{}},"id":"f","timestamp":"2026-12-06T21:16:21.510Z","parentId":"e"}"#,
+        r#"{"type":"assistant.message","data":{"model":"claude-sonnet-4","content":"One test fails.","toolRequests":[]},"id":"g","timestamp":"2026-12-06T21:16:21.600Z","parentId":"f"}"#,
+    ];
+    let mut fold = Fold::default();
+    let mut seen = Vec::new();
+    for line in lines {
+        let line: serde_json::Value = serde_json::from_str(line).unwrap();
+        for event in fold.line(&line).unwrap().events {
+            seen.push((event.kind, event.command.unwrap_or(event.text), event.status));
+        }
+    }
+    assert_eq!(fold.session_id.as_deref(), Some("3b0f"));
+    assert_eq!(fold.cwd.as_deref(), Some("/p"));
+    assert_eq!(
+        seen,
+        [
+            (Kind::Meta, "cwd /p; model claude-sonnet-4".to_string(), None),
+            (Kind::Prompt, "run it".to_string(), None),
+            (Kind::ToolCall, "make test".to_string(), None),
+            (Kind::ToolResult, "1 failed".to_string(), Some(2)),
+            (Kind::Assistant, "One test fails.".to_string(), None),
+        ]
+    );
 }
