@@ -20,10 +20,11 @@ use crate::util::{Out, bin};
 pub(crate) fn agents() -> Option<PathBuf> {
     let dir = std::env::var_os("MEM_E2E_AGENTS").map(PathBuf::from).or_else(|| {
         let home = std::env::var_os("HOME")?;
-        let versions = "claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33";
+        let versions =
+            "claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33-copilot-1.0.102";
         Some(Path::new(&home).join(format!(".cache/mem-e2e/{versions}/node_modules/.bin")))
     });
-    let agents = ["claude", "codex", "gemini", "opencode"];
+    let agents = ["claude", "codex", "gemini", "opencode", "copilot"];
     let found = dir.filter(|d| agents.iter().all(|a| d.join(a).is_file()));
     if found.is_none() {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
@@ -274,6 +275,25 @@ impl Project {
             .args(extra)
             .args(prompt.split_whitespace());
         finish(cmd, "opencode")
+    }
+
+    /// One `copilot -p PROMPT` session (more arguments in `extra`) against `model`, with its
+    /// own-model settings (Anthropic Messages at the stand-in; no sign-in), offline, every tool
+    /// allowed and the folder trusted for this session only (`--trust-folder`: its hooks and
+    /// MCP servers load). Copilot unpacks itself into a cache shared by the tests.
+    pub(crate) fn copilot(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let cache = self.agents.join("../../xdg-cache");
+        let mut cmd = self.command(&self.agents.join("copilot"));
+        cmd.env("COPILOT_PROVIDER_BASE_URL", format!("http://127.0.0.1:{}", model.port))
+            .env("COPILOT_PROVIDER_TYPE", "anthropic")
+            .env("COPILOT_PROVIDER_API_KEY", "dummy")
+            .env("COPILOT_MODEL", "claude-sonnet-4")
+            .env("COPILOT_OFFLINE", "true")
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .env("XDG_CACHE_HOME", cache)
+            .args(["-p", prompt, "--allow-all-tools", "--trust-folder", "--no-auto-update"])
+            .args(extra);
+        finish(cmd, "copilot")
     }
 
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
