@@ -277,10 +277,11 @@ impl Project {
         finish(cmd, "opencode")
     }
 
-    /// One `copilot -p PROMPT` session (more arguments in `extra`) against `model`, with its
-    /// own-model settings (Anthropic Messages at the stand-in; no sign-in), offline, every tool
-    /// allowed and the folder trusted for this session only (`--trust-folder`: its hooks and
-    /// MCP servers load). Copilot unpacks itself into a cache shared by the tests.
+    /// One `copilot -p PROMPT` session (more arguments in `extra`: `--continue`) against
+    /// `model`, with its own-model settings (Anthropic Messages at the stand-in; no sign-in),
+    /// offline, every tool allowed and the folder trusted (`COPILOT_ALLOW_ALL=true`: its hooks
+    /// and MCP servers load; `--trust-folder` does not go with `--continue`). Copilot unpacks
+    /// itself into a cache shared by the tests.
     pub(crate) fn copilot(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
         let cache = self.agents.join("../../xdg-cache");
         let mut cmd = self.command(&self.agents.join("copilot"));
@@ -290,8 +291,9 @@ impl Project {
             .env("COPILOT_MODEL", "claude-sonnet-4")
             .env("COPILOT_OFFLINE", "true")
             .env("COPILOT_AUTO_UPDATE", "false")
+            .env("COPILOT_ALLOW_ALL", "true")
             .env("XDG_CACHE_HOME", cache)
-            .args(["-p", prompt, "--allow-all-tools", "--trust-folder", "--no-auto-update"])
+            .args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
             .args(extra);
         finish(cmd, "copilot")
     }

@@ -111,3 +111,25 @@ fn copilot_calls_the_mem_tools_and_remove_takes_back_every_file() {
         assert!(!project.repo().join(file).exists(), "{file}");
     }
 }
+
+/// `copilot --continue` rebuilds the conversation from the prompts as typed, without what the
+/// hooks added: the start context goes again, once, and the resumed turn is logged once.
+#[test]
+fn a_continued_copilot_session_gets_its_start_context_again_once() {
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "copilot"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let model = StandIn::start(json!({ "text": "pnpm." }));
+    project.copilot(&model, "which package manager for the web client", &[]);
+    let model = StandIn::start(json!({ "text": "pnpm-lock.yaml." }));
+    project.copilot(&model, "and the lock file", &["--continue"]);
+    let first = &model.conversation()[0];
+    assert!(first.contains("which package manager for the web client"), "resumed: {first}");
+    assert_eq!(first.matches(PNPM).count(), 1, "{first}");
+    assert_eq!(memory_blocks(first).len(), 1, "{first}");
+    let list: Value =
+        serde_json::from_str(&project.mem_ok(&["session", "list", "--json"])).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "one session: {list}");
+    assert_eq!(list[0]["turns"], 2, "{list}");
+}

@@ -38,7 +38,7 @@ pub const SPEC: Spec = Spec {
     },
     // A resumed session's messages hold the prompts' context (`transformedContent`), and the
     // start's context is sent as a message of its own.
-    resume_keeps: &["SessionStart", "UserPromptSubmit"],
+    resume_keeps: &[],
     clean_prompt: str::to_string,
     is_subagent: |_| false,
     whose,
