@@ -24,6 +24,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FACT = "We use pnpm, never npm, for the web client"
 
 
+def parse(stamp):
+    """Seconds of an ISO time with a `Z`."""
+    from datetime import datetime
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mem-folder", required=True)
@@ -91,6 +97,24 @@ def main():
         sessions = json.loads(run(["mem", "session", "list", "--json"]).stdout or "[]")
         for s in sessions:
             print(f"session log: agent {s.get('agent')}, {s.get('turns')} turns, {s.get('events')} events")
+        # How long Copilot waited for each hook, by its own `hook.start`/`hook.end` times.
+        started, took = {}, {}
+        state = os.path.join(home, ".copilot/session-state")
+        for session in sorted(os.listdir(state)) if os.path.isdir(state) else []:
+            events = os.path.join(state, session, "events.jsonl")
+            for line in open(events) if os.path.exists(events) else []:
+                event = json.loads(line)
+                data, at = event.get("data", {}), event.get("timestamp", "")
+                if event.get("type") == "hook.start":
+                    started[data.get("hookInvocationId")] = (data.get("hookType"), at)
+                elif event.get("type") == "hook.end" and data.get("hookInvocationId") in started:
+                    kind, start = started.pop(data["hookInvocationId"])
+                    ms = (parse(at) - parse(start)) * 1000
+                    took.setdefault(kind, []).append(ms)
+        for kind, times in sorted(took.items()):
+            times.sort()
+            print(f"hook {kind}: {len(times)} calls, median {times[len(times) // 2]:.0f} ms, "
+                  f"max {times[-1]:.0f} ms (Copilot's own times, all of its hooks of the event)")
         health = run(["mem", "health", "--transcripts"])
         coverage = [l for l in health.stdout.splitlines() if "coverage" in l or "capture " in l]
         print(f"mem health --transcripts: exit {health.returncode}; " + " | ".join(coverage))
