@@ -310,7 +310,8 @@ fn a_transcript_without_a_message_yet_is_nothing_to_capture() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(
         out.stderr.contains(
-            "has no line in the format of a known agent (Claude Code, Codex, Gemini CLI, OpenCode)"
+            "has no line in the format of a known agent (Claude Code, Codex, Gemini CLI, OpenCode, \
+             GitHub Copilot CLI)"
         ),
         "{}",
         out.stderr

@@ -44,7 +44,10 @@ pub const SPEC: Spec = Spec {
     whose,
     // Copilot reads a top-level `additionalContext` and drops the nested form.
     context_answer: |_, text| json!({ "additionalContext": text }),
-    transcript_folders: |home, _| vec![home.join(STATE)],
+    transcript_folders: |home, _| {
+        let state = home.join(STATE);
+        if state.is_dir() { vec![state] } else { Vec::new() }
+    },
     widen_folder: |_, _| None,
     find_transcript,
     stored: None,
