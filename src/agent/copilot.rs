@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::{
-    Events, Fold, Home, Kind, Missed, Spec, TranscriptEvent, Whose, inside, is_session_id,
+    Events, Fold, Home, Kind, Missed, Spec, Tools, TranscriptEvent, Whose, inside, is_session_id,
 };
 use crate::format::parse_time;
 
@@ -190,6 +190,14 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
     }
 }
 
+/// Copilot's tools that run a command or write a file.
+const TOOLS: Tools = Tools {
+    shell: &["bash", "powershell"],
+    command: "command",
+    writers: &["create", "edit"],
+    path: "path",
+};
+
 /// A message of the assistant: its model, its text, and each tool it asks for.
 fn assistant(f: &mut Fold, data: &Value, out: &mut Vec<TranscriptEvent>) {
     f.meta(None, data["model"].as_str(), None, out);
@@ -198,15 +206,7 @@ fn assistant(f: &mut Fold, data: &Value, out: &mut Vec<TranscriptEvent>) {
     }
     for request in data["toolRequests"].as_array().into_iter().flatten() {
         let name = request["name"].as_str().unwrap_or("tool");
-        let args = &request["arguments"];
-        let path = |key: &str| args[key].as_str().map(String::from);
-        let (command, files) = match name {
-            "bash" | "powershell" => (path("command"), Vec::new()),
-            "create" | "edit" => (None, path("path").into_iter().collect()),
-            _ => (None, Vec::new()),
-        };
-        let input = if command.is_none() && files.is_empty() { args } else { &Value::Null };
         let id = request["toolCallId"].as_str();
-        out.push(TranscriptEvent::call(name, id, input, command, files));
+        out.push(TranscriptEvent::call_of(&TOOLS, name, id, &request["arguments"]));
     }
 }

@@ -55,6 +55,19 @@ impl Kind {
     }
 }
 
+/// Which of an agent's tools run a shell command and which write a file, and the arguments
+/// that hold the command and the file.
+pub(crate) struct Tools {
+    /// The tools that run a shell command.
+    pub shell: &'static [&'static str],
+    /// The argument that holds the command.
+    pub command: &'static str,
+    /// The tools that write a file.
+    pub writers: &'static [&'static str],
+    /// The argument that names the file.
+    pub path: &'static str,
+}
+
 /// One event of a transcript line, as the agent wrote it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TranscriptEvent {
@@ -128,6 +141,22 @@ impl TranscriptEvent {
             status,
             ..TranscriptEvent::new(Kind::ToolResult, text)
         }
+    }
+
+    /// The call `id` of the tool `name` with the arguments `args`, read as `tools` says: the
+    /// command it runs, or the file it writes, else its arguments as they are.
+    pub(crate) fn call_of(
+        tools: &Tools,
+        name: &str,
+        id: Option<&str>,
+        args: &Value,
+    ) -> TranscriptEvent {
+        let arg = |key: &str| args[key].as_str().map(String::from);
+        let command = tools.shell.contains(&name).then(|| arg(tools.command)).flatten();
+        let writes = tools.writers.contains(&name) && command.is_none();
+        let files: Vec<String> = writes.then(|| arg(tools.path)).flatten().into_iter().collect();
+        let input = if command.is_none() && files.is_empty() { args } else { &Value::Null };
+        TranscriptEvent::call(name, id, input, command, files)
     }
 
     /// This event as an echo (see [`TranscriptEvent::echo`]).

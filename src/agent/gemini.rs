@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::memory::{self, MemorySpec, NativeRead, Sources};
-use super::{Events, Fold, Home, Kind, Spec, TranscriptEvent, block_text, is_session_id};
+use super::{Events, Fold, Home, Kind, Spec, Tools, TranscriptEvent, block_text, is_session_id};
 use crate::format::parse_time;
 use crate::untrusted::{self, Links};
 
@@ -224,6 +224,14 @@ fn user(f: &mut Fold, content: &Value, out: &mut Vec<TranscriptEvent>) {
     }
 }
 
+/// Gemini CLI's tools that run a command or write a file.
+const TOOLS: Tools = Tools {
+    shell: &["run_shell_command"],
+    command: "command",
+    writers: &["write_file", "replace", "edit"],
+    path: "file_path",
+};
+
 /// A message of the model: the model, its text, and each tool call with its result.
 fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<TranscriptEvent>) {
     f.meta(None, message["model"].as_str(), None, out);
@@ -233,17 +241,9 @@ fn gemini(f: &mut Fold, message: &Value, out: &mut Vec<TranscriptEvent>) {
     }
     for call in message["toolCalls"].as_array().into_iter().flatten() {
         let name = call["name"].as_str().unwrap_or("tool");
-        let args = &call["args"];
-        let path = |key: &str| args[key].as_str().map(String::from);
-        let (command, files) = match name {
-            "run_shell_command" => (path("command"), Vec::new()),
-            "write_file" | "replace" | "edit" => (None, path("file_path").into_iter().collect()),
-            _ => (None, Vec::new()),
-        };
         let id = call["id"].as_str();
         let at = call["timestamp"].as_str().and_then(|t| parse_time(t).ok());
-        let input = if command.is_none() && files.is_empty() { args } else { &Value::Null };
-        out.push(TranscriptEvent::call(name, id, input, command, files));
+        out.push(TranscriptEvent::call_of(&TOOLS, name, id, &call["args"]));
         let Some(results) = call["result"].as_array() else { continue };
         let said: Vec<String> = results.iter().filter_map(result_text).collect();
         let status = match call["status"].as_str() {

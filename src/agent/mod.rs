@@ -23,6 +23,7 @@ mod home;
 pub mod memory;
 pub mod opencode;
 
+pub(crate) use self::event::Tools;
 pub use self::event::{Kind, TranscriptEvent, USER_SHELL};
 pub use self::home::{Home, Homes};
 pub use self::memory::{MemorySpec, NativeMemory, NativeRead, Sources};
