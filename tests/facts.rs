@@ -10,6 +10,11 @@ use mem::capture::facts::stated;
 /// The labelled user statements: `said`, and whether it states a durable fact.
 const SET: &str = include_str!("data/facts/statements.jsonl");
 
+/// User-role lines by who wrote them (issue #52, item 1): `group` is `plain` for a statement the
+/// user typed, else `hook_feedback`, `system` (an agent's own text), `pasted` (someone else's
+/// text the user handed over) or `command_output`; `said` is the line.
+const TYPED: &str = include_str!("data/facts/typed.jsonl");
+
 const STATED: &str = "Note for this project: we use pnpm, never npm, and the staging server is \
                       stage-7.example.net on port 8443.";
 
@@ -303,4 +308,34 @@ fn digests_in_the_context_say_what_was_done_and_never_the_question_again() {
             "{digest}"
         );
     }
+}
+
+/// Issue #52, item 1: a hook's feedback, an agent's own user-role text, a customer's issue or a
+/// log the user pasted became standing rules. Each line is a session of its own, captured as
+/// Claude Code's transcript: none of those groups gives a fact, the user's plain statements do.
+#[test]
+fn only_what_the_user_typed_becomes_a_fact() {
+    let s = Setup::new();
+    let mut taken: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    let mut wrong = Vec::new();
+    for (n, line) in TYPED.lines().enumerate() {
+        let row: Value = serde_json::from_str(line).unwrap();
+        let (group, said) = (row["group"].as_str().unwrap(), row["said"].as_str().unwrap());
+        let report = capture(&s, &format!("t{n}"), &[user(said), assistant("OK.")]);
+        let added = report["facts"]["added"].as_array().map_or(0, Vec::len);
+        let entry = taken.entry(group.to_string()).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(added > 0);
+        if (group == "plain") != (added > 0) {
+            wrong.push(format!("{group}: {said:?}"));
+        }
+    }
+    let count = |g: &str| taken.get(g).copied().unwrap_or_default();
+    eprintln!("lines and facts taken, by group: {taken:?}");
+    assert!(TYPED.lines().count() >= 40, "{taken:?}");
+    for group in ["hook_feedback", "system", "pasted", "command_output"] {
+        assert_eq!(count(group).1, 0, "{group} gave facts: {wrong:#?}");
+    }
+    assert_eq!(count("plain").0, 20);
+    assert!(count("plain").1 >= 18, "{taken:?} {wrong:#?}");
 }

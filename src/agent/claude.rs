@@ -111,6 +111,13 @@ const ADDED: [&str; 9] = [
     "[Request interrupted by user",
 ];
 
+/// Whether a user message is what a hook said back (`Stop hook feedback: …`, `PreToolUse:Bash
+/// hook blocking error from command: …`), which Claude Code sends in the user's name.
+fn hook_feedback(text: &str) -> bool {
+    let first = text.lines().next().unwrap_or("").to_ascii_lowercase();
+    first.contains(" hook feedback") || first.contains(" hook blocking error")
+}
+
 /// What a Claude Code user message is.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum UserText<'a> {
@@ -140,7 +147,7 @@ pub(crate) fn user_text(text: &str) -> UserText<'_> {
         let stderr = between(trimmed, "<bash-stderr>", "</bash-stderr>").unwrap_or("");
         return UserText::ShellOutput(stdout, stderr);
     }
-    if ADDED.iter().any(|p| trimmed.starts_with(p)) {
+    if ADDED.iter().any(|p| trimmed.starts_with(p)) || hook_feedback(trimmed) {
         return UserText::Added;
     }
     UserText::Typed

@@ -167,11 +167,21 @@ impl Facts {
 }
 
 /// Durable statements in the prompt `text`, in order. Code blocks, quoted lines and questions
-/// are never statements.
+/// are never statements, nor text the user did not type: a text an agent or a hook made (it
+/// opens with a tag, or is a hook's feedback), and what follows a line that introduces
+/// someone else's words ("the customer wrote:", an e-mail's headers).
 pub fn stated(text: &str) -> Vec<Stated> {
     let mut out: Vec<Stated> = Vec::new();
+    if generated(text) {
+        return out;
+    }
     let mut fenced = false;
-    for line in text.lines() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (at, line) in lines.iter().enumerate() {
+        let after = lines[at + 1..].iter().filter(|l| !l.trim().is_empty()).count();
+        if introduces_paste(line, after) {
+            break;
+        }
         let trimmed = line.trim();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             fenced = !fenced;
@@ -189,6 +199,91 @@ pub fn stated(text: &str) -> Vec<Stated> {
         }
     }
     out
+}
+
+/// Words that say whose a text is: a line with one of them that opens a block of text hands
+/// over someone else's words.
+const WHOSE: [&str; 11] = [
+    "wrote",
+    "writes",
+    "said",
+    "says",
+    "reported",
+    "reports",
+    "customer",
+    "customer's",
+    "client's",
+    "forwarded",
+    "colleague",
+];
+
+/// More words of that kind, for a line that ends with a colon ("here is the log:").
+const WHOSE_MORE: [&str; 16] = [
+    "asked",
+    "client",
+    "issue",
+    "ticket",
+    "email",
+    "e-mail",
+    "pasted",
+    "comment",
+    "reviewer",
+    "quote",
+    "log",
+    "output",
+    "stack trace",
+    "traceback",
+    "transcript",
+    "someone",
+];
+
+/// How many lines of text after a line that says whose make it a block handed over.
+const BLOCK_LINES: usize = 2;
+
+/// Headers that open a pasted e-mail or message.
+const HEADERS: [&str; 5] = ["from:", "to:", "subject:", "date:", "cc:"];
+
+/// Whether `text` was made by an agent or a hook rather than typed: it opens with a tag
+/// (`<system-reminder>`, `<environment_context>`, `<task-notification>` …) or is a hook's
+/// feedback (`Stop hook feedback: …`, `PreToolUse:Bash hook blocking error …`).
+pub fn generated(text: &str) -> bool {
+    let start = text.trim_start();
+    let first = start.lines().next().unwrap_or("").to_ascii_lowercase();
+    let tag = start.strip_prefix('<').is_some_and(|rest| {
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+            .collect();
+        !name.is_empty() && rest[name.len()..].starts_with(['>', ' '])
+    });
+    tag || first.contains(" hook feedback")
+        || first.contains(" hook blocking error")
+        || first.starts_with("hook feedback")
+}
+
+/// Whether `line` hands over someone else's text, given how many lines of text come `after`
+/// it: an e-mail's header; a line that says whose ("the customer wrote:", "here is the log:")
+/// and ends with a colon; one that says it with a stronger word ("a customer's issue, can you
+/// reproduce it?") and opens a block of text. A line that states a fact itself ("note for this
+/// project: …") is the user's.
+fn introduces_paste(line: &str, after: usize) -> bool {
+    let lower = line.trim().to_ascii_lowercase();
+    if HEADERS.iter().any(|h| lower.starts_with(h)) {
+        return after > 0;
+    }
+    if lower.is_empty() || statement(line.trim().trim_end_matches(':')).is_some() {
+        return false;
+    }
+    let has = |w: &&str| {
+        lower.match_indices(*w).any(|(at, _)| {
+            let before = lower[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+            let next = lower[at + w.len()..].chars().next();
+            before && next.is_none_or(|c| !c.is_alphanumeric() && c != '\'')
+        })
+    };
+    let colon = lower.ends_with(':') && after > 0;
+    (colon && (WHOSE.iter().any(has) || WHOSE_MORE.iter().any(has)))
+        || (after >= BLOCK_LINES && WHOSE.iter().any(has))
 }
 
 /// The sentences of one line: cut after `.`, `!` or `?` followed by a space and a capital
