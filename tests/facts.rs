@@ -339,3 +339,23 @@ fn only_what_the_user_typed_becomes_a_fact() {
     assert_eq!(count("plain").0, 20);
     assert!(count("plain").1 >= 18, "{taken:?} {wrong:#?}");
 }
+
+/// Issue #52, item 1: a fact records the turn that stated it, and `mem show` says it.
+#[test]
+fn show_names_the_session_and_turn_that_stated_a_fact() {
+    let s = Setup::new();
+    let lines = [
+        user("Run the tests."),
+        assistant("They pass."),
+        user("Note for this project: the API lives under /api/v2."),
+        assistant("Noted."),
+    ];
+    let report = capture(&s, "s7", &lines);
+    let id = report["facts"]["added"][0].as_str().unwrap().to_string();
+    let shown = show(&s, &id);
+    assert_eq!(shown["stated"][0]["session"], "s7", "{shown}");
+    assert_eq!(shown["stated"][0]["turn"], 2, "{shown}");
+    assert_eq!(shown["stated"][0]["outcome"], "added", "{shown}");
+    let text = s.root.mem(&["show", &id]);
+    assert!(text.stdout.contains("stated      in session s7, turn 2"), "{}", text.stdout);
+}

@@ -38,6 +38,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
         mem::decay::State::of(&memory, &decay)
     });
+    // A fact taken from a session: where it was stated (the project's session log).
+    let stated = match layer {
+        None => stated_in(engine.root(), memory.id().as_str()),
+        Some(_) => Vec::new(),
+    };
     let retention = state.retention(ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {
@@ -55,6 +60,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         });
         if let (Some(all), Some(extra)) = (value.as_object_mut(), usage.as_object()) {
             all.extend(extra.clone());
+            if !stated.is_empty() {
+                all.insert("stated".into(), json!(stated));
+            }
             if let Some(layer) = layer {
                 all.insert("layer".into(), json!(layer));
                 all.insert("lives_in".into(), json!(lives));
@@ -100,10 +108,32 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(source) = memory.source() {
         text.push_str(&format!("source      {source}\n"));
     }
+    for origin in &stated {
+        let turn = origin.turn.map_or(String::new(), |t| format!(", turn {t}"));
+        let at = origin.at.map_or(String::new(), |at| format!(", {at}"));
+        text.push_str(&format!(
+            "stated      in session {}{turn}{at} ({})\n",
+            origin.session, origin.outcome
+        ));
+    }
     text.push('\n');
     text.push_str(memory.body());
     if !text.ends_with('\n') {
         text.push('\n');
     }
     super::output::print_text(&text)
+}
+
+/// Where the memory `id` of the root `root` was stated, by the session log; nothing when the
+/// root has no log or it cannot be read (a warning then).
+fn stated_in(root: &std::path::Path, id: &str) -> Vec<mem::session::FactOrigin> {
+    let origins = mem::session::SessionLog::existing_in(root)
+        .and_then(|log| log.map(|log| log.fact_origins(id)).transpose());
+    match origins {
+        Ok(found) => found.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("mem: warning: the session log was not read: {e}");
+            Vec::new()
+        }
+    }
 }

@@ -8,7 +8,47 @@ use rusqlite::{OptionalExtension, params};
 use super::{SessionLog, session_error};
 use crate::Result;
 
+/// Where a fact memory was stated: a session, the turn whose prompt said it, and what capture
+/// did with it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FactOrigin {
+    /// The session.
+    pub session: String,
+    /// The turn of the session log (the number of its prompt) that stated it, when the log
+    /// holds the prompt.
+    pub turn: Option<i64>,
+    /// When it was stated.
+    pub at: Option<Timestamp>,
+    /// `added`, `used` or `superseded`.
+    pub outcome: String,
+}
+
 impl SessionLog {
+    /// Where the fact memory `memory` was stated (see [`FactOrigin`]), oldest first.
+    pub fn fact_origins(&self, memory: &str) -> Result<Vec<FactOrigin>> {
+        let err = |e: rusqlite::Error| session_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT f.session, f.outcome, f.at, (SELECT MAX(e.turn) FROM events e \
+                 WHERE e.session = f.session AND e.kind = 'prompt' AND e.at <= f.at) \
+                 FROM facts f WHERE f.memory = ?1 ORDER BY f.at, f.session",
+            )
+            .map_err(err)?;
+        let rows = stmt
+            .query_map(params![memory], |row| {
+                let at: Option<i64> = row.get(2)?;
+                Ok(FactOrigin {
+                    session: row.get(0)?,
+                    outcome: row.get(1)?,
+                    at: at.and_then(|s| Timestamp::from_second(s).ok()),
+                    turn: row.get(3)?,
+                })
+            })
+            .map_err(err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(err)
+    }
+
     /// The memory the statement `key` of `session` was taken as, if it was.
     pub fn fact_taken(&self, session: &str, key: &str) -> Result<Option<String>> {
         self.conn

@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod resume;
 
 pub use events::Kind;
+pub use facts::FactOrigin;
 pub use import::Imported;
 
 /// File name of the log inside `.mem/`.
