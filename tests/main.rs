@@ -79,6 +79,8 @@ mod scope;
 mod seams;
 /// The third probe's seams with the real agents: hooks that never block a prompt.
 mod seams_e2e;
+/// Secrets given to every writer: kept and sent redacted; the user's own patterns.
+mod secrets;
 /// Hooks answered by the session's `mem mcp`: the same answers, the key, kill -9, stale sockets.
 mod served;
 /// Issue #43's ten-prompt scenario with the real Claude Code: hook times with and without the server.

@@ -70,7 +70,7 @@ pub(crate) use self::payload::payload_help;
 pub use self::payload::{
     Payload, check_session_id, find_transcript, parse_payload, payload_complete,
 };
-pub use self::redact::{redact, redact_json};
+pub use self::redact::{redact, redact_json, set_user_patterns};
 pub(crate) use self::summary::inline_code;
 pub use self::summary::{SessionInfo, Summary, asked, did_work, gist, project_tag, summarize};
 pub use self::text::clean_text;

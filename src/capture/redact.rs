@@ -190,12 +190,30 @@ pub fn redact_json(value: &serde_json::Value) -> (serde_json::Value, usize) {
     (redacted, count)
 }
 
+/// The user's own patterns (`[redact] patterns` of the user configuration), after the built-in
+/// ones; set once per process by the front end.
+static USER_RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+
+/// Adds the user's own patterns (regular expressions; a group named `secret` is what is
+/// redacted, else the whole match, as `[REDACTED:user]`) to every redaction of this process.
+/// A pattern that is not a valid expression is an error naming it; only the first call counts.
+pub fn set_user_patterns(patterns: &[String]) -> Result<(), String> {
+    let mut rules = Vec::with_capacity(patterns.len());
+    for pattern in patterns {
+        let regex = Regex::new(pattern)
+            .map_err(|e| format!("the redaction pattern {pattern:?} is not valid: {e}"))?;
+        rules.push(Rule { kind: "user", regex, keep: never });
+    }
+    let _ = USER_RULES.set(rules);
+    Ok(())
+}
+
 /// Replaces the secrets in `text` (see `docs/capture.md` for the patterns) with
 /// `[REDACTED:kind]`, and counts them.
 pub fn redact(text: &str) -> (String, usize) {
     let mut count = 0;
     let mut out = text.to_string();
-    for rule in RULES.iter() {
+    for rule in RULES.iter().chain(USER_RULES.get().into_iter().flatten()) {
         if !rule.regex.is_match(&out) {
             continue;
         }

@@ -153,6 +153,10 @@ pub fn hook_mode() {
 pub fn run(cli: Cli) -> Result<u8> {
     output::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
     let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
+    if !matches!(cli.command, Command::Completions(_) | Command::Man(_)) {
+        // The user's own redaction patterns apply to everything this process writes.
+        user::load()?;
+    }
     let done = match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),

@@ -27,6 +27,18 @@ pub struct UserConfig {
     pub checkpoint: Checkpoint,
     /// `[agents]`.
     pub agents: Agents,
+    /// `[redact]`.
+    pub redact: Redact,
+}
+
+/// `[redact]` of the user configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Redact {
+    /// The user's own secrets (a national id, a customer's name), as regular expressions:
+    /// redacted wherever mem redacts, as `[REDACTED:user]` (a group named `secret` narrows what
+    /// is replaced).
+    pub patterns: Vec<String>,
 }
 
 /// `[agents]` of the user configuration.
@@ -118,7 +130,10 @@ pub fn load() -> Result<UserConfig> {
         Some(Err(e)) => return Err(e),
         None => UserConfig::default(),
     };
-    Ok(LOADED.get_or_init(|| config).clone())
+    let config = LOADED.get_or_init(|| config).clone();
+    // Checked when read (`load_from`); the patterns of the file in use.
+    mem::capture::set_user_patterns(&config.redact.patterns).map_err(anyhow::Error::msg)?;
+    Ok(config)
 }
 
 /// Reads the user configuration at `path`, with relative paths made absolute against its
@@ -133,6 +148,11 @@ fn load_from(path: &Path) -> Result<UserConfig> {
     };
     let mut config: UserConfig =
         toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+    for pattern in &config.redact.patterns {
+        if let Err(e) = regex::Regex::new(pattern) {
+            anyhow::bail!("{} is not valid: [redact] pattern {pattern:?}: {e}", path.display());
+        }
+    }
     let folder = path.parent().unwrap_or(Path::new("."));
     let paths =
         [&mut config.embed.model_dir, &mut config.embed.ort_library, &mut config.layers.user];

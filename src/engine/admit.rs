@@ -52,6 +52,7 @@ impl Engine {
     /// Writes a new memory file `<id>.md` at the top of the root, atomically; never replaces a
     /// file. The index picks it up on its next refresh.
     pub fn add(&self, new: NewMemory, now: Timestamp) -> Result<Added> {
+        let (new, _) = redacted(new);
         let memory = Memory::create(new, now)?;
         let rel = format!("{}.md", memory.id());
         store::write_atomic(&self.root.join(&rel), memory.render().as_bytes(), Overwrite::No)?;
@@ -203,6 +204,8 @@ impl Engine {
         on_similar: OnSimilar,
         now: Timestamp,
     ) -> Result<Remembered> {
+        // Compared and written as it will be kept: without its secrets.
+        let (new, _) = redacted(new);
         let mut replaces = None;
         match self.admit(&new, now)? {
             Admission::Fresh => {}
@@ -235,4 +238,19 @@ impl Engine {
         }
         Ok(Remembered::Added { added, superseded: replaces })
     }
+}
+
+/// `new` with the secrets of its text, title and source redacted (see
+/// [`crate::capture::redact`]), and how many there were: nothing mem writes keeps one.
+pub fn redacted(mut new: NewMemory) -> (NewMemory, usize) {
+    let (text, mut count) = crate::capture::redact(&new.text);
+    new.text = text;
+    for field in [&mut new.title, &mut new.source] {
+        if let Some(value) = field.as_mut() {
+            let (clean, n) = crate::capture::redact(value);
+            *value = clean;
+            count += n;
+        }
+    }
+    (new, count)
 }

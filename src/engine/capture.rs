@@ -300,22 +300,43 @@ impl Engine {
                 )
             })?;
             let Some(lines) = lines else { continue };
+            // The copy keeps no secret of the session, and only its owner reads it.
             let mut text = String::new();
             for line in &lines {
-                text.push_str(&serde_json::to_string(line).expect("JSON serialises"));
+                let (line, _) = crate::capture::redact_json(line);
+                text.push_str(&serde_json::to_string(&line).expect("JSON serialises"));
                 text.push('\n');
             }
             let dir = self.state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
-            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+            private_dir(&dir)?;
             let path = dir.join(format!("{session_id}.jsonl"));
             let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
             if !same {
                 store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
             }
+            set_mode(&path, 0o600)?;
             return Ok(Some(path));
         }
         Ok(None)
     }
+}
+
+/// Makes `dir` and the folder above it (`transcripts/`) when missing, readable by their owner
+/// only, existing ones included.
+fn private_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    set_mode(dir, 0o700)?;
+    match dir.parent() {
+        Some(parent) => set_mode(parent, 0o700),
+        None => Ok(()),
+    }
+}
+
+/// Sets the permission bits of `path`.
+fn set_mode(path: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .map_err(|e| Error::io(path, e))
 }
 
 /// The folder of `.mem/` that holds the transcripts mem writes of sessions an agent keeps in a

@@ -86,7 +86,8 @@ pub fn index_native(
     for memory in &read.memories {
         let name = format!("{}.md", memory.id);
         let path = folder.join(&name);
-        let text = native_file(layer, memory, now);
+        // What reaches the other agents carries no secret of the agent's file.
+        let (text, _) = crate::capture::redact(&native_file(layer, memory, now));
         keep.insert(name);
         if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
             continue;
