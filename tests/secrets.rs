@@ -193,3 +193,34 @@ fn the_users_own_patterns_are_redacted_like_the_built_in_ones() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("[redact] pattern \"ACME-(\""), "{}", out.stderr);
 }
+
+/// A secret written into a memory file by hand (or by an older mem) is reported by `mem health`
+/// with the command that replaces it; `mem redact` does, and health is clean again.
+#[test]
+fn health_reports_secrets_in_memory_files_and_redact_replaces_them() {
+    let dir = Dir::new();
+    let repo = project(&dir);
+    let body = format!("The deploy key is GITHUB_TOKEN={TOKEN} for the release job.\n");
+    dir.write(
+        "repo/.memory/deploy.md",
+        crate::util::memory("deploy", "semantic", 6, "2026-11-01T10:00:00Z", &body),
+    );
+    let health = dir.mem_in("repo", &["health"], "");
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(health.stdout.contains("✗ secrets"), "{}", health.stdout);
+    assert!(health.stdout.contains("`mem redact` replaces them"), "{}", health.stdout);
+    assert!(health.stdout.contains("deploy.md (1)"), "{}", health.stdout);
+    let dry = dir.mem_in("repo", &["redact", "--dry-run"], "");
+    assert!(dry.stdout.contains("would redact\t1 secret\tdeploy.md"), "{}", dry.stdout);
+    assert!(dir.read("repo/.memory/deploy.md").contains(TOKEN), "a dry run writes nothing");
+    let done = dir.mem_in("repo", &["redact"], "");
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(done.stdout.contains("redacted\t1 secret\tdeploy.md"), "{}", done.stdout);
+    let text = dir.read("repo/.memory/deploy.md");
+    assert!(!text.contains(TOKEN) && text.contains("for the release job"), "{text}");
+    assert!(text.starts_with("---\nid: deploy\n"), "the front-matter is kept: {text}");
+    assert_eq!(holding(&repo, TOKEN), Vec::<String>::new(), "the index too");
+    let health = dir.mem_in("repo", &["health"], "");
+    assert!(!health.stdout.contains("secrets"), "{}", health.stdout);
+    assert_eq!(health.code, 0, "{}", health.stdout);
+}

@@ -140,6 +140,21 @@ fn files_lines(health: &mem::engine::Health) -> String {
             ),
         ));
     }
+    if !health.secrets.is_empty() {
+        let count: usize = health.secrets.iter().map(|f| f.secrets).sum();
+        text.push_str(&status(
+            false,
+            "secrets",
+            &format!(
+                "{count} secrets in {} memory files (see docs/capture.md, \"Redaction\"); `mem \
+                 redact` replaces them",
+                health.secrets.len()
+            ),
+        ));
+        for file in &health.secrets {
+            text.push_str(&format!("    {} ({})\n", file.path, file.secrets));
+        }
+    }
     if !health.leftovers.is_empty() {
         text.push_str(&status(
             false,

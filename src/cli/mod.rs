@@ -24,6 +24,7 @@ mod output;
 mod parse;
 mod prune;
 mod recall;
+mod redact;
 mod reflect;
 mod served;
 mod session;
@@ -94,6 +95,8 @@ enum Command {
     Forget(forget::ForgetArgs),
     /// Mark a memory as replaced by another.
     Supersede(forget::SupersedeArgs),
+    /// Replace the secrets already in the memory files (those `mem health` reports).
+    Redact(redact::Args),
     /// Suggest (--dry-run) or archive memories that faded, went unused, are invalid or duplicated.
     Prune(prune::Args),
     /// Bring an archived memory back.
@@ -179,6 +182,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Session(args) => session::run(args, &ctx),
         Command::Forget(args) => forget::forget(args, &ctx),
         Command::Supersede(args) => forget::supersede(args, &ctx),
+        Command::Redact(args) => redact::run(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),

@@ -73,6 +73,9 @@ pub struct Health {
     /// Memories that `mem capture` took from what the user stated in a session (`source:
     /// session/<id>`, no digest), as the index has them.
     pub stated_facts: usize,
+    /// Memory files whose body holds secrets (written by hand, or before every write was
+    /// redacted); `mem redact` replaces them.
+    pub secrets: Vec<super::SecretFile>,
 }
 
 /// What `mem verify` would say, counted.
@@ -110,6 +113,7 @@ impl Health {
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
             && self.leftovers.is_empty()
             && self.interrupted_moves.is_empty()
+            && self.secrets.is_empty()
             && !matches!(self.embedding, ModelStatus::Broken { .. })
     }
 }
@@ -227,6 +231,7 @@ impl Engine {
             interrupted_moves,
             code,
             stated_facts: self.stated_facts()?,
+            secrets: self.secret_files(),
         })
     }
 

@@ -30,6 +30,7 @@ mod layers;
 mod native;
 mod recall;
 mod reflect;
+mod secrets;
 mod semantic;
 mod sync;
 mod watch;
@@ -48,6 +49,7 @@ pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
     Written,
 };
+pub use self::secrets::SecretFile;
 pub use self::semantic::{ModelStatus, VectorReport};
 pub use self::sync::SyncReport;
 
