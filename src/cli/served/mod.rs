@@ -7,7 +7,7 @@
 //! docs/security.md.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read as _, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,7 @@ use mem::engine::ContextOptions;
 use mem::session::ledger::Sent;
 use mem::store::RootSource;
 use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _};
 
 pub mod client;
 pub mod server;
@@ -24,8 +25,9 @@ pub mod server;
 /// The variable that turns served hooks off (any value but empty or `0`).
 pub const OFF_ENV: &str = "MEM_NO_SERVER";
 
-/// The most bytes of one message line (a request holds the prompt).
-const MAX_LINE: u64 = 16 << 20;
+/// The most bytes of one request line (it holds the prompt): a hook with a longer one works
+/// in-process, and a server reads no further.
+const MAX_REQUEST: u64 = 1 << 20;
 
 /// Whether served hooks are on in this process (`MEM_NO_SERVER` unset, empty or `0`).
 pub fn enabled() -> bool {
@@ -269,18 +271,28 @@ pub struct Answer {
     pub warnings: Vec<String>,
 }
 
+/// `value` as one JSON line.
+fn line(value: &impl Serialize) -> Option<Vec<u8>> {
+    let mut line = serde_json::to_vec(value).ok()?;
+    line.push(b'\n');
+    Some(line)
+}
+
 /// Writes `value` as one JSON line.
 fn send(mut to: impl Write, value: &impl Serialize) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
-    line.push(b'\n');
+    let line = line(value).ok_or_else(|| std::io::Error::other("cannot write the message"))?;
     to.write_all(&line)?;
     to.flush()
 }
 
-/// Reads one JSON line of at most [`MAX_LINE`] bytes.
-fn receive<T: for<'de> Deserialize<'de>>(from: &mut impl BufRead) -> std::io::Result<T> {
+/// Reads one JSON line of at most `limit` bytes: a longer one is an error, and no byte past
+/// `limit` is read.
+async fn receive_async<T: for<'de> Deserialize<'de>>(
+    from: &mut (impl AsyncBufRead + Unpin),
+    limit: u64,
+) -> std::io::Result<T> {
     let mut line = Vec::new();
-    from.by_ref().take(MAX_LINE).read_until(b'\n', &mut line)?;
+    from.take(limit).read_until(b'\n', &mut line).await?;
     if !line.ends_with(b"\n") {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,

@@ -1,0 +1,266 @@
+//! Inputs that local processes control (issue #51): the session's `mem mcp` that serves hooks
+//! stopped with its listen backlog full, a server that dribbles its answer or sends a huge one,
+//! clients whose request never ends, another user's folder where the sockets go, programs that
+//! save the agents' settings while `mem setup` edits them, and Codex rollouts with only
+//! `event_msg` lines. No prompt waits on any of them; setup loses none of their writes.
+//!
+//! Time limits here are guards, far above the budgets (1 s for a prompt's exchange with the
+//! servers): what they catch is a hook that waits without limit, or for as long as the other
+//! process pleases.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use wait_timeout::ChildExt as _;
+
+use crate::served::{PROMPTS, Served};
+use crate::util::{Dir, Out};
+
+/// How long a hook may take here with a budget of 1 s for the servers, plus its in-process work
+/// on a loaded machine: a guard, not a timing.
+const GUARD: Duration = Duration::from_secs(30);
+
+/// The per-prompt hook for `prompt` in session `session` with served hooks on; `None` when it
+/// did not end within [`GUARD`] (it is killed).
+fn hook_within_guard(served: &Served, prompt: &str, session: &str) -> Option<Out> {
+    let payload = json!({ "session_id": session, "hook_event_name": "UserPromptSubmit",
+                          "prompt": prompt, "cwd": served.dir.path() });
+    let mut cmd = served.command(&["context", "--hook", "claude"], false);
+    crate::util::clean_env(&mut cmd);
+    cmd.env("MEM_NO_SERVER", "0");
+    let mut child =
+        cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(payload.to_string().as_bytes()).unwrap();
+    // Read as the hook writes (a huge answer must not fill the pipe and stop it).
+    let drain = |mut from: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = from.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let done = child.wait_timeout(GUARD).unwrap();
+    if done.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    done.map(|status| Out { code: status.code().unwrap_or(-1), stdout, stderr })
+}
+
+/// The one socket of the served root and its server's process id (from its name).
+fn socket(served: &Served) -> (PathBuf, i32) {
+    let sockets = served.sockets();
+    assert_eq!(sockets.len(), 1, "{sockets:?}");
+    let name = sockets[0].file_stem().unwrap().to_str().unwrap().to_string();
+    let pid = name.rsplit_once('-').unwrap().1.parse().unwrap();
+    (sockets[0].clone(), pid)
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to the process `pid`.
+fn signal(pid: i32, signal: &str) {
+    let status = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status();
+    assert!(status.unwrap().success());
+}
+
+/// A root served by a `mem mcp` that is then stopped (as Ctrl-Z of its session stops it): its
+/// process lives, its socket stays, nothing answers. The server is continued (and killed) when
+/// the guard is dropped.
+struct Stopped {
+    served: Served,
+    server: crate::mcp::Server,
+    path: PathBuf,
+    pid: i32,
+}
+
+impl Stopped {
+    fn new() -> Stopped {
+        let served = Served::new(Dir::example());
+        let server = served.server("2026-11-30T12:00:00Z");
+        let (path, pid) = socket(&served);
+        // Stopped between calls, not holding the root's lock (a hook in-process would wait for
+        // it, as for any stopped `mem` that holds it: docs/reliability.md).
+        let lock =
+            std::fs::File::options().write(true).open(served.dir.path().join(".mem/lock")).unwrap();
+        loop {
+            signal(pid, "STOP");
+            use rustix::fs::{FlockOperation, flock};
+            if flock(&lock, FlockOperation::NonBlockingLockExclusive).is_ok() {
+                flock(&lock, FlockOperation::Unlock).unwrap();
+                break;
+            }
+            signal(pid, "CONT");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Stopped { served, server, path, pid }
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        signal(self.pid, "CONT");
+        self.server.kill();
+    }
+}
+
+/// Item 1 of issue #51: a stopped server whose listen backlog is full (every earlier hook's
+/// connection stays queued) made a hook's connect wait for ever.
+#[test]
+fn a_hook_against_a_stopped_server_with_a_full_backlog_answers_in_process() {
+    let stopped = Stopped::new();
+    let expected = stopped.served.hook(PROMPTS[0], "plain", true).stdout;
+    assert!(!expected.is_empty());
+    // Connections closed at once stay queued: fill the backlog until a connect waits.
+    let queued = Arc::new(AtomicUsize::new(0));
+    let filler = {
+        let (path, queued) = (stopped.path.clone(), Arc::clone(&queued));
+        std::thread::spawn(move || {
+            while UnixStream::connect(&path).is_ok() && queued.load(Ordering::Relaxed) < 100_000 {
+                queued.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let mut last = usize::MAX;
+    while queued.load(Ordering::Relaxed) != last {
+        last = queued.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(last > 0 && last < 100_000 && !filler.is_finished(), "the backlog never filled");
+    let out = hook_within_guard(&stopped.served, PROMPTS[0], "served");
+    let out = out.expect("the hook waited on the stopped server");
+    assert_eq!(out.stdout, expected, "{}", out.stderr);
+    drop(stopped);
+    filler.join().unwrap();
+}
+
+/// Stops a fake server when dropped.
+struct Ends(Arc<AtomicBool>, PathBuf);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+        let _ = UnixStream::connect(&self.1);
+    }
+}
+
+/// A fake server at the socket of a stopped `mem mcp` (its process alive, so its socket is
+/// taken for a live server's): each connection's request is read, then `reply` answers it.
+/// Stops when the guard it returns is dropped.
+fn fake_server(stopped: &Stopped, reply: impl Fn(UnixStream) + Send + Sync + 'static) -> Ends {
+    std::fs::remove_file(&stopped.path).unwrap();
+    let listener = UnixListener::bind(&stopped.path).unwrap();
+    let end = Arc::new(AtomicBool::new(false));
+    let (ends, reply) = (Arc::clone(&end), Arc::new(reply));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            if ends.load(Ordering::Relaxed) {
+                return;
+            }
+            let Ok(stream) = stream else { continue };
+            let reply = Arc::clone(&reply);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let _ = BufReader::new(&stream).read_line(&mut line);
+                reply(stream);
+            });
+        }
+    });
+    Ends(end, stopped.path.clone())
+}
+
+/// A context answer holding `text`, as a server sends it.
+fn answer_line(text: &str) -> Vec<u8> {
+    let answer = json!({ "Answer": { "text": text, "memories": 1, "sent": [], "warnings": [] } });
+    format!("{answer}\n").into_bytes()
+}
+
+/// Item 2: a server that takes the request, then sends its answer a byte a second, held a
+/// prompt as long as it pleased (the answer's limit applied to each read).
+#[test]
+fn a_hook_against_a_dribbling_server_answers_in_process() {
+    let stopped = Stopped::new();
+    let expected = stopped.served.hook(PROMPTS[0], "plain", true).stdout;
+    let _fake = fake_server(&stopped, |mut stream| {
+        let _ = stream.write_all(b"\"Accepted\"\n");
+        for byte in answer_line("DRIBBLED") {
+            std::thread::sleep(Duration::from_secs(1));
+            if stream.write_all(&[byte]).is_err() {
+                return;
+            }
+        }
+    });
+    let out = hook_within_guard(&stopped.served, PROMPTS[0], "served");
+    let out = out.expect("the hook waited on the dribbling server");
+    assert!(!out.stdout.contains("DRIBBLED"), "{}", out.stdout);
+    assert_eq!(out.stdout, expected, "{}", out.stderr);
+}
+
+/// Item 2: a served answer was printed whatever its size (15 MB went out as the context).
+#[test]
+fn a_huge_served_answer_is_dropped_and_the_hook_answers_in_process() {
+    let stopped = Stopped::new();
+    let expected = stopped.served.hook(PROMPTS[0], "plain", true).stdout;
+    let huge = format!("HUGE{}", "x".repeat(15 << 20));
+    let _fake = fake_server(&stopped, move |mut stream| {
+        let _ = stream.write_all(b"\"Accepted\"\n");
+        let _ = stream.write_all(&answer_line(&huge));
+    });
+    let out = hook_within_guard(&stopped.served, PROMPTS[0], "served");
+    let out = out.expect("the hook waited on the server of the huge answer");
+    assert!(!out.stdout.contains("HUGE"), "{} bytes out", out.stdout.len());
+    assert_eq!(out.stdout, expected, "{}", out.stderr);
+}
+
+/// The resident memory of the process `pid`, in MiB.
+fn resident_mib(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() / 1024
+}
+
+/// Item 2: clients whose request never ends (no line break, ever) grew the server by 700 MB,
+/// which it kept. Now a request is bounded in size and time, few are read at once, and the
+/// server still answers after them.
+#[test]
+fn endless_requests_leave_the_server_small_and_answering() {
+    let served = Served::new(Dir::example());
+    let _server = served.server("2026-11-30T12:00:00Z");
+    let (path, pid) = socket(&served);
+    // A hook first, so that what a hook loads is counted before.
+    assert!(!served.hook(PROMPTS[0], "first", false).stdout.is_empty());
+    let before = resident_mib(pid);
+    let stop = Arc::new(AtomicBool::new(false));
+    let clients: Vec<_> = (0..32)
+        .map(|_| {
+            let (path, stop) = (path.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let chunk = vec![b'x'; 64 << 10];
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(mut stream) = UnixStream::connect(&path) else { return };
+                    stream.set_write_timeout(Some(Duration::from_secs(1))).unwrap();
+                    while !stop.load(Ordering::Relaxed) && stream.write_all(&chunk).is_ok() {}
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(8));
+    let during = resident_mib(pid);
+    stop.store(true, Ordering::Relaxed);
+    for client in clients {
+        client.join().unwrap();
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let after = resident_mib(pid);
+    assert!(during < before + 150, "{before} MiB before, {during} MiB while asked endlessly");
+    assert!(after < before + 150, "{before} MiB before, {after} MiB after");
+    let servers = served.servers();
+    assert!(servers.iter().any(|s| s["differs"].as_array().unwrap().is_empty()), "{servers:?}");
+}
