@@ -388,3 +388,71 @@ fn the_temporary_files_of_a_killed_setup_are_gone_after_the_next_one() {
     }
     panic!("no setup was killed while it wrote ({caught} in 200 tries)");
 }
+
+/// A Codex rollout line of `kind` with `payload`.
+fn rollout_line(kind: &str, at: &str, payload: serde_json::Value) -> String {
+    format!("{}\n", json!({ "timestamp": at, "type": kind, "payload": payload }))
+}
+
+/// A Codex rollout of two turns: its `session_meta`, then each prompt and answer as
+/// `event_msg` lines, and as `response_item` lines too when `items`.
+fn rollout(items: bool) -> String {
+    let meta = json!({ "id": "0199a213-81c0-7800-8aa1-bbab2a035a53", "cwd": "/home/ana/shop",
+                       "timestamp": "2026-11-29T10:00:00Z" });
+    let mut text = rollout_line("session_meta", "2026-11-29T10:00:00Z", meta);
+    let turns = [("Fix the failing login test", "Fixed."), ("Now the signup test", "Done too.")];
+    for (i, (prompt, answer)) in turns.iter().enumerate() {
+        let at = format!("2026-11-29T10:0{i}:10Z");
+        if items {
+            let content = json!([{ "type": "input_text", "text": prompt }]);
+            let item = json!({ "type": "message", "role": "user", "content": content });
+            text.push_str(&rollout_line("response_item", &at, item));
+        }
+        let said = json!({ "type": "user_message", "message": prompt });
+        text.push_str(&rollout_line("event_msg", &at, said));
+        let said = json!({ "type": "agent_message", "message": answer });
+        text.push_str(&rollout_line("event_msg", &at, said));
+        if items {
+            let content = json!([{ "type": "output_text", "text": answer }]);
+            let item = json!({ "type": "message", "role": "assistant", "content": content });
+            text.push_str(&rollout_line("response_item", &at, item));
+        }
+    }
+    text
+}
+
+/// Item 5 of issue #51: a Codex rollout of `event_msg` lines only gave the session log no turn;
+/// now its prompts and answers are the log's, and a rollout with both kinds of lines logs each
+/// once.
+#[test]
+fn a_codex_rollout_of_event_msg_lines_only_is_logged() {
+    for (items, session) in [(false, "echoes"), (true, "both")] {
+        let root = Dir::new();
+        root.mem(&["init", "."]).ok();
+        let files = tempfile::tempdir().unwrap();
+        let transcript = files.path().join("rollout.jsonl");
+        std::fs::write(&transcript, rollout(items)).unwrap();
+        let payload = json!({ "session_id": session, "transcript_path": transcript,
+                              "cwd": "/home/ana/shop", "hook_event_name": "Stop" });
+        root.mem_stdin(&["capture", "--json"], payload.to_string()).json();
+        let events = root.mem(&["session", "show", session, "--json"]).json();
+        let said: Vec<(String, String)> = events
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] != "meta")
+            .map(|e| (e["kind"].as_str().unwrap().into(), e["text"].as_str().unwrap().into()))
+            .collect();
+        let expected = [
+            ("prompt", "Fix the failing login test"),
+            ("assistant", "Fixed."),
+            ("prompt", "Now the signup test"),
+            ("assistant", "Done too."),
+        ]
+        .map(|(k, t)| (k.to_string(), t.to_string()));
+        assert_eq!(said, expected, "{session}");
+        let list = root.mem(&["session", "list"]).ok().to_string();
+        assert!(list.contains(&format!("{session}\tcodex\t")), "{list}");
+        assert!(list.contains("\t2 turns\t"), "{list}");
+    }
+}
