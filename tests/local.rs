@@ -456,3 +456,68 @@ fn a_codex_rollout_of_event_msg_lines_only_is_logged() {
         assert!(list.contains("\t2 turns\t"), "{list}");
     }
 }
+
+/// Item 3 of issue #51: another user who made `mem-<uid>` in the temporary folder first (or left
+/// it open to others) turned served hooks off for good. Now the server listens in a folder of
+/// its own, of a random name, recorded in the user's cache folder, and hooks find it there.
+#[test]
+fn a_folder_another_user_took_first_does_not_turn_served_hooks_off() {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let served = Served::new(Dir::example());
+    let tmp = tempfile::tempdir().unwrap();
+    let uid = rustix::process::getuid();
+    let taken = tmp.path().join(format!("mem-{}", uid.as_raw()));
+    std::fs::create_dir(&taken).unwrap();
+    std::fs::set_permissions(&taken, std::fs::Permissions::from_mode(0o777)).unwrap();
+    if uid.is_root() {
+        // Another user's indeed (nobody's).
+        let nobody = Some(rustix::fs::Uid::from_raw(65534));
+        rustix::fs::chown(&taken, nobody, None).unwrap();
+    }
+    // No runtime folder, as an agent that passes few variables starts its servers.
+    let command = |args: &[&str], off: bool| {
+        let mut cmd = served.command(args, off);
+        cmd.env_remove("XDG_RUNTIME_DIR").env("TMPDIR", tmp.path());
+        crate::util::clean_env(&mut cmd);
+        cmd.env("MEM_NO_SERVER", if off { "1" } else { "0" });
+        cmd
+    };
+    let mut cmd = command(&["--now", "2026-11-30T12:00:00Z", "mcp"], false);
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut server = crate::mcp::Server::of(cmd.spawn().unwrap());
+    server.initialize();
+    let listening = || {
+        let out = crate::util::run(&mut command(&["health", "--json"], false));
+        let health: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let servers = health["served_hooks"]["servers"].as_array().unwrap().clone();
+        servers.iter().any(|s| s["differs"].as_array().unwrap().is_empty())
+    };
+    let mut tries = 0;
+    while !listening() {
+        tries += 1;
+        assert!(tries < 600, "the server never listened: {}", server.log());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let hook = |off: bool| {
+        let payload = json!({ "session_id": format!("s-{off}"), "cwd": served.dir.path(),
+                              "hook_event_name": "UserPromptSubmit", "prompt": PROMPTS[0] });
+        let out = crate::util::run_with_stdin(
+            &mut command(&["context", "--hook", "claude"], off),
+            payload.to_string(),
+        );
+        out.stdout
+    };
+    assert_eq!(hook(false), hook(true));
+    // Not in the folder taken, but in one of this user's, private, named in the cache folder.
+    assert_eq!(std::fs::read_dir(&taken).unwrap().count(), 0);
+    let record = served.dir.home().join(".cache/mem/served-folder");
+    let own = PathBuf::from(std::fs::read_to_string(record).unwrap().trim());
+    assert!(own.starts_with(tmp.path()) && own != taken, "{}", own.display());
+    let meta = std::fs::symlink_metadata(&own).unwrap();
+    assert_eq!((meta.uid(), meta.mode() & 0o777), (uid.as_raw(), 0o700));
+    let sockets: Vec<_> = std::fs::read_dir(&own).unwrap().flatten().collect();
+    assert_eq!(sockets.len(), 1, "{sockets:?}");
+    let mode = sockets[0].metadata().unwrap().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    drop(server);
+}

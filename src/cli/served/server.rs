@@ -79,8 +79,7 @@ pub fn listen(
     }
     let (root, source) = globals.locate_root(None).map_err(|e| e.to_string())?;
     let key = Key::of(&root, source);
-    let folder = super::folders().into_iter().next().expect("there is always one folder");
-    super::make_private(&folder)?;
+    let folder = super::listen_folder()?;
     sweep(&folder);
     let path = folder.join(format!("{}{}.sock", super::prefix(&root), std::process::id()));
     let _ = std::fs::remove_file(&path);
