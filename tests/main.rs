@@ -48,6 +48,9 @@ mod injections;
 /// The source layout: docs/architecture.md names every file, short files, no front end in the
 /// library, no import circle.
 mod layout;
+/// Inputs local processes control: stopped, dribbling or flooding servers, another user's
+/// folder, writers racing setup, Codex's `event_msg`-only rollouts (issue #51).
+mod local;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
 /// The agents' own memories as read-only layers: recall by layer, adopt, never twice, bad files.

@@ -158,7 +158,7 @@ impl Server {
         text(&result).to_string()
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         format!("\nstderr: {}", self.stderr.lock().unwrap())
     }
 

@@ -162,3 +162,40 @@ fn an_opencode_session_run_without_the_plugin_is_captured_by_missed() {
     let sessions = sessions(&project);
     assert!(sessions[0].1.contains("# Session: rename the checkout module"), "{sessions:?}");
 }
+
+/// Issue #51, item 2: mem's plugin waited for `mem` without limit (a `mem` stalled 25 s put the
+/// prompt 90 s late). A `mem` that hangs (its child holding its output open) now holds a prompt
+/// for the plugin's limits only, and the prompt goes on without memory: `opencode run` ends
+/// well within the two-minute guard, where it stayed past it before.
+#[test]
+fn a_mem_that_hangs_holds_an_opencode_prompt_only_for_the_plugin_s_limit() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let Some(agents) = agents() else { return };
+    let project = Project::new(agents);
+    project.mem_ok(&["setup", "opencode"]);
+    project.mem_ok(&["add", "--type", "semantic", "--importance", "8", PNPM]);
+    let hangs = tempfile::tempdir().unwrap();
+    let script = hangs.path().join("mem");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n# A mem that hangs; its child holds the output open.\nsleep 150\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let plugin = project.repo().join(".opencode/plugins/mem.js");
+    let text = std::fs::read_to_string(&plugin).unwrap();
+    let hanging = format!("const MEM = {};", serde_json::to_string(&script).unwrap());
+    let text: Vec<String> = text
+        .lines()
+        .map(|l| if l.starts_with("const MEM = ") { hanging.clone() } else { l.to_string() })
+        .collect();
+    std::fs::write(&plugin, text.join("\n") + "\n").unwrap();
+    let model = StandIn::start(json!({ "text": "Answered anyway." }));
+    // `Project::opencode` fails past two minutes.
+    let out = project.opencode(&model, "which package manager do we use", &[]);
+    assert!(out.stdout.contains("Answered anyway."), "{out:?}");
+    let conversation = model.conversation();
+    assert!(!conversation.is_empty(), "the prompt reached the model");
+    assert!(conversation[0].contains("which package manager"), "{}", conversation[0]);
+    assert!(!conversation[0].contains(PNPM), "no memory from a mem that hangs");
+}

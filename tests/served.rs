@@ -16,20 +16,20 @@ use crate::util::{Dir, Out, bin, clean_env, memory, run, run_with_stdin};
 const PATIENCE: Duration = Duration::from_secs(120);
 
 /// A root and the private runtime folder its servers listen in.
-struct Served {
-    dir: Dir,
-    runtime: tempfile::TempDir,
+pub(crate) struct Served {
+    pub(crate) dir: Dir,
+    pub(crate) runtime: tempfile::TempDir,
 }
 
 impl Served {
     /// `dir` with the test model configured.
-    fn new(dir: Dir) -> Served {
+    pub(crate) fn new(dir: Dir) -> Served {
         dir.use_model("");
         Served { dir, runtime: tempfile::tempdir().unwrap() }
     }
 
     /// `mem --dir ROOT <args>` with served hooks on (`MEM_NO_SERVER=0`) unless `off`.
-    fn command(&self, args: &[&str], off: bool) -> Command {
+    pub(crate) fn command(&self, args: &[&str], off: bool) -> Command {
         let mut cmd = Command::new(bin());
         cmd.arg("--dir").arg(self.dir.path()).args(args).current_dir(self.dir.path());
         cmd.env("XDG_CONFIG_HOME", self.dir.home())
@@ -41,7 +41,7 @@ impl Served {
 
     /// `mem mcp` of the root, past the handshake, listening for hooks (`now` is its own time,
     /// which must not be the one it answers with).
-    fn server(&self, now: &str) -> Server {
+    pub(crate) fn server(&self, now: &str) -> Server {
         let mut cmd = self.command(&["--now", now, "mcp"], false);
         clean_env(&mut cmd);
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
@@ -57,19 +57,19 @@ impl Served {
     }
 
     /// What `mem health --json` says of the servers of the root.
-    fn servers(&self) -> Vec<serde_json::Value> {
+    pub(crate) fn servers(&self) -> Vec<serde_json::Value> {
         let out = run(&mut self.command(&["health", "--json"], false));
         let health: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
         health["served_hooks"]["servers"].as_array().unwrap().clone()
     }
 
     /// How many hooks the live servers of the root answered.
-    fn answered(&self) -> u64 {
+    pub(crate) fn answered(&self) -> u64 {
         self.servers().iter().map(|s| s["answered"].as_u64().unwrap()).sum()
     }
 
     /// The per-prompt hook for `prompt` in session `session`, served unless `off`.
-    fn hook(&self, prompt: &str, session: &str, off: bool) -> Out {
+    pub(crate) fn hook(&self, prompt: &str, session: &str, off: bool) -> Out {
         let payload = json!({
             "session_id": session,
             "hook_event_name": "UserPromptSubmit",
@@ -81,7 +81,7 @@ impl Served {
     }
 
     /// The sockets in the runtime folder.
-    fn sockets(&self) -> Vec<PathBuf> {
+    pub(crate) fn sockets(&self) -> Vec<PathBuf> {
         let folder = self.runtime.path().join("mem");
         let Ok(entries) = std::fs::read_dir(folder) else { return Vec::new() };
         entries.map(|e| e.unwrap().path()).filter(|p| p.extension().unwrap() == "sock").collect()
@@ -133,7 +133,7 @@ fn generated(n: usize) -> Dir {
 }
 
 /// Prompts whose answers differ from root to root.
-const PROMPTS: [&str; 5] = [
+pub(crate) const PROMPTS: [&str; 5] = [
     "why does the login test fail on staging",
     "how do we deploy the billing service",
     "the database migration is slow",

@@ -388,7 +388,8 @@ fn counter(path: &Path) -> u64 {
 /// saved meanwhile: 75 of 200 acknowledged writes. A writer saves `~/.claude.json` by rename,
 /// each version numbered, while setup and `--remove` run again and again: before each save, the
 /// writer checks that its previous version is still there or in what setup wrote (a version
-/// setup replaced with an older one is looked at again once that setup has ended).
+/// setup replaced with an older one is looked at again once that setup has ended). A setup may
+/// stop when the file changes under it four times in a row; it never loses a version.
 #[test]
 fn a_version_the_agent_saves_while_setup_edits_is_never_lost() {
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -431,7 +432,10 @@ fn a_version_the_agent_saves_while_setup_edits_is_never_lost() {
             args.push("--remove");
         }
         let out = repo.mem(&args);
-        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        // A file that keeps changing stops setup after three edits made again (issue #51),
+        // with the file as the writer saved it.
+        let stopped = out.stderr.contains("changed while mem setup edited it");
+        assert!(out.code == 0 || stopped, "{args:?}: {}", out.stderr);
         runs += 1;
         let (count, cond) = &*ended;
         *count.lock().unwrap() += 1;

@@ -199,7 +199,8 @@ fn added(text: &str) -> bool {
 
 /// The events of one line: changes of cwd, model or approval and sandbox mode
 /// (`session_meta`, `turn_context`), a compaction, the items (messages, tool calls and their
-/// outputs), and the user's and assistant's messages again as echoes (`event_msg`).
+/// outputs), and the user's and assistant's messages again as echoes (`event_msg`), which the log
+/// takes as the messages in a rollout of `event_msg` lines only (see [`super::ITEMS`]).
 fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
     let payload = &line["payload"];
     let text = |key: &str| payload[key].as_str();
@@ -228,7 +229,13 @@ fn fold(f: &mut Fold, line: &Value, out: &mut Vec<TranscriptEvent>) {
             f.meta(text("cwd"), text("model"), mode, out);
         }
         "compacted" => out.push(TranscriptEvent::new(Kind::Meta, "the conversation was compacted")),
-        "response_item" => item(payload, out),
+        "response_item" => {
+            // The rollout records its messages as items: its echoes are not logged again.
+            if !f.has_items() {
+                f.released.insert(super::ITEMS.to_string());
+            }
+            item(payload, out)
+        }
         "event_msg" => {
             let kind = match payload["type"].as_str() {
                 Some("user_message") => Kind::Prompt,

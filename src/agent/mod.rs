@@ -309,7 +309,19 @@ pub struct Line {
     pub events: Vec<TranscriptEvent>,
 }
 
+/// The entry of [`Fold::released`] that says the transcript records its messages as items (Codex's
+/// `response_item` lines) besides its echoes of them (`event_msg`): the log then leaves the
+/// echoes out. A transcript without it (a Codex rollout of `event_msg` lines only) is logged
+/// from its echoes. Kept with the released ids, so that a later import knows it too.
+pub const ITEMS: &str = "\u{0}items";
+
 impl Fold {
+    /// Whether the transcript read so far records its messages as items (see [`ITEMS`]): its
+    /// echoes are then left out of the log.
+    pub fn has_items(&self) -> bool {
+        self.released.contains(ITEMS)
+    }
+
     /// A fold that carries on from what an earlier read of the transcript recorded.
     pub fn resumed(
         agent: Option<Agent>,

@@ -45,16 +45,19 @@ pub fn log_text(text: &str, redacted: &mut usize) -> String {
 
 impl LineState {
     /// The events of one parsed transcript line, read by its agent's reader (none for a line
-    /// of no known agent, and none for an agent's echoes of what it also records as items).
+    /// of no known agent, and none for an agent's echoes of what it also records as items; a
+    /// transcript of echoes only is logged from them, see [`crate::agent::ITEMS`]).
     pub fn events(&mut self, line: &Value) -> Vec<NewEvent> {
         let Some(folded) = self.fold.line(line) else { return Vec::new() };
-        folded.events.into_iter().filter(|e| !e.echo).map(|e| self.logged(e)).collect()
+        let items = self.fold.has_items();
+        folded.events.into_iter().filter(|e| !e.echo || !items).map(|e| self.logged(e)).collect()
     }
 
     /// The events still held at the end of what is read (see `agent::Fold::finish`).
     pub fn finish(&mut self) -> Vec<NewEvent> {
         let held = self.fold.finish();
-        held.into_iter().filter(|e| !e.echo).map(|e| self.logged(e)).collect()
+        let items = self.fold.has_items();
+        held.into_iter().filter(|e| !e.echo || !items).map(|e| self.logged(e)).collect()
     }
 
     /// An event as the log keeps it: every text cleaned, redacted and cut (see [`log_text`]),

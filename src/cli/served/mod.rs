@@ -7,7 +7,7 @@
 //! docs/security.md.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read as _, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -17,6 +17,7 @@ use mem::engine::ContextOptions;
 use mem::session::ledger::Sent;
 use mem::store::RootSource;
 use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _};
 
 pub mod client;
 pub mod server;
@@ -24,8 +25,9 @@ pub mod server;
 /// The variable that turns served hooks off (any value but empty or `0`).
 pub const OFF_ENV: &str = "MEM_NO_SERVER";
 
-/// The most bytes of one message line (a request holds the prompt).
-const MAX_LINE: u64 = 16 << 20;
+/// The most bytes of one request line (it holds the prompt): a hook with a longer one works
+/// in-process, and a server reads no further.
+const MAX_REQUEST: u64 = 1 << 20;
 
 /// Whether served hooks are on in this process (`MEM_NO_SERVER` unset, empty or `0`).
 pub fn enabled() -> bool {
@@ -35,16 +37,83 @@ pub fn enabled() -> bool {
 /// The folders servers listen in, the one this process would listen in first:
 /// `$XDG_RUNTIME_DIR/mem`, and `mem-<uid>` in the system's temporary folder (a server started
 /// without `XDG_RUNTIME_DIR`, as an agent that passes few variables to its MCP servers starts
-/// it, listens there).
+/// it, listens there), then this user's own folder of a random name ([`own_folder`]), where a
+/// server listens when another user took `mem-<uid>` first.
 pub fn folders() -> Vec<PathBuf> {
     let mut folders = Vec::new();
-    if let Some(run) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
-        && run.is_absolute()
-    {
-        folders.push(run.join("mem"));
+    if let Some(run) = runtime_folder() {
+        folders.push(run);
     }
-    folders.push(std::env::temp_dir().join(format!("mem-{}", uid())));
+    folders.push(shared_folder());
+    folders.extend(own_folder());
     folders
+}
+
+/// `$XDG_RUNTIME_DIR/mem`, when the variable names an absolute folder: a folder only this user
+/// can create.
+fn runtime_folder() -> Option<PathBuf> {
+    let run = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)?;
+    run.is_absolute().then(|| run.join("mem"))
+}
+
+/// `mem-<uid>` in the system's temporary folder, which any user can create first.
+fn shared_folder() -> PathBuf {
+    std::env::temp_dir().join(format!("mem-{}", uid()))
+}
+
+/// The file that records this user's own folder: in the user's cache folder
+/// (`$XDG_CACHE_HOME/mem/served-folder`, else `~/.cache/mem/served-folder`), which only the user
+/// can write.
+fn record() -> Option<PathBuf> {
+    Some(dirs::cache_dir()?.join("mem").join("served-folder"))
+}
+
+/// This user's own folder for the sockets, as [`record`] names it, when it is private
+/// ([`not_private`]): a folder of a random name made by a server that found `mem-<uid>` taken.
+fn own_folder() -> Option<PathBuf> {
+    let text = std::fs::read_to_string(record()?).ok()?;
+    let folder = PathBuf::from(text.trim_end_matches('\n'));
+    (folder.is_absolute() && not_private(&folder).is_none()).then_some(folder)
+}
+
+/// The folder a server listens in, made private if it is missing: `$XDG_RUNTIME_DIR/mem` when
+/// the variable is set, else `mem-<uid>` in the temporary folder; when another user took that
+/// one (or left it open), this user's own folder ([`own_folder`]), made first if there is none:
+/// a fresh folder of a random name (no one can make it first) recorded in the user's cache
+/// folder.
+fn listen_folder() -> Result<PathBuf, String> {
+    if let Some(run) = runtime_folder() {
+        return make_private(&run).map(|()| run);
+    }
+    let shared = shared_folder();
+    let taken = match make_private(&shared) {
+        Ok(()) => return Ok(shared),
+        Err(why) => why,
+    };
+    if let Some(own) = own_folder() {
+        return Ok(own);
+    }
+    let record =
+        record().ok_or(format!("{taken}, and there is no cache folder to note another"))?;
+    let fresh = tempfile::Builder::new()
+        .prefix(&format!("mem-{}-", uid()))
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(std::env::temp_dir())
+        .map_err(|e| format!("{taken}, and cannot make another folder: {e}"))?
+        .keep();
+    let noted = (|| -> std::io::Result<()> {
+        let folder = record.parent().unwrap_or(Path::new("/"));
+        std::fs::create_dir_all(folder)?;
+        let mut file = tempfile::NamedTempFile::new_in(folder)?;
+        writeln!(file, "{}", fresh.display())?;
+        file.persist(&record).map_err(|e| e.error)?;
+        Ok(())
+    })();
+    if let Err(e) = noted {
+        let _ = std::fs::remove_dir(&fresh);
+        return Err(format!("{taken}, and cannot note another in {}: {e}", record.display()));
+    }
+    not_private(&fresh).map_or(Ok(fresh), Err)
 }
 
 /// This process's user id.
@@ -269,18 +338,28 @@ pub struct Answer {
     pub warnings: Vec<String>,
 }
 
+/// `value` as one JSON line.
+fn line(value: &impl Serialize) -> Option<Vec<u8>> {
+    let mut line = serde_json::to_vec(value).ok()?;
+    line.push(b'\n');
+    Some(line)
+}
+
 /// Writes `value` as one JSON line.
 fn send(mut to: impl Write, value: &impl Serialize) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(value).map_err(std::io::Error::other)?;
-    line.push(b'\n');
+    let line = line(value).ok_or_else(|| std::io::Error::other("cannot write the message"))?;
     to.write_all(&line)?;
     to.flush()
 }
 
-/// Reads one JSON line of at most [`MAX_LINE`] bytes.
-fn receive<T: for<'de> Deserialize<'de>>(from: &mut impl BufRead) -> std::io::Result<T> {
+/// Reads one JSON line of at most `limit` bytes: a longer one is an error, and no byte past
+/// `limit` is read.
+async fn receive_async<T: for<'de> Deserialize<'de>>(
+    from: &mut (impl AsyncBufRead + Unpin),
+    limit: u64,
+) -> std::io::Result<T> {
     let mut line = Vec::new();
-    from.by_ref().take(MAX_LINE).read_until(b'\n', &mut line)?;
+    from.take(limit).read_until(b'\n', &mut line).await?;
     if !line.ends_with(b"\n") {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,

@@ -4,7 +4,6 @@
 //! the caller's time. The socket is removed when the server ends; one left by a killed server is
 //! removed by the next hook or server that finds it dead.
 
-use std::io::BufReader;
 use std::os::unix::fs::PermissionsExt as _;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -17,6 +16,7 @@ use mem::agent::Agent;
 use mem::engine::{ContextOptions, Layers};
 use mem::store::{Layer, RootSource};
 use tokio::net::UnixListener;
+use tokio::sync::Semaphore;
 
 use super::{Answer, Asked, Key, Reply, Request};
 use crate::cli::Globals;
@@ -30,8 +30,12 @@ const LOCK_TRIES: u32 = 50;
 /// next hook.
 const REFRESH_LOCK_TRIES: u32 = 2_000;
 
-/// How long a connection may take to send its request.
+/// How long a connection may take to send its whole request, and each write of the reply.
 const READ: Duration = Duration::from_secs(2);
+
+/// How many connections are served at once: one more is closed at once (its hook works
+/// in-process), so that clients that never finish their request hold little.
+const CONNECTIONS: usize = 8;
 
 /// The socket while the server listens; removed when dropped.
 pub struct Listening {
@@ -59,6 +63,8 @@ struct Shared {
     source: RootSource,
     key: Key,
     answered: AtomicU64,
+    /// The connections being served ([`CONNECTIONS`] at most).
+    slots: Arc<Semaphore>,
 }
 
 /// Starts answering the hooks of the root `globals` finds, from `layers`, on a socket of its
@@ -73,8 +79,7 @@ pub fn listen(
     }
     let (root, source) = globals.locate_root(None).map_err(|e| e.to_string())?;
     let key = Key::of(&root, source);
-    let folder = super::folders().into_iter().next().expect("there is always one folder");
-    super::make_private(&folder)?;
+    let folder = super::listen_folder()?;
     sweep(&folder);
     let path = folder.join(format!("{}{}.sock", super::prefix(&root), std::process::id()));
     let _ = std::fs::remove_file(&path);
@@ -85,7 +90,9 @@ pub fn listen(
         .map_err(|e| format!("cannot restrict {}: {e}", listening.path.display()))?;
     keep_fresh(Arc::clone(&layers), globals.fixed_now);
     let globals = globals.clone();
-    let shared = Arc::new(Shared { layers, globals, source, key, answered: AtomicU64::new(0) });
+    let slots = Arc::new(Semaphore::new(CONNECTIONS));
+    let answered = AtomicU64::new(0);
+    let shared = Arc::new(Shared { layers, globals, source, key, answered, slots });
     tokio::spawn(accept(listener, shared));
     Ok(Some(listening))
 }
@@ -144,8 +151,10 @@ fn sweep(folder: &std::path::Path) {
     }
 }
 
-/// Takes connections until the runtime stops; each one from this user is answered on a
-/// blocking thread, so that the MCP server goes on meanwhile.
+/// Takes connections until the runtime stops; each one from this user, while fewer than
+/// [`CONNECTIONS`] are served, has [`READ`] to send its request (at most
+/// [`super::MAX_REQUEST`] bytes), which is then answered on a blocking thread, so that the MCP
+/// server goes on meanwhile. What a connection read is freed when it ends, however it ends.
 async fn accept(listener: UnixListener, shared: Arc<Shared>) {
     loop {
         let stream = match listener.accept().await {
@@ -157,24 +166,34 @@ async fn accept(listener: UnixListener, shared: Arc<Shared>) {
             }
         };
         // The folder is this user's only, and the peer is checked all the same.
-        let same_user = stream.peer_cred().is_ok_and(|cred| cred.uid() == super::uid());
-        let Ok(stream) = stream.into_std() else { continue };
-        if !same_user || stream.set_nonblocking(false).is_err() {
+        if !stream.peer_cred().is_ok_and(|cred| cred.uid() == super::uid()) {
             continue;
         }
+        let Ok(slot) = Arc::clone(&shared.slots).try_acquire_owned() else { continue };
         let shared = Arc::clone(&shared);
-        tokio::task::spawn_blocking(move || serve(&stream, &shared));
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(stream);
+            let read = super::receive_async::<Request>(&mut reader, super::MAX_REQUEST);
+            let Ok(Ok(request)) = tokio::time::timeout(READ, read).await else { return };
+            let Ok(stream) = reader.into_inner().into_std() else { return };
+            if stream.set_nonblocking(false).is_err() {
+                return;
+            }
+            let _ = tokio::task::spawn_blocking(move || {
+                serve(&stream, &shared, request);
+                drop(slot);
+            })
+            .await;
+        });
     }
 }
 
-/// Answers one connection's request (a failure to read or write ends it: the hook works
+/// Answers one connection's `request` (a failure to write ends it: the hook works
 /// in-process).
-fn serve(stream: &UnixStream, shared: &Shared) {
-    if stream.set_read_timeout(Some(READ)).is_err() || stream.set_write_timeout(Some(READ)).is_err()
-    {
+fn serve(stream: &UnixStream, shared: &Shared, request: Request) {
+    if stream.set_write_timeout(Some(READ)).is_err() {
         return;
     }
-    let Ok(request) = super::receive::<Request>(&mut BufReader::new(stream)) else { return };
     let reply = match request {
         Request::Status { key } => Reply::Status {
             pid: std::process::id(),

@@ -64,24 +64,45 @@ const PLUGIN_TEXT: &str = r#"// mem's plugin for OpenCode, written by `mem setup
 // It runs mem's hook commands, each with a JSON payload on stdin: when a session's first request
 // is made, the memories of the session (added to the system prompt of its requests); with each
 // prompt, the prompt's memories (a part of the message, stored with it); each time the session
-// goes idle, a capture of it. A mem that is missing or fails adds nothing and stops nothing.
+// goes idle, a capture of it. A mem that is missing or fails adds nothing and stops nothing; one
+// that takes longer than its limit (as the other agents' hook timeouts: 10 s for the context, 30 s
+// for a checkpoint or a capture) is killed, and the prompt goes on without memory.
 const MEM = __MEM__;
 const CHECKPOINTS = __CHECKPOINTS__;
+const LIMITS = { context: 10000, checkpoint: 30000, capture: 30000 };
 
 export const MemPlugin = async ({ directory }) => {
   const run = async (args, payload) => {
+    let proc;
+    let timer;
     try {
       const body = { cwd: directory, timestamp: new Date().toISOString(), ...payload };
-      const proc = Bun.spawn([MEM, ...args, "--hook", "opencode"__FLAG__], {
+      proc = Bun.spawn([MEM, ...args, "--hook", "opencode"__FLAG__], {
         cwd: directory,
         stdin: new TextEncoder().encode(JSON.stringify(body)),
         stdout: "pipe",
         stderr: "ignore",
       });
-      const [out] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      const done = Promise.all([new Response(proc.stdout).text(), proc.exited])
+        .then(([out]) => out)
+        .catch(() => "");
+      // Past the limit nothing is waited for, not even a child of mem's that holds its output.
+      const late = new Promise((resolve) => {
+        timer = setTimeout(() => resolve(null), LIMITS[args[0]] ?? 10000);
+      });
+      const out = await Promise.race([done, late]);
+      if (out === null) {
+        proc.kill(9);
+        return "";
+      }
       return JSON.parse(out).hookSpecificOutput.additionalContext || "";
     } catch {
+      try {
+        proc?.kill(9);
+      } catch {}
       return "";
+    } finally {
+      clearTimeout(timer);
     }
   };
   const created = new Set();

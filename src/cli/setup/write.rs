@@ -1,9 +1,12 @@
 //! How `mem setup` writes the agents' files. Every target is checked, and its new text written
 //! beside it, before any file is replaced (a dangling link, a folder that cannot be written:
-//! nothing is written). Each file is then replaced by an atomic exchange that brings back what
-//! was there: a version that another program (the agent itself) saved since setup read the file
-//! is merged with setup's edit, never lost. The temporary files a killed setup left are removed
-//! by the next one.
+//! nothing is written). Immediately before a file is replaced, it is read again and compared
+//! with what setup's edit was made on: a version another program (the agent itself) saved
+//! meanwhile gets the edit made again on it (up to [`REDOS`] times, then setup stops with an
+//! error and the file as saved), and the replacement, an exchange, checks that the file it takes
+//! out is the one compared, else puts it straight back. A writer that does not lock can still
+//! save in the instant between that check and the exchange (docs/reliability.md). Setup's
+//! temporary files carry its process id: the next setup removes those of a killed one at once.
 
 use std::path::{Path, PathBuf};
 
@@ -12,13 +15,11 @@ use jiff::Timestamp;
 use mem::store;
 use tempfile::NamedTempFile;
 
-use super::{Change, read_settings};
+use super::Change;
 
-/// How many times in a row a file may change under setup before it stops merging.
-const MERGES: usize = 64;
-
-/// How many times setup tries to put back a version saved meanwhile before it gives up.
-const RESTORES: usize = 1000;
+/// How many times setup makes its edit again on a version another program saved meanwhile
+/// before it stops.
+const REDOS: usize = 3;
 
 /// Age after which one of mem's temporary files is taken as left by a killed write.
 const STALE: std::time::Duration = std::time::Duration::from_secs(5 * 60);
@@ -56,20 +57,24 @@ fn prepare_one<'a>(change: &'a Change, made: &mut Vec<PathBuf>) -> Result<Prepar
     let real = real_target(path)?;
     let folder = real.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     make_folder(folder, made)?;
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(store::TEMP_PREFIX);
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder
-        .tempfile_in(folder)
+    let mut tmp = temp_in(folder)
         .with_context(|| format!("cannot write {} (in {})", path.display(), folder.display()))?;
     if let Some(text) = &change.after {
         fill(&mut tmp, text, std::fs::metadata(&real).ok().map(|m| m.permissions()))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(Prepared { change, real, tmp })
+}
+
+/// A new temporary file of setup's in `folder`: named with this process's id
+/// (`.mem-tmp-p<pid>-XXXXXX`), so that the next setup knows one a killed setup left (its process
+/// is gone) and removes it at once.
+fn temp_in(folder: &Path) -> std::io::Result<NamedTempFile> {
+    use std::os::unix::fs::PermissionsExt as _;
+    tempfile::Builder::new()
+        .prefix(&format!("{}p{}-", store::TEMP_PREFIX, std::process::id()))
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(folder)
 }
 
 /// Writes `text` into `tmp`, with `permissions` when given, and flushes it to disk.
@@ -167,167 +172,226 @@ pub fn commit(prepared: Vec<Prepared<'_>>) -> Result<()> {
     Ok(())
 }
 
-/// What was at the file when setup put its text there.
-enum Swapped {
-    /// What setup expected: the file is done.
-    Same,
-    /// Another version, saved since setup read the file; setup's text is in place.
-    Other(Option<String>),
-    /// Another version, and setup's text is not in place (no exchange on this file system).
-    NotPlaced(Option<String>),
-}
-
-/// Replaces the file by setup's text, merging any version another program saved meanwhile:
-/// setup's text is exchanged with what is at the file; when that is not what setup read, the
-/// edit is made again on it and exchanged again, until what comes back is what setup put there.
-/// A version setup cannot edit is put back, and the error says why.
+/// Replaces the file by setup's text. Immediately before, the file is read again and compared
+/// with the text setup's edit was made on; when another program (the agent) saved another
+/// version meanwhile, the edit is made again on that one, up to [`REDOS`] times, and then
+/// setup stops with an error and the file as the other program saved it. The replacement
+/// itself is an exchange that checks the file it took out is the one compared (by its identity,
+/// [`Identity`]); when it is not, that file goes straight back, and the round is redone.
 fn replace(one: Prepared<'_>) -> Result<()> {
     let Prepared { change, real, mut tmp } = one;
     let path = &change.path;
     let folder = real.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut expected = change.before.clone();
     let mut placed = change.after.clone();
-    let mut failure: Option<anyhow::Error> = None;
-    for round in 0.. {
-        let swapped = swap(&tmp, &real, &placed, &expected)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        let pulled = match swapped {
-            Swapped::Same => {
+    let mut redos = 0;
+    loop {
+        let (current, identity) = read_identified(&real)
+            .with_context(|| format!("cannot read {} again", path.display()))?;
+        if current == expected {
+            let put = put(&tmp, &real, placed.is_some(), identity)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            if put {
                 drop(tmp);
                 store::sync_dir(&folder)?;
-                return failure.map_or(Ok(()), Err);
+                return Ok(());
             }
-            Swapped::Other(pulled) => {
-                expected = placed;
-                pulled
-            }
-            Swapped::NotPlaced(current) => {
-                expected = current.clone();
-                current
-            }
-        };
-        let permissions = std::fs::metadata(tmp.path()).ok().map(|m| m.permissions());
-        if round == MERGES && failure.is_none() {
-            failure = Some(anyhow::anyhow!(
-                "{} changed while mem setup edited it, {MERGES} times in a row; it is left as \
-                 the other program saved it: run mem setup again when the agent is idle",
-                path.display()
-            ));
+            // Saved in the instant between the read and the exchange, and put back: read again.
         }
-        if round >= MERGES + RESTORES {
-            let kept = tmp.into_temp_path().keep().ok();
+        if redos == REDOS {
             bail!(
-                "{} changed while mem setup edited it, too often to put it back; the version \
-                 saved meanwhile is kept in {}",
+                "{} changed while mem setup edited it, {} times in a row; it is left as the \
+                 other program saved it (nothing of mem's was written to it): run mem setup \
+                 again when the agent is idle",
                 path.display(),
-                kept.map_or("nothing".into(), |k| k.display().to_string())
+                REDOS + 1
             );
         }
-        if failure.is_none() {
-            match (change.edit)(pulled.as_deref()) {
-                Ok(after) => placed = after,
-                Err(e) => {
-                    failure = Some(e.context(format!(
-                        "{} changed while mem setup edited it, and mem setup cannot edit what \
-                         it holds now; it is left as the other program saved it",
-                        path.display()
-                    )));
-                    placed = pulled;
-                }
+        redos += 1;
+        if current != expected {
+            let permissions = std::fs::metadata(tmp.path()).ok().map(|m| m.permissions());
+            placed = (change.edit)(current.as_deref()).with_context(|| {
+                format!(
+                    "{} changed while mem setup edited it, and mem setup cannot edit what it \
+                     holds now; it is left as the other program saved it",
+                    path.display()
+                )
+            })?;
+            expected = current;
+            tmp = temp_in(&folder).with_context(|| format!("cannot write {}", path.display()))?;
+            if let Some(text) = &placed {
+                fill(&mut tmp, text, permissions)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
             }
-        } else {
-            placed = pulled;
-        }
-        tmp = tempfile::Builder::new()
-            .prefix(store::TEMP_PREFIX)
-            .tempfile_in(&folder)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        if let Some(text) = &placed {
-            fill(&mut tmp, text, permissions)
-                .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
-    unreachable!("the loop returns")
 }
 
-/// Puts `placed` (in `tmp`; `None`: no file) at `real` and takes out what was there.
+/// What tells one version of a file from another saved in its place by rename: the file
+/// itself (device and inode), its size and its modification time (a freed inode may be used
+/// again; a rename changes the file's ctime, so that is not compared).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Identity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime: (i64, i64),
+}
+
+impl Identity {
+    /// The identity of the file `meta` describes.
+    fn of(meta: &std::fs::Metadata) -> Identity {
+        use std::os::unix::fs::MetadataExt as _;
+        Identity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+        }
+    }
+}
+
+/// The text of the file at `real` and its identity, read from one open file (`None`, `None`:
+/// no file).
+fn read_identified(real: &Path) -> Result<(Option<String>, Option<Identity>)> {
+    use std::io::Read as _;
+    let Some(file) = mem::untrusted::open(real, mem::untrusted::Links::Follow)? else {
+        return Ok((None, None));
+    };
+    let identity = Identity::of(&file.metadata()?);
+    let mut bytes = Vec::new();
+    file.take(super::MAX_SETTINGS_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > super::MAX_SETTINGS_BYTES {
+        bail!("{} is larger than {} bytes", real.display(), super::MAX_SETTINGS_BYTES);
+    }
+    Ok((Some(String::from_utf8(bytes).context("the file is not UTF-8")?), Some(identity)))
+}
+
+/// Puts setup's text (in `tmp`; none when `placed` is false: the file is removed) at `real`,
+/// provided the file there is still `identity` (`None`: no file); whether it did. When
+/// another version was saved in between, it is left (or put back) in place.
+fn put(tmp: &NamedTempFile, real: &Path, placed: bool, identity: Option<Identity>) -> Result<bool> {
+    match (placed, identity) {
+        (false, None) => Ok(identity_at(real)?.is_none()),
+        (false, Some(identity)) => {
+            // Taken out of the way (over the empty temporary file), then checked.
+            match std::fs::rename(real, tmp.path()) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+                Err(e) => return Err(e.into()),
+            }
+            if identity_at(tmp.path())? == Some(identity) {
+                return Ok(true);
+            }
+            // Another version: back in place, unless a newer one is there already.
+            let _ = rename_noreplace(tmp.path(), real);
+            Ok(false)
+        }
+        (true, None) => Ok(rename_noreplace(tmp.path(), real)?),
+        (true, Some(identity)) => exchange_checked(tmp, real, identity),
+    }
+}
+
+/// Exchanges setup's text (in `tmp`) with the file at `real`, and keeps the exchange only when
+/// the file taken out is `identity`; otherwise exchanges them back at once. Whether it kept it.
 #[cfg(target_os = "linux")]
-fn swap(
-    tmp: &NamedTempFile,
-    real: &Path,
-    placed: &Option<String>,
-    expected: &Option<String>,
-) -> Result<Swapped> {
+fn exchange_checked(tmp: &NamedTempFile, real: &Path, identity: Identity) -> Result<bool> {
     use rustix::fs::{CWD, RenameFlags, renameat_with};
     use rustix::io::Errno;
-    let pulled = match placed {
-        Some(_) => match renameat_with(CWD, tmp.path(), CWD, real, RenameFlags::EXCHANGE) {
-            Ok(()) => Some(read_back(tmp.path())?),
-            Err(Errno::NOENT) => {
-                match renameat_with(CWD, tmp.path(), CWD, real, RenameFlags::NOREPLACE) {
-                    Ok(()) => None,
-                    // Saved meanwhile: what is there now is not what setup expected.
-                    Err(Errno::EXIST) => return Ok(Swapped::NotPlaced(read_back(real).map(Some)?)),
-                    Err(e) => return Err(std::io::Error::from(e).into()),
-                }
-            }
-            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
-                return swap_checked(tmp, real, placed, expected);
-            }
-            Err(e) => return Err(std::io::Error::from(e).into()),
-        },
-        None => match std::fs::rename(real, tmp.path()) {
-            Ok(()) => Some(read_back(tmp.path())?),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e.into()),
-        },
-    };
-    Ok(if pulled == *expected { Swapped::Same } else { Swapped::Other(pulled) })
+    match renameat_with(CWD, tmp.path(), CWD, real, RenameFlags::EXCHANGE) {
+        Ok(()) => {}
+        // Removed meanwhile: read again.
+        Err(Errno::NOENT) => return Ok(false),
+        Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {
+            return rename_checked(tmp, real, identity);
+        }
+        Err(e) => return Err(std::io::Error::from(e).into()),
+    }
+    if identity_at(tmp.path())? == Some(identity) {
+        return Ok(true);
+    }
+    // Another version was saved in the instant between the read and the exchange: it goes
+    // straight back (setup's text comes back into the temporary file).
+    renameat_with(CWD, tmp.path(), CWD, real, RenameFlags::EXCHANGE)
+        .map_err(std::io::Error::from)?;
+    Ok(false)
 }
 
 #[cfg(not(target_os = "linux"))]
-fn swap(
-    tmp: &NamedTempFile,
-    real: &Path,
-    placed: &Option<String>,
-    expected: &Option<String>,
-) -> Result<Swapped> {
-    swap_checked(tmp, real, placed, expected)
+fn exchange_checked(tmp: &NamedTempFile, real: &Path, identity: Identity) -> Result<bool> {
+    rename_checked(tmp, real, identity)
 }
 
-/// Where the file system cannot exchange two files: checks that the file is still what setup
-/// read just before replacing it (a narrow window, not none).
-fn swap_checked(
-    tmp: &NamedTempFile,
-    real: &Path,
-    placed: &Option<String>,
-    expected: &Option<String>,
-) -> Result<Swapped> {
-    let current = read_settings(real)?;
-    if current != *expected {
-        return Ok(Swapped::NotPlaced(current));
+/// Where the file system cannot exchange two files: setup's text renamed over the file when the
+/// file is still `identity` just before (a narrow window, not none).
+fn rename_checked(tmp: &NamedTempFile, real: &Path, identity: Identity) -> Result<bool> {
+    if identity_at(real)? != Some(identity) {
+        return Ok(false);
     }
-    match placed {
-        Some(_) => std::fs::rename(tmp.path(), real)?,
-        None => std::fs::remove_file(real)?,
-    }
-    Ok(Swapped::Same)
+    std::fs::rename(tmp.path(), real)?;
+    Ok(true)
 }
 
-/// The text of a file setup took out of the way.
-fn read_back(path: &Path) -> Result<String> {
-    Ok(read_settings(path)?.unwrap_or_default())
+/// The identity of the file at `path` (not through a link), `None` when nothing is there.
+fn identity_at(path: &Path) -> std::io::Result<Option<Identity>> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => Ok(Some(Identity::of(&meta))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Renames `from` to `to` unless something is at `to`; whether it did.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{CWD, RenameFlags, renameat_with};
+        use rustix::io::Errno;
+        match renameat_with(CWD, from, CWD, to, RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(true),
+            Err(Errno::EXIST) => return Ok(false),
+            Err(Errno::INVAL | Errno::NOSYS | Errno::OPNOTSUPP) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if identity_at(to)?.is_some() {
+        return Ok(false);
+    }
+    std::fs::rename(from, to)?;
+    Ok(true)
 }
 
 /// Whether a file name is one that mem's atomic writes give their temporary files: the prefix
-/// and six letters or digits.
-fn is_temp_name(name: &str) -> bool {
-    name.strip_prefix(store::TEMP_PREFIX)
-        .is_some_and(|rest| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
+/// and six letters or digits, or setup's (the prefix, `p`, the process id, `-`, six letters or
+/// digits); with the process id for setup's.
+fn temp_name(name: &str) -> Option<Option<u32>> {
+    let six = |rest: &str| rest.len() == 6 && rest.bytes().all(|b| b.is_ascii_alphanumeric());
+    let rest = name.strip_prefix(store::TEMP_PREFIX)?;
+    if six(rest) {
+        return Some(None);
+    }
+    let (pid, rest) = rest.strip_prefix('p')?.split_once('-')?;
+    let pid = pid.parse().ok().filter(|_| six(rest) && pid.bytes().all(|b| b.is_ascii_digit()))?;
+    Some(Some(pid))
 }
 
-/// Removes from each of `folders` (not below) mem's own temporary files that are older than a
-/// few minutes at `now` (left by a killed write: a write takes far less); returns those removed.
+/// Whether a file name is one that mem's atomic writes give their temporary files.
+#[cfg(test)]
+fn is_temp_name(name: &str) -> bool {
+    temp_name(name).is_some()
+}
+
+/// Whether the process `pid` is alive.
+fn alive(pid: u32) -> bool {
+    i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
+}
+
+/// Removes from each of `folders` (not below) mem's own temporary files left by a killed
+/// write: setup's whose process is gone, at once, and any older than a few minutes at `now` (a
+/// write takes far less); returns those removed.
 pub fn remove_stale(folders: &[PathBuf], now: Timestamp) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let cutoff = now.checked_sub(STALE).unwrap_or(now);
@@ -344,15 +408,15 @@ pub fn remove_stale(folders: &[PathBuf], now: Timestamp) -> Vec<PathBuf> {
         seen.push(folder.clone());
         let Ok(entries) = std::fs::read_dir(&folder) else { continue };
         for entry in entries.flatten() {
-            if !entry.file_name().to_str().is_some_and(is_temp_name) {
-                continue;
-            }
+            let Some(owner) = entry.file_name().to_str().and_then(temp_name) else { continue };
             let Ok(meta) = entry.path().symlink_metadata() else { continue };
-            let old = meta
-                .modified()
-                .ok()
-                .and_then(|m| Timestamp::try_from(m).ok())
-                .is_some_and(|m| m < cutoff);
+            let killed = owner.is_some_and(|pid| pid != std::process::id() && !alive(pid));
+            let old = killed
+                || meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| Timestamp::try_from(m).ok())
+                    .is_some_and(|m| m < cutoff);
             if meta.is_file() && old && std::fs::remove_file(entry.path()).is_ok() {
                 removed.push(entry.path());
             }
@@ -417,12 +481,42 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\n");
     }
 
+    /// Issue #51: a file that changes under setup at every try is left as the other program
+    /// saved it, after three edits made again, with a clear error.
+    #[test]
+    fn a_file_that_keeps_changing_is_left_as_saved_after_three_redos() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, "a\n").unwrap();
+        let (saves, at) = (std::rc::Rc::new(std::cell::Cell::new(0)), path.clone());
+        let counted = std::rc::Rc::clone(&saves);
+        let change = Change::new(path.clone(), move |text| {
+            // Another program saves a new version each time setup edits.
+            counted.set(counted.get() + 1);
+            let theirs = at.with_file_name("theirs");
+            std::fs::write(&theirs, format!("v{}\n", counted.get())).unwrap();
+            std::fs::rename(&theirs, &at).unwrap();
+            Ok(Some(format!("{}+mem\n", text.unwrap_or(""))))
+        })
+        .unwrap();
+        let prepared = prepare(&[&change]).unwrap();
+        let error = format!("{:#}", commit(prepared).unwrap_err());
+        assert!(error.contains("changed while mem setup edited it, 4 times in a row"), "{error}");
+        assert_eq!(saves.get(), 4, "the first edit and three again");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "v4\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().flatten().collect();
+        assert_eq!(names.len(), 1, "no temporary file left: {names:?}");
+    }
+
     #[test]
     fn only_mem_s_temporary_names_are_taken() {
         assert!(is_temp_name(".mem-tmp-aB3xYz"));
         assert!(!is_temp_name(".mem-tmp-notes.txt"));
         assert!(!is_temp_name(".mem-tmp-aB3xY"));
         assert!(!is_temp_name("mem-tmp-aB3xYz"));
+        assert_eq!(temp_name(".mem-tmp-p4242-aB3xYz"), Some(Some(4242)));
+        assert!(!is_temp_name(".mem-tmp-p42x-aB3xYz"));
+        assert!(!is_temp_name(".mem-tmp-p42-aB3xY"));
     }
 
     #[test]
