@@ -99,7 +99,7 @@ fn is_word(s: &str) -> bool {
 ///   and the type in `password: String,`); after `=` or in quotes, a word is a secret
 ///   (`DB_PASSWORD=hunter`), except the literals `null`, `none`, `nil`, `true`, `false`,
 ///   `undefined`, `empty` and the key's own name (`password=password`);
-/// - a reference or placeholder: `$NAME` (upper case), `${…`, `$(…`, `<…>`, `****`;
+/// - a reference or placeholder: `$NAME` (upper case), `${…`, `$(…`, `<…>`, `****`, `-`;
 /// - a function call, which is code (`token = lexer.next()`, `password=getpass()`);
 /// - a path assigned to `PWD` or `OLDPWD` (the shell's working directory);
 /// - anything after a path that ends with such a name and a `:` (`/etc/passwd: not found`).
@@ -123,7 +123,8 @@ fn assigned_non_secret(caps: &Captures, value: &str) -> bool {
     }
 }
 
-/// `$NAME`, `${…`, `$(…`, `<…>`, or only `*`s.
+/// `$NAME`, `${…`, `$(…`, `<…>`, only `*`s, or `-` (the value read from stdin, as `vault kv
+/// put … KEY=-` takes it).
 fn placeholder(value: &str) -> bool {
     let var = |s: &str| {
         !s.is_empty()
@@ -134,6 +135,7 @@ fn placeholder(value: &str) -> bool {
         || value.strip_prefix('$').is_some_and(var)
         || (value.starts_with('<') && value.ends_with('>'))
         || value.bytes().all(|b| b == b'*')
+        || value == "-"
 }
 
 /// Whether `value` starts with a function call: a name, or a path of names joined by `.` or

@@ -229,8 +229,9 @@ impl Key {
 }
 
 /// The variables a key holds: the user's home and XDG folders, `MEM_DIR`, the model's, and
-/// every variable that moves an agent's home or configuration folder.
-fn key_vars() -> Vec<String> {
+/// every variable that moves an agent's home or configuration folder (sorted; `mem setup
+/// codex` has Codex pass each of them to `mem mcp`).
+pub(crate) fn key_vars() -> Vec<String> {
     let mut vars: Vec<String> = [
         "HOME",
         "XDG_CONFIG_HOME",

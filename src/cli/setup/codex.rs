@@ -125,9 +125,12 @@ fn defers_to_hooks(payload: &[u8], project: &Path, home: Option<&Path>) -> bool 
 }
 
 /// The environment variables Codex is told to pass to `mem mcp` (it passes only a short
-/// allow-list by default): the root, the model and the user configuration's folder.
-pub const FORWARDED: [&str; 5] =
-    ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME"];
+/// allow-list by default): every one that a served hook's key holds (the root, the model, the
+/// user's and the agents' folders, `CODEX_HOME` among them), so that the session's server and
+/// its hooks, which get Codex's whole environment, have the same key.
+pub fn forwarded() -> Vec<String> {
+    super::super::served::key_vars()
+}
 
 /// The changes for Codex at `target`; `codex_home` is `$CODEX_HOME` or `~/.codex`.
 fn changes(target: &Target, codex_home: Option<&Path>) -> Result<Vec<Change>> {
@@ -235,7 +238,7 @@ fn with_config(text: Option<&str>, path: &Path, target: &Target) -> Result<Optio
         let mut server = Table::new();
         server["command"] = value(exe.as_ref());
         server["args"] = value(toml_edit::Array::from_iter(target.server_args()));
-        server["env_vars"] = value(toml_edit::Array::from_iter(FORWARDED));
+        server["env_vars"] = value(toml_edit::Array::from_iter(forwarded()));
         // Loading the embedding model can take a few seconds on a busy machine.
         server["startup_timeout_sec"] = value(30.0);
         let unchanged = servers.get("mem").and_then(Item::as_table).is_some_and(|t| {
@@ -371,7 +374,10 @@ mod tests {
             ),
             "{added}"
         );
-        assert!(added.contains("env_vars = [\"MEM_DIR\""), "{added}");
+        // What a served hook's key holds, `CODEX_HOME` included (issue #52, item 4).
+        for var in ["CODEX_HOME", "MEM_DIR", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "HOME"] {
+            assert!(added.contains(&format!("\"{var}\"")), "{var}: {added}");
+        }
         assert_eq!(with_config(Some(&added), path, &target(false)).unwrap().unwrap(), added);
         let removed = with_config(Some(&added), path, &target(true)).unwrap().unwrap();
         assert_eq!(removed, USERS);
