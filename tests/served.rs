@@ -422,3 +422,89 @@ fn a_served_hook_leaves_out_the_asking_agent_s_own_memories_as_in_process() {
     );
     assert_eq!(result["result"]["isError"], json!(false), "{result}");
 }
+
+/// The variables Codex 0.171.0 passes to an MCP server of its own accord (docs/agents.md).
+const CODEX_PASSES: [&str; 10] =
+    ["HOME", "LOGNAME", "PATH", "SHELL", "USER", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
+
+/// Issue #52, item 4: Codex starts `mem mcp` with the variables it passes of its own accord
+/// and those `env_vars` names, and runs the hooks with its whole environment. With
+/// `CODEX_HOME` set, the server's key differed from every hook's and it answered none. A server
+/// started so from what `mem setup codex` writes serves a hook that has `CODEX_HOME` set.
+#[test]
+fn a_server_started_as_codex_starts_it_serves_hooks_with_codex_home_set() {
+    // No model: the server is up at once (the key's parts are what this checks).
+    let dir = Dir::example();
+    let tmp = tempfile::tempdir().unwrap();
+    let codex_home = tempfile::tempdir().unwrap();
+    // What setup tells Codex to forward.
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::create_dir(repo.path().join(".git")).unwrap();
+    let mut setup = Command::new(bin());
+    setup.args(["setup", "codex"]).current_dir(repo.path()).env("HOME", dir.home());
+    clean_env(&mut setup);
+    let out = run(&mut setup);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let config = std::fs::read_to_string(repo.path().join(".codex/config.toml")).unwrap();
+    let config: toml::Table = toml::from_str(&config).unwrap();
+    let forwarded: Vec<String> = config["mcp_servers"]["mem"]["env_vars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    // The agent's environment, as the hooks get it.
+    let mut agent: Vec<(String, String)> = vec![
+        ("HOME".into(), dir.home().display().to_string()),
+        ("XDG_CONFIG_HOME".into(), dir.home().display().to_string()),
+        ("CODEX_HOME".into(), codex_home.path().display().to_string()),
+        ("TMPDIR".into(), tmp.path().display().to_string()),
+        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+    ];
+    agent.sort();
+    let passed = |name: &str| CODEX_PASSES.contains(&name) || forwarded.iter().any(|f| f == name);
+    let mut server = Command::new(bin());
+    server.args(["--dir", dir.path().to_str().unwrap(), "--now", "2026-11-30T12:00:00Z"]);
+    server.arg("mcp").current_dir(dir.path()).env_clear();
+    for (name, value) in agent.iter().filter(|(name, _)| passed(name)) {
+        server.env(name, value);
+    }
+    server.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut server = Server::of(server.spawn().unwrap());
+    server.initialize();
+    let hook = |off: bool| {
+        // Each call a session of its own: the second is not told what the first sent.
+        let session = if off { "in-process" } else { "served" };
+        let payload = json!({ "session_id": session, "hook_event_name": "UserPromptSubmit",
+                              "prompt": PROMPTS[0], "cwd": dir.path() });
+        let mut cmd = Command::new(bin());
+        cmd.args(["--dir", dir.path().to_str().unwrap(), "context", "--hook", "codex"]);
+        cmd.current_dir(dir.path()).env_clear().envs(agent.iter().cloned());
+        cmd.env("MEM_NOW", crate::util::NOW).env("MEM_NO_SERVER", if off { "1" } else { "0" });
+        run_with_stdin(&mut cmd, payload.to_string())
+    };
+    let expected = hook(true).stdout;
+    assert!(!expected.is_empty());
+    // A guard against a server that never listens, not a timing.
+    let mut waited = Duration::ZERO;
+    let status = || {
+        let mut cmd = Command::new(bin());
+        cmd.args(["--dir", dir.path().to_str().unwrap(), "health", "--json"]);
+        cmd.current_dir(dir.path()).env_clear().envs(agent.iter().cloned());
+        cmd.env("MEM_NO_SERVER", "0");
+        let health: serde_json::Value = serde_json::from_str(&run(&mut cmd).stdout).unwrap();
+        health["served_hooks"]["servers"].as_array().cloned().unwrap_or_default()
+    };
+    while status().is_empty() {
+        if waited >= PATIENCE {
+            panic!("the server never listened: {}", server.finish());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        waited += Duration::from_millis(50);
+    }
+    let servers = status();
+    assert_eq!(servers[0]["differs"], json!([]), "{servers:?} (forwarded: {forwarded:?})");
+    assert_eq!(hook(false).stdout, expected);
+    assert_eq!(status()[0]["answered"], 1, "{:?}", status());
+    server.kill();
+}
