@@ -231,7 +231,8 @@ impl Engine {
             interrupted_moves,
             code,
             stated_facts: self.stated_facts()?,
-            secrets: self.secret_files(),
+            // The walk the index was checked against: the files are not listed again.
+            secrets: self.secret_files(&scan.files),
         })
     }
 

@@ -18,17 +18,18 @@ pub struct SecretFile {
 }
 
 impl Engine {
-    /// The memory files of the root whose body holds secrets, in the walk's order. A file that
-    /// cannot be read or does not parse is left to the index's checks.
-    pub fn secret_files(&self) -> Vec<SecretFile> {
-        self.with_secrets().into_iter().map(|(file, _)| file).collect()
+    /// Of the memory files `files` of the root (a walk of it), those whose body holds secrets,
+    /// in their order. A file that cannot be read or does not parse is left to the index's
+    /// checks.
+    pub fn secret_files(&self, files: &[store::FileStat]) -> Vec<SecretFile> {
+        self.with_secrets(files).into_iter().map(|(file, _)| file).collect()
     }
 
     /// Replaces the secrets in the bodies of the root's memory files (the front-matter is left
     /// as it is), each file written whole and at once; with `dry_run`, writes nothing. The
     /// files that held some.
     pub fn redact_files(&mut self, dry_run: bool) -> Result<Vec<SecretFile>> {
-        let found = self.with_secrets();
+        let found = self.with_secrets(&store::scan(&self.root).files);
         if !dry_run {
             for (file, text) in &found {
                 let path = self.root.join(&file.path);
@@ -38,11 +39,11 @@ impl Engine {
         Ok(found.into_iter().map(|(file, _)| file).collect())
     }
 
-    /// Each memory file whose body holds secrets, with its text redacted.
-    fn with_secrets(&self) -> Vec<(SecretFile, String)> {
+    /// Each of `files` whose body holds secrets, with its text redacted.
+    fn with_secrets(&self, files: &[store::FileStat]) -> Vec<(SecretFile, String)> {
         let max = self.config.limits.max_file_bytes;
         let mut found = Vec::new();
-        for file in store::scan(&self.root).files {
+        for file in files {
             let path = self.root.join(&file.rel);
             let Ok(Some(text)) = untrusted::read_text(&path, max, Links::InFolder) else {
                 continue;
@@ -53,7 +54,7 @@ impl Engine {
                 continue;
             }
             let Ok(redacted) = crate::format::with_body(&text, &clean) else { continue };
-            found.push((SecretFile { path: file.rel, secrets }, redacted));
+            found.push((SecretFile { path: file.rel.clone(), secrets }, redacted));
         }
         found
     }
