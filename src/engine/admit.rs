@@ -52,7 +52,11 @@ impl Engine {
     /// Writes a new memory file `<id>.md` at the top of the root, atomically; never replaces a
     /// file. The index picks it up on its next refresh.
     pub fn add(&self, new: NewMemory, now: Timestamp) -> Result<Added> {
-        let (new, _) = redacted(new);
+        self.write_new(redacted(new).0, now)
+    }
+
+    /// [`Engine::add`] of a memory whose secrets were redacted already.
+    pub(super) fn write_new(&self, new: NewMemory, now: Timestamp) -> Result<Added> {
         let memory = Memory::create(new, now)?;
         let rel = format!("{}.md", memory.id());
         store::write_atomic(&self.root.join(&rel), memory.render().as_bytes(), Overwrite::No)?;
@@ -230,7 +234,7 @@ impl Engine {
                  mem.toml; shorten the text"
             )));
         }
-        let added = self.add(new, now)?;
+        let added = self.write_new(new, now)?;
         // The index learns of it now, not at the next recall (`mem health` compares them).
         self.refresh(now, &crate::progress::Silent)?;
         if let Some(old) = &replaces {

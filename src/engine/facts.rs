@@ -69,7 +69,8 @@ impl Engine {
                     (id, "used")
                 }
                 admission => {
-                    let added = self.add(new, at)?;
+                    // Its text was redacted above, where its key was made.
+                    let added = self.write_new(new, at)?;
                     self.refresh(now, &crate::progress::Silent)?;
                     // Saying it is its first use, as saying it again is the next one.
                     self.used(std::slice::from_ref(&added.id), at, true)?;
