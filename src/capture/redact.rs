@@ -198,12 +198,12 @@ static USER_RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
 
 /// Adds the user's own patterns (regular expressions; a group named `secret` is what is
 /// redacted, else the whole match, as `[REDACTED:user]`) to every redaction of this process.
-/// A pattern that is not a valid expression is an error naming it; only the first call counts.
+/// A pattern that is not a valid expression is an error naming it (`pattern "…": why`), and
+/// none is added; only the first call that succeeds counts.
 pub fn set_user_patterns(patterns: &[String]) -> Result<(), String> {
     let mut rules = Vec::with_capacity(patterns.len());
     for pattern in patterns {
-        let regex = Regex::new(pattern)
-            .map_err(|e| format!("the redaction pattern {pattern:?} is not valid: {e}"))?;
+        let regex = Regex::new(pattern).map_err(|e| format!("pattern {pattern:?}: {e}"))?;
         rules.push(Rule { kind: "user", regex, keep: never });
     }
     let _ = USER_RULES.set(rules);

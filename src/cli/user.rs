@@ -130,10 +130,7 @@ pub fn load() -> Result<UserConfig> {
         Some(Err(e)) => return Err(e),
         None => UserConfig::default(),
     };
-    let config = LOADED.get_or_init(|| config).clone();
-    // Checked when read (`load_from`); the patterns of the file in use.
-    mem::capture::set_user_patterns(&config.redact.patterns).map_err(anyhow::Error::msg)?;
-    Ok(config)
+    Ok(LOADED.get_or_init(|| config).clone())
 }
 
 /// Reads the user configuration at `path`, with relative paths made absolute against its
@@ -148,11 +145,9 @@ fn load_from(path: &Path) -> Result<UserConfig> {
     };
     let mut config: UserConfig =
         toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
-    for pattern in &config.redact.patterns {
-        if let Err(e) = regex::Regex::new(pattern) {
-            anyhow::bail!("{} is not valid: [redact] pattern {pattern:?}: {e}", path.display());
-        }
-    }
+    // Compiled once, here: a file whose patterns do not compile is not used.
+    mem::capture::set_user_patterns(&config.redact.patterns)
+        .map_err(|e| anyhow::anyhow!("{} is not valid: [redact] {e}", path.display()))?;
     let folder = path.parent().unwrap_or(Path::new("."));
     let paths =
         [&mut config.embed.model_dir, &mut config.embed.ort_library, &mut config.layers.user];
