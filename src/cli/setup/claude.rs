@@ -5,11 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use mem::agent::Agent;
-use serde_json::json;
 
 use super::check::{Found, hook_programs, server_program};
-use super::hooks::{hooks, project_only_hooks, with_hooks};
-use super::servers::with_server;
+use super::hooks::{hooks, hooks_and_server, project_only_hooks};
 use super::{Change, Entry, Scope, Started, Target};
 
 /// Claude Code's entry.
@@ -47,18 +45,7 @@ fn changes(target: &Target, _: Option<&Path>) -> Result<Vec<Change>> {
         Scope::Project => target.project.join(".mcp.json"),
         Scope::User => target.home.join(".claude.json"),
     };
-    let own = match target.remove {
-        true => Vec::new(),
-        false => hooks(target.mem(), Agent::Claude, target.checkpoints, target.started())?,
-    };
-    let server = (!target.remove).then(
-        || json!({ "command": target.mem().to_string_lossy(), "args": target.server_args() }),
-    );
-    let path = settings.clone();
-    let settings = Change::new(settings, move |text| with_hooks(text, &path, &own))?;
-    let path = mcp.clone();
-    let mcp = Change::new(mcp, move |text| with_server(text, &path, server.clone()))?;
-    let mut changes = vec![settings, mcp];
+    let mut changes = hooks_and_server(target, Agent::Claude, settings, mcp)?;
     if target.edits_user_hooks() {
         // Claude Code reads a project's settings in the folder it is started in only: started in
         // a subfolder, it runs the user's hooks alone.
@@ -83,8 +70,10 @@ fn commands(project: &Path, home: &Path, _: Option<&Path>) -> Vec<Found> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hooks::with_hooks;
+    use super::super::servers::with_server;
     use super::*;
-    use serde_json::Value;
+    use serde_json::{Value, json};
 
     const USERS: &str = r#"{
   "model": "opus",

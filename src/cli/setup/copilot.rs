@@ -10,11 +10,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use mem::agent::Agent;
-use serde_json::json;
 
 use super::check::{Found, hook_programs, server_program};
-use super::hooks::{hooks, with_hooks};
-use super::servers::with_server;
+use super::hooks::hooks_and_server;
 use super::{Change, Entry, Scope, Target};
 
 /// GitHub Copilot CLI's entry.
@@ -60,18 +58,7 @@ fn changes(target: &Target, home: Option<&Path>) -> Result<Vec<Change>> {
             (home.join(USER_HOOKS), home.join(USER_MCP))
         }
     };
-    let own = match target.remove {
-        true => Vec::new(),
-        false => hooks(target.mem(), Agent::Copilot, target.checkpoints, target.started())?,
-    };
-    let server = (!target.remove).then(
-        || json!({ "command": target.mem().to_string_lossy(), "args": target.server_args() }),
-    );
-    let path = hooks_file.clone();
-    let hooks = Change::new(hooks_file, move |text| with_hooks(text, &path, &own))?;
-    let path = mcp.clone();
-    let mcp = Change::new(mcp, move |text| with_server(text, &path, server.clone()))?;
-    Ok(vec![hooks, mcp])
+    hooks_and_server(target, Agent::Copilot, hooks_file, mcp)
 }
 
 /// The commands that run mem in Copilot's files for `project`.
@@ -91,6 +78,7 @@ fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
 #[cfg(test)]
 mod tests {
     use super::super::Started;
+    use super::super::hooks::hooks;
     use super::*;
 
     #[test]

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use mem::agent::Agent;
+use serde_json::json;
 
 use super::super::hook::Started;
 use super::json::{self, with_hooks_of};
-use super::{Change, check};
+use super::servers::with_server;
+use super::{Change, Target, check};
 
 /// A hook `mem setup` writes.
 pub struct Hook {
@@ -52,6 +54,29 @@ pub fn hooks(exe: &Path, agent: Agent, checkpoints: bool, started: Started) -> R
         hook.command.push_str(NEVER_BLOCKS);
     }
     Ok(hooks)
+}
+
+/// The changes of an agent whose hooks and MCP server sit in two JSON files: mem's hooks for
+/// `agent` in `hooks_file` (see [`with_hooks`]) and the `mem` server under `mcpServers` of
+/// `mcp`; with `--remove`, both taken out.
+pub fn hooks_and_server(
+    target: &Target,
+    agent: Agent,
+    hooks_file: PathBuf,
+    mcp: PathBuf,
+) -> Result<Vec<Change>> {
+    let own = match target.remove {
+        true => Vec::new(),
+        false => hooks(target.mem(), agent, target.checkpoints, target.started())?,
+    };
+    let server = (!target.remove).then(
+        || json!({ "command": target.mem().to_string_lossy(), "args": target.server_args() }),
+    );
+    let path = hooks_file.clone();
+    let hooks = Change::new(hooks_file, move |text| with_hooks(text, &path, &own))?;
+    let path = mcp.clone();
+    let mcp = Change::new(mcp, move |text| with_server(text, &path, server.clone()))?;
+    Ok(vec![hooks, mcp])
 }
 
 /// A settings file with `mem`'s own hooks (those [`super::is_mem_hook`] recognises) replaced by
