@@ -198,20 +198,29 @@ fn line_of<'a>(block: &'a str, id: &str) -> &'a str {
     block.lines().find(|l| l.contains(&format!("`{id}`"))).unwrap_or_else(|| panic!("{block}"))
 }
 
-/// Issue #39, item 3: a memory sent cut is sent again whole at a later prompt that matches it,
-/// once; the cut line says how to get the rest.
+/// Issue #39, item 3: a memory sent cut goes on at a later prompt that matches it, once; the
+/// cut line says how to get the rest. Issue #52, item 3: what goes then is the rest of its
+/// body, never the part the session holds already.
 #[test]
-fn a_memory_sent_cut_goes_whole_once_later_in_the_session() {
+fn a_memory_sent_cut_goes_on_once_later_in_the_session() {
     let (repo, id) = project_with(&long_fact(8));
     let first = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p1"));
     let cut = line_of(&first, &id);
     assert!(!cut.contains("port 8443"), "cut at 280 characters of body: {cut}");
     assert!(cut.ends_with(&format!("`get {id}` for the rest")), "{cut}");
-    // The next prompt that matches it gets it whole, on one line.
+    // The next prompt that matches it gets the rest, on one line.
     let second = context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p2"));
-    let whole = line_of(&second, &id);
-    assert!(whole.ends_with("stage-7.example.net on port 8443."), "{whole}");
-    assert!(!whole.contains("for the rest"), "{whole}");
+    let rest = line_of(&second, &id);
+    assert!(rest.ends_with("stage-7.example.net on port 8443."), "{rest}");
+    assert!(!rest.contains("for the rest"), "{rest}");
+    let sent =
+        cut.split_once("): ").unwrap().1.trim_end_matches(&format!("`get {id}` for the rest"));
+    let sent = sent.trim_end().trim_matches('…');
+    let went_on = rest.strip_prefix(&format!("- the rest of `{id}`: …")).expect(&rest);
+    let body = std::fs::read_to_string(repo.path().join(format!(".memory/{id}.md"))).unwrap();
+    let body = body.split("\n---\n").nth(1).unwrap().split_whitespace().collect::<Vec<_>>();
+    let both = format!("{sent} {went_on}");
+    assert!(body.join(" ").ends_with(&both), "the two lines hold the body once:\n{cut}\n{rest}");
     // Then never again, whatever matches it.
     assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", &staging("p3")), "");
     assert_eq!(context(&repo, "SessionStart", "s1", r#","source":"startup""#), "");
@@ -243,9 +252,11 @@ fn a_memory_too_long_to_go_whole_is_sent_cut_once() {
 }
 
 /// Issue #39, item 3, as it was found: a fact stated in an earlier session, in its digest's
-/// line cut at the session's start, reaches a later prompt that asks for it whole.
+/// line cut at the session's start, reaches a later prompt that asks for it; issue #52, item
+/// 3: as the rest of that line, which says nothing of the cut line again. (The session's
+/// statements were never taken as facts here: its digest alone holds this one.)
 #[test]
-fn a_digest_cut_at_the_start_goes_whole_to_the_prompt_that_asks_for_it() {
+fn a_digest_cut_at_the_start_goes_on_in_the_prompt_that_asks_for_it() {
     let repo = Dir::new();
     std::fs::create_dir(repo.path().join(".git")).unwrap();
     repo.mem_in(".", &["init", "--project"], "").ok();
@@ -264,8 +275,20 @@ fn a_digest_cut_at_the_start_goes_whole_to_the_prompt_that_asks_for_it() {
     assert!(cut.ends_with("`get session-old` for the rest") && !cut.contains("8443"), "{start}");
     let ask = r#","prompt":"what is the staging server address","prompt_id":"p1""#;
     let prompt = context_in(&repo, 2000, "UserPromptSubmit", "s1", ask);
-    let whole = line_of(&prompt, "session-old");
-    assert!(whole.ends_with("stage-7.example.net on port 8443."), "{prompt}");
+    let rest = line_of(&prompt, "session-old");
+    assert!(rest.ends_with("stage-7.example.net on port 8443."), "{prompt}");
+    let (_, sent) = cut.split_once("): then asked: ").unwrap();
+    let sent = sent.trim_end_matches("`get session-old` for the rest").trim_end();
+    let went_on = rest.strip_prefix("- the rest of `session-old`: …").expect(&prompt);
+    assert!(!went_on.contains(sent.trim_end_matches('…')), "{cut}\n{rest}");
+    assert_eq!(
+        format!("{} {went_on}", sent.trim_end_matches('…')),
+        format!(
+            "{}Note for this project: we use pnpm, never npm, and the staging server address is stage-7.example.net on port 8443.",
+            steps
+        ),
+        "the two lines give the request once"
+    );
     let again = r#","prompt":"what is the staging server address again","prompt_id":"p2""#;
     assert_eq!(context_in(&repo, 2000, "UserPromptSubmit", "s1", again), "");
 }
@@ -303,7 +326,7 @@ fn session_show_gives_titles_whole_or_cut_and_each_turns_totals() {
     let cut = member(&format!("    {id}\tcut\t"));
     assert_eq!(
         cut[3],
-        "The staging server is reached through a bastion. Words about the deploy process go here, step after step. Words about th…",
+        "The staging server is reached through a bastion. Words about the deploy process go here, step after step. Words about…",
         "{shown}"
     );
     assert!(shown.contains(&format!("    {id}\twhole\t")), "{shown}");

@@ -2,6 +2,7 @@
 
 use crate::format::clip;
 
+use super::transcript::STATED_ONLY;
 use super::{Kept, MAX_BODY_BYTES, MAX_TRANSCRIPT_BYTES, Transcript, item, redact};
 
 /// A session memory's title and body, redacted and at most [`MAX_BODY_BYTES`] long.
@@ -125,9 +126,14 @@ fn kept_items(kept: &Kept, count: &mut usize) -> Vec<String> {
 /// redacted then cut, the whole under [`MAX_BODY_BYTES`].
 pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
     let mut count = 0;
-    let requests = kept_items(t.requests(), &mut count);
+    // A request that only stated facts is left out: its facts are memories of their own.
+    let mut requests = kept_items(t.requests(), &mut count);
+    let listed = requests.len();
+    requests.retain(|r| r != STATED_ONLY);
+    let stated_only = listed - requests.len();
     let title = match requests.first() {
         Some(first) => format!("Session: {}", clip(first, TITLE_CHARS)),
+        None if stated_only > 0 => "Session: stated facts".to_string(),
         None => format!("Session {}", clip(info.session_id, TITLE_CHARS)),
     };
     let title = clip_bytes(&title, 4 * TITLE_CHARS);
@@ -159,7 +165,8 @@ pub fn summarize(t: &Transcript, info: &SessionInfo<'_>) -> Summary {
 
     let mut body = format!("# {title}\n\n{}\n", clip_bytes(&header, HEADER_BYTES));
     let req = t.requests();
-    bullets(&mut body, "Requests", &requests, req.total, REQUESTS_BYTES, REQUEST_CHARS, false);
+    let total = req.total - stated_only;
+    bullets(&mut body, "Requests", &requests, total, REQUESTS_BYTES, REQUEST_CHARS, false);
     let files: Vec<String> = t.files.iter().map(|f| redacted(f, &mut count)).collect();
     bullets(&mut body, "Files changed", &files, t.files_total, FILES_BYTES, FILE_CHARS, true);
     let commands = kept_items(&t.commands, &mut count);
@@ -287,12 +294,21 @@ pub fn asked(body: &str) -> Vec<&str> {
 
 /// What a digest body (written by [`summarize`]) says the session did, on one line, without the
 /// ids, paths and times of its header and footer: the requests after the first (the first is
-/// the title), the files changed, the commands run and the outcome.
-pub fn gist(body: &str) -> String {
+/// the title), the files changed, the commands run and the outcome. With `facts_taken` (the
+/// session's statements are fact memories), a request says none of what it stated.
+pub fn gist(body: &str, facts_taken: bool) -> String {
     let p = parts(body);
     let mut out = Vec::new();
-    if p.requests.len() > 1 {
-        out.push(format!("then asked: {}", p.requests[1..].join("; ")));
+    // A digest written before its facts were left out of it says them again: not here.
+    let asked: Vec<String> = p
+        .requests
+        .iter()
+        .skip(1)
+        .map(|r| if facts_taken { super::facts::unstated(r) } else { r.to_string() })
+        .collect();
+    let asked: Vec<&str> = asked.iter().map(|r| r.trim()).filter(|r| !r.is_empty()).collect();
+    if !asked.is_empty() {
+        out.push(format!("then asked: {}", asked.join("; ")));
     }
     if !p.files.is_empty() {
         out.push(format!("changed {}", p.files.join(", ")));

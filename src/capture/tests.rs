@@ -519,7 +519,7 @@ fn a_digest_tells_what_the_session_did_and_whether_it_did_anything() {
     let s = summarize(&transcript(CLAUDE), &info("s1"));
     assert!(did_work(&s.body));
     assert_eq!(
-        gist(&s.body),
+        gist(&s.body, true),
         "then asked: /review auth; changed `src/auth.rs`; ran `cargo test login`; outcome: The \
          login test passes now: the session cookie had expired."
     );
@@ -529,5 +529,36 @@ fn a_digest_tells_what_the_session_did_and_whether_it_did_anything() {
     ];
     let s = summarize(&transcript(&asked), &info("q"));
     assert!(!did_work(&s.body), "{}", s.body);
-    assert_eq!(gist(&s.body), "outcome: You use pnpm.");
+    assert_eq!(gist(&s.body, true), "outcome: You use pnpm.");
+}
+
+/// Issue #52, item 3: the digest keeps what was asked, never the facts the prompts state (each
+/// a memory of its own); a session that only stated facts is titled so, and still counted.
+#[test]
+fn a_digest_leaves_out_the_facts_its_prompts_state() {
+    let line = |text: &str| {
+        serde_json::json!({"type": "user", "sessionId": "f1", "cwd": "/home/ana/shop",
+            "timestamp": "2026-11-29T10:00:00Z", "message": {"role": "user", "content": text}})
+        .to_string()
+    };
+    let note = "Note for this project: we deploy with make ship from a tagged commit only.";
+    let lines = [line("How do I run the tests?"), line(note), line("Fine. Never push to main.")];
+    let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(t.request_count(), 3);
+    assert_eq!(t.stated().len(), 2);
+    let s = summarize(&t, &info("f1"));
+    assert_eq!(s.title, "Session: How do I run the tests?");
+    assert!(!s.body.contains("make ship") && !s.body.contains("push to main"), "{}", s.body);
+    assert!(s.body.contains("3 requests") && s.body.contains("- Fine.\n"), "{}", s.body);
+    let only = transcript(&[line(note).as_str()]);
+    let s = summarize(&only, &info("f1"));
+    assert_eq!(s.title, "Session: stated facts");
+    assert!(s.body.contains("1 request,") && !s.body.contains("make ship"), "{}", s.body);
+    // A digest written before this left them in: its gist leaves them out.
+    let old = format!(
+        "# Session: x\n\n## Requests\n\n- How do I run the tests?\n- {note}\n- Fine. Never push to main.\n"
+    );
+    assert_eq!(crate::capture::gist(&old, true), "then asked: Fine.");
+    // Unless its session's statements were never taken as facts: then it alone holds them.
+    assert!(crate::capture::gist(&old, false).contains("make ship"));
 }

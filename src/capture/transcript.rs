@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::agent::{Agent, Fold, Kind, TranscriptEvent, USER_SHELL, relative_to};
 use crate::json::{JsonLine, read_json_lines};
 
-use super::facts::{MAX_FACTS, Stated, stated};
+use super::facts::{MAX_FACTS, Stated, stated, unstated};
 use super::text::{clean_text, item, item_of, prefix};
 use super::{
     COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, MAX_TRANSCRIPT_BYTES, RAW_ITEM_CHARS,
@@ -214,11 +214,14 @@ impl Transcript {
         match event.kind {
             Kind::Prompt => {
                 let list = if event.echo { &mut self.echoed } else { &mut self.requests };
-                if let Some(request) = item(&event.text) {
-                    list.push(request);
+                let text = clean_text(&event.text);
+                if item(&text).is_some() {
+                    // What the prompt states becomes facts of their own: the request keeps the
+                    // rest.
+                    list.push(item(&unstated(&text)).unwrap_or_else(|| STATED_ONLY.to_string()));
                 }
                 let facts = if event.echo { &mut self.stated_echoed } else { &mut self.stated };
-                for said in stated(&clean_text(&event.text)) {
+                for said in stated(&text) {
                     if facts.len() < MAX_FACTS && !facts.iter().any(|(s, _)| *s == said) {
                         facts.push((said, event.at.or(at)));
                     }
@@ -297,6 +300,10 @@ impl Transcript {
         self.requests().total
     }
 }
+
+/// A request that only stated facts, as the transcript lists it (its facts are memories of
+/// their own; a digest leaves it out).
+pub(crate) const STATED_ONLY: &str = "(stated facts only)";
 
 /// How long a capture waits for a transcript its agent writes behind its hooks (at least: the
 /// reads between the pauses add to it).

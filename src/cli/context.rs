@@ -91,6 +91,8 @@ struct Ledger {
     turn: i64,
     /// What the session's context holds (each memory's id, hash, and whether it went cut).
     held: Vec<mem::session::ledger::Sent>,
+    /// The fact memories taken from the session's own prompts: its history holds them.
+    facts: Vec<String>,
 }
 
 impl Ledger {
@@ -123,7 +125,8 @@ impl Ledger {
             _ => {}
         }
         let held = log.in_context(session)?;
-        Ok(Some(Ledger { log, session: session.to_string(), turn, held }))
+        let facts = log.facts_of(session)?;
+        Ok(Some(Ledger { log, session: session.to_string(), turn, held, facts }))
     }
 }
 
@@ -188,8 +191,12 @@ fn answer(
         min_strength: args.min_strength,
         sessions: args.sessions,
         held: ledger.as_mut().map(|l| std::mem::take(&mut l.held)).unwrap_or_default(),
-        // The session's own digest: the session holds all of it.
-        exclude: session.map(|(_, digest)| digest.to_string()).into_iter().collect(),
+        // The session's own digest and facts: the session holds all of them.
+        exclude: session
+            .map(|(_, digest)| digest.to_string())
+            .into_iter()
+            .chain(ledger.as_mut().map(|l| std::mem::take(&mut l.facts)).unwrap_or_default())
+            .collect(),
     };
     if let Some(prompt) = &event.prompt {
         // A prompt gets its own memories only.
@@ -215,7 +222,9 @@ fn answer(
                 None if options.task.is_some() => layers.project().start_loading_model(None),
                 None => {}
             }
-            // The agent holds its own memories already: never sent to it again.
+            // The agent holds its own memories already: never sent to it again, nor mem's
+            // copies of them (adopted).
+            options.exclude.extend(layers.native_ids(agent));
             layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;
             let context = layers.context(&options, ctx.now)?;

@@ -3,7 +3,7 @@
 
 use jiff::Timestamp;
 
-use super::held::{Goes, cut_or_whole, goes};
+use super::held::{Goes, cut_or_rest, goes};
 use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
 use crate::capture::{SESSION_SOURCE, is_digest};
@@ -27,10 +27,11 @@ pub struct ContextOptions {
     pub sessions: usize,
     /// What the session's context already holds (the injection ledger's rows since its last
     /// reset): a memory held whole is left out unless its content has changed since; one held
-    /// only cut goes again whole, once, when its whole line fits (see [`Sent`]).
+    /// only cut goes on with the rest of its body, once, when that line fits (see [`Sent`]).
     pub held: Vec<Sent>,
-    /// Memories never to put in the block (the digest of the session it goes to: the session
-    /// holds all of it already).
+    /// Memories never to put in the block: the digest of the session it goes to, the facts
+    /// taken from that session's prompts (its history holds them already, a resumed one too),
+    /// and mem's copies of what the agent it goes to holds in its own memory (adopted ones).
     pub exclude: Vec<String>,
 }
 
@@ -56,9 +57,9 @@ struct Item {
     /// Whether `text` holds only the start of the memory's body (then it ends with how to get
     /// the rest).
     cut: bool,
-    /// The line with the whole body, when `text` is cut and it could be made.
-    whole: Option<String>,
-    /// Whether it is the whole line of a memory the context holds cut: it goes only if it fits,
+    /// The line with the rest of the body, when `text` is cut and it could be made.
+    rest: Option<String>,
+    /// Whether it is the line of the rest of a memory the context holds cut: it goes only if it fits,
     /// and is never counted as left out.
     again: bool,
 }
@@ -66,7 +67,7 @@ struct Item {
 impl Item {
     /// The line `text` of the memory `id` whose title and body are these, with its note
     /// (a new note sends the memory again); a line that holds only the start of the body ends
-    /// with how to get the rest (see [`cut_or_whole`]); `full` is the text the line gives of
+    /// with how to get the rest (see [`cut_or_rest`]); `full` is the text the line gives of
     /// the body, uncut.
     fn new(
         id: &str,
@@ -81,8 +82,8 @@ impl Item {
             hasher.update(&[0]).update(note.as_bytes());
         }
         let hash = hasher.finalize().to_hex()[..16].to_string();
-        let (text, cut, whole) = cut_or_whole(id, text, &full);
-        Item { id: id.to_string(), text, hash, cut, whole, again: false }
+        let (text, cut, rest) = cut_or_rest(id, text, &full);
+        Item { id: id.to_string(), text, hash, cut, rest, again: false }
     }
 
     /// What the ledger keeps of it.
@@ -93,16 +94,15 @@ impl Item {
 }
 
 /// What the block sends of `item`, given what the session's context holds (`held`, see
-/// [`goes`]): its line as made, nothing, or its whole line when that is within `budget` (it
-/// goes only if it fits in the block, see [`assemble`]).
+/// [`goes`]): its line as made, nothing, or the line of the rest of its body when that is
+/// within `budget` (it goes only if it fits in the block, see [`assemble`]).
 fn against_held(item: Item, held: &[Sent], budget: usize) -> Option<Item> {
     match goes(held, &item.id, &item.hash) {
         Goes::AsMade => return Some(item),
         Goes::Nothing => return None,
-        Goes::WholeIfFits => {}
+        Goes::RestIfFits => {}
     }
-    let whole = if item.cut { item.whole? } else { item.text };
-    let again = Item { text: whole, cut: false, whole: None, again: true, ..item };
+    let again = Item { text: item.rest?, cut: false, rest: None, again: true, ..item };
     (again.text.chars().count() <= budget).then_some(again)
 }
 
@@ -212,13 +212,10 @@ fn title(title: &str) -> String {
     neutralise(title.trim_start_matches(['#', ' ']))
 }
 
-/// One memory, as a Markdown list item, and the text it gives of the body uncut: a session
-/// digest as [`digest_entry`] makes it; `label` names its layer when two are searched, and
+/// One memory other than a session digest (see [`digest_entry`]), as a Markdown list item,
+/// and the text it gives of the body uncut: `label` names its layer when two are searched, and
 /// `note` says, before its text, that the code it cites is gone or moved.
 fn entry(r: &Record, memory: &Memory, label: &str, note: Option<&str>) -> (String, String) {
-    if is_digest(memory) {
-        return digest_entry(r, memory.body(), label);
-    }
     let text = colon(&after_title(&r.title, memory.body(), 280));
     let note = note.map(|n| format!(" **({})**", neutralise(n))).unwrap_or_default();
     let line = format!(
@@ -233,9 +230,10 @@ fn entry(r: &Record, memory: &Memory, label: &str, note: Option<&str>) -> (Strin
 
 /// One captured session, as a Markdown list item: its day, title, id and what it did (the
 /// requests after the first, files, commands, outcome: [`crate::capture::gist`]), never the
-/// ids, paths and times of the digest's header; and that text uncut.
-fn digest_entry(r: &Record, body: &str, label: &str) -> (String, String) {
-    let gist = neutralise(&crate::capture::gist(body));
+/// ids, paths and times of the digest's header, nor what the session stated when that was
+/// taken as facts (`facts_taken`: fact memories hold it); and that text uncut.
+fn digest_entry(r: &Record, body: &str, label: &str, facts_taken: bool) -> (String, String) {
+    let gist = neutralise(&crate::capture::gist(body, facts_taken));
     let text = colon(&crate::format::clip(&gist, 200));
     let day = r.created.strftime("%Y-%m-%d");
     (format!("- {day} **{}** (`{}`{label}){text}\n", title(&r.title), r.id), gist)
@@ -273,6 +271,14 @@ fn asks_again(body: &str, task: &str) -> bool {
 }
 
 impl Engine {
+    /// Whether the statements of the session the digest `memory` tells of were taken as fact
+    /// memories (this root's session log says so; not when it cannot be read).
+    fn facts_taken(&mut self, memory: &Memory) -> bool {
+        let source = memory.source().and_then(|s| s.strip_prefix(SESSION_SOURCE));
+        let Some(session) = source else { return false };
+        self.session_log().and_then(|log| log.facts_of(session)).is_ok_and(|f| !f.is_empty())
+    }
+
     /// The valid key memories (procedural and semantic), most important first, at most `n`.
     fn key_memories(&self, n: usize, now: Timestamp) -> Result<Vec<Record>> {
         let mut key: Vec<Record> = self
@@ -354,7 +360,12 @@ impl Layers {
                     continue;
                 }
                 let note = hit.code_note.clone();
-                let text = entry(&hit.record, &memory, &label(hit.layer), note.as_deref());
+                let text = if is_digest(&memory) {
+                    let taken = engine.facts_taken(&memory);
+                    digest_entry(&hit.record, memory.body(), &label(hit.layer), taken)
+                } else {
+                    entry(&hit.record, &memory, &label(hit.layer), note.as_deref())
+                };
                 let (id, title) = (&hit.record.id, &hit.record.title);
                 items.push(Item::new(id, text, title, memory.body(), note.as_deref()));
                 shown.push(hit.record.id.clone());
@@ -392,12 +403,12 @@ impl Layers {
             let mut items = Vec::new();
             for r in &engine.recent_sessions(options.sessions, &shown, now)? {
                 let (_, memory) = engine.get(&r.id)?;
-                let text = digest_entry(r, memory.body(), "");
+                let text = digest_entry(r, memory.body(), "", engine.facts_taken(&memory));
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), None));
             }
             sections.push(("## Recent sessions\n".to_string(), items));
         }
-        // What the context holds already, unchanged, is not sent again (whole, once, if cut).
+        // What the context holds already, unchanged, is not sent again (the rest, once, if cut).
         for (_, items) in &mut sections {
             *items = std::mem::take(items)
                 .into_iter()
@@ -410,8 +421,8 @@ impl Layers {
             origin.push_str(&format!(", user root {}", user.root().display()));
         }
         let (text, sent) = assemble(&sections, &origin, options.budget);
-        // The block could show what it holds and the memories it left out to fit (a whole line
-        // sent again goes only when it fits).
+        // The block could show what it holds and the memories it left out to fit (the line of
+        // a rest goes only when it fits).
         let left_out = sections.iter().flat_map(|(_, items)| items).filter(|i| !i.again).count()
             - sent.iter().filter(|i| !i.again).count();
         let memories = sent.len() + left_out;
@@ -427,7 +438,7 @@ impl Layers {
 /// The block: a heading, the fence's opening tag naming the roots the memories come from
 /// (`origin`) and what they are, then each section's items while they fit in `budget`
 /// characters, then the fence's end tag; when an item does not fit, a marker line says how many
-/// were left out (it fits too). A whole line sent again (`again`) that does not fit is passed
+/// were left out (it fits too). The line of a rest (`again`) that does not fit is passed
 /// over, not counted. Also the items it holds, in order.
 fn assemble<'a>(
     sections: &'a [(String, Vec<Item>)],

@@ -69,6 +69,18 @@ impl Layers {
         self.natives = natives;
     }
 
+    /// The ids of the memories `agent` keeps itself (its native layer; none without one): mem's
+    /// copy of one (adopted, same id) need not go to that agent.
+    pub fn native_ids(&self, agent: Agent) -> Vec<String> {
+        let Some((_, engine)) = self.natives.iter().find(|(a, _)| *a == agent) else {
+            return Vec::new();
+        };
+        engine
+            .list(&[], &[])
+            .map(|records| records.into_iter().map(|r| r.id).collect())
+            .unwrap_or_default()
+    }
+
     /// Leaves out the native layer of `agent` (its memories are already in its context).
     pub fn without_native(&mut self, agent: Agent) {
         self.natives.retain(|(a, _)| *a != agent);

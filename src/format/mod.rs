@@ -315,12 +315,18 @@ pub fn without_controls(s: &str) -> String {
     s.chars().filter(|&c| !c.is_control() || matches!(c, '\n' | '\r' | '\t')).collect()
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut with `…`.
+/// Cuts `s` to at most `max` characters, marking the cut with `…`: after the last whole word
+/// that fits, unless that leaves less than half of `max` (one long word, a URL), which is cut
+/// where `max` falls.
 pub fn clip(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        None => s.to_string(),
-        Some((i, _)) => format!("{}…", s[..i].trim_end()),
-    }
+    let Some((i, next)) = s.char_indices().nth(max) else { return s.to_string() };
+    let head = &s[..i];
+    let at_word_end = next.is_whitespace() || head.ends_with(char::is_whitespace);
+    let cut = match head.rfind(char::is_whitespace) {
+        Some(space) if !at_word_end && head[..space].chars().count() >= max / 2 => &head[..space],
+        _ => head,
+    };
+    format!("{}…", cut.trim_end())
 }
 
 /// Splits a file into its YAML front-matter and its body (everything after the closing line).

@@ -262,3 +262,22 @@ proptest! {
         prop_assert!(text.ends_with(second.body()));
     }
 }
+
+/// Issue #52, item 3: a cut falls between words ("…passes on st…" cut a word in two), except in
+/// one word longer than half the room.
+#[test]
+fn clips_fall_between_words() {
+    let text = "Integration tests must pass on staging before merging";
+    assert_eq!(clip(text, 40), "Integration tests must pass on staging…");
+    assert_eq!(clip(text, 33), "Integration tests must pass on…");
+    assert_eq!(clip(text, 30), "Integration tests must pass on…", "a space at the cut");
+    assert_eq!(clip(text, 200), text);
+    let url = "see https://example.invalid/a/very/long/path/to/a/page";
+    assert_eq!(clip(url, 30), "see https://example.invalid/a/…");
+    for max in 1..text.chars().count() {
+        let cut = clip(text, max);
+        let head = cut.trim_end_matches('…');
+        assert!(cut.chars().count() <= max + 1, "{max}: {cut}");
+        assert!(text.starts_with(head), "{max}: {cut}");
+    }
+}

@@ -61,6 +61,18 @@ impl SessionLog {
             .map_err(|e| session_error(&self.path, &e))
     }
 
+    /// The fact memories the statements of `session` were taken as (added, used or
+    /// superseding), in the order they were taken: what that session's history holds already.
+    pub fn facts_of(&self, session: &str) -> Result<Vec<String>> {
+        let err = |e: rusqlite::Error| session_error(&self.path, &e);
+        let mut stmt = self
+            .conn
+            .prepare("SELECT memory FROM facts WHERE session = ?1 ORDER BY at, rowid")
+            .map_err(err)?;
+        let rows = stmt.query_map(params![session], |row| row.get(0)).map_err(err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(err)
+    }
+
     /// Records that the statement `key` of `session`, made at `at`, was taken as `memory`
     /// (`outcome`: added, used or superseded). Once: a second record of the pair is ignored.
     pub fn record_fact(

@@ -282,12 +282,15 @@ fn answer(
     let globals = Globals { now, ..shared.globals.clone() };
     crate::cli::native::join_into(&globals, layers, shared.source, asked.cwd.as_deref())
         .map_err(|e| e.to_string())?;
+    // Nor mem's copies of what the agent keeps itself (adopted).
+    let mut options = options.clone();
+    options.exclude.extend(layers.native_ids(agent));
     let (own, others): (Vec<_>, Vec<_>) =
         layers.take_natives().into_iter().partition(|(a, _)| *a == agent);
     layers.set_natives(others);
     let made = (|| -> mem::Result<Answer> {
         layers.refresh(now, &mem::progress::Silent)?;
-        let context = layers.context(options, now)?;
+        let context = layers.context(&options, now)?;
         let (text, memories, sent) = (context.text, context.memories, context.sent);
         Ok(Answer { text, memories, sent, warnings: warnings(layers) })
     })();
