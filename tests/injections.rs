@@ -216,7 +216,7 @@ fn a_memory_sent_cut_goes_on_once_later_in_the_session() {
     let sent =
         cut.split_once("): ").unwrap().1.trim_end_matches(&format!("`get {id}` for the rest"));
     let sent = sent.trim_end().trim_matches('…');
-    let went_on = rest.strip_prefix(&format!("- the rest of `{id}`: …")).expect(&rest);
+    let went_on = rest.strip_prefix(&format!("- the rest of `{id}`: …")).expect(rest);
     let body = std::fs::read_to_string(repo.path().join(format!(".memory/{id}.md"))).unwrap();
     let body = body.split("\n---\n").nth(1).unwrap().split_whitespace().collect::<Vec<_>>();
     let both = format!("{sent} {went_on}");
