@@ -37,7 +37,7 @@ pub(crate) fn agents() -> Option<PathBuf> {
 /// The folder of the `mem` the tests run: the one built for them, or the one that
 /// `MEM_E2E_MEM_FOLDER` names (to measure another build, e.g. an older one, with the same
 /// sessions; tests of what it lacks then fail).
-fn mem_folder() -> PathBuf {
+pub(crate) fn mem_folder() -> PathBuf {
     match std::env::var_os("MEM_E2E_MEM_FOLDER") {
         Some(folder) => PathBuf::from(folder),
         None => Path::new(bin()).parent().unwrap().to_path_buf(),

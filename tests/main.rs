@@ -57,6 +57,9 @@ mod mcp;
 mod native;
 /// The agents' own memories with the real agents: one agent's memory reaches the others, once.
 mod native_e2e;
+/// Issue #52 with the real agents: a fact, a digest and an adopted line reach the model once,
+/// a resumed session gets none of its own facts back, Codex with `CODEX_HOME` is served.
+mod once_e2e;
 /// OpenCode end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod opencode_e2e;
 /// A project's memory root inside a git repository, and the agents' hooks run as the agents

@@ -24,7 +24,7 @@ fn idle_captures(project: &Project) -> usize {
 /// One `opencode run` with mem's plugin, and the capture it starts when the session goes idle:
 /// OpenCode does not wait for a plugin's event handler, so `opencode run` may end while the
 /// capture still runs. A guard against a capture that never comes, not a timing.
-fn opencode(project: &Project, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+pub(crate) fn opencode(project: &Project, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
     let before = idle_captures(project);
     let out = project.opencode(model, prompt, extra);
     for _ in 0..600 {
