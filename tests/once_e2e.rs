@@ -13,7 +13,8 @@
 //! - a Codex session with `CODEX_HOME` set has its hooks answered by its `mem mcp`.
 //!
 //! The figures are printed (`--nocapture`) before the targets are asserted; to measure another
-//! build, set `MEM_E2E_MEM_FOLDER` (see `tests/facts_e2e.rs`).
+//! build, set `MEM_E2E_MEM_FOLDER` (see `tests/facts_e2e.rs`); `MEM_E2E_DUMP=FOLDER` writes each
+//! agent's requests there (`claude.jsonl`, ...).
 
 use serde_json::{Value, json};
 
@@ -185,6 +186,9 @@ fn run(agent: Agent, agents: std::path::PathBuf) -> Figures {
     let conversation = model.conversation();
     let first = conversation.first().cloned().unwrap_or_default();
     requests.extend(conversation);
+    if let Some(dir) = std::env::var_os("MEM_E2E_DUMP").map(std::path::PathBuf::from) {
+        std::fs::write(dir.join(format!("{}.jsonl", agent.name())), requests.join("\n")).unwrap();
+    }
     let blocks = memory_blocks(&first);
     let lines: Vec<&str> =
         blocks.iter().flat_map(|b| b.lines()).filter(|l| memory_line(l)).collect();
