@@ -89,14 +89,16 @@ fn opencode_gets_the_memories_runs_the_hooks_and_is_captured() {
     let model = StandIn::start(json!({ "text": "stage-7.example.net:8443" }));
     opencode(&project, &model, "What is the staging server address?", &[]);
     let conversation = model.conversation();
-    assert!(conversation[0].contains("The staging server is stage-7.example.net on port 8443"));
+    // The fact as capture took it (its first letter raised); the digest does not say it again.
+    let taken = "The staging server is stage-7.example.net on port 8443";
+    assert!(conversation[0].contains(taken), "{}", conversation[0]);
     // Continued in a new process: the prompt's memories are in the history OpenCode sends
     // again, so the fact is there once; the session's block is given again (it lives in the
     // system prompt of each process).
     let model = StandIn::start(json!({ "text": "Yes." }));
     opencode(&project, &model, "and is that the only one?", &["--continue"]);
     let conversation = model.conversation();
-    assert_eq!(conversation[0].matches(fact).count(), 1, "{}", conversation[0]);
+    assert_eq!(conversation[0].matches(taken).count(), 1, "{}", conversation[0]);
     let request: Value = serde_json::from_str(&conversation[0]).unwrap();
     let system = request["system"].to_string();
     assert!(system.contains("# Memory (from mem)"), "{system}");

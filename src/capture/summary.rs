@@ -46,7 +46,8 @@ fn redacted(text: &str, count: &mut usize) -> String {
     out
 }
 
-/// Cuts `s` to at most `max` bytes, at a character boundary, marking the cut with `…`.
+/// Cuts `s` to at most `max` bytes, marking the cut with `…`: between words, as
+/// [`clip`] cuts, unless that leaves less than half.
 fn clip_bytes(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
@@ -55,7 +56,14 @@ fn clip_bytes(s: &str, max: usize) -> String {
     while !s.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", s[..end].trim_end())
+    let head = &s[..end];
+    let cut = match head.rfind(char::is_whitespace) {
+        Some(space) if !s[end..].starts_with(char::is_whitespace) && space >= end / 2 => {
+            &head[..space]
+        }
+        _ => head,
+    };
+    format!("{}…", cut.trim_end())
 }
 
 /// `s` as Markdown inline code, with a fence longer than any run of backticks in it.
@@ -320,4 +328,21 @@ pub fn gist(body: &str, facts_taken: bool) -> String {
         out.push(format!("outcome: {}", p.outcome.join(" ")));
     }
     out.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clip_bytes;
+
+    /// Issue #52, item 3: a byte budget cuts between words too, and never inside a character.
+    #[test]
+    fn byte_cuts_fall_between_words() {
+        assert_eq!(clip_bytes("the tests pass on staging", 20), "the tests pass on…");
+        assert_eq!(clip_bytes("the tests pass on staging", 100), "the tests pass on staging");
+        assert_eq!(clip_bytes("a https://example.invalid/long/path", 20), "a https://example…");
+        for max in 4..40 {
+            let cut = clip_bytes("déjà vu: the café opens at nine", max);
+            assert!(cut.len() <= max, "{max}: {cut}");
+        }
+    }
 }

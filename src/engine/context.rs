@@ -271,14 +271,6 @@ fn asks_again(body: &str, task: &str) -> bool {
 }
 
 impl Engine {
-    /// Whether the statements of the session the digest `memory` tells of were taken as fact
-    /// memories (this root's session log says so; not when it cannot be read).
-    fn facts_taken(&mut self, memory: &Memory) -> bool {
-        let source = memory.source().and_then(|s| s.strip_prefix(SESSION_SOURCE));
-        let Some(session) = source else { return false };
-        self.session_log().and_then(|log| log.facts_of(session)).is_ok_and(|f| !f.is_empty())
-    }
-
     /// The valid key memories (procedural and semantic), most important first, at most `n`.
     fn key_memories(&self, n: usize, now: Timestamp) -> Result<Vec<Record>> {
         let mut key: Vec<Record> = self

@@ -24,6 +24,14 @@ fn key(text: &str) -> String {
 }
 
 impl Engine {
+    /// Whether the statements of the session the digest `memory` tells of were taken as fact
+    /// memories (this root's session log says so; not when it cannot be read).
+    pub(super) fn facts_taken(&mut self, memory: &Memory) -> bool {
+        let source = memory.source().and_then(|s| s.strip_prefix(SESSION_SOURCE));
+        let Some(session) = source else { return false };
+        self.session_log().and_then(|log| log.facts_of(session)).is_ok_and(|f| !f.is_empty())
+    }
+
     /// Takes the statements `stated` of session `session` (started in `cwd`), each with when it
     /// was made (else `now`): redacted, then a use of the fact that holds it exactly, else a new
     /// memory (semantic, or procedural for a way of working) with `source: session/<id>`, which
