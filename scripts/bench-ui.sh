@@ -31,18 +31,17 @@ server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 for _ in $(seq 100); do [ -s "$work/ui.url" ] && break; sleep 0.1; done
 url=$(head -1 "$work/ui.url")
-base=${url%%/\?token=*}
-port=${base##*:}
-cookie="mem_ui_$port=${url##*token=}"
+# The pages live under the address's secret prefix: the base is the address without its slash.
+base=${url%/}
 
 # The median of the Server-Timing of each URL on stdin (each fetched once after one warm-up).
 cat >"$work/timing.py" <<'PY'
 import statistics, sys, urllib.request
-base, cookie = sys.argv[1], sys.argv[2]
+base = sys.argv[1]
 urls = [l.strip() for l in sys.stdin if l.strip()]
 direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 def get(path):
-    req = urllib.request.Request(base + path, headers={"Cookie": cookie})
+    req = urllib.request.Request(base + path)
     with direct.open(req) as r:
         body = r.read()
         dur = float(r.headers["Server-Timing"].split("dur=")[1])
@@ -56,7 +55,7 @@ for u in urls:
 print("%.1f ms median, %.1f ms max, %d requests, %.1f KB largest" % (
     statistics.median(times), max(times), len(times), max(sizes) / 1024))
 PY
-timing() { python3 "$work/timing.py" "$base" "$cookie"; }
+timing() { python3 "$work/timing.py" "$base"; }
 
 queries=$(python3 -c 'import json,sys,urllib.parse
 for l in open(sys.argv[1]):

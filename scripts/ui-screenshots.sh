@@ -25,13 +25,11 @@ server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -s "$work/url" ] && break; sleep 0.1; done
 url=$(head -1 "$work/url")
-base=${url%%/\?token=*}
-token=${url##*token=}
-shot() { # name path: each run is a new profile, so each trades the token for its cookie
-  local sep="?"
-  case $2 in *\?*) sep="&" ;; esac
+# The pages live under the address's secret prefix: the base is the address without its slash.
+base=${url%/}
+shot() { # name path: each run is a new profile
   chromium --headless=new --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,1000 \
-    --user-data-dir="$work/profile-$1" --screenshot="$out/$1.png" "$base$2${sep}token=$token" \
+    --user-data-dir="$work/profile-$1" --screenshot="$out/$1.png" "$base$2" \
     >/dev/null 2>&1
   echo "$out/$1.png"
 }

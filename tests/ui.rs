@@ -1,6 +1,7 @@
 //! `mem ui`: the real binary started on `--port 0`, its printed address parsed, and plain
 //! HTTP/1.1 requests written on a socket (so that every header, the Host among them, is the
-//! test's): the gate (token, cookie, Host, same-origin POSTs, the headers of every answer),
+//! test's): the gate (the secret path prefix, no cookie, Host, same-origin POSTs, the headers
+//! of every answer, bounded connections),
 //! hostile memory content shown as text, the pages, and archive/restore moving the file.
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -14,8 +15,8 @@ pub struct Server {
     child: Child,
     /// The port it listens on.
     pub port: u16,
-    /// The token it printed.
-    pub token: String,
+    /// The secret path prefix of the address it printed (`/<secret>`).
+    pub prefix: String,
 }
 
 impl Drop for Server {
@@ -67,8 +68,9 @@ impl Server {
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
         let url = line.trim();
         let rest = url.strip_prefix("http://127.0.0.1:").unwrap_or_else(|| panic!("{url:?}"));
-        let (port, token) = rest.split_once("/?token=").unwrap();
-        Server { child, port: port.parse().unwrap(), token: token.to_string() }
+        let (port, secret) = rest.split_once('/').unwrap();
+        let prefix = format!("/{}", secret.trim_end_matches('/'));
+        Server { child, port: port.parse().unwrap(), prefix }
     }
 
     /// The Host this server answers to.
@@ -76,9 +78,9 @@ impl Server {
         format!("127.0.0.1:{}", self.port)
     }
 
-    /// The cookie header of an authorised browser.
-    pub fn cookie(&self) -> String {
-        format!("mem_ui_{}={}", self.port, self.token)
+    /// `path` (from the prefix, as `/memory/ID`) under the secret prefix.
+    pub fn at(&self, path: &str) -> String {
+        format!("{}{path}", self.prefix)
     }
 
     /// Sends `method path` with `headers` (a Host is added unless given) and `body`.
@@ -106,21 +108,18 @@ impl Server {
         Answer { status, headers, body: body.to_string() }
     }
 
-    /// `GET path` as the page's own browser (with the cookie).
+    /// `GET path` (from the prefix) as the page's own browser.
     pub fn get(&self, path: &str) -> Answer {
-        self.send("GET", path, &[("Cookie", &self.cookie())], "")
+        self.send("GET", &self.at(path), &[], "")
     }
 
-    /// `POST path` with a form body, as the page's own browser (cookie and Origin).
+    /// `POST path` (from the prefix) with a form body, as the page's own browser (its Origin).
     pub fn post(&self, path: &str, form: &str) -> Answer {
         let origin = format!("http://{}", self.host());
-        let headers = [
-            ("Cookie", self.cookie()),
-            ("Origin", origin),
-            ("Content-Type", "application/x-www-form-urlencoded".to_string()),
-        ];
+        let headers =
+            [("Origin", origin), ("Content-Type", "application/x-www-form-urlencoded".to_string())];
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        self.send("POST", path, &headers, form)
+        self.send("POST", &self.at(path), &headers, form)
     }
 }
 
@@ -130,51 +129,51 @@ fn add(dir: &Dir, text: &str) -> String {
     out.json()["id"].as_str().unwrap().to_string()
 }
 
+/// Issue #53, item 1: the secret is a path prefix, the only credential; no cookie (which a
+/// browser sends to every port of 127.0.0.1); every link relative, so it stays in the address.
 #[test]
-fn without_token_or_cookie_nothing_is_served() {
+fn without_the_secret_prefix_nothing_is_served() {
     let dir = Dir::example();
     let server = Server::start(&dir);
-    assert_eq!(server.send("GET", "/", &[], "").status, 401);
-    assert_eq!(server.send("GET", "/prune", &[], "").status, 401);
-    assert_eq!(server.send("GET", "/?token=0000", &[], "").status, 403);
-    let wrong = format!("mem_ui_{}={}", server.port, "0".repeat(64));
-    assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
-    let other_port = format!("mem_ui_1={}", server.token);
-    assert_eq!(server.send("GET", "/", &[("Cookie", &other_port)], "").status, 401);
-    assert_eq!(server.send("GET", "/", &[("Cookie", &wrong)], "").status, 401);
-    assert_eq!(server.get("/").status, 200);
-}
-
-#[test]
-fn the_token_is_traded_for_a_cookie_and_leaves_the_address() {
-    let dir = Dir::example();
-    let server = Server::start(&dir);
-    let answer = server.send("GET", &format!("/?q=tests&token={}", server.token), &[], "");
-    assert_eq!(answer.status, 303);
-    assert_eq!(answer.header("location"), Some("/?q=tests"));
-    let cookie = answer.header("set-cookie").unwrap();
-    assert!(cookie.starts_with(&server.cookie()), "{cookie}");
-    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let secret = server.prefix.trim_start_matches('/');
+    let wrong = format!("/{}", "0".repeat(secret.len()));
+    for path in [
+        "/",
+        "/prune",
+        "/style.css",
+        "/?token=0000",
+        &format!("{wrong}/"),
+        &format!("/{}/", &secret[1..]),
+    ] {
+        let answer = server.send("GET", path, &[], "");
+        assert_eq!(answer.status, 404, "{path}");
+        assert!(!answer.body.contains(secret), "{path}: {}", answer.body);
+    }
+    // The prefix without its slash goes to it with the slash (relative links go on from it).
+    let answer = server.send("GET", &server.prefix, &[], "");
+    assert_eq!(answer.status, 308);
+    assert_eq!(answer.header("location"), Some(format!("{}/", server.prefix).as_str()));
+    let page = server.get("/?q=tests");
+    assert_eq!(page.status, 200);
+    assert!(page.header("set-cookie").is_none());
+    assert!(!page.body.contains(secret), "no page names the secret");
+    let links: Vec<&str> =
+        page.body.split("href=\"").skip(1).filter_map(|l| l.split('"').next()).collect();
+    assert!(links.iter().any(|l| l.starts_with("memory/")), "{links:?}");
+    assert!(links.iter().all(|l| !l.starts_with('/')), "every link relative: {links:?}");
 }
 
 #[test]
 fn a_foreign_host_is_forbidden() {
     let dir = Dir::example();
     let server = Server::start(&dir);
-    let cookie = server.cookie();
+    let page = server.at("/");
     for host in ["evil.example", &format!("evil.example:{}", server.port), "127.0.0.1:1"] {
-        let answer = server.send("GET", "/", &[("Host", host), ("Cookie", &cookie)], "");
+        let answer = server.send("GET", &page, &[("Host", host)], "");
         assert_eq!(answer.status, 403, "{host}");
     }
-    let with_token = format!("/?token={}", server.token);
-    let answer = server.send("GET", &with_token, &[("Host", "rebound.example")], "");
-    assert_eq!(answer.status, 403);
-    assert!(answer.header("set-cookie").is_none());
     let localhost = format!("localhost:{}", server.port);
-    assert_eq!(
-        server.send("GET", "/", &[("Host", &localhost), ("Cookie", &cookie)], "").status,
-        200
-    );
+    assert_eq!(server.send("GET", &page, &[("Host", &localhost)], "").status, 200);
 }
 
 #[test]
@@ -196,8 +195,8 @@ fn a_cross_origin_post_is_refused_and_changes_nothing() {
     let id = add(&dir, "The staging database lives on port 5544");
     let before = dir.mem(&["show", &id, "--json"]).json();
     let server = Server::start(&dir);
-    let cookie = server.cookie();
     let path = format!("/memory/{id}/forget");
+    let at = server.at(&path);
     let form = ("Content-Type", "application/x-www-form-urlencoded");
     let cases = [
         (Some("http://evil.example"), None),
@@ -208,22 +207,22 @@ fn a_cross_origin_post_is_refused_and_changes_nothing() {
         (None, None),
     ];
     for (origin, fetch_site) in cases {
-        let mut headers = vec![("Cookie", cookie.as_str()), form];
+        let mut headers = vec![form];
         if let Some(origin) = origin {
             headers.push(("Origin", origin));
         }
         if let Some(site) = fetch_site {
             headers.push(("Sec-Fetch-Site", site));
         }
-        let answer = server.send("POST", &path, &headers, "reason=x");
+        let answer = server.send("POST", &at, &headers, "reason=x");
         assert_eq!(answer.status, 403, "{origin:?} {fetch_site:?}");
     }
     // A GET changes nothing either: the change routes take POST only.
     assert_eq!(server.get(&path).status, 405);
-    // Without the cookie, even from the right origin.
+    // Without the secret, even from the right origin.
     let origin = format!("http://{}", server.host());
     let answer = server.send("POST", &path, &[("Origin", &origin), form], "reason=x");
-    assert_eq!(answer.status, 401);
+    assert_eq!(answer.status, 404);
     assert_eq!(dir.mem(&["show", &id, "--json"]).json()["invalid_at"], before["invalid_at"]);
     // The page's own POST goes through, as `mem forget` would.
     assert_eq!(server.post(&path, "reason=moved").status, 303);
@@ -274,7 +273,7 @@ fn search_and_memory_pages_show_what_recall_and_show_give() {
     assert_eq!(page.status, 200);
     let recall = dir.mem(&["recall", "run the tests locally", "--json", "--no-record"]).json();
     let first = recall[0]["id"].as_str().unwrap();
-    assert!(page.body.contains(&format!("/memory/{first}")), "{}", page.body);
+    assert!(page.body.contains(&format!("href=\"memory/{first}\"")), "{}", page.body);
     assert!(page.body.contains("recency"), "the factors are shown");
     let memory = server.get(&format!("/memory/{first}"));
     assert_eq!(memory.status, 200);
@@ -322,10 +321,10 @@ fn a_session_page_lists_the_memories_its_hooks_injected() {
     );
     dir.mem_stdin(&["context", "--hook", "claude"], payload).ok();
     let server = Server::start(&dir);
-    assert!(server.get("/sessions").body.contains("href=\"/sessions/s-ui\""));
+    assert!(server.get("/sessions").body.contains("href=\"sessions/s-ui\""));
     let page = server.get("/sessions/s-ui").body;
     assert!(page.contains("injected</strong> by SessionStart"), "{page}");
-    assert!(page.contains("href=\"/memory/"), "{page}");
+    assert!(page.contains("href=\"../memory/"), "{page}");
     assert!(page.contains("whole") || page.contains("cut"), "{page}");
 }
 

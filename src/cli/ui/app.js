@@ -11,7 +11,8 @@
       clearTimeout(timer);
       timer = setTimeout(function () {
         const params = new URLSearchParams(new FormData(form));
-        const url = "/?" + params.toString();
+        // Relative, as every link of the pages: the address keeps its secret prefix.
+        const url = form.getAttribute("action") + "?" + params.toString();
         const mine = ++seq;
         fetch(url, { credentials: "same-origin" })
           .then(function (r) { return r.text(); })

@@ -1,23 +1,19 @@
-//! The gate in front of every page of `mem ui`: the Host header (DNS rebinding), the token
-//! (a random one per start, compared in constant time, traded for an HttpOnly SameSite=Strict
-//! cookie and a redirect without it), the same-origin check of every POST (CSRF), and the
-//! headers every answer carries (a Content-Security-Policy of the page's own scripts and
-//! styles only, no referrer), and the time each page took on the server (`Server-Timing`,
-//! by the binary's stopwatch). See docs/security.md.
+//! The gate in front of every page of `mem ui`: the Host header (DNS rebinding), the secret
+//! path prefix (a random one per start, compared in constant time, under which every page
+//! lives and every link of the pages is relative: no cookie, which a browser would send to
+//! every port of 127.0.0.1), the same-origin check of every POST (CSRF), and the headers every
+//! answer carries (a Content-Security-Policy of the page's own scripts and styles only, no
+//! referrer), and the time each page took on the server (`Server-Timing`, by the binary's
+//! stopwatch). See docs/security.md.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
 use super::Shared;
-
-/// The start of the name of the cookie that carries the token once the first request traded
-/// it; the port follows (a browser keeps one jar per host, whatever the port: two servers must
-/// not take each other's cookie).
-const COOKIE: &str = "mem_ui_";
 
 /// What every answer says to the browser: its own scripts and styles only, nothing framed,
 /// no referrer (a memory's links must not carry the page's address away), nothing cached.
@@ -35,28 +31,40 @@ const HEADERS: [(&str, &str); 5] = [
 
 /// The secret of one start of `mem ui` and the port it listens on.
 pub(super) struct Guard {
-    token: String,
+    secret: String,
     port: u16,
 }
 
 impl Guard {
-    /// A fresh token (32 bytes from the operating system's CSPRNG, as hex) for `port`.
+    /// A fresh secret (32 bytes from the operating system's CSPRNG, as hex) for `port`.
     pub(super) fn new(port: u16) -> anyhow::Result<Guard> {
         let mut bytes = [0u8; 32];
         getrandom::fill(&mut bytes)
-            .map_err(|e| anyhow::anyhow!("cannot draw a random token: {e}"))?;
-        let token = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        Ok(Guard { token, port })
+            .map_err(|e| anyhow::anyhow!("cannot draw a random secret: {e}"))?;
+        let secret = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(Guard { secret, port })
     }
 
-    /// The token, for the URL printed at start.
-    pub(super) fn token(&self) -> &str {
-        &self.token
+    /// The page's address: the secret prefix, with the slash that relative links go on from.
+    pub(super) fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/{}/", self.port, self.secret)
     }
 
-    /// Whether `given` is the token, in time that does not depend on where they differ.
+    /// Whether `given` is the secret, in time that does not depend on where they differ.
     fn matches(&self, given: &str) -> bool {
-        given.len() == self.token.len() && bool::from(given.as_bytes().ct_eq(self.token.as_bytes()))
+        given.len() == self.secret.len()
+            && bool::from(given.as_bytes().ct_eq(self.secret.as_bytes()))
+    }
+
+    /// The path under the secret prefix of `path` (`/` for the prefix and its slash), or
+    /// `None` when `path` does not start with the prefix.
+    fn under<'a>(&self, path: &'a str) -> Option<&'a str> {
+        let rest = path.strip_prefix('/')?;
+        let (first, under) = match rest.find('/') {
+            Some(at) => (&rest[..at], &rest[at..]),
+            None => (rest, "/"),
+        };
+        self.matches(first).then_some(under)
     }
 
     /// Whether a Host header names this server: 127.0.0.1, localhost or [::1] with its port.
@@ -80,30 +88,6 @@ fn with_headers(mut response: Response) -> Response {
         headers.insert(name, HeaderValue::from_static(value));
     }
     response
-}
-
-/// The value of the token cookie of `port` among a request's cookies.
-fn cookie(headers: &HeaderMap, port: u16) -> Option<&str> {
-    let name = format!("{COOKIE}{port}");
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).find_map(|line| {
-        line.split(';').find_map(|pair| {
-            let (key, value) = pair.trim().split_once('=')?;
-            (key == name).then_some(value)
-        })
-    })
-}
-
-/// The request's query without its `token` parameter, and the token if there was one.
-fn split_token(query: &str) -> (Option<&str>, String) {
-    let mut token = None;
-    let mut rest = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        match pair.strip_prefix("token=") {
-            Some(t) => token = Some(t),
-            None => rest.push(pair),
-        }
-    }
-    (token, rest.join("&"))
 }
 
 /// Whether a request comes from this server's own page: its `Origin` names this host, or,
@@ -132,36 +116,37 @@ pub(super) async fn gate(
     if !guard.host_ok(host) {
         return refuse(StatusCode::FORBIDDEN, "forbidden: this server answers only to 127.0.0.1");
     }
-    let (token, rest) = split_token(request.uri().query().unwrap_or(""));
-    if let Some(token) = token {
-        if !guard.matches(token) {
-            return refuse(StatusCode::FORBIDDEN, "forbidden: wrong token");
-        }
-        // The token leaves the address bar (and the history) at once, for a cookie.
-        let path = request.uri().path();
-        let to = if rest.is_empty() { path.to_string() } else { format!("{path}?{rest}") };
+    let Some(under) = guard.under(request.uri().path()).map(str::to_string) else {
+        return refuse(
+            StatusCode::NOT_FOUND,
+            "not found: open the address `mem ui` printed (its path holds the secret)",
+        );
+    };
+    // The prefix itself: its slash, so that the pages' relative links go on from it.
+    if !request.uri().path().ends_with('/') && under == "/" {
+        let to = format!("{}/", request.uri().path());
         let mut response = Response::new(Body::empty());
-        *response.status_mut() = StatusCode::SEE_OTHER;
-        let cookie =
-            format!("{COOKIE}{}={}; HttpOnly; SameSite=Strict; Path=/", guard.port, guard.token);
-        if let (Ok(to), Ok(cookie)) = (HeaderValue::from_str(&to), HeaderValue::from_str(&cookie)) {
+        *response.status_mut() = StatusCode::PERMANENT_REDIRECT;
+        if let Ok(to) = HeaderValue::from_str(&to) {
             response.headers_mut().insert(header::LOCATION, to);
-            response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
         return with_headers(response);
     }
-    if !cookie(headers, guard.port).is_some_and(|c| guard.matches(c)) {
-        return refuse(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized: open the address `mem ui` printed (with its token)",
-        );
-    }
+    // The pages route on what follows the prefix.
+    let query = request.uri().query().map(|q| format!("?{q}")).unwrap_or_default();
+    let Ok(uri) = format!("{under}{query}").parse::<Uri>() else {
+        return refuse(StatusCode::BAD_REQUEST, "bad request: the address cannot be read");
+    };
     let reads = request.method() == Method::GET || request.method() == Method::HEAD;
     if !reads && (request.method() != Method::POST || !same_origin(headers, host)) {
         return refuse(StatusCode::FORBIDDEN, "forbidden: a change must come from this page");
     }
+    let mut request = request;
+    *request.uri_mut() = uri;
+    // The page's links climb from its folder to the prefix.
+    let depth = under.matches('/').count().saturating_sub(1);
     let watch = super::super::bar::stopwatch();
-    let mut response = next.run(request).await;
+    let mut response = super::html::DEPTH.scope(depth, next.run(request)).await;
     // How long the page took on the server (docs/benchmarks.md reads it).
     let took = format!("app;dur={:.3}", watch.elapsed().as_secs_f64() * 1000.0);
     if let Ok(value) = HeaderValue::from_str(&took) {
@@ -175,9 +160,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_token_is_split_from_the_query() {
-        assert_eq!(split_token("token=ab&q=x"), (Some("ab"), "q=x".to_string()));
-        assert_eq!(split_token("q=x"), (None, "q=x".to_string()));
+    fn the_pages_live_under_the_secret() {
+        let guard = Guard::new(8080).unwrap();
+        let secret = guard.secret.clone();
+        assert_eq!(guard.under(&format!("/{secret}/")), Some("/"));
+        assert_eq!(guard.under(&format!("/{secret}")), Some("/"));
+        assert_eq!(guard.under(&format!("/{secret}/memory/a")), Some("/memory/a"));
+        assert_eq!(guard.under("/"), None);
+        assert_eq!(guard.under("/memory/a"), None);
+        assert_eq!(guard.under(&format!("/{}/", &secret[1..])), None);
+        assert_eq!(guard.under(&format!("/x{secret}/")), None);
+        assert!(guard.url().ends_with(&format!(":8080/{secret}/")));
     }
 
     #[test]
@@ -206,6 +199,6 @@ mod tests {
         assert!(!guard.host_ok("127.0.0.1:8081"));
         assert!(!guard.host_ok("evil.example:8080"));
         assert!(!guard.matches(""));
-        assert!(guard.matches(&guard.token.clone()));
+        assert!(guard.matches(&guard.secret.clone()));
     }
 }

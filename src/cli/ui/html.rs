@@ -21,6 +21,25 @@ const NAV: [(&str, &str); 5] = [
     ("/overview", "Overview"),
 ];
 
+tokio::task_local! {
+    /// How many folders below the secret prefix the page being made is (`/prune`: 0,
+    /// `/memory/ID`: 1, `/memory/ID/used`: 2), set by the gate for each request: its links
+    /// climb that many to the prefix.
+    pub(super) static DEPTH: usize;
+}
+
+/// `path`, a page's path from the secret prefix (`/memory/ID`, `/` for search), as a link
+/// relative to the page being made: no page names the prefix, which stays in the address bar.
+pub(super) fn href(path: &str) -> String {
+    let depth = DEPTH.try_with(|d| *d).unwrap_or(0);
+    let rest = path.trim_start_matches('/');
+    match (depth, rest) {
+        (0, "") => "./".to_string(),
+        (0, rest) => rest.to_string(),
+        (depth, rest) => format!("{}{rest}", "../".repeat(depth)),
+    }
+}
+
 /// A whole page: `title`, the navigation with `here` marked, and `body`.
 pub(super) fn page(title: &str, here: &str, body: Markup) -> Markup {
     html! {
@@ -30,14 +49,14 @@ pub(super) fn page(title: &str, here: &str, body: Markup) -> Markup {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · mem" }
-                link rel="stylesheet" href="/style.css";
-                script src="/app.js" defer {}
+                link rel="stylesheet" href=(href("/style.css"));
+                script src=(href("/app.js")) defer {}
             }
             body {
                 nav {
                     strong { "mem" }
                     @for (path, name) in NAV {
-                        @if path == here { a.here href=(path) { (name) } } @else { a href=(path) { (name) } }
+                        @if path == here { a.here href=(href(path)) { (name) } } @else { a href=(href(path)) { (name) } }
                     }
                 }
                 main { (body) }

@@ -131,7 +131,7 @@ fn without_title<'a>(body: &'a str, title: &str) -> &'a str {
 
 /// `derived_from`, `consolidated_into`, `superseded_by` as links.
 fn links(memory: &Memory) -> Markup {
-    let link = |id: &mem::MemoryId| html! { a href=(format!("/memory/{id}")) { (id) } };
+    let link = |id: &mem::MemoryId| html! { a href=(ui::href(&format!("/memory/{id}"))) { (id) } };
     html! {
         @if !memory.derived_from().is_empty() || memory.consolidated_into().is_some() || memory.superseded_by().is_some() {
             section.links {
@@ -185,11 +185,11 @@ fn actions(id: &str) -> Markup {
     html! {
         section.actions {
             h2 { "Actions" }
-            form method="post" action=(format!("/memory/{id}/used")) {
+            form method="post" action=(ui::href(&format!("/memory/{id}/used"))) {
                 button type="submit" { "It helped (used)" }
                 (ui::command(&format!("mem used {id}")))
             }
-            form method="post" action=(format!("/memory/{id}/forget")) {
+            form method="post" action=(ui::href(&format!("/memory/{id}/forget"))) {
                 input type="text" name="reason" placeholder="why it is no longer true";
                 button type="submit" { "Forget (mark invalid)" }
                 (ui::command(&format!("mem forget {id} --reason …")))

@@ -30,6 +30,7 @@ mod memory;
 mod overview;
 mod prune;
 mod search;
+mod server;
 mod sessions;
 
 /// Arguments of `mem ui`.
@@ -102,9 +103,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     listener.set_nonblocking(true).context("cannot set up the listening socket")?;
     let port = listener.local_addr().context("cannot read the listening port")?.port();
     let guard = guard::Guard::new(port)?;
-    let url = format!("http://127.0.0.1:{port}/?token={}", guard.token());
+    let url = guard.url();
     let app = Arc::new(App { layers: Mutex::new(layers), guard, fixed_now: ctx.fixed_now });
-    let router = Router::new()
+    let pages = Router::new()
         .route("/", get(search::page))
         .route("/memory/{id}", get(memory::page))
         .route("/memory/{id}/forget", post(memory::forget))
@@ -119,8 +120,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         .route("/style.css", get(|| async { asset("text/css", html::STYLE) }))
         .route("/app.js", get(|| async { asset("text/javascript", html::SCRIPT) }))
         .fallback(|| async { not_found("no such page") })
-        .layer(axum::middleware::from_fn_with_state(Arc::clone(&app), guard::gate))
-        .with_state(app);
+        .with_state(Arc::clone(&app));
+    // The gate runs before the pages route: it takes the secret prefix off the path.
+    let router = Router::new()
+        .fallback_service(pages)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&app), guard::gate));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -130,23 +134,29 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             .context("cannot hand the socket to the runtime")?;
         println!("{url}");
         eprintln!("mem: serving the memory root on 127.0.0.1:{port}; Ctrl-C stops");
-        if args.open {
-            open_browser(&url);
-        }
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .context("the web server stopped abnormally")
+        // Kept until the server stops: the page the browser opens forwards from it.
+        let _opened = if args.open { open_browser(&url) } else { None };
+        server::serve(listener, router, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await
+        .context("the web server stopped abnormally")
     })
 }
 
-/// Opens `url` in the default browser; a failure is a note, the server goes on.
-fn open_browser(url: &str) {
+/// Opens `url` in the default browser through a private page that forwards to it (see
+/// [`server::forwarding_page`]), which is returned; a failure is a note, the server goes on.
+fn open_browser(url: &str) -> Option<tempfile::TempDir> {
+    let (dir, page) = match server::forwarding_page(url) {
+        Ok(made) => made,
+        Err(e) => {
+            eprintln!("mem: {e:#}; open the address above yourself");
+            return None;
+        }
+    };
     let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
     let started = std::process::Command::new(opener)
-        .arg(url)
+        .arg(&page)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -154,6 +164,7 @@ fn open_browser(url: &str) {
     if let Err(e) = started {
         eprintln!("mem: cannot start {opener} ({e}); open the address above yourself");
     }
+    Some(dir)
 }
 
 /// An embedded asset.
@@ -188,9 +199,10 @@ fn respond(f: impl FnOnce() -> Result<maud::Markup>) -> Response {
     }
 }
 
-/// A 303 to `to` after a change (the browser then loads the page with GET).
+/// A 303 to `to`, a page's path from the secret prefix, after a change (the browser then
+/// loads the page with GET); the location is relative, as every link is.
 fn see_other(to: &str) -> Response {
-    (StatusCode::SEE_OTHER, [(header::LOCATION, to.to_string())]).into_response()
+    (StatusCode::SEE_OTHER, [(header::LOCATION, html::href(to))]).into_response()
 }
 
 /// The memory `id` in whichever layer holds it (the project first): its layer, its path

@@ -61,7 +61,7 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                 p { (candidates.len()) " candidates. Archiving moves a memory to " code { "archive/" }
                     " (nothing is deleted); " code { "mem restore ID" } " brings it back." }
                 (ui::command("mem prune --dry-run"))
-                form id="archive" method="post" action="/prune/archive" {
+                form id="archive" method="post" action=(ui::href("/prune/archive")) {
                     @for (kind, list) in &groups {
                         section.group {
                             h2 { (kind.replace('_', " ")) " (" (list.len()) ")" }
@@ -69,7 +69,7 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                                 div.candidate {
                                     label {
                                         input type="checkbox" name="id" value=(c.id);
-                                        " " a href=(format!("/memory/{}", c.id)) { (c.title) }
+                                        " " a href=(ui::href(&format!("/memory/{}", c.id))) { (c.title) }
                                     }
                                     p.meta { (c.kind.as_str()) " · importance " (c.importance) " · R = "
                                         (format!("{:.3}", c.retention)) " · used " (c.used) " · "
@@ -88,7 +88,7 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                 section.archive {
                     h2 { "Archive (" (archived.len()) ")" }
                     @for (rel, memory) in &archived {
-                        form.restore method="post" action="/prune/restore" {
+                        form.restore method="post" action=(ui::href("/prune/restore")) {
                             input type="hidden" name="id" value=(memory.id());
                             span { (memory.title()) " " code { "archive/" (rel) } " " }
                             button type="submit" { "Restore" }

@@ -51,7 +51,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
             "Search",
             "/",
             html! {
-                form id="search" method="get" action="/" {
+                form id="search" method="get" action=(ui::href("/")) {
                     input id="q" type="search" name="q" value=(params.q) placeholder="what are you working on?" autofocus;
                     select name="type" {
                         option value="" { "any type" }
@@ -118,7 +118,7 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
                 li.hit {
                     div.head {
                         span.score { (format!("{:.3}", hit.score)) }
-                        a.title href=(format!("/memory/{}", hit.record.id)) { (hit.record.title) }
+                        a.title href=(ui::href(&format!("/memory/{}", hit.record.id))) { (hit.record.title) }
                         span.kind { (hit.record.kind.as_str()) }
                         @if let Some(layer) = hit.layer { span.layer { (layer.as_str()) } }
                         @if let Some(at) = hit.record.invalid_at {

@@ -39,7 +39,7 @@ pub(super) async fn list(State(app): State<Shared>) -> Response {
                     tr { th { "started" } th { "agent" } th { "turns" } th { "project" } th { "first prompt" } }
                     @for s in &sessions {
                         tr {
-                            td { a href=(format!("/sessions/{}", s.id)) { (when(s.started_at)) } }
+                            td { a href=(ui::href(&format!("/sessions/{}", s.id))) { (when(s.started_at)) } }
                             td { (s.agent.map_or("unknown", |a| a.spec().title)) }
                             td { (s.turns) }
                             td { (s.project.as_deref().unwrap_or("-")) }
@@ -130,7 +130,7 @@ fn injection(g: &Injected) -> Markup {
                 ul {
                     @for m in &g.memories {
                         li {
-                            a href=(format!("/memory/{}", m.sent.memory)) {
+                            a href=(ui::href(&format!("/memory/{}", m.sent.memory))) {
                                 (m.title.as_deref().unwrap_or(&m.sent.memory))
                             }
                             " · " (if m.sent.cut { "cut" } else { "whole" }) " · " (m.sent.chars) " chars"
