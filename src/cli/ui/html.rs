@@ -70,7 +70,9 @@ pub(super) fn command(line: &str) -> Markup {
     html! { p.command { "Same as " code { (line) } } }
 }
 
-/// Whether a link target may stay a link: http(s), mailto, or relative (no scheme at all).
+/// Whether a link target may stay a link: http(s), mailto, or relative (no scheme at all) to
+/// the page's own server: never protocol-relative (`//host/…`, or with backslashes, which
+/// browsers read as slashes), which would leave it for another host.
 pub(super) fn safe_link(url: &str) -> bool {
     // Browsers drop tabs and new lines inside a scheme: so does the check.
     let lower: String = url
@@ -78,6 +80,13 @@ pub(super) fn safe_link(url: &str) -> bool {
         .filter(|c| !c.is_ascii_whitespace() && !c.is_control())
         .collect::<String>()
         .to_ascii_lowercase();
+    if lower.starts_with("//")
+        || lower.starts_with("\\\\")
+        || lower.starts_with("/\\")
+        || lower.starts_with("\\/")
+    {
+        return false;
+    }
     let scheme_end = lower.find(':');
     let before_path = lower.find(['/', '?', '#']);
     match scheme_end {
@@ -219,5 +228,17 @@ mod tests {
         assert!(!safe_link(" JavaScript:alert(1)"));
         assert!(!safe_link("data:text/html,x"));
         assert!(!safe_link("java\tscript:alert(1)"));
+        // Issue #53, item 4: a protocol-relative link leaves for another host.
+        for url in [
+            "//evil.example/f",
+            " //evil.example",
+            "\\\\evil.example",
+            "/\\evil.example",
+            "\\/evil.example",
+            "/\t/evil.example",
+        ] {
+            assert!(!safe_link(url), "{url:?}");
+        }
+        assert!(safe_link("/notes.md") && safe_link("./a/b"));
     }
 }

@@ -13,6 +13,8 @@ use maud::{Markup, html};
 use mem::Memory;
 use mem::decay::{Reinforcement, State as Usage};
 
+use mem::store::Layer;
+
 use super::{Shared, html as ui};
 
 /// Points on a retention curve.
@@ -70,7 +72,7 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
                     h2 { "Front-matter" }
                     pre { (serde_norway::to_string(memory.front_matter()).unwrap_or_default()) }
                 }
-                (actions(&id))
+                (actions(&id, layer))
             },
         ))
     })
@@ -180,8 +182,9 @@ fn citations(engine: &mem::Engine, memory: &Memory) -> Vec<String> {
     verdict.cites.iter().map(|c| format!("{} {}", c.label(), c.what_happened())).collect()
 }
 
-/// The forms of `forget` and `used`, with their commands.
-fn actions(id: &str) -> Markup {
+/// The forms of `forget` and `used`, with their commands; an agent's own memory (in `layer`)
+/// is changed in the agent or adopted, never forgotten here.
+fn actions(id: &str, layer: Layer) -> Markup {
     html! {
         section.actions {
             h2 { "Actions" }
@@ -189,10 +192,15 @@ fn actions(id: &str) -> Markup {
                 button type="submit" { "It helped (used)" }
                 (ui::command(&format!("mem used {id}")))
             }
-            form method="post" action=(ui::href(&format!("/memory/{id}/forget"))) {
-                input type="text" name="reason" placeholder="why it is no longer true";
-                button type="submit" { "Forget (mark invalid)" }
-                (ui::command(&format!("mem forget {id} --reason …")))
+            @if matches!(layer, Layer::Native(_)) {
+                p.note { "An agent's own memory: change it in the agent, or adopt it to keep it as mem's." }
+                (ui::command(&format!("mem adopt {id}")))
+            } @else {
+                form method="post" action=(ui::href(&format!("/memory/{id}/forget"))) {
+                    input type="text" name="reason" placeholder="why it is no longer true";
+                    button type="submit" { "Forget (mark invalid)" }
+                    (ui::command(&format!("mem forget {id} --reason …")))
+                }
             }
         }
     }
@@ -237,7 +245,8 @@ fn change(
         let mut layers = app.layers();
         layers.refresh(now, &mem::progress::Silent)?;
         if writes {
-            crate::cli::native::refuse_read_only(&mut layers, id)?;
+            crate::cli::native::refuse_read_only(&mut layers, id)
+                .map_err(|e| super::forbidden(format!("{e:#}")))?;
         }
         let (layer, _, _) = super::find(&mut layers, id)?;
         let engine = super::engine(&mut layers, layer);

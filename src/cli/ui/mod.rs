@@ -178,14 +178,41 @@ fn not_found(what: &str) -> Response {
     (StatusCode::NOT_FOUND, Html(body.into_string())).into_response()
 }
 
-/// An error page: the error chain, escaped, with status 500 (400 for a request the engine
-/// refused, such as an unknown id).
+/// A request a page refuses: what it names is not there (404), or a parameter it cannot
+/// take (400).
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub(super) struct Refused {
+    status: StatusCode,
+    message: String,
+}
+
+/// A [`Refused`] 404: `what` is not there.
+pub(super) fn not_there(what: String) -> anyhow::Error {
+    Refused { status: StatusCode::NOT_FOUND, message: what }.into()
+}
+
+/// A [`Refused`] 400: a parameter the page cannot take.
+pub(super) fn bad_parameter(why: String) -> anyhow::Error {
+    Refused { status: StatusCode::BAD_REQUEST, message: why }.into()
+}
+
+/// A [`Refused`] 403: a change this page does not make (an agent's own memory).
+pub(super) fn forbidden(why: String) -> anyhow::Error {
+    Refused { status: StatusCode::FORBIDDEN, message: why }.into()
+}
+
+/// An error page: the error chain, escaped, with the status a [`Refused`] says, 404 for an id
+/// the engine does not know, 400 for a request it refused otherwise, else 500.
 fn failed(e: &anyhow::Error) -> Response {
     let message = super::output::describe(e);
-    let status = if e.downcast_ref::<mem::Error>().is_some() {
-        StatusCode::BAD_REQUEST
-    } else {
-        StatusCode::INTERNAL_SERVER_ERROR
+    let status = match (e.downcast_ref::<Refused>(), e.downcast_ref::<mem::Error>()) {
+        (Some(refused), _) => refused.status,
+        (None, Some(mem::Error::NotFound(_) | mem::Error::InvalidId { .. })) => {
+            StatusCode::NOT_FOUND
+        }
+        (None, Some(_)) => StatusCode::BAD_REQUEST,
+        (None, None) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let body = html::page("Error", "", maud::html! { h1 { "Error" } p.error { (message) } });
     (status, Html(body.into_string())).into_response()

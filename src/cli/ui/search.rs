@@ -80,7 +80,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
 fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Markup> {
     let kinds = match params.kind.as_str() {
         "" => Vec::new(),
-        kind => vec![kind.parse::<MemoryType>().map_err(anyhow::Error::msg)?],
+        kind => vec![kind.parse::<MemoryType>().map_err(super::bad_parameter)?],
     };
     let tags = params.tag.split_whitespace().map(str::to_string).collect();
     let options = RecallOptions { kinds, tags, limit: LIMIT, record: false, ..Default::default() };
@@ -90,11 +90,9 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
         name => {
             let natives: Vec<Layer> = layers.natives().collect();
             let all = [Layer::Project, Layer::User].into_iter().chain(natives);
-            Some(
-                all.into_iter()
-                    .find(|l| l.as_str() == name)
-                    .ok_or_else(|| anyhow::anyhow!("no layer {name:?} is searched here"))?,
-            )
+            Some(all.into_iter().find(|l| l.as_str() == name).ok_or_else(|| {
+                super::bad_parameter(format!("no layer {name:?} is searched here"))
+            })?)
         }
     };
     let LayeredRecall { recall, .. } =

@@ -56,9 +56,12 @@ pub(super) async fn list(State(app): State<Shared>) -> Response {
 /// `GET /sessions/<id>`.
 pub(super) async fn show(State(app): State<Shared>, Path(id): Path<String>) -> Response {
     super::respond(|| {
+        if !mem::agent::is_session_id(&id) {
+            return Err(super::not_there(format!("no session {id:?}")));
+        }
         let mut layers = app.layers();
-        let log = open(layers.project().root())?;
-        let session = log.session(&id)?;
+        let log = open(layers.project().root()).map_err(|e| super::not_there(format!("{e:#}")))?;
+        let session = log.session(&id).map_err(|e| super::not_there(e.to_string()))?;
         let events = log.events(&session.id, None)?;
         let mut groups = injected(&log.injections(&session.id, None)?);
         fill_titles(&mut layers, &mut groups);
