@@ -477,7 +477,7 @@ fn idle_and_slow_connections_neither_block_nor_stay() {
     if !closed {
         slow.set_read_timeout(Some(std::time::Duration::from_secs(1))).unwrap();
         let mut rest = Vec::new();
-        closed = matches!(slow.read_to_end(&mut rest), Ok(_));
+        closed = slow.read_to_end(&mut rest).is_ok();
     }
     assert!(closed, "a header sent a byte at a time is cut off");
 }
