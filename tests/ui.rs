@@ -50,6 +50,15 @@ impl Server {
     /// [`Server::start`] in the subfolder `rel` of `dir` without `--dir`, when given: the root
     /// found from there, with the agents' own memories joined.
     pub fn start_in(dir: &Dir, rel: Option<&str>) -> Server {
+        Server::launch(dir, rel, |_| {})
+    }
+
+    /// [`Server::start_in`], the command changed by `configure` before it starts.
+    pub fn launch(
+        dir: &Dir,
+        rel: Option<&str>,
+        configure: impl FnOnce(&mut std::process::Command),
+    ) -> Server {
         let mut cmd = std::process::Command::new(crate::util::bin());
         match rel {
             Some(rel) => cmd.current_dir(dir.path().join(rel)),
@@ -58,6 +67,7 @@ impl Server {
         cmd.args(["ui", "--port", "0"]);
         cmd.env("HOME", dir.home()).env("XDG_CONFIG_HOME", dir.home().join(".config"));
         crate::util::clean_env(&mut cmd);
+        configure(&mut cmd);
         let mut child = cmd
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::piped())

@@ -2,8 +2,11 @@
 //! (`chromedriver`, through fantoccini). Each page loads; a search shows the hit as you type; a
 //! memory's page has its curve's SVG; a prune candidate archived from the page moves to
 //! `archive/` on disk and comes back with restore; a session's page lists the memories its
-//! hooks injected; a screenshot can be taken (into a temporary folder). Without the browser the
-//! test says so and passes, unless `CI=true` (`.ci/run` installs it).
+//! hooks injected; a screenshot can be taken (into a temporary folder). Issue #53, item 1: a
+//! server on another port of 127.0.0.1, opened from the page in the same browser, gets no
+//! credential of the page; `--open` gives the opener a private page that forwards, so the
+//! secret is in no process's arguments. Without the browser the tests say so and pass, unless
+//! `CI=true` (`.ci/run` installs it).
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -174,6 +177,158 @@ fn the_pages_work_in_a_real_browser() {
             assert_eq!(h1.text().await.unwrap(), title);
         }
         wait_for(&client, "svg.columns").await;
+        client.close().await.unwrap();
+    });
+}
+
+/// A server on another port of 127.0.0.1 that logs each request's line and headers (a page
+/// another local user serves), until dropped.
+struct Logger(Child, u16, tempfile::TempDir);
+
+impl Drop for Logger {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Logger {
+    fn start() -> Logger {
+        let dir = tempfile::tempdir().unwrap();
+        let script = r#"
+import http.server, sys
+log = open(sys.argv[1], "a")
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        log.write(self.requestline + "\n" + str(self.headers) + "\n----\n")
+        log.flush()
+        body = b"<!doctype html><title>elsewhere</title><p id=elsewhere>elsewhere</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", 0), H)
+open(sys.argv[2], "w").write(str(server.server_address[1]))
+server.serve_forever()
+"#;
+        let port_file = dir.path().join("port");
+        let child = Command::new("python3")
+            .arg("-c")
+            .arg(script)
+            .arg(dir.path().join("requests.log"))
+            .arg(&port_file)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if let Ok(port) = std::fs::read_to_string(&port_file).map(|p| p.trim().to_string()) {
+                if let Ok(port) = port.parse() {
+                    return Logger(child, port, dir);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the logging server did not start");
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.2.path().join("requests.log")).unwrap_or_default()
+    }
+}
+
+/// Issue #53, item 1 (2): the page's credential went to every port of 127.0.0.1 as a cookie.
+/// A memory links to a page another user serves on another port; followed in the same browser
+/// profile, that server gets neither a cookie nor the secret (in its path or a referrer).
+#[test]
+fn a_server_on_another_port_gets_no_credential() {
+    let Some((chromium, driver_path)) = browser() else { return };
+    let other = Logger::start();
+    let dir = Dir::example();
+    let link = format!("http://127.0.0.1:{}/wiki", other.1);
+    let added = dir.mem_stdin(
+        &["add", "--json"],
+        &format!("The team wiki lives elsewhere: [the wiki]({link}) has the runbooks"),
+    );
+    let id = added.json()["id"].as_str().unwrap().to_string();
+    let server = Server::start(&dir);
+    let secret = server.prefix.trim_start_matches('/').to_string();
+    let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
+    let driver = Driver::start(&driver_path);
+    let profile = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = session(&driver, &chromium, profile.path()).await;
+        client.goto(&format!("{base}/memory/{id}")).await.unwrap();
+        let a = wait_for(&client, &format!("a[href='{link}']")).await;
+        a.click().await.unwrap();
+        wait_for(&client, "#elsewhere").await;
+        // The same profile, typed into the address bar: its root page too.
+        client.goto(&format!("http://127.0.0.1:{}/", other.1)).await.unwrap();
+        wait_for(&client, "#elsewhere").await;
+        client.close().await.unwrap();
+    });
+    let log = other.log();
+    assert!(log.contains("GET /wiki"), "{log}");
+    assert!(!log.contains(&secret), "the secret reached another server: {log}");
+    assert!(
+        !log.to_ascii_lowercase().contains("cookie:"),
+        "a cookie reached another server: {log}"
+    );
+}
+
+/// Issue #53, item 1 (1): `mem ui --open` gave the address with its secret to `xdg-open` as an
+/// argument, which any local user reads in `/proc/PID/cmdline`. The opener (a stand-in that
+/// records what it was given: there is no desktop to open here) gets the path of a private
+/// page; the real browser, given that page, lands on mem's.
+#[test]
+fn open_hands_the_browser_a_private_page_not_the_secret() {
+    let Some((chromium, driver_path)) = browser() else { return };
+    let dir = Dir::example();
+    let bin = tempfile::tempdir().unwrap();
+    let record = bin.path().join("record");
+    let opener = bin.path().join(if cfg!(target_os = "macos") { "open" } else { "xdg-open" });
+    std::fs::write(
+        &opener,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{r}.args'\nstat -c %a \"$1\" > '{r}.mode'\nstat -c %a \"$(dirname \"$1\")\" > '{r}.dirmode'\ncp \"$1\" '{r}.html'\n",
+            r = record.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let server = Server::launch(&dir, None, |cmd| {
+        cmd.arg("--open").env("PATH", &path);
+    });
+    let secret = server.prefix.trim_start_matches('/').to_string();
+    let args = (0..100)
+        .find_map(|_| {
+            let done = std::fs::read_to_string(record.with_extension("html")).is_ok();
+            std::thread::sleep(Duration::from_millis(100));
+            done.then(|| std::fs::read_to_string(record.with_extension("args")).unwrap())
+        })
+        .expect("mem ui --open ran the opener");
+    assert!(!args.contains(&secret), "the secret in the opener's arguments: {args}");
+    assert!(args.trim().ends_with(".html"), "{args}");
+    let mode = |ext: &str| std::fs::read_to_string(record.with_extension(ext)).unwrap();
+    assert_eq!(mode("mode").trim(), "600");
+    assert_eq!(mode("dirmode").trim(), "700");
+    let page = std::fs::read_to_string(record.with_extension("html")).unwrap();
+    assert!(page.contains(&secret), "the page forwards to the address: {page}");
+    let driver = Driver::start(&driver_path);
+    let profile = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = session(&driver, &chromium, profile.path()).await;
+        let file = format!("file://{}", record.with_extension("html").display());
+        client.goto(&file).await.unwrap();
+        wait_for(&client, "form#search").await;
+        let url = client.current_url().await.unwrap();
+        assert_eq!(url.as_str(), format!("http://127.0.0.1:{}{}/", server.port, server.prefix));
         client.close().await.unwrap();
     });
 }

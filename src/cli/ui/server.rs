@@ -90,14 +90,17 @@ pub(super) async fn serve(
 /// the returned guard is dropped (when `mem ui` stops).
 pub(super) fn forwarding_page(url: &str) -> Result<(tempfile::TempDir, std::path::PathBuf)> {
     use std::io::Write as _;
-    // A folder of mode 0700 and a file of mode 0600 (tempfile's defaults on Unix).
+    use std::os::unix::fs::PermissionsExt as _;
+    // A folder of mode 0700 and a file of mode 0600.
     let dir = tempfile::Builder::new()
         .prefix("mem-ui-")
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir()
         .context("cannot make a private folder for the page that opens mem ui")?;
     let mut file = tempfile::Builder::new()
         .prefix("open-")
         .suffix(".html")
+        .permissions(std::fs::Permissions::from_mode(0o600))
         .tempfile_in(dir.path())
         .context("cannot write the page that opens mem ui")?;
     let page = format!(
