@@ -223,11 +223,13 @@ server.serve_forever()
             .stdin(Stdio::null())
             .spawn()
             .unwrap();
+        // Dropped (killed and waited for) on every path from here.
+        let mut logger = Logger(child, 0, dir);
         for _ in 0..100 {
-            if let Ok(port) = std::fs::read_to_string(&port_file).map(|p| p.trim().to_string()) {
-                if let Ok(port) = port.parse() {
-                    return Logger(child, port, dir);
-                }
+            let port = std::fs::read_to_string(&port_file).ok();
+            if let Some(port) = port.and_then(|p| p.trim().parse().ok()) {
+                logger.1 = port;
+                return logger;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -250,7 +252,7 @@ fn a_server_on_another_port_gets_no_credential() {
     let link = format!("http://127.0.0.1:{}/wiki", other.1);
     let added = dir.mem_stdin(
         &["add", "--json"],
-        &format!("The team wiki lives elsewhere: [the wiki]({link}) has the runbooks"),
+        format!("The team wiki lives elsewhere: [the wiki]({link}) has the runbooks"),
     );
     let id = added.json()["id"].as_str().unwrap().to_string();
     let server = Server::start(&dir);
