@@ -491,3 +491,54 @@ fn idle_and_slow_connections_neither_block_nor_stay() {
     }
     assert!(closed, "a header sent a byte at a time is cut off");
 }
+
+/// Issue #53, item 2: the prune review counts its candidates by reason and shows one reason a
+/// page at a time; all of a reason is archived, and the archive, also paged, restored in bulk,
+/// without a script.
+#[test]
+fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
+    let dir = Dir::new();
+    dir.mem_in(".", &["init"], "").ok();
+    for i in 0..120 {
+        let body = format!("# Old note {i}\n\nA note that is no longer true, number {i}.\n");
+        let file = crate::util::memory(
+            &format!("old-{i:03}"),
+            "semantic",
+            3,
+            "2026-01-01T00:00:00Z",
+            &body,
+        )
+        .replace("---\n# Old", "invalid_at: 2026-06-01T00:00:00Z\n---\n# Old");
+        dir.write(&format!("notes/old-{i:03}.md"), file);
+    }
+    let server = Server::start(&dir);
+    let boxes = |body: &str, form: &str| {
+        let part = body.split(&format!("<form id=\"{form}\"")).nth(1).unwrap_or("");
+        let part = part.split("</form>").next().unwrap_or("");
+        part.matches("type=\"checkbox\"").count()
+    };
+    let review = server.get("/prune").body;
+    assert!(review.contains("invalid (120)"), "{review}");
+    assert!(review.contains("page 1 of 3"), "{review}");
+    assert_eq!(boxes(&review, "archive"), 50);
+    let last = server.get("/prune?reason=invalid&page=3").body;
+    assert_eq!(boxes(&last, "archive"), 20, "{last}");
+    assert_eq!(server.get("/prune?reason=invalid&page=4").status, 400);
+    assert_eq!(server.get("/prune?reason=bogus").status, 400);
+    // All of a reason, in one POST.
+    assert_eq!(server.post("/prune/archive", "all=invalid").status, 303);
+    let left = std::fs::read_dir(dir.path().join("notes")).map_or(0, |d| d.count());
+    assert_eq!(left, 0, "every invalid note archived");
+    let review = server.get("/prune").body;
+    assert!(review.contains("Archive (120)") && review.contains("Restore all 120"), "{review}");
+    assert_eq!(boxes(&review, "restore"), 50);
+    // Two selected, then all of the archive.
+    assert_eq!(server.post("/prune/restore", "id=old-000&id=old-119").status, 303);
+    assert!(
+        dir.path().join("notes/old-000.md").exists()
+            && dir.path().join("notes/old-119.md").exists()
+    );
+    assert_eq!(server.post("/prune/restore", "all=archive").status, 303);
+    assert_eq!(std::fs::read_dir(dir.path().join("notes")).unwrap().count(), 120);
+    assert!(server.get("/prune").body.contains("Archive (0)"));
+}

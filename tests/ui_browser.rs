@@ -146,12 +146,13 @@ fn the_pages_work_in_a_real_browser() {
             .click()
             .await
             .unwrap();
-        let restore = format!("form.restore input[value='{id}']");
-        wait_for(&client, &restore).await;
+        let restore = format!("form#restore input[value='{id}']");
+        let again = wait_for(&client, &restore).await;
         assert!(dir.path().join("archive").join(path).exists(), "archived: {path}");
         assert!(!dir.path().join(path).exists());
-        let button = format!("form.restore:has(input[value='{id}']) button");
-        client.find(Locator::Css(&button)).await.unwrap().click().await.unwrap();
+        again.click().await.unwrap();
+        let button = "form#restore button[type=submit]:not([name])";
+        client.find(Locator::Css(button)).await.unwrap().click().await.unwrap();
         let mut back = false;
         for _ in 0..50 {
             back = dir.path().join(path).exists();

@@ -1,7 +1,7 @@
 //! Changes to existing memories: forget, supersede, and prune's archive and restore (files are
 //! moved, never deleted).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jiff::Timestamp;
 
@@ -141,34 +141,46 @@ impl Engine {
 
     /// Brings an archived memory back to where it was, as it was before `mem prune`.
     pub fn restore(&mut self, id: &str) -> Result<String> {
-        let id = MemoryId::new(id)?;
+        MemoryId::new(id)?;
+        self.restore_many(&[id])?.remove(0)
+    }
+
+    /// Brings the archived memories `ids` back, as [`Engine::restore`] does each, reading the
+    /// archive once: each one's path, or why it did not come back, in the order of `ids`.
+    pub fn restore_many(&mut self, ids: &[&str]) -> Result<Vec<Result<String>>> {
         self.with_lock(|engine| {
-            let mut found: Vec<PathBuf> = engine
-                .archived()?
-                .into_iter()
-                .filter(|(_, m)| m.id() == &id)
-                .map(|(rel, _)| PathBuf::from(rel))
-                .collect();
-            let rel = match found.len() {
-                0 => {
-                    return Err(Error::NotArchived(id.to_string()));
-                }
-                1 => found.remove(0),
-                _ => {
-                    let paths = found.into_iter().map(|p| Path::new(ARCHIVE_DIR).join(p)).collect();
-                    return Err(Error::DuplicateId { id: id.to_string(), paths });
-                }
-            };
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            let from = store::inside_root(&engine.root, &format!("{ARCHIVE_DIR}/{rel}"))?;
-            let to = store::inside_root(&engine.root, &rel)?;
-            let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
-            let edited =
-                edit_front_matter(&text, &[("archived_at", None), ("archived_reason", None)])
-                    .map_err(|source| Error::Parse { path: from.clone(), source })?;
-            move_file(&from, &to, &rel, edited.as_bytes())?;
-            Ok(rel)
+            let mut archived: std::collections::HashMap<String, Vec<String>> =
+                std::collections::HashMap::new();
+            for (rel, memory) in engine.archived()? {
+                archived.entry(memory.id().to_string()).or_default().push(rel);
+            }
+            Ok(ids
+                .iter()
+                .map(|id| {
+                    let id = MemoryId::new(id)?;
+                    engine.restore_found(&id, archived.get(id.as_str()).map(Vec::as_slice))
+                })
+                .collect())
         })
+    }
+
+    /// Moves the archived memory `id` back from `found`, the archive's paths that hold it.
+    fn restore_found(&self, id: &MemoryId, found: Option<&[String]>) -> Result<String> {
+        let rel = match found.unwrap_or_default() {
+            [] => return Err(Error::NotArchived(id.to_string())),
+            [one] => one.replace('\\', "/"),
+            many => {
+                let paths = many.iter().map(|p| Path::new(ARCHIVE_DIR).join(p)).collect();
+                return Err(Error::DuplicateId { id: id.to_string(), paths });
+            }
+        };
+        let from = store::inside_root(&self.root, &format!("{ARCHIVE_DIR}/{rel}"))?;
+        let to = store::inside_root(&self.root, &rel)?;
+        let text = std::fs::read_to_string(&from).map_err(|e| Error::io(&from, e))?;
+        let edited = edit_front_matter(&text, &[("archived_at", None), ("archived_reason", None)])
+            .map_err(|source| Error::Parse { path: from.clone(), source })?;
+        move_file(&from, &to, &rel, edited.as_bytes())?;
+        Ok(rel)
     }
 }
 

@@ -1,20 +1,66 @@
-//! The prune review (`/prune`): the candidates `mem prune --dry-run` gives (the same engine
-//! call, [`mem::Engine::prune_candidates`], with the root's `[prune]` rules), grouped by
-//! reason, each with its retention curve; the selected ones archived by a POST that does what
-//! `mem prune` does (the usage log written into the files first, then moved to `archive/`,
-//! never deleted); and the archive, each memory with a POST that does what `mem restore` does.
+//! The prune review (`/prune?reason=…&page=…&archived=…`): the candidates `mem prune --dry-run`
+//! gives (the same engine call, [`mem::Engine::prune_candidates`], with the root's `[prune]`
+//! rules), counted by reason, one reason's shown a page at a time, each with its retention
+//! curve; the selected ones, or all of a reason, archived by a POST that does what `mem prune`
+//! does (the usage log written into the files first, then moved to `archive/`, never deleted);
+//! and the archive, a page at a time, the selected memories or all of them brought back by a
+//! POST that does what `mem restore` does.
 
 use anyhow::Result;
 use axum::Form;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::response::Response;
-use maud::html;
+use maud::{Markup, html};
 use mem::prune::Candidate;
 
 use super::{Shared, html as ui};
 
+/// How many candidates, or archived memories, a page shows.
+const PAGE: usize = 50;
+
+/// The review's query: which reason's candidates, and which page of them and of the archive.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Params {
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    page: Option<usize>,
+    #[serde(default)]
+    archived: Option<usize>,
+}
+
+/// The reason a candidate is listed under: its safest.
+fn kind_of(c: &Candidate) -> &'static str {
+    c.reasons.first().map_or("other", |r| r.kind())
+}
+
+/// Page `page` (from 1) of `items`, and how many pages there are (at least 1); a page past the
+/// last is a bad parameter.
+fn page_of<T>(items: &[T], page: Option<usize>) -> Result<(&[T], usize, usize)> {
+    let pages = items.len().div_ceil(PAGE).max(1);
+    let page = page.unwrap_or(1);
+    if page == 0 || page > pages {
+        return Err(super::bad_parameter(format!("no page {page}: there are {pages}")));
+    }
+    let start = (page - 1) * PAGE;
+    Ok((&items[start..(start + PAGE).min(items.len())], page, pages))
+}
+
+/// The links to the previous and next pages, `link` making each one's address.
+fn pager(page: usize, pages: usize, link: impl Fn(usize) -> String) -> Markup {
+    html! {
+        @if pages > 1 {
+            p.pager {
+                @if page > 1 { a href=(link(page - 1)) { "← previous" } " " }
+                "page " (page) " of " (pages)
+                @if page < pages { " " a href=(link(page + 1)) { "next →" } }
+            }
+        }
+    }
+}
+
 /// `GET /prune`.
-pub(super) async fn page(State(app): State<Shared>) -> Response {
+pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
     super::respond(|| {
         let now = app.now();
         let mut layers = app.layers();
@@ -23,36 +69,36 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
         let rules = engine.config().prune.clone();
         let decay = engine.config().decay.clone();
         let candidates = engine.prune_candidates(&rules, now)?;
-        let view = engine.usage_view()?;
         let mut groups: Vec<(&'static str, Vec<&Candidate>)> = Vec::new();
         for c in &candidates {
-            let kind = c.reasons.first().map_or("other", |r| r.kind());
-            match groups.iter_mut().find(|(k, _)| *k == kind) {
+            match groups.iter_mut().find(|(k, _)| *k == kind_of(c)) {
                 Some((_, list)) => list.push(c),
-                None => groups.push((kind, vec![c])),
+                None => groups.push((kind_of(c), vec![c])),
             }
         }
-        let archived = engine.archived()?;
-        let mut curves = std::collections::HashMap::with_capacity(candidates.len());
-        for c in &candidates {
-            curves.insert(
-                c.id.as_str(),
-                match engine.get(&c.id) {
-                    Ok((_, memory)) => {
-                        let (base, events) = view.history(&memory, &decay);
-                        Some(super::memory::curve(
-                            &memory,
-                            base,
-                            &events,
-                            now,
-                            rules.retention_threshold,
-                        ))
-                    }
-                    Err(_) => None,
-                },
-            );
+        let shown = match params.reason.as_str() {
+            "" => groups.first(),
+            reason => Some(groups.iter().find(|(k, _)| *k == reason).ok_or_else(|| {
+                super::bad_parameter(format!("no candidate is listed for {reason:?}"))
+            })?),
+        };
+        let (kind, list) = shown.map_or(("", &[][..]), |(k, l)| (*k, l.as_slice()));
+        let (list, page, pages) = page_of(list, params.page)?;
+        let mut archived = engine.archived()?;
+        archived.sort_by(|a, b| a.0.cmp(&b.0));
+        let (archived_shown, archived_page, archived_pages) = page_of(&archived, params.archived)?;
+        // Curves for the candidates shown only.
+        let view = engine.usage_view()?;
+        let mut curves = Vec::with_capacity(list.len());
+        for c in list {
+            curves.push(engine.get(&c.id).ok().map(|(_, memory)| {
+                let (base, events) = view.history(&memory, &decay);
+                super::memory::curve(&memory, base, &events, now, rules.retention_threshold)
+            }));
         }
-        let curve_of = |c: &Candidate| curves.get(c.id.as_str()).cloned().flatten();
+        let address = |reason: &str, page: usize, archived: usize| {
+            ui::href(&format!("/prune?reason={reason}&page={page}&archived={archived}"))
+        };
         Ok(ui::page(
             "Prune review",
             "/prune",
@@ -61,11 +107,21 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                 p { (candidates.len()) " candidates. Archiving moves a memory to " code { "archive/" }
                     " (nothing is deleted); " code { "mem restore ID" } " brings it back." }
                 (ui::command("mem prune --dry-run"))
+                @if !groups.is_empty() {
+                    ul.reasons {
+                        @for (k, l) in &groups {
+                            li {
+                                @if *k == kind { strong { (k.replace('_', " ")) " (" (l.len()) ")" } }
+                                @else { a href=(address(k, 1, archived_page)) { (k.replace('_', " ")) " (" (l.len()) ")" } }
+                            }
+                        }
+                    }
+                }
                 form id="archive" method="post" action=(ui::href("/prune/archive")) {
-                    @for (kind, list) in &groups {
+                    @if !list.is_empty() {
                         section.group {
-                            h2 { (kind.replace('_', " ")) " (" (list.len()) ")" }
-                            @for c in list {
+                            h2 { (kind.replace('_', " ")) " (" (shown.map_or(0, |(_, l)| l.len())) ")" }
+                            @for (c, curve) in list.iter().zip(&curves) {
                                 div.candidate {
                                     label {
                                         input type="checkbox" name="id" value=(c.id);
@@ -74,25 +130,33 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                                     p.meta { (c.kind.as_str()) " · importance " (c.importance) " · R = "
                                         (format!("{:.3}", c.retention)) " · used " (c.used) " · "
                                         (c.reasons.iter().map(|r| r.to_string()).collect::<Vec<_>>().join("; ")) }
-                                    @if let Some(curve) = curve_of(c) { (curve) }
+                                    @if let Some(curve) = curve { (curve) }
                                 }
                             }
+                            (pager(page, pages, |p| address(kind, p, archived_page)))
                         }
-                    }
-                    @if !candidates.is_empty() {
-                        button id="select-all" type="button" { "Select all" } " "
-                        button type="submit" { "Archive the selected" }
+                        button id="select-all" type="button" { "Select all on this page" } " "
+                        button type="submit" { "Archive the selected" } " "
+                        button type="submit" name="all" value=(kind) {
+                            "Archive all " (shown.map_or(0, |(_, l)| l.len())) " " (kind.replace('_', " "))
+                        }
                         (ui::command("mem prune (for all of them)"))
                     }
                 }
                 section.archive {
                     h2 { "Archive (" (archived.len()) ")" }
-                    @for (rel, memory) in &archived {
-                        form.restore method="post" action=(ui::href("/prune/restore")) {
-                            input type="hidden" name="id" value=(memory.id());
-                            span { (memory.title()) " " code { "archive/" (rel) } " " }
-                            button type="submit" { "Restore" }
-                            (ui::command(&format!("mem restore {}", memory.id())))
+                    @if !archived.is_empty() {
+                        form id="restore" method="post" action=(ui::href("/prune/restore")) {
+                            @for (rel, memory) in archived_shown {
+                                label.restore {
+                                    input type="checkbox" name="id" value=(memory.id());
+                                    " " span { (memory.title()) " " code { "archive/" (rel) } }
+                                }
+                            }
+                            (pager(archived_page, archived_pages, |p| address(kind, page, p)))
+                            button type="submit" { "Restore the selected" } " "
+                            button type="submit" name="all" value="archive" { "Restore all " (archived.len()) }
+                            (ui::command("mem restore ID …"))
                         }
                     }
                 }
@@ -113,12 +177,14 @@ pub(super) async fn archive(
         engine.refresh(now, &mem::progress::Silent)?;
         super::super::sync::sync_first(engine, now, false)?;
         let rules = engine.config().prune.clone();
-        let chosen: Vec<&str> =
+        let chosen: std::collections::HashSet<&str> =
             fields.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.as_str()).collect();
+        // "Archive all" of a reason: every candidate listed under it.
+        let all = fields.iter().find(|(k, _)| k == "all").map(|(_, v)| v.as_str());
         let candidates: Vec<Candidate> = engine
             .prune_candidates(&rules, now)?
             .into_iter()
-            .filter(|c| chosen.contains(&c.id.as_str()))
+            .filter(|c| all.map_or(chosen.contains(c.id.as_str()), |kind| kind_of(c) == kind))
             .collect();
         let archived = engine.archive(&candidates, now)?;
         engine.refresh(now, &mem::progress::Silent)?;
@@ -133,20 +199,32 @@ pub(super) async fn archive(
     }
 }
 
-/// The form of a restore.
-#[derive(Debug, serde::Deserialize)]
-pub(super) struct RestoreForm {
-    id: String,
-}
-
-/// `POST /prune/restore`: `mem restore ID`.
-pub(super) async fn restore(State(app): State<Shared>, Form(form): Form<RestoreForm>) -> Response {
+/// `POST /prune/restore` with `id=…` repeated, or `all=archive`: `mem restore ID …` for the
+/// selected archived memories, or for every one.
+pub(super) async fn restore(
+    State(app): State<Shared>,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
     let done = (|| -> Result<()> {
         let now = app.now();
         let mut layers = app.layers();
         let engine = layers.project();
-        engine.restore(&form.id)?;
+        let ids: Vec<String> = if fields.iter().any(|(k, v)| k == "all" && v == "archive") {
+            engine.archived()?.into_iter().map(|(_, m)| m.id().to_string()).collect()
+        } else {
+            fields.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.clone()).collect()
+        };
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let outcomes = engine.restore_many(&ids)?;
         engine.refresh(now, &mem::progress::Silent)?;
+        let refused: Vec<String> = ids
+            .iter()
+            .zip(outcomes)
+            .filter_map(|(id, outcome)| outcome.err().map(|e| format!("{id}: {e}")))
+            .collect();
+        if !refused.is_empty() {
+            anyhow::bail!("not restored: {}", refused.join("; "));
+        }
         Ok(())
     })();
     match done {
