@@ -333,8 +333,28 @@ fn a_session_page_lists_the_memories_its_hooks_injected() {
         serde_json::to_string(dir.path().to_str().unwrap()).unwrap()
     );
     dir.mem_stdin(&["context", "--hook", "claude"], payload).ok();
+    // Issue #53, item 2: the list went to 200 with no paging. 229 more sessions (written into
+    // the log as capture writes them), a page of 100 at a time.
+    let db = rusqlite::Connection::open(dir.path().join(".mem/sessions.db")).unwrap();
+    for i in 0..229 {
+        db.execute(
+            "INSERT INTO sessions (id, agent, started_at, last_at, first_prompt) \
+             VALUES (?1, 'claude', ?2, ?2, 'an older session')",
+            rusqlite::params![format!("s-old-{i:03}"), 1_700_000_000 + i],
+        )
+        .unwrap();
+    }
+    drop(db);
     let server = Server::start(&dir);
-    assert!(server.get("/sessions").body.contains("href=\"sessions/s-ui\""));
+    let first = server.get("/sessions").body;
+    assert!(first.contains("href=\"sessions/s-ui\""), "the most recent first: {first}");
+    assert!(first.contains("230 sessions") && first.contains("page 1 of 3"), "{first}");
+    let rows = |body: &str| body.matches("href=\"sessions/").count();
+    assert_eq!(rows(&first), 100);
+    let last = server.get("/sessions?page=3").body;
+    assert_eq!(rows(&last), 30, "{last}");
+    assert!(last.contains("s-old-000"), "the oldest last: {last}");
+    assert_eq!(server.get("/sessions?page=4").status, 400);
     let page = server.get("/sessions/s-ui").body;
     assert!(page.contains("injected</strong> by SessionStart"), "{page}");
     assert!(page.contains("href=\"../memory/"), "{page}");

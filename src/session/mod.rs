@@ -280,17 +280,38 @@ impl SessionLog {
     /// Sessions, the most recent first (`project`: only those whose project is that folder or
     /// inside it), at most `limit`.
     pub fn list(&self, project: Option<&str>, limit: usize) -> Result<Vec<Session>> {
+        self.list_from(project, 0, limit)
+    }
+
+    /// [`SessionLog::list`] past its first `skip` sessions: a page of the list.
+    pub fn list_from(
+        &self,
+        project: Option<&str>,
+        skip: usize,
+        limit: usize,
+    ) -> Result<Vec<Session>> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
                 "{SELECT_SESSIONS} \
                  WHERE ?1 IS NULL OR project = ?1 OR substr(project, 1, length(?1) + 1) = ?1 || '/' \
-                 ORDER BY COALESCE(last_at, started_at, 0) DESC, id LIMIT ?2"
+                 ORDER BY COALESCE(last_at, started_at, 0) DESC, id LIMIT ?2 OFFSET ?3"
             ))
             .map_err(self.err())?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let skip = i64::try_from(skip).unwrap_or(i64::MAX);
         let rows =
-            stmt.query_map(params![project, limit as i64], session_row).map_err(self.err())?;
+            stmt.query_map(params![project, limit, skip], session_row).map_err(self.err())?;
         rows.collect::<rusqlite::Result<Vec<_>>>().map_err(self.err())
+    }
+
+    /// How many sessions the log holds.
+    pub fn count(&self) -> Result<usize> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM sessions", [], |row| row.get(0))
+            .map_err(self.err())?;
+        Ok(usize::try_from(n).unwrap_or(0))
     }
 
     /// The session `id`, or the one whose id starts with `id` when only one does.

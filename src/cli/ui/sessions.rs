@@ -1,9 +1,10 @@
-//! The sessions pages: `/sessions`, the session log as `mem session list` gives it, and
+//! The sessions pages: `/sessions?page=…`, the session log as `mem session list` gives it, a
+//! page at a time with the count of all, and
 //! `/sessions/<id>`, a session's turns and tool calls as `mem session show` gives them, with
 //! after each prompt the memories the context hooks injected then (titles, characters, whole
 //! or cut), from the injection ledger, grouped by `mem session show`'s own functions.
 
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use maud::{Markup, html};
 use mem::format::whole_second;
@@ -12,8 +13,15 @@ use mem::session::{Kind, LoggedEvent, ledger};
 use super::super::session::{Injected, fill_titles, injected, open};
 use super::{Shared, html as ui};
 
-/// How many sessions the list shows.
-const LIMIT: usize = 200;
+/// How many sessions a page of the list shows.
+const PAGE: usize = 100;
+
+/// The list's query: which page.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Params {
+    #[serde(default)]
+    page: Option<usize>,
+}
 
 /// A time as the pages show it, or `-`.
 pub(super) fn when(at: Option<jiff::Timestamp>) -> String {
@@ -21,19 +29,28 @@ pub(super) fn when(at: Option<jiff::Timestamp>) -> String {
 }
 
 /// `GET /sessions`.
-pub(super) async fn list(State(app): State<Shared>) -> Response {
+pub(super) async fn list(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
     super::respond(|| {
         let root = app.layers().project().root().to_path_buf();
         // No log yet is an empty list here (the command says how to start one).
-        let sessions = match mem::session::SessionLog::existing_in(&root)? {
-            Some(log) => log.list(None, LIMIT)?,
+        let log = mem::session::SessionLog::existing_in(&root)?;
+        let total = log.as_ref().map(|l| l.count()).transpose()?.unwrap_or(0);
+        let pages = total.div_ceil(PAGE).max(1);
+        let page = params.page.unwrap_or(1);
+        if page == 0 || page > pages {
+            return Err(super::bad_parameter(format!("no page {page}: there are {pages}")));
+        }
+        let sessions = match &log {
+            Some(log) => log.list_from(None, (page - 1) * PAGE, PAGE)?,
             None => Vec::new(),
         };
+        let link = |page: usize| ui::href(&format!("/sessions?page={page}"));
         Ok(ui::page(
             "Sessions",
             "/sessions",
             html! {
                 h1 { "Sessions" }
+                p { (total) " sessions, the most recent first." }
                 (ui::command("mem session list"))
                 table.sessions {
                     tr { th { "started" } th { "agent" } th { "turns" } th { "project" } th { "first prompt" } }
@@ -45,6 +62,13 @@ pub(super) async fn list(State(app): State<Shared>) -> Response {
                             td { (s.project.as_deref().unwrap_or("-")) }
                             td { (mem::format::clip(s.first_prompt.as_deref().unwrap_or(""), 100)) }
                         }
+                    }
+                }
+                @if pages > 1 {
+                    p.pager {
+                        @if page > 1 { a href=(link(page - 1)) { "← newer" } " " }
+                        "page " (page) " of " (pages)
+                        @if page < pages { " " a href=(link(page + 1)) { "older →" } }
                     }
                 }
                 @if sessions.is_empty() { p.empty { "No sessions yet: " code { "mem capture" } " adds them from the agents' hooks." } }
