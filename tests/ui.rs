@@ -562,3 +562,31 @@ fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
     assert_eq!(std::fs::read_dir(dir.path().join("notes")).unwrap().count(), 120);
     assert!(server.get("/prune").body.contains("Archive (0)"));
 }
+
+/// Issue #53, item 4: the search page opened empty. Before a query it shows how many memories
+/// each layer holds by type, the most recent and the most used.
+#[test]
+fn the_first_screen_shows_what_mem_remembers() {
+    let dir = Dir::example();
+    let id = add(&dir, "The release train leaves every second Thursday");
+    dir.mem(&["used", &id]);
+    dir.mem(&["used", &id]);
+    let listed = dir.mem(&["list", "--json"]).json();
+    // The valid ones: neither invalid nor superseded.
+    let total = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["invalid_at"].is_null() && m["superseded_by"].is_null())
+        .count();
+    let server = Server::start(&dir);
+    let page = server.get("/").body;
+    assert!(page.contains("What mem remembers"), "{page}");
+    let row = page.split("<td>project</td>").nth(1).unwrap().split("</tr>").next().unwrap();
+    assert!(row.ends_with(&format!("<td>{total}</td>")), "all {total} counted: {row}");
+    let recent = page.split("Most recent").nth(1).unwrap().split("Most used").next().unwrap();
+    assert!(recent.contains(&format!("href=\"memory/{id}\"")), "the newest first: {recent}");
+    let used = page.split("Most used").nth(1).unwrap();
+    assert!(used.contains("The release train leaves every second Thursday"), "{used}");
+    assert!(used.contains("used 2 times"), "{used}");
+}

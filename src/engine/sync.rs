@@ -79,6 +79,19 @@ impl UsageView {
 }
 
 impl UsageView {
+    /// How many times each memory was used, by id, as the usage knows it: its moved summary's
+    /// count and each `used` event since (a count in a file's own `access:` line is not here).
+    pub fn use_counts(&self) -> HashMap<String, u64> {
+        let mut counts: HashMap<String, u64> =
+            self.bases.iter().map(|(id, a)| (id.clone(), a.count)).collect();
+        for (id, events) in &self.events {
+            let used = events.iter().filter(|e| matches!(e, Reinforcement::Used { .. })).count();
+            *counts.entry(id.clone()).or_default() += used as u64;
+        }
+        counts.retain(|_, n| *n > 0);
+        counts
+    }
+
     /// Every use of a memory the usage knows of, as (id, time): each `used` event, and the
     /// last reinforcement of a moved `access:` line that counts uses. Retrievals are left out.
     pub fn uses(&self) -> Vec<(String, Timestamp)> {

@@ -36,7 +36,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         let now = app.now();
         let mut layers = app.layers();
         let results = if params.q.trim().is_empty() {
-            html! {}
+            first_screen(&mut layers, now)?
         } else {
             hits(&mut layers, &params, now)?
         };
@@ -73,6 +73,75 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
                 div id="results" { (results) }
             },
         ))
+    })
+}
+
+/// How many memories the first screen lists as the most recent, and as the most used.
+const FIRST: usize = 10;
+
+/// What the search page shows before a query: how many memories each layer holds, by type,
+/// then the most recent and the most used (uses in the usage log) of every layer, each linked.
+fn first_screen(layers: &mut Layers, now: jiff::Timestamp) -> Result<Markup> {
+    let mut all: Vec<Layer> = vec![Layer::Project];
+    if layers.engine(Layer::User).is_some() {
+        all.push(Layer::User);
+    }
+    all.extend(layers.natives());
+    let mut counts: Vec<(Layer, Vec<usize>)> = Vec::new();
+    let mut recent: Vec<(Layer, mem::index::Record)> = Vec::new();
+    let mut used: Vec<(Layer, mem::index::Record, u64)> = Vec::new();
+    for layer in all {
+        let Some(engine) = layers.engine(layer) else { continue };
+        let records: Vec<mem::index::Record> = engine
+            .list(&[], &[])?
+            .into_iter()
+            .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.superseded_by.is_none())
+            .collect();
+        let by_kind = MemoryType::ALL
+            .iter()
+            .map(|k| records.iter().filter(|r| r.kind == *k).count())
+            .collect();
+        counts.push((layer, by_kind));
+        let uses = engine.usage_view().map(|v| v.use_counts()).unwrap_or_default();
+        for r in records {
+            if let Some(&n) = uses.get(&r.id) {
+                used.push((layer, r.clone(), n));
+            }
+            recent.push((layer, r));
+        }
+    }
+    recent.sort_by(|a, b| b.1.created.cmp(&a.1.created).then(a.1.id.cmp(&b.1.id)));
+    recent.truncate(FIRST);
+    used.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.last_access.cmp(&a.1.last_access)));
+    used.truncate(FIRST);
+    let item = |layer: &Layer, r: &mem::index::Record, what: String| {
+        html! {
+            li {
+                a href=(ui::href(&format!("/memory/{}", r.id))) { (r.title) }
+                " " span.meta { (r.kind.as_str()) " · " (layer.as_str()) " · " (what) }
+            }
+        }
+    };
+    Ok(html! {
+        section.first {
+            h2 { "What mem remembers" }
+            table.counts {
+                tr { th { "layer" } @for k in MemoryType::ALL { th { (k.as_str()) } } th { "all" } }
+                @for (layer, by_kind) in &counts {
+                    tr {
+                        td { (layer.as_str()) }
+                        @for n in by_kind { td { (n) } }
+                        td { (by_kind.iter().sum::<usize>()) }
+                    }
+                }
+            }
+            h2 { "Most recent" }
+            @if recent.is_empty() { p.empty { "No memory yet: " code { "mem add" } " writes one." } }
+            ol.first { @for (layer, r) in &recent { (item(layer, r, format!("created {}", r.created.strftime("%Y-%m-%d")))) } }
+            h2 { "Most used" }
+            @if used.is_empty() { p.empty { "None used yet: " code { "mem used ID" } " (or the MCP tool " code { "used" } ") records a use." } }
+            ol.first { @for (layer, r, n) in &used { (item(layer, r, format!("used {n} times"))) } }
+        }
     })
 }
 
