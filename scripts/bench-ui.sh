@@ -64,7 +64,7 @@ ids=$("$mem" --dir "$root" list --json 2>/dev/null | python3 -c 'import json,sys
 for m in json.load(sys.stdin)[:50]: print("/memory/" + m["id"])')
 echo "search page (${n} memories): $(echo "$queries" | timing)"
 echo "memory page: $(echo "$ids" | timing)"
-for page in /prune /capture /overview; do
+for page in / /prune /sessions /capture /overview; do
   echo "$page: $(yes "$page" | head -11 | timing)"
 done
 hyperfine -N -i --warmup 1 --runs 10 --export-json "$work/cmd.json" \

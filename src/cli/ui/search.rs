@@ -125,7 +125,7 @@ fn first_screen(layers: &mut Layers, now: jiff::Timestamp) -> Result<Markup> {
     Ok(html! {
         section.first {
             h2 { "What mem remembers" }
-            table.counts {
+            table.layers {
                 tr { th { "layer" } @for k in MemoryType::ALL { th { (k.as_str()) } } th { "all" } }
                 @for (layer, by_kind) in &counts {
                     tr {
