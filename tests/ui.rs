@@ -424,6 +424,8 @@ fn an_agent_s_own_memory_is_searched_and_shown_but_never_changed() {
     assert_eq!(search.status, 200);
     assert!(search.body.contains("claude.deploy-window"), "{}", search.body);
     assert!(search.body.contains("option value=\"claude\""), "the layer filter names it");
+    // Issue #53, item 9: the command the search stands for keeps the layer.
+    assert!(search.body.contains("--layer claude --no-record"), "{}", search.body);
     let page = server.get("/memory/claude.deploy-window");
     assert_eq!(page.status, 200, "{}", page.body);
     // Issue #53, item 4: forgetting is not offered; posted anyway, it is refused, not a 500.

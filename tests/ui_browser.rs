@@ -178,6 +178,27 @@ fn the_pages_work_in_a_real_browser() {
             assert_eq!(h1.text().await.unwrap(), title);
         }
         wait_for(&client, "svg.columns").await;
+
+        // Issue #53, item 9: the page overflowed at 390 px. At a phone's width no page is
+        // wider than the window, and the search field has a label.
+        client.set_window_size(390, 844).await.unwrap();
+        let memory_page = format!("/memory/{id}");
+        for page in ["/", "/?q=tests", &memory_page, "/prune", "/sessions", "/sessions/s-ui", "/capture", "/overview"] {
+            client.goto(&format!("{base}{page}")).await.unwrap();
+            wait_for(&client, "main").await;
+            let widths = client
+                .execute(
+                    "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            let (scroll, client_width) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+            assert!(scroll <= client_width, "{page}: {scroll} px wide in a {client_width} px window");
+        }
+        client.goto(&format!("{base}/")).await.unwrap();
+        let label = wait_for(&client, "label[for=q]").await;
+        assert_eq!(label.prop("textContent").await.unwrap().as_deref(), Some("Search the memories"));
         client.close().await.unwrap();
     });
 }

@@ -188,7 +188,7 @@ pub(super) fn columns(counts: &[(String, usize)], w: f64, h: f64) -> Markup {
     let most = counts.iter().map(|c| c.1).max().unwrap_or(0).max(1) as f64;
     let step = w / counts.len().max(1) as f64;
     html! {
-        svg.columns width=(w) height=(h) role="img" aria-label="counts" {
+        svg.columns width=(w) height=(h) viewBox=(format!("0 0 {w} {h}")) role="img" aria-label="counts" {
             @for (i, (label, n)) in counts.iter().enumerate() {
                 @let bh = (*n as f64 / most) * (h - 2.0);
                 rect x=(format!("{:.1}", i as f64 * step + 1.0)) y=(format!("{:.1}", h - bh))

@@ -52,6 +52,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
             "/",
             html! {
                 form id="search" method="get" action=(ui::href("/")) {
+                    label.hidden for="q" { "Search the memories" }
                     input id="q" type="search" name="q" value=(params.q) placeholder="what are you working on?" autofocus;
                     select name="type" {
                         option value="" { "any type" }
@@ -174,6 +175,9 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     }
     for tag in params.tag.split_whitespace() {
         command.push_str(&format!(" --tag {}", shell_word(tag)));
+    }
+    if let Some(layer) = only {
+        command.push_str(&format!(" --layer {}", layer.as_str()));
     }
     command.push_str(" --no-record --explain");
     Ok(html! {
