@@ -159,6 +159,14 @@ impl State {
         retention(self.age_days(now), self.effective_strength())
     }
 
+    /// The retention `mem prune` compares with its threshold at `now`, the one figure the prune
+    /// review, its curves, a memory's page and `mem show` give for it: the clock started no
+    /// earlier than `since`, when usage observation began for the root (not begun: `now`, so
+    /// nothing has faded yet).
+    pub fn prune_retention(&self, since: Option<Timestamp>, now: Timestamp) -> f64 {
+        self.observed(since.unwrap_or(now).min(now)).retention(now)
+    }
+
     /// The state with its clock started no earlier than `since`, when usage observation began
     /// for the root: time before anyone could record a use is not time without use.
     pub fn observed(self, since: Timestamp) -> State {

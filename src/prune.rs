@@ -165,8 +165,7 @@ pub fn candidates(
         if let Some(&since) = code_gone.get(memory.id().as_str()) {
             reasons.push(Reason::CodeGone { since });
         }
-        let observed = state.observed(since);
-        let retention = observed.retention(now);
+        let retention = state.prune_retention(observed_since, now);
         let age = crate::score::age_days(now.as_second(), memory.created().as_second());
         let start = memory.created().max(since);
         let observed_days = crate::score::age_days(now.as_second(), start.as_second());

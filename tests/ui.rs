@@ -592,3 +592,41 @@ fn the_first_screen_shows_what_mem_remembers() {
     assert!(used.contains("The release train leaves every second Thursday"), "{used}");
     assert!(used.contains("used 2 times"), "{used}");
 }
+
+/// Issue #53, item 8: a prune card said R = 0.315 where the curve beside it and the memory's
+/// page said 0.021 (the card counted from when usage observation began, the others from the
+/// last access). The card, the page and `mem show` give the one figure prune uses, and the
+/// page says from when it counts.
+#[test]
+fn the_card_the_page_and_show_give_the_retention_prune_uses() {
+    let dir = Dir::new();
+    dir.mem_in(".", &["init"], "").ok();
+    let body = "# An old note\n\nA note nobody has used since it was written.\n";
+    dir.write(
+        "notes/old.md",
+        crate::util::memory("old-note", "semantic", 2, "2025-01-01T00:00:00Z", body),
+    );
+    dir.observe_since("2025-12-01T00:00:00Z");
+    let show = dir.mem(&["show", "old-note", "--json"]).json();
+    let (raw, prune) =
+        (show["retention"].as_f64().unwrap(), show["prune_retention"].as_f64().unwrap());
+    assert!(prune > raw + 0.01, "the two figures differ here: {show}");
+    let figure = format!("R = {prune:.3}");
+    let server = Server::start(&dir);
+    let review = server.get("/prune").body;
+    let card = review
+        .split("value=\"old-note\"")
+        .nth(1)
+        .expect("a candidate")
+        .split("</div>")
+        .next()
+        .unwrap();
+    assert!(card.contains(&figure), "the card says {figure}: {card}");
+    let page = server.get("/memory/old-note").body;
+    assert!(
+        page.contains(&format!("for pruning {figure} (time counted from 2025-12-01")),
+        "{page}"
+    );
+    let text = dir.mem(&["show", "old-note"]).ok().to_string();
+    assert!(text.contains(&format!("for pruning {figure}")), "{text}");
+}

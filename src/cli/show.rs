@@ -15,6 +15,20 @@ pub struct Args {
     json: bool,
 }
 
+/// The retention prune compares with its threshold, said with where its clock starts: the
+/// line `mem show` prints under the retention, and the one the page of a memory shows.
+pub(super) fn prune_figure(prune_retention: f64, since: Option<jiff::Timestamp>) -> String {
+    match since {
+        Some(since) => format!(
+            "for pruning R = {prune_retention:.3} (time counted from {}, when usage observation began)",
+            mem::format::whole_second(since)
+        ),
+        None => format!(
+            "for pruning R = {prune_retention:.3} (usage not observed yet in this root: nothing fades)"
+        ),
+    }
+}
+
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut project, _) = ctx.refreshed_engine()?;
     let mut layers;
@@ -44,6 +58,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         Some(_) => Vec::new(),
     };
     let retention = state.retention(ctx.now);
+    // The figure prune compares with its threshold (docs/decay.md): counted from when usage
+    // observation began.
+    let since = engine.usage_view().ok().and_then(|view| view.since);
+    let prune_retention = state.prune_retention(since, ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {
         let mut value = super::output::memory_json(&path, &memory);
@@ -53,6 +71,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             "retrieved": state.retrieved,
             "strength_days": state.effective_strength(),
             "retention": retention,
+            "prune_retention": prune_retention,
+            "observed_since": since,
             "invalid_at": memory.invalid_at(),
             "derived_from": memory.derived_from(),
             "consolidated_into": memory.consolidated_into(),
@@ -89,6 +109,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         "retention   R = {retention:.3} (strength S = {:.1} days, R = exp(-t/S))\n",
         state.effective_strength()
     ));
+    text.push_str(&format!("            {}\n", prune_figure(prune_retention, since)));
     if let Some(at) = memory.invalid_at() {
         text.push_str(&format!("invalid     since {at}\n"));
     }

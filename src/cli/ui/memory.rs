@@ -32,12 +32,12 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
         let decay = engine.config().decay.clone();
         let threshold = engine.config().prune.retention_threshold;
         // As `mem show`: the file's own usage when the usage log cannot be read.
-        let (notice, base, events) = match engine.usage_view() {
+        let (notice, base, events, since) = match engine.usage_view() {
             Ok(view) => {
                 let (base, events) = view.history(&memory, &decay);
-                (None, base, events)
+                (None, base, events, view.since)
             }
-            Err(e) => (Some(e.to_string()), Usage::of(&memory, &decay), Vec::new()),
+            Err(e) => (Some(e.to_string()), Usage::of(&memory, &decay), Vec::new(), None),
         };
         let state = events.iter().copied().fold(base, Usage::fold);
         let cites = citations(engine, &memory);
@@ -59,8 +59,9 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
                     p { "R = " (format!("{:.3}", state.retention(now))) " now · strength S = "
                         (format!("{:.1}", state.effective_strength())) " days · R = exp(−t/S) · used "
                         (state.used) " times, retrieved " (state.retrieved) " times" }
-                    (curve(&memory, base, &events, now, threshold))
-                    p.legend { "Blue: retention. Dashed: the prune threshold (" (threshold) "). Green: uses. Grey: retrievals. Red: today." }
+                    p { (super::super::show::prune_figure(state.prune_retention(since, now), since)) }
+                    (curve(&memory, (base, &events), since, now, threshold))
+                    p.legend { "Blue: retention as prune counts it. Dashed: the prune threshold (" (threshold) "). Green: uses and the last access. Purple: usage observed from. Grey: retrievals. Red: today." }
                 }
                 section.body { (ui::markdown(without_title(memory.body(), &title))) }
                 (links(&memory))
@@ -81,8 +82,8 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
 /// The retention curve from `created` to a year after `now`.
 pub(super) fn curve(
     memory: &Memory,
-    base: Usage,
-    events: &[Reinforcement],
+    (base, events): (Usage, &[Reinforcement]),
+    since: Option<Timestamp>,
     now: Timestamp,
     threshold: f64,
 ) -> Markup {
@@ -96,7 +97,8 @@ pub(super) fn curve(
         let t = start.as_second() + (span * i as f64 / SAMPLES as f64) as i64;
         let t = Timestamp::from_second(t).unwrap_or(start);
         let state = events.iter().filter(|e| e.at() <= t).copied().fold(base, Usage::fold);
-        points.push((x(t), state.retention(t)));
+        // The figure prune uses, at each time: the one the card and the page give for today.
+        points.push((x(t), state.prune_retention(since, t)));
     }
     let mut marks: Vec<(f64, String, &'static str)> = events
         .iter()
@@ -107,6 +109,12 @@ pub(super) fn curve(
             }
         })
         .collect();
+    if base.last >= start && base.last <= end {
+        marks.push((x(base.last), format!("last access {}", base.last), "used"));
+    }
+    if let Some(since) = since.filter(|&s| s >= start && s <= end) {
+        marks.push((x(since), format!("usage observed from {since}"), "observed"));
+    }
     marks.push((x(now), format!("today {now}"), "today"));
     let label = format!("retention of {} from {start} to {end}", memory.id());
     let chart = ui::Chart {

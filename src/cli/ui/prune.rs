@@ -93,7 +93,8 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         for c in list {
             curves.push(engine.get(&c.id).ok().map(|(_, memory)| {
                 let (base, events) = view.history(&memory, &decay);
-                super::memory::curve(&memory, base, &events, now, rules.retention_threshold)
+                let threshold = rules.retention_threshold;
+                super::memory::curve(&memory, (base, &events), view.since, now, threshold)
             }));
         }
         let address = |reason: &str, page: usize, archived: usize| {
