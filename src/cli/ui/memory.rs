@@ -248,7 +248,7 @@ fn change(
     writes: bool,
     f: impl FnOnce(&mut mem::Engine, Timestamp) -> mem::Result<()>,
 ) -> Response {
-    let done = (|| -> Result<()> {
+    let done = super::blocking(|| -> Result<()> {
         let now = app.now();
         let mut layers = app.layers();
         layers.refresh(now, &mem::progress::Silent)?;
@@ -261,7 +261,7 @@ fn change(
         f(engine, now)?;
         engine.refresh(now, &mem::progress::Silent)?;
         Ok(())
-    })();
+    });
     match done {
         Ok(()) => super::see_other(&format!("/memory/{id}")),
         Err(e) => super::failed(&e),

@@ -9,7 +9,7 @@
 //! found above the working directory that this machine did not make, set up or allow is
 //! refused, as the user-level hooks hold it back (docs/security.md).
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use axum::Router;
@@ -28,6 +28,7 @@ mod guard;
 mod html;
 mod memory;
 mod overview;
+mod pool;
 mod prune;
 mod search;
 mod server;
@@ -44,9 +45,9 @@ pub struct Args {
     open: bool,
 }
 
-/// What every request shares: the open layers, the gate, the fixed "now" if any.
+/// What every request shares: the pool of open layers, the gate, the fixed "now" if any.
 pub(super) struct App {
-    layers: Mutex<Layers>,
+    pool: pool::Pool,
     guard: guard::Guard,
     fixed_now: Option<Timestamp>,
 }
@@ -55,9 +56,9 @@ pub(super) struct App {
 pub(super) type Shared = Arc<App>;
 
 impl App {
-    /// The layers, for one request (a panic in an earlier one does not lock the page out).
-    fn layers(&self) -> MutexGuard<'_, Layers> {
-        self.layers.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The layers, for one request, its own while it lasts (see `pool.rs`).
+    fn layers(&self) -> pool::Lease<'_> {
+        self.pool.take()
     }
 
     /// "Now" for this request: `--now`/`MEM_NOW`, else the clock, read once.
@@ -104,7 +105,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let port = listener.local_addr().context("cannot read the listening port")?.port();
     let guard = guard::Guard::new(port)?;
     let url = guard.url();
-    let app = Arc::new(App { layers: Mutex::new(layers), guard, fixed_now: ctx.fixed_now });
+    // More layers over the same roots, for requests that overlap.
+    let globals = ctx.clone();
+    let pool = pool::Pool::new(layers, Box::new(move || globals.layers_near(None)));
+    let app = Arc::new(App { pool, guard, fixed_now: ctx.fixed_now });
     let pages = Router::new()
         .route("/", get(search::page))
         .route("/memory/{id}", get(memory::page))
@@ -125,7 +129,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let router = Router::new()
         .fallback_service(pages)
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&app), guard::gate));
-    let runtime = tokio::runtime::Builder::new_current_thread()
+    // Pages run on the runtime's workers, each marked as blocking (see `blocking`).
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
@@ -218,9 +224,15 @@ fn failed(e: &anyhow::Error) -> Response {
     (status, Html(body.into_string())).into_response()
 }
 
+/// Runs `f`, a page's work on the engine, telling the runtime that this worker blocks meanwhile,
+/// so that other requests are served on others.
+fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    tokio::task::block_in_place(f)
+}
+
 /// A page from `f`, or its error page.
 fn respond(f: impl FnOnce() -> Result<maud::Markup>) -> Response {
-    match f() {
+    match blocking(f) {
         Ok(markup) => Html(markup.into_string()).into_response(),
         Err(e) => failed(&e),
     }

@@ -171,7 +171,7 @@ pub(super) async fn archive(
     State(app): State<Shared>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    let done = (|| -> Result<()> {
+    let done = super::blocking(|| -> Result<()> {
         let now = app.now();
         let mut layers = app.layers();
         let engine = layers.project();
@@ -193,7 +193,7 @@ pub(super) async fn archive(
             anyhow::bail!("not archived: {refusal}");
         }
         Ok(())
-    })();
+    });
     match done {
         Ok(()) => super::see_other("/prune"),
         Err(e) => super::failed(&e),
@@ -206,7 +206,7 @@ pub(super) async fn restore(
     State(app): State<Shared>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    let done = (|| -> Result<()> {
+    let done = super::blocking(|| -> Result<()> {
         let now = app.now();
         let mut layers = app.layers();
         let engine = layers.project();
@@ -227,7 +227,7 @@ pub(super) async fn restore(
             anyhow::bail!("not restored: {}", refused.join("; "));
         }
         Ok(())
-    })();
+    });
     match done {
         Ok(()) => super::see_other("/prune"),
         Err(e) => super::failed(&e),
