@@ -1,5 +1,6 @@
 //! `mem ui [--port N] [--open]`: a local web page over the root and its layers, served on
-//! 127.0.0.1 only (axum on a current-thread tokio runtime, as `mem mcp` runs rmcp). A front end
+//! 127.0.0.1 only (axum and hyper on a multi-thread tokio runtime, the connections as `server.rs`
+//! serves them, each request with open layers of its own from `pool.rs`). A front end
 //! like the CLI and the MCP server: each page calls the engine as its command does (search as
 //! `mem recall`, a memory as `mem show`, the prune review as `mem prune --dry-run` and `mem
 //! prune`, `mem restore`, `mem forget`, `mem used`, the sessions as `mem session show`, the

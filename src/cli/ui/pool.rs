@@ -53,7 +53,9 @@ impl Pool {
                 match (self.open)() {
                     Ok(layers) => return Lease { layers: Some(layers), pool: self },
                     Err(e) => {
-                        eprintln!("mem: warning: cannot open the memory roots again ({e:#}); waiting");
+                        eprintln!(
+                            "mem: warning: cannot open the memory roots again ({e:#}); waiting"
+                        );
                         state = self.state();
                         state.made -= 1;
                     }
