@@ -630,3 +630,42 @@ fn the_card_the_page_and_show_give_the_retention_prune_uses() {
     let text = dir.mem(&["show", "old-note"]).ok().to_string();
     assert!(text.contains(&format!("for pruning {figure}")), "{text}");
 }
+
+/// Issue #53, item 6: a memory's page in a git project's root listed every memory to find its
+/// own record, so it grew with the store. It finds it by id, and still gives each citation's
+/// verdict.
+#[test]
+fn a_memory_page_in_a_git_project_gives_the_verdicts_of_its_citations() {
+    let dir = Dir::new();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.home())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    git(&["init", "-q"]);
+    dir.write("src/lib.rs", "pub fn ship() {}\n");
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "one"]);
+    dir.mem_in(".", &["init", "--project"], "").ok();
+    let id = dir
+        .mem_in(".", &["add", "--json", "Deploys start in src/lib.rs and src/gone.rs"], "")
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let server = Server::start_in(&dir, Some("."));
+    let page = server.get(&format!("/memory/{id}")).body;
+    let cites = page
+        .split("Code it cites")
+        .nth(1)
+        .expect("the verdicts")
+        .split("</section>")
+        .next()
+        .unwrap();
+    assert!(cites.contains("src/lib.rs is current"), "{cites}");
+}

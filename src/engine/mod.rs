@@ -186,6 +186,12 @@ impl Engine {
         }
     }
 
+    /// The index's record of memory `id`, if one file holds it.
+    pub fn record(&self, id: &str) -> Result<Option<Record>> {
+        let mut found = self.index.records_of(id)?;
+        Ok(if found.len() == 1 { found.pop() } else { None })
+    }
+
     /// Brings the index up to date with the files (see [`MemoryIndex::refresh`]), holding the
     /// root's lock so that concurrent processes take turns.
     pub fn refresh(

@@ -87,6 +87,19 @@ impl MemoryIndex {
         Ok(records)
     }
 
+    /// The records whose id is `id` (one, unless two files share it), by the id's term: what
+    /// a single memory's page needs, without listing the others.
+    pub fn records_of(&self, id: &str) -> Result<Vec<Record>> {
+        let searcher = self.reader.searcher();
+        let term = tantivy::Term::from_field_text(self.fields.id, id);
+        let query = tantivy::query::TermQuery::new(term, tantivy::schema::IndexRecordOption::Basic);
+        searcher
+            .search(&query, &DocSetCollector)?
+            .into_iter()
+            .map(|a: DocAddress| self.record(&searcher.doc(a)?))
+            .collect()
+    }
+
     pub(super) fn record(&self, doc: &TantivyDocument) -> Result<Record> {
         let f = &self.fields;
         let corrupt = |what: &str| {

@@ -180,11 +180,9 @@ fn citations(engine: &mem::Engine, memory: &Memory) -> Vec<String> {
     if engine.repo().is_none() {
         return Vec::new();
     }
-    let Ok(records) = engine.list(&[], &[]) else { return Vec::new() };
-    let Some(record) = records.iter().find(|r| r.id == memory.id().as_str()) else {
-        return Vec::new();
-    };
-    let Some(Some(verdict)) = engine.verdicts(&[record]).into_iter().next() else {
+    // Its own record by its id: the page's time does not grow with the store.
+    let Ok(Some(record)) = engine.record(memory.id().as_str()) else { return Vec::new() };
+    let Some(Some(verdict)) = engine.verdicts(&[&record]).into_iter().next() else {
         return Vec::new();
     };
     verdict.cites.iter().map(|c| format!("{} {}", c.label(), c.what_happened())).collect()
