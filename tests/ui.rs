@@ -428,6 +428,12 @@ fn an_agent_s_own_memory_is_searched_and_shown_but_never_changed() {
     assert!(search.body.contains("--layer claude --no-record"), "{}", search.body);
     let page = server.get("/memory/claude.deploy-window");
     assert_eq!(page.status, 200, "{}", page.body);
+    // Issue #53, item 9: the page showed mem's mirror path, no layer and "created today".
+    assert!(page.body.contains("<span class=\"layer\">claude</span>"), "{}", page.body);
+    assert!(page.body.contains("lives in claude auto memory"), "{}", page.body);
+    assert!(page.body.contains("feedback_deploy_window.md"), "the agent's own file: {}", page.body);
+    assert!(!page.body.contains(".mem/native/"), "{}", page.body);
+    assert!(page.body.contains("last changed in the agent"), "{}", page.body);
     // Issue #53, item 4: forgetting is not offered; posted anyway, it is refused, not a 500.
     assert!(!page.body.contains("/forget"), "{}", page.body);
     assert!(page.body.contains("mem adopt claude.deploy-window"), "{}", page.body);

@@ -47,10 +47,21 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
             "",
             html! {
                 h1 { (title) }
-                p.meta {
-                    span.kind { (memory.kind().as_str()) } " "
-                    @if layered { span.layer { (layer.as_str()) } " " }
-                    "importance " (memory.importance()) " · " code { (path) }
+                @if let Layer::Native(_) = layer {
+                    // An agent's own memory: where it lives in the agent, not mem's mirror of it.
+                    p.meta {
+                        span.kind { (memory.kind().as_str()) } " " span.layer { (layer.as_str()) } " "
+                        "importance " (memory.importance()) " · lives in " (super::super::native::lives_in(layer, &memory))
+                        @if let Some(file) = memory.source() { " · " code { (file) } }
+                        " · last changed in the agent " (memory.created().strftime("%Y-%m-%d"))
+                    }
+                } @else {
+                    p.meta {
+                        span.kind { (memory.kind().as_str()) } " "
+                        @if layered { span.layer { (layer.as_str()) } " " }
+                        "importance " (memory.importance()) " · " code { (path) }
+                        " · created " (memory.created().strftime("%Y-%m-%d"))
+                    }
                 }
                 @if let Some(notice) = notice { p.error { "usage log not read, showing the file's own usage: " (notice) } }
                 @if let Some(at) = memory.invalid_at() { p.invalid { "invalid since " (at) } }
