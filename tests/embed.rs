@@ -595,3 +595,20 @@ fn the_tokenizer_made_beside_the_session_is_fastembeds_own() {
         assert_eq!(got, want, "batch {batch}");
     }
 }
+
+/// Issue #53, item 9: a model configured on a root whose memories have no vectors yet made
+/// `mem ui`'s search rank with BM25 alone without a word. The page says so, with why.
+#[test]
+fn the_search_page_says_when_it_ranked_with_bm25_alone() {
+    let dir = pets_and_ops();
+    dir.use_model("recall_embed_limit = 2");
+    let server = crate::ui::Server::launch(&dir, None, |cmd| {
+        cmd.env("XDG_CONFIG_HOME", dir.home());
+    });
+    let page = server.get("/?q=make+deploy").body;
+    assert!(page.contains("Ranked with BM25 alone"), "{page}");
+    assert!(page.contains("no memory has a vector yet"), "{page}");
+    dir.mem(&["index"]).ok();
+    let page = server.get("/?q=make+deploy").body;
+    assert!(!page.contains("Ranked with BM25 alone"), "{page}");
+}

@@ -675,3 +675,52 @@ fn a_memory_page_in_a_git_project_gives_the_verdicts_of_its_citations() {
         .unwrap();
     assert!(cites.contains("src/lib.rs is current"), "{cites}");
 }
+
+/// Issue #53, item 8: an agent's hit scored far below its factor bars, because its layer's
+/// scores were scaled onto the project's, which the page showed nowhere. The scale is a row of
+/// its own on the page, a field of `--json` and a line of `--explain`.
+#[test]
+fn a_layer_s_scale_is_shown_beside_the_factors() {
+    let dir = Dir::new();
+    crate::native::project_with_claude_memory(&dir);
+    dir.write(
+        "repo/.memory/rota.md",
+        crate::util::memory(
+            "rota-note",
+            "semantic",
+            5,
+            "2026-11-01T00:00:00Z",
+            "# On-call rota\n\nThe on-call rota and the release calendar decide when a deploy may ship to production.\n",
+        ),
+    );
+    crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .arg("allow")
+            .current_dir(dir.path().join("repo"))
+            .env("HOME", dir.home())
+            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
+    )
+    .ok();
+    let query = "on-call rota release calendar deploy production";
+    let recall = crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .args(["recall", "--json", "--no-record", query])
+            .current_dir(dir.path().join("repo"))
+            .env("HOME", dir.home())
+            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
+    )
+    .json();
+    let agent = recall
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["layer"] == "claude")
+        .unwrap_or_else(|| panic!("an agent's hit: {recall}"));
+    let scale = agent["layer_scale"].as_f64().unwrap_or_else(|| panic!("{agent}"));
+    assert!(scale < 1.0, "{agent}");
+    let server = Server::start_in(&dir, Some("repo"));
+    let page = server.get(&format!("/?q={}", query.replace(' ', "+"))).body;
+    assert!(page.contains("× layer scale</td>"), "{page}");
+    assert!(page.contains(&format!("{scale:.3}")), "{page}");
+    assert!(page.contains("layers put on one scale"), "the explanation says it: {page}");
+}

@@ -340,6 +340,7 @@ pub fn merge(project: Vec<Hit>, others: Vec<(Layer, Vec<Hit>)>, limit: usize) ->
                 continue;
             }
             hit.layer = Some(layer);
+            hit.layer_scale = Some(factor);
             hit.score *= factor;
             merged.push(hit);
         }

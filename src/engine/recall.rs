@@ -91,6 +91,25 @@ impl Recall {
                 "cosine of the question without the people it names: \"{embedded}\"\n"
             ));
         }
+        // Each layer's scores on one scale: the factor of each layer below 1.
+        let mut scaled: Vec<(crate::store::Layer, f64)> = Vec::new();
+        for hit in &self.hits {
+            if let (Some(layer), Some(scale)) = (hit.layer, hit.layer_scale)
+                && scale < 1.0
+                && !scaled.iter().any(|(l, _)| *l == layer)
+            {
+                scaled.push((layer, scale));
+            }
+        }
+        if !scaled.is_empty() {
+            let each: Vec<String> =
+                scaled.iter().map(|(l, s)| format!("{} × {s:.3}", l.as_str())).collect();
+            text.push_str(&format!(
+                "layers put on one scale (each layer's scores × its best match's strength over \
+                 the best of all, `layer_scale`): {}\n",
+                each.join(", ")
+            ));
+        }
         text
     }
 }

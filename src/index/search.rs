@@ -47,6 +47,11 @@ pub struct Hit {
     /// The layer the memory lives in, when two roots were searched together.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub layer: Option<crate::store::Layer>,
+    /// When several layers were searched together: what its layer's scores were multiplied
+    /// by to put them on one scale (its layer's best match strength over the best of all;
+    /// `score` includes it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub layer_scale: Option<f64>,
     /// The cosine side of a vector or hybrid recall, and how the two were fused.
     #[serde(skip_serializing_if = "Option::is_none", flatten)]
     pub semantic: Option<Semantic>,
@@ -349,6 +354,7 @@ impl MemoryIndex {
                     max_bm25: p.max_bm25,
                     best_raw: p.best_raw,
                     layer: None,
+                    layer_scale: None,
                     semantic: p.semantic,
                     age_days,
                     strength: score::strength(

@@ -169,6 +169,8 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
         layers.recall_in(&params.q, &options, only, now, &mem::progress::Silent)?;
     let shown: Vec<&mem::Hit> = recall.hits.iter().collect();
     let explain = recall.explain(layers.project().config());
+    // A hybrid or vector recall that ranked with BM25 alone says so.
+    let fallback = recall.fallback.clone();
     let mut command = format!("mem recall {}", shell_word(&params.q));
     if !params.kind.is_empty() {
         command.push_str(&format!(" --type {}", params.kind));
@@ -181,6 +183,9 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     }
     command.push_str(" --no-record --explain");
     Ok(html! {
+        @if let Some(why) = &fallback {
+            p.notice { "Ranked with BM25 alone, not the configured recall with the model: " (why) }
+        }
         @if shown.is_empty() {
             p.empty { "Nothing matches." }
         }
@@ -203,6 +208,10 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
                         @for factor in mem::score::FACTORS {
                             @let value = (factor.value)(&hit.components);
                             tr { td { (factor.name) } td { (ui::bar(value, 120)) } td { (format!("{value:.3}")) } }
+                        }
+                        // The layer's scale multiplies the score these factors make.
+                        @if let Some(scale) = hit.layer_scale.filter(|s| *s < 1.0) {
+                            tr.scale { td { "× layer scale" } td { (ui::bar(scale, 120)) } td { (format!("{scale:.3}")) } }
                         }
                     }
                     p.path { (hit.record.path) }
