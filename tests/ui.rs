@@ -549,6 +549,8 @@ fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
     assert!(review.contains("invalid (120)"), "{review}");
     assert!(review.contains("page 1 of 3"), "{review}");
     assert_eq!(boxes(&review, "archive"), 50);
+    // Without the script, its one button is not shown (it would do nothing).
+    assert!(review.contains("id=\"select-all\" type=\"button\" hidden"), "{review}");
     let last = server.get("/prune?reason=invalid&page=3").body;
     assert_eq!(boxes(&last, "archive"), 20, "{last}");
     assert_eq!(server.get("/prune?reason=invalid&page=4").status, 400);

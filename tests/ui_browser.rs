@@ -135,6 +135,9 @@ fn the_pages_work_in_a_real_browser() {
 
         // Archive a candidate from the prune review, then restore it.
         client.goto(&format!("{base}/prune")).await.unwrap();
+        // The script's button, hidden in the HTML, is shown once the script runs.
+        let select_all = wait_for(&client, "#select-all").await;
+        assert!(select_all.is_displayed().await.unwrap(), "the script shows its button");
         let box1 = wait_for(&client, "#archive input[type=checkbox]").await;
         let id = box1.attr("value").await.unwrap().unwrap();
         let path = &candidate_paths.iter().find(|(i, _)| *i == id).expect("a dry-run candidate").1;

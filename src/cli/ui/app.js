@@ -28,6 +28,8 @@
   }
   const all = document.getElementById("select-all");
   if (all) {
+    // Without the script the button would do nothing: it is hidden until the script runs.
+    all.hidden = false;
     all.addEventListener("click", function () {
       document.querySelectorAll("#archive input[type=checkbox]").forEach(function (box) {
         box.checked = true;

@@ -136,7 +136,8 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
                             }
                             (pager(page, pages, |p| address(kind, p, archived_page)))
                         }
-                        button id="select-all" type="button" { "Select all on this page" } " "
+                        // The script's one button: shown only when the script runs.
+                        button id="select-all" type="button" hidden { "Select all on this page" } " "
                         button type="submit" { "Archive the selected" } " "
                         button type="submit" name="all" value=(kind) {
                             "Archive all " (shown.map_or(0, |(_, l)| l.len())) " " (kind.replace('_', " "))
