@@ -133,6 +133,18 @@ impl Server {
     }
 }
 
+/// `mem ARGS` run in the `repo` folder of `dir` (its root found from there), with the HOME
+/// `mem ui` is started with.
+fn in_repo(dir: &Dir, args: &[&str]) -> crate::util::Out {
+    crate::util::run(
+        std::process::Command::new(crate::util::bin())
+            .args(args)
+            .current_dir(dir.path().join("repo"))
+            .env("HOME", dir.home())
+            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
+    )
+}
+
 /// The id of the memory `mem add` wrote (its JSON answer).
 fn add(dir: &Dir, text: &str) -> String {
     let out = dir.mem_stdin(&["add", "--json"], text);
@@ -411,14 +423,7 @@ fn an_agent_s_own_memory_is_searched_and_shown_but_never_changed() {
     let folder = crate::native::project_with_claude_memory(&dir);
     // The root was written by hand, as a clone brings it: allowed, as `mem ui` refuses it
     // otherwise (tests/scope.rs).
-    crate::util::run(
-        std::process::Command::new(crate::util::bin())
-            .arg("allow")
-            .current_dir(dir.path().join("repo"))
-            .env("HOME", dir.home())
-            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
-    )
-    .ok();
+    in_repo(&dir, &["allow"]).ok();
     let server = Server::start_in(&dir, Some("repo"));
     let search = server.get("/?q=deploy+window&layer=claude");
     assert_eq!(search.status, 200);
@@ -695,23 +700,9 @@ fn a_layer_s_scale_is_shown_beside_the_factors() {
             "# On-call rota\n\nThe on-call rota and the release calendar decide when a deploy may ship to production.\n",
         ),
     );
-    crate::util::run(
-        std::process::Command::new(crate::util::bin())
-            .arg("allow")
-            .current_dir(dir.path().join("repo"))
-            .env("HOME", dir.home())
-            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
-    )
-    .ok();
+    in_repo(&dir, &["allow"]).ok();
     let query = "on-call rota release calendar deploy production";
-    let recall = crate::util::run(
-        std::process::Command::new(crate::util::bin())
-            .args(["recall", "--json", "--no-record", query])
-            .current_dir(dir.path().join("repo"))
-            .env("HOME", dir.home())
-            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
-    )
-    .json();
+    let recall = in_repo(&dir, &["recall", "--json", "--no-record", query]).json();
     let agent = recall
         .as_array()
         .unwrap()
