@@ -280,11 +280,8 @@ impl Engine {
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.
     pub fn stats(&self, report: &RefreshReport) -> Result<Stats> {
-        let mut by_type: BTreeMap<MemoryType, usize> =
-            MemoryType::ALL.into_iter().map(|t| (t, 0)).collect();
-        for record in self.index.records(&[], &[])? {
-            *by_type.entry(record.kind).or_default() += 1;
-        }
+        // Counted by the index's terms, without reading each memory's stored record.
+        let by_type: BTreeMap<MemoryType, usize> = self.index.tally()?.by_type;
         Ok(Stats {
             root: self.root.clone(),
             memories: self.index.len(),

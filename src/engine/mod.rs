@@ -186,6 +186,16 @@ impl Engine {
         }
     }
 
+    /// The index's counts by type and by month of creation (see [`crate::index::Tally`]).
+    pub fn tally(&self) -> Result<crate::index::Tally> {
+        self.index.tally()
+    }
+
+    /// The `n` most recently created memories' records, newest first.
+    pub fn newest(&self, n: usize) -> Result<Vec<Record>> {
+        self.index.newest(n)
+    }
+
     /// The index's record of memory `id`, if one file holds it.
     pub fn record(&self, id: &str) -> Result<Option<Record>> {
         let mut found = self.index.records_of(id)?;

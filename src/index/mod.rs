@@ -27,7 +27,7 @@ use crate::{Error, Result};
 
 pub use self::hybrid::VectorSide;
 pub use self::manifest::{Entry, Manifest, content_hash};
-pub use self::records::Record;
+pub use self::records::{Record, Tally};
 pub use self::refresh::{BadFile, Reading, RefreshReport, Scope};
 pub use self::schema::{Fields, SCHEMA_VERSION, Stamp, VALID_FOREVER, id_key};
 pub use self::search::{Hit, Search, Semantic, Validity, expansions};

@@ -11,6 +11,15 @@ use super::{MemoryIndex, VALID_FOREVER, text_of};
 use crate::format::MemoryType;
 use crate::{Error, Result};
 
+/// What [`MemoryIndex::tally`] counts.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Memories by type.
+    pub by_type: std::collections::BTreeMap<MemoryType, usize>,
+    /// Memories by month of creation (`YYYY-MM`).
+    pub by_month: std::collections::BTreeMap<String, usize>,
+}
+
 /// A memory as the index knows it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Record {
@@ -85,6 +94,41 @@ impl MemoryIndex {
             .collect::<Result<Vec<_>>>()?;
         records.sort_by(|a, b| b.created.cmp(&a.created).then_with(|| a.path.cmp(&b.path)));
         Ok(records)
+    }
+
+    /// Counts the index answers without reading a stored document, for pages that show them
+    /// over 100,000 memories: memories by type (a count per type's term) and by month of
+    /// creation (`YYYY-MM`, from the `created` fast field).
+    pub fn tally(&self) -> Result<Tally> {
+        let searcher = self.reader.searcher();
+        let mut tally = Tally::default();
+        for kind in MemoryType::ALL {
+            let query = BooleanQuery::new(self.filters(&[kind], &[]));
+            tally.by_type.insert(kind, searcher.search(&query, &tantivy::collector::Count)?);
+        }
+        for segment in searcher.segment_readers() {
+            let created = segment.fast_fields().i64("created")?;
+            for doc in segment.doc_ids_alive() {
+                let at = created.first(doc).and_then(|s| Timestamp::from_second(s).ok());
+                if let Some(at) = at {
+                    *tally.by_month.entry(at.strftime("%Y-%m").to_string()).or_default() += 1;
+                }
+            }
+        }
+        Ok(tally)
+    }
+
+    /// The `n` most recently created memories, newest first, by the `created` fast field: the
+    /// first of a page that lists them, without reading the others.
+    pub fn newest(&self, n: usize) -> Result<Vec<Record>> {
+        let searcher = self.reader.searcher();
+        let top = tantivy::collector::TopDocs::with_limit(n.max(1))
+            .order_by_fast_field::<i64>("created", tantivy::Order::Desc);
+        searcher
+            .search(&AllQuery, &top)?
+            .into_iter()
+            .map(|(_, a): (Option<i64>, DocAddress)| self.record(&searcher.doc(a)?))
+            .collect()
     }
 
     /// The records whose id is `id` (one, unless two files share it), by the id's term: what

@@ -80,35 +80,43 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
 /// How many memories the first screen lists as the most recent, and as the most used.
 const FIRST: usize = 10;
 
-/// What the search page shows before a query: how many memories each layer holds, by type,
-/// then the most recent and the most used (uses in the usage log) of every layer, each linked.
+/// What the search page shows before a query: how many memories each layer holds, by type
+/// (as `mem stats` counts them), then the most recent and the most used (uses in the usage log)
+/// of every layer that are neither invalid nor superseded, each linked. Read from the index's
+/// counts and fast fields and the usage log, not from every memory.
 fn first_screen(layers: &mut Layers, now: jiff::Timestamp) -> Result<Markup> {
     let mut all: Vec<Layer> = vec![Layer::Project];
     if layers.engine(Layer::User).is_some() {
         all.push(Layer::User);
     }
     all.extend(layers.natives());
+    let valid = |r: &mem::index::Record| {
+        r.invalid_at.is_none_or(|at| at > now) && r.superseded_by.is_none()
+    };
     let mut counts: Vec<(Layer, Vec<usize>)> = Vec::new();
     let mut recent: Vec<(Layer, mem::index::Record)> = Vec::new();
     let mut used: Vec<(Layer, mem::index::Record, u64)> = Vec::new();
     for layer in all {
         let Some(engine) = layers.engine(layer) else { continue };
-        let records: Vec<mem::index::Record> = engine
-            .list(&[], &[])?
-            .into_iter()
-            .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.superseded_by.is_none())
-            .collect();
-        let by_kind = MemoryType::ALL
-            .iter()
-            .map(|k| records.iter().filter(|r| r.kind == *k).count())
-            .collect();
+        let tally = engine.tally()?;
+        let by_kind =
+            MemoryType::ALL.iter().map(|k| tally.by_type.get(k).copied().unwrap_or(0)).collect();
         counts.push((layer, by_kind));
-        let uses = engine.usage_view().map(|v| v.use_counts()).unwrap_or_default();
-        for r in records {
-            if let Some(&n) = uses.get(&r.id) {
-                used.push((layer, r.clone(), n));
+        // Enough of the newest that the valid ones fill the list.
+        let newest = engine.newest(FIRST * 4)?;
+        recent.extend(newest.into_iter().filter(|r| valid(r)).take(FIRST).map(|r| (layer, r)));
+        let mut uses: Vec<(String, u64)> =
+            engine.usage_view().map(|v| v.use_counts()).unwrap_or_default().into_iter().collect();
+        uses.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut taken = 0;
+        for (id, n) in uses {
+            if taken == FIRST {
+                break;
             }
-            recent.push((layer, r));
+            if let Ok(Some(r)) = engine.record(&id).map(|r| r.filter(|r| valid(r))) {
+                used.push((layer, r, n));
+                taken += 1;
+            }
         }
     }
     recent.sort_by(|a, b| b.1.created.cmp(&a.1.created).then(a.1.id.cmp(&b.1.id)));
