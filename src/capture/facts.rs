@@ -171,29 +171,35 @@ impl Facts {
 /// opens with a tag, or is a hook's feedback), and what follows a line that introduces
 /// someone else's words ("the customer wrote:", an e-mail's headers).
 pub fn stated(text: &str) -> Vec<Stated> {
-    let mut out: Vec<Stated> = Vec::new();
-    for (_, s) in statements(text) {
-        if !out.contains(&s) {
-            out.push(s);
-        }
-    }
-    out
+    split(text).0
 }
 
 /// `text` without the sentences [`stated`] takes from it (each becomes a fact memory of its
 /// own, so a session's digest need not say them again); empty when nothing but them and
 /// punctuation is left.
 pub fn unstated(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
+    split(text).1
+}
+
+/// [`stated`] and [`unstated`] of `text`, from one reading of its statements.
+pub fn split(text: &str) -> (Vec<Stated>, String) {
+    let mut said: Vec<Stated> = Vec::new();
+    let mut rest = String::with_capacity(text.len());
     let mut from = 0;
-    for (sentence, _) in statements(text) {
+    for (sentence, s) in statements(text) {
         // Each sentence is a slice of `text`: its offset is where it starts in memory.
         let at = sentence.as_ptr() as usize - text.as_ptr() as usize;
-        out.push_str(&text[from..at]);
+        rest.push_str(&text[from..at]);
         from = at + sentence.len();
+        if !said.contains(&s) {
+            said.push(s);
+        }
     }
-    out.push_str(&text[from..]);
-    if out.chars().any(char::is_alphanumeric) { out } else { String::new() }
+    rest.push_str(&text[from..]);
+    if !rest.chars().any(char::is_alphanumeric) {
+        rest.clear();
+    }
+    (said, rest)
 }
 
 /// The sentences of `text` that make a statement (see [`stated`]), each a slice of `text`,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::agent::{Agent, Fold, Kind, TranscriptEvent, USER_SHELL, relative_to};
 use crate::json::{JsonLine, read_json_lines};
 
-use super::facts::{MAX_FACTS, Stated, stated, unstated};
+use super::facts::{MAX_FACTS, Stated, split};
 use super::text::{clean_text, item, item_of, prefix};
 use super::{
     COMMANDS_HEAD, COMMANDS_TAIL, FILES_KEPT, FILES_SEEN, MAX_TRANSCRIPT_BYTES, RAW_ITEM_CHARS,
@@ -215,13 +215,14 @@ impl Transcript {
             Kind::Prompt => {
                 let list = if event.echo { &mut self.echoed } else { &mut self.requests };
                 let text = clean_text(&event.text);
+                let (stated, rest) = split(&text);
                 if item(&text).is_some() {
                     // What the prompt states becomes facts of their own: the request keeps the
                     // rest.
-                    list.push(item(&unstated(&text)).unwrap_or_else(|| STATED_ONLY.to_string()));
+                    list.push(item(&rest).unwrap_or_else(|| STATED_ONLY.to_string()));
                 }
                 let facts = if event.echo { &mut self.stated_echoed } else { &mut self.stated };
-                for said in stated(&text) {
+                for said in stated {
                     if facts.len() < MAX_FACTS && !facts.iter().any(|(s, _)| *s == said) {
                         facts.push((said, event.at.or(at)));
                     }
