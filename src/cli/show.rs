@@ -48,10 +48,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let lives = layer.map(|l| super::native::lives_in(l, &memory));
     let decay = engine.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
-    let state = engine.state_of(&memory).unwrap_or_else(|e| {
-        eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
-        mem::decay::State::of(&memory, &decay)
-    });
+    // The usage read once: the memory's state, and when observation began (for prune's figure).
+    let (state, since) = match engine.usage_view() {
+        Ok(view) => (view.state(&memory, &decay), view.since),
+        Err(e) => {
+            eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
+            (mem::decay::State::of(&memory, &decay), None)
+        }
+    };
     // A fact taken from a session: where it was stated (the project's session log).
     let stated = match layer {
         None => stated_in(engine.root(), memory.id().as_str()),
@@ -60,7 +64,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let retention = state.retention(ctx.now);
     // The figure prune compares with its threshold (docs/decay.md): counted from when usage
     // observation began.
-    let since = engine.usage_view().ok().and_then(|view| view.since);
     let prune_retention = state.prune_retention(since, ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {

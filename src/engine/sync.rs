@@ -297,10 +297,4 @@ impl Engine {
         }
         Ok(view)
     }
-
-    /// A memory's usage state now: its file, the usage files and the unsynced events.
-    pub fn state_of(&mut self, memory: &Memory) -> Result<State> {
-        let decay = self.config.decay.clone();
-        Ok(self.usage_view()?.state(memory, &decay))
-    }
 }
