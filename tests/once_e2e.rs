@@ -18,6 +18,8 @@
 
 use serde_json::{Value, json};
 
+use mem::agent::Agent;
+
 use crate::agents_e2e::{Project, StandIn, TOKEN, agents, memory_blocks};
 
 /// The rule prompt 2 states, 207 characters.
@@ -43,60 +45,45 @@ const NEXT: &str = "How do we deploy to production?";
 /// The stand-in's answer to every prompt.
 const ANSWER: &str = "Deploys go out through the release pipeline once the checks pass.";
 
-/// The agents, as this test drives them.
-#[derive(Clone, Copy, Debug)]
-enum Agent {
-    Claude,
-    Codex,
-    Gemini,
-    OpenCode,
+/// The agents this test drives (the library's own names for them).
+const AGENTS: [Agent; 4] = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode];
+
+/// `mem setup` for `agent` alone.
+fn set_up(agent: Agent, project: &Project) {
+    match agent {
+        Agent::Claude => drop(project.mem_ok(&["setup", "claude", "--scope", "project"])),
+        Agent::Codex => {
+            project.mem_ok(&["setup", "codex"]);
+            project.trust_codex_hooks();
+        }
+        Agent::Gemini => drop(project.mem_ok(&["setup", "gemini"])),
+        Agent::OpenCode => drop(project.mem_ok(&["setup", "opencode"])),
+        other => panic!("{other} is not driven by this test"),
+    }
 }
 
-impl Agent {
-    fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-            Agent::OpenCode => "opencode",
+/// One prompt to `agent`: a new session, or the last one resumed.
+fn ask(agent: Agent, project: &Project, model: &StandIn, prompt: &str, resume: bool) {
+    match agent {
+        Agent::Claude => {
+            drop(project.claude(model, prompt, if resume { &["--continue"] } else { &[] }))
         }
-    }
-
-    /// `mem setup` for this agent alone.
-    fn set_up(self, project: &Project) {
-        match self {
-            Agent::Claude => drop(project.mem_ok(&["setup", "claude", "--scope", "project"])),
-            Agent::Codex => {
-                project.mem_ok(&["setup", "codex"]);
-                project.trust_codex_hooks();
-            }
-            Agent::Gemini => drop(project.mem_ok(&["setup", "gemini"])),
-            Agent::OpenCode => drop(project.mem_ok(&["setup", "opencode"])),
+        Agent::Codex => {
+            let args: &[&str] = if resume { &["resume", "--last", prompt] } else { &[prompt] };
+            project.codex_with(model, args);
         }
-    }
-
-    /// One prompt: a new session, or the last one resumed.
-    fn prompt(self, project: &Project, model: &StandIn, prompt: &str, resume: bool) {
-        match self {
-            Agent::Claude => {
-                drop(project.claude(model, prompt, if resume { &["--continue"] } else { &[] }))
-            }
-            Agent::Codex => {
-                let args: &[&str] = if resume { &["resume", "--last", prompt] } else { &[prompt] };
-                project.codex_with(model, args);
-            }
-            Agent::Gemini => {
-                project.gemini(model, prompt, if resume { &["--resume", "latest"] } else { &[] });
-            }
-            Agent::OpenCode => {
-                crate::opencode_e2e::opencode(
-                    project,
-                    model,
-                    prompt,
-                    if resume { &["--continue"] } else { &[] },
-                );
-            }
+        Agent::Gemini => {
+            project.gemini(model, prompt, if resume { &["--resume", "latest"] } else { &[] });
         }
+        Agent::OpenCode => {
+            crate::opencode_e2e::opencode(
+                project,
+                model,
+                prompt,
+                if resume { &["--continue"] } else { &[] },
+            );
+        }
+        other => panic!("{other} is not driven by this test"),
     }
 }
 
@@ -151,14 +138,14 @@ struct Figures {
 /// One agent's two sessions (see the module's documentation).
 fn run(agent: Agent, agents: std::path::PathBuf) -> Figures {
     let project = Project::new(agents);
-    agent.set_up(&project);
+    set_up(agent, &project);
     let secret = format!("The deploy bot reads GITHUB_TOKEN={TOKEN} from the vault");
     project.mem_ok(&["add", "--type", "semantic", "--importance", "6", &secret]);
     let mut requests = Vec::new();
     let mut resumed = Vec::new();
     for (turn, prompt) in PROMPTS.iter().enumerate() {
         let model = StandIn::start(json!({ "text": ANSWER }));
-        agent.prompt(&project, &model, prompt, turn > 0);
+        ask(agent, &project, &model, prompt, turn > 0);
         let conversation = model.conversation();
         assert!(!conversation.is_empty(), "{}: no request for prompt {}", agent.name(), turn + 1);
         if turn >= 2 {
@@ -182,7 +169,7 @@ fn run(agent: Agent, agents: std::path::PathBuf) -> Figures {
         .map(|(path, _)| path.trim_start_matches("sessions/").trim_end_matches(".md").to_string())
         .unwrap_or_else(|| panic!("{}: no digest of the first session", agent.name()));
     let model = StandIn::start(json!({ "text": ANSWER }));
-    agent.prompt(&project, &model, NEXT, false);
+    ask(agent, &project, &model, NEXT, false);
     let conversation = model.conversation();
     let first = conversation.first().cloned().unwrap_or_default();
     requests.extend(conversation);
@@ -229,10 +216,8 @@ fn percent(part: usize, whole: usize) -> usize {
 #[test]
 fn the_fact_and_the_digest_reach_the_model_once() {
     let Some(agents) = agents() else { return };
-    let figures: Vec<Figures> = [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode]
-        .into_iter()
-        .map(|agent| run(agent, agents.clone()))
-        .collect();
+    let figures: Vec<Figures> =
+        AGENTS.into_iter().map(|agent| run(agent, agents.clone())).collect();
     eprintln!("once_e2e, mem from {}", crate::agents_e2e::mem_folder().display());
     eprintln!(
         "| agent | rule in the resumed requests | next session: rule | memory chars | digest chars | digest % | words repeated |"
