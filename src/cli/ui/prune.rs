@@ -83,6 +83,8 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
             })?),
         };
         let (kind, list) = shown.map_or(("", &[][..]), |(k, l)| (*k, l.as_slice()));
+        // How many the shown reason lists in all, and how it reads.
+        let (listed, reason) = (list.len(), kind.replace('_', " "));
         let (list, page, pages) = page_of(list, params.page)?;
         let mut archived = engine.archived()?;
         archived.sort_by(|a, b| a.0.cmp(&b.0));
@@ -121,7 +123,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
                 form id="archive" method="post" action=(ui::href("/prune/archive")) {
                     @if !list.is_empty() {
                         section.group {
-                            h2 { (kind.replace('_', " ")) " (" (shown.map_or(0, |(_, l)| l.len())) ")" }
+                            h2 { (reason) " (" (listed) ")" }
                             @for (c, curve) in list.iter().zip(&curves) {
                                 div.candidate {
                                     label {
@@ -140,7 +142,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
                         button id="select-all" type="button" hidden { "Select all on this page" } " "
                         button type="submit" { "Archive the selected" } " "
                         button type="submit" name="all" value=(kind) {
-                            "Archive all " (shown.map_or(0, |(_, l)| l.len())) " " (kind.replace('_', " "))
+                            "Archive all " (listed) " " (reason)
                         }
                         (ui::command("mem prune (for all of them)"))
                     }
