@@ -57,6 +57,35 @@ impl Reinforcement {
     }
 }
 
+/// What a memory's own file gives its usage state: the fields [`State::of`] reads, which the
+/// index also keeps (so that every memory's state can be had without reading its file).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Basis {
+    /// Its type.
+    pub kind: crate::format::MemoryType,
+    /// Its importance, 1..=10.
+    pub importance: u8,
+    /// When it was created.
+    pub created: Timestamp,
+    /// Its `access:` line, if it has one.
+    pub access: Option<Access>,
+    /// Whether it was consolidated into a reflection.
+    pub consolidated: bool,
+}
+
+impl Basis {
+    /// The basis `memory`'s file gives.
+    pub fn of(memory: &crate::format::Memory) -> Basis {
+        Basis {
+            kind: memory.kind(),
+            importance: memory.importance(),
+            created: memory.created(),
+            access: memory.access(),
+            consolidated: memory.consolidated_into().is_some(),
+        }
+    }
+}
+
 /// A memory's usage state: what `access` in the front-matter holds.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct State {
@@ -109,9 +138,14 @@ impl State {
     /// The state a memory's file describes; a source consolidated into a reflection decays
     /// faster ([`CONSOLIDATED_FACTOR`]).
     pub fn of(memory: &crate::format::Memory, decay: &DecayConfig) -> State {
-        let initial = decay.initial_strength(memory.kind(), memory.importance());
-        let mut state = State::from_memory(initial, memory.created(), memory.access());
-        state.consolidated = memory.consolidated_into().is_some();
+        State::of_basis(&Basis::of(memory), decay)
+    }
+
+    /// The state a memory's [`Basis`] describes, as [`State::of`] gives it from the file.
+    pub fn of_basis(basis: &Basis, decay: &DecayConfig) -> State {
+        let initial = decay.initial_strength(basis.kind, basis.importance);
+        let mut state = State::from_memory(initial, basis.created, basis.access);
+        state.consolidated = basis.consolidated;
         state
     }
 

@@ -7,7 +7,7 @@ use std::fmt;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::decay::State;
+use crate::decay::{Basis, State};
 use crate::format::{Memory, MemoryType};
 pub use crate::rules::PruneConfig;
 
@@ -94,6 +94,42 @@ impl fmt::Display for Reason {
     }
 }
 
+/// What pruning reads of a memory: what the index keeps of it (see
+/// `MemoryIndex::standings`), or what its file gives ([`Standing::of`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// Its id.
+    pub id: String,
+    /// Its path relative to the root.
+    pub path: String,
+    /// Its title; empty when read from the index, which keeps no column of titles (the
+    /// engine adds the titles of the candidates it shows).
+    pub title: String,
+    /// What its file gives its usage state.
+    pub basis: Basis,
+    /// When it became invalid, if it did.
+    pub invalid_at: Option<Timestamp>,
+    /// The memory that replaces it, if any.
+    pub superseded_by: Option<String>,
+    /// [`text_key`] of its body.
+    pub text_key: u64,
+}
+
+impl Standing {
+    /// What the file `path` holding `memory` gives.
+    pub fn of(path: &str, memory: &Memory) -> Standing {
+        Standing {
+            id: memory.id().to_string(),
+            path: path.to_string(),
+            title: memory.title(),
+            basis: Basis::of(memory),
+            invalid_at: memory.invalid_at(),
+            superseded_by: memory.superseded_by().map(|by| by.to_string()),
+            text_key: text_key(memory.body()),
+        }
+    }
+}
+
 /// A memory `mem prune` would archive.
 #[derive(Clone, Debug, Serialize)]
 pub struct Candidate {
@@ -141,7 +177,7 @@ pub struct Candidate {
 /// was never observed proposes nothing for fading; memories of importance at or above the floor
 /// never fade out; invalid, superseded and duplicate are reasons at any importance.
 pub fn candidates(
-    memories: &[(String, Memory)],
+    memories: &[Standing],
     states: &[State],
     rules: &PruneConfig,
     observed_since: Option<Timestamp>,
@@ -151,25 +187,26 @@ pub fn candidates(
     let keepers = duplicates(memories, states);
     let since = observed_since.unwrap_or(now).min(now);
     let mut out: Vec<Candidate> = Vec::new();
-    for (i, ((path, memory), state)) in memories.iter().zip(states).enumerate() {
+    for (i, (memory, state)) in memories.iter().zip(states).enumerate() {
         let mut reasons = Vec::new();
-        if let Some(at) = memory.invalid_at().filter(|&at| at <= now) {
+        if let Some(at) = memory.invalid_at.filter(|&at| at <= now) {
             reasons.push(Reason::Invalid { at });
         }
-        if let Some(by) = memory.superseded_by() {
-            reasons.push(Reason::Superseded { by: by.to_string() });
+        if let Some(by) = &memory.superseded_by {
+            reasons.push(Reason::Superseded { by: by.clone() });
         }
         if let Some(&keeper) = keepers.get(&i) {
-            reasons.push(Reason::Duplicate { of: memories[keeper].1.id().to_string() });
+            reasons.push(Reason::Duplicate { of: memories[keeper].id.clone() });
         }
-        if let Some(&since) = code_gone.get(memory.id().as_str()) {
+        if let Some(&since) = code_gone.get(memory.id.as_str()) {
             reasons.push(Reason::CodeGone { since });
         }
+        let (created, importance) = (memory.basis.created, memory.basis.importance);
         let retention = state.prune_retention(observed_since, now);
-        let age = crate::score::age_days(now.as_second(), memory.created().as_second());
-        let start = memory.created().max(since);
+        let age = crate::score::age_days(now.as_second(), created.as_second());
+        let start = created.max(since);
         let observed_days = crate::score::age_days(now.as_second(), start.as_second());
-        if memory.importance() < rules.importance_floor
+        if importance < rules.importance_floor
             && observed_days >= rules.min_age_days
             && retention < rules.retention_threshold
         {
@@ -184,17 +221,17 @@ pub fn candidates(
         reasons.sort_by_key(Reason::safety);
         let reinforced = state.used + state.retrieved > 0;
         out.push(Candidate {
-            id: memory.id().to_string(),
-            path: path.clone(),
-            title: memory.title(),
-            kind: memory.kind(),
-            created: memory.created(),
+            id: memory.id.clone(),
+            path: memory.path.clone(),
+            title: memory.title.clone(),
+            kind: memory.basis.kind,
+            created,
             age_days: age,
             observed_days,
             reasons,
             retention,
             strength: state.strength,
-            importance: memory.importance(),
+            importance,
             used: state.used,
             retrieved: state.retrieved,
             last_access: reinforced.then_some(state.last),
@@ -225,14 +262,24 @@ pub fn summary(candidates: &[Candidate]) -> Vec<(&'static str, usize)> {
     counts.into_iter().map(|(_, kind, n)| (kind, n)).collect()
 }
 
+/// A key of `body` that two bodies share when their text is the same, case and spacing aside
+/// (0 for an empty body, which is nobody's duplicate).
+pub fn text_key(body: &str) -> u64 {
+    let normal = body.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    if normal.is_empty() {
+        return 0;
+    }
+    let hash = blake3::hash(normal.as_bytes());
+    u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes")).max(1)
+}
+
 /// For each memory whose text (case and spacing aside) another memory also has, the index of
 /// the one kept: the most used, then the most important, then the oldest, then the first path.
-fn duplicates(memories: &[(String, Memory)], states: &[State]) -> HashMap<usize, usize> {
-    let mut groups: HashMap<blake3::Hash, Vec<usize>> = HashMap::new();
-    for (i, (_, memory)) in memories.iter().enumerate() {
-        let normal = memory.body().split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
-        if !normal.is_empty() {
-            groups.entry(blake3::hash(normal.as_bytes())).or_default().push(i);
+fn duplicates(memories: &[Standing], states: &[State]) -> HashMap<usize, usize> {
+    let mut groups: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, memory) in memories.iter().enumerate() {
+        if memory.text_key != 0 {
+            groups.entry(memory.text_key).or_default().push(i);
         }
     }
     let mut out = HashMap::new();
@@ -240,13 +287,13 @@ fn duplicates(memories: &[(String, Memory)], states: &[State]) -> HashMap<usize,
         let keeper = *group
             .iter()
             .max_by(|&&a, &&b| {
-                let (ma, mb) = (&memories[a].1, &memories[b].1);
+                let (ma, mb) = (&memories[a], &memories[b]);
                 states[a]
                     .used
                     .cmp(&states[b].used)
-                    .then(ma.importance().cmp(&mb.importance()))
-                    .then(mb.created().cmp(&ma.created()))
-                    .then(memories[b].0.cmp(&memories[a].0))
+                    .then(ma.basis.importance.cmp(&mb.basis.importance))
+                    .then(mb.basis.created.cmp(&ma.basis.created))
+                    .then(mb.path.cmp(&ma.path))
             })
             .expect("a group has members");
         for &i in &group {
@@ -291,7 +338,8 @@ mod tests {
         let states: Vec<State> =
             memories.iter().map(|(_, m)| State::of(m, &DecayConfig::default())).collect();
         let gone = HashMap::new();
-        candidates(memories, &states, &PruneConfig::default(), since.map(at), &gone, at(now))
+        let standings: Vec<Standing> = memories.iter().map(|(p, m)| Standing::of(p, m)).collect();
+        candidates(&standings, &states, &PruneConfig::default(), since.map(at), &gone, at(now))
     }
 
     fn ids(plan: &[Candidate]) -> Vec<&str> {
@@ -320,7 +368,7 @@ mod tests {
         for month in 1..=60 {
             let now = start + jiff::SignedDuration::from_hours(24 * 30 * month);
             let plan = candidates(
-                std::slice::from_ref(&m),
+                &[Standing::of(&m.0, &m.1)],
                 &[state],
                 &PruneConfig::default(),
                 Some(start),

@@ -525,14 +525,9 @@ fn idle_and_slow_connections_neither_block_nor_stay() {
     assert!(closed, "a header sent a byte at a time is cut off");
 }
 
-/// Issue #53, item 2: the prune review counts its candidates by reason and shows one reason a
-/// page at a time; all of a reason is archived, and the archive, also paged, restored in bulk,
-/// without a script.
-#[test]
-fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
-    let dir = Dir::new();
-    dir.mem_in(".", &["init"], "").ok();
-    for i in 0..120 {
+/// Writes `n` invalidated notes, `notes/old-000.md` (id `old-000`) and on: prune candidates.
+pub fn invalid_notes(dir: &Dir, n: usize) {
+    for i in 0..n {
         let body = format!("# Old note {i}\n\nA note that is no longer true, number {i}.\n");
         let file = crate::util::memory(
             &format!("old-{i:03}"),
@@ -544,6 +539,16 @@ fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
         .replace("---\n# Old", "invalid_at: 2026-06-01T00:00:00Z\n---\n# Old");
         dir.write(&format!("notes/old-{i:03}.md"), file);
     }
+}
+
+/// Issue #53, item 2: the prune review counts its candidates by reason and shows one reason a
+/// page at a time; all of a reason is archived, and the archive, also paged, restored in bulk,
+/// without a script.
+#[test]
+fn the_prune_review_is_paged_and_archives_and_restores_in_bulk() {
+    let dir = Dir::new();
+    dir.mem_in(".", &["init"], "").ok();
+    invalid_notes(&dir, 120);
     let server = Server::start(&dir);
     let boxes = |body: &str, form: &str| {
         let part = body.split(&format!("<form id=\"{form}\"")).nth(1).unwrap_or("");

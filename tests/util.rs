@@ -261,3 +261,22 @@ fn copy_tree(from: &Path, to: &Path) {
 pub fn ids(json: &serde_json::Value) -> Vec<String> {
     json.as_array().unwrap().iter().map(|h| h["id"].as_str().unwrap().to_string()).collect()
 }
+
+/// A command that runs `program` as another local user when the tests run as root (as CI
+/// does here): `nobody` (uid and gid 65534) through util-linux's `setpriv`, its supplementary
+/// groups cleared, and `program` taken from `/usr/bin` (root's own `PATH` may hold folders
+/// another user cannot enter). Otherwise `program` as this user, and a note says so. The flag
+/// tells which.
+pub fn as_another_user(program: &str) -> (Command, bool) {
+    let root = rustix::process::geteuid().is_root();
+    let system = Path::new("/usr/bin").join(program);
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if root && setpriv.exists() && system.exists() {
+        let mut cmd = Command::new(setpriv);
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(system);
+        (cmd, true)
+    } else {
+        eprintln!("note: {program} runs as this user (another user needs root and setpriv)");
+        (Command::new(program), false)
+    }
+}

@@ -78,18 +78,44 @@ impl Engine {
         })
     }
 
-    /// The memories `mem prune` would archive, safest first, each with its reasons.
+    /// The memories `mem prune` would archive, safest first, each with its reasons and title.
     pub fn prune_candidates(
         &mut self,
         rules: &PruneConfig,
         now: Timestamp,
     ) -> Result<Vec<Candidate>> {
-        let loaded = self.load_all();
+        let mut candidates = self.prune_candidates_untitled(rules, now)?;
+        self.add_titles(&mut candidates)?;
+        Ok(candidates)
+    }
+
+    /// [`Engine::prune_candidates`] without their titles (empty), from what the index keeps
+    /// of each memory: no file is read, so that a review counts and pages them at any size;
+    /// [`Engine::add_titles`] adds the titles of those it shows.
+    pub fn prune_candidates_untitled(
+        &mut self,
+        rules: &PruneConfig,
+        now: Timestamp,
+    ) -> Result<Vec<Candidate>> {
+        let standings = self.index.standings()?;
         let view = self.usage_view()?;
         let decay = &self.config.decay;
-        let states: Vec<State> = loaded.iter().map(|(_, m)| view.state(m, decay)).collect();
+        let states: Vec<State> =
+            standings.iter().map(|s| view.state_of(&s.id, &s.basis, decay)).collect();
         let gone = self.code_gone()?;
-        Ok(prune::candidates(&loaded, &states, rules, view.since, &gone, now))
+        Ok(prune::candidates(&standings, &states, rules, view.since, &gone, now))
+    }
+
+    /// Fills in the title of each of `candidates` from the index.
+    pub fn add_titles(&self, candidates: &mut [Candidate]) -> Result<()> {
+        let paths: Vec<&str> = candidates.iter().map(|c| c.path.as_str()).collect();
+        let mut titles = self.index.titles(&paths)?;
+        for c in candidates {
+            if let Some(title) = titles.remove(&c.path) {
+                c.title = title;
+            }
+        }
+        Ok(())
     }
 
     /// Moves `candidates` to `archive/` (same relative path), adding `archived_at` and
@@ -127,13 +153,28 @@ impl Engine {
     /// The memories in `archive/` that parse, each with its path relative to `archive/`
     /// (what `mem restore` can bring back), in the walk's order.
     pub fn archived(&self) -> Result<Vec<(String, Memory)>> {
+        self.archived_at(&self.archived_paths())
+    }
+
+    /// The paths of the files in `archive/`, relative to it, in the walk's order: what a page
+    /// of the archive is cut from without reading every file.
+    pub fn archived_paths(&self) -> Vec<String> {
+        store::scan(&self.root.join(ARCHIVE_DIR))
+            .files
+            .into_iter()
+            .map(|f| f.rel.to_string())
+            .collect()
+    }
+
+    /// The memories of `archive/` at `rels` (relative to it) that parse, in that order.
+    pub fn archived_at(&self, rels: &[String]) -> Result<Vec<(String, Memory)>> {
         let archive = self.root.join(ARCHIVE_DIR);
         let mut found = Vec::new();
-        for file in store::scan(&archive).files {
-            let path = archive.join(&file.rel);
+        for rel in rels {
+            let path = archive.join(rel);
             let text = std::fs::read(&path).map_err(|e| Error::io(&path, e))?;
             if let Ok(memory) = Memory::parse_bytes(&text) {
-                found.push((file.rel.to_string(), memory));
+                found.push((rel.clone(), memory));
             }
         }
         Ok(found)

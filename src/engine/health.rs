@@ -140,16 +140,20 @@ impl Engine {
     /// the sessions captured into this root (`source: session/<id>`), as the index has them.
     pub fn coverage(&self, sources: &health::Sources) -> Result<health::Coverage> {
         let found = health::transcripts(sources, &health::project_dir(&self.root))?;
+        let prefix = crate::capture::SESSION_SOURCE;
         let captured: Vec<String> = self
             .index
-            .records(&[], &[])?
+            .sources_starting(prefix)?
             .into_iter()
-            .filter_map(|r| {
-                r.source
-                    .and_then(|s| s.strip_prefix(crate::capture::SESSION_SOURCE).map(String::from))
-            })
+            .map(|s| s[prefix.len()..].to_string())
             .collect();
         Ok(health::coverage(found, &captured))
+    }
+
+    /// The capture log's summary of the 24 hours before `now`.
+    pub fn capture_summary(&self, now: Timestamp) -> Result<health::CaptureSummary> {
+        let log = self.state_dir.join(crate::capture::LOG_FILE);
+        health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))
     }
 
     /// Checks the root without changing it: index against files (by content), parse errors,
@@ -206,8 +210,7 @@ impl Engine {
         } else {
             SessionLogCheck::default()
         };
-        let log = self.state_dir.join(crate::capture::LOG_FILE);
-        let capture = health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))?;
+        let capture = self.capture_summary(now)?;
         let coverage = match transcripts {
             None => None,
             Some(sources) => Some(self.coverage(sources)?),

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::Result;
-use crate::decay::{Reinforcement, State};
+use crate::decay::{Basis, Reinforcement, State};
 use crate::format::{Access, Memory, edit_front_matter};
 use crate::usage::shared;
 
@@ -50,7 +50,12 @@ impl UsageView {
     /// A memory's usage state: its `access:` line or moved summary, then every event in time
     /// order (the same on every machine that has the same files).
     pub fn state(&self, memory: &Memory, decay: &crate::decay::DecayConfig) -> State {
-        let (state, events) = self.history(memory, decay);
+        self.state_of(memory.id().as_str(), &Basis::of(memory), decay)
+    }
+
+    /// [`UsageView::state`] of the memory `id` whose file gives `basis` (as the index keeps it).
+    pub fn state_of(&self, id: &str, basis: &Basis, decay: &crate::decay::DecayConfig) -> State {
+        let (state, events) = self.history_of(id, basis, decay);
         events.into_iter().fold(state, State::fold)
     }
 
@@ -61,14 +66,21 @@ impl UsageView {
         memory: &Memory,
         decay: &crate::decay::DecayConfig,
     ) -> (State, Vec<Reinforcement>) {
-        let id = memory.id().as_str();
-        let access = match (memory.access(), self.bases.get(id)) {
+        self.history_of(memory.id().as_str(), &Basis::of(memory), decay)
+    }
+
+    /// [`UsageView::history`] of the memory `id` whose file gives `basis`.
+    fn history_of(
+        &self,
+        id: &str,
+        basis: &Basis,
+        decay: &crate::decay::DecayConfig,
+    ) -> (State, Vec<Reinforcement>) {
+        let access = match (basis.access, self.bases.get(id)) {
             (Some(a), Some(&b)) => Some(shared::larger(a, b)),
             (a, b) => a.or(b.copied()),
         };
-        let initial = decay.initial_strength(memory.kind(), memory.importance());
-        let mut state = State::from_memory(initial, memory.created(), access);
-        state.consolidated = memory.consolidated_into().is_some();
+        let state = State::of_basis(&Basis { access, ..*basis }, decay);
         let mut events = self.events.get(id).cloned().unwrap_or_default();
         events.sort_by_key(|e| match *e {
             Reinforcement::Used { at } => (at, 0),

@@ -14,6 +14,7 @@ mod records;
 mod refresh;
 mod schema;
 mod search;
+mod standing;
 mod stats;
 pub mod synonyms;
 

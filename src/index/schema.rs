@@ -10,7 +10,7 @@ use crate::tokenizer::{ANALYZER, TAG_ANALYZER};
 
 /// Bumped whenever the schema, the analyzers or the manifest's format change; an index of another
 /// version is rebuilt.
-pub const SCHEMA_VERSION: u32 = 12;
+pub const SCHEMA_VERSION: u32 = 13;
 
 /// Handles to every field of the schema.
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +59,24 @@ pub struct Fields {
     pub who: Field,
     /// [`id_key`] of the reflection it was consolidated into, 0 when none.
     pub into_key: Field,
+    /// Its `access:` line's use count; [`NO_ACCESS`] when it has no `access:` line.
+    pub access_uses: Field,
+    /// Its `access:` line's retrieval count.
+    pub access_retrieved: Field,
+    /// Its `access:` line's last reinforcement, ns since the epoch; [`NO_TIME`] when none.
+    pub access_last: Field,
+    /// Its `access:` line's strength in days; [`NO_STRENGTH`] when it states none.
+    pub access_strength: Field,
+    /// [`crate::prune::text_key`] of its body: memories with the same text share it.
+    pub text_key: Field,
 }
+
+/// What `access_uses` holds for a memory without an `access:` line.
+pub const NO_ACCESS: u64 = u64::MAX;
+/// What `access_last` holds when the `access:` line has no last reinforcement.
+pub const NO_TIME: i64 = i64::MIN;
+/// What `access_strength` holds when the `access:` line states no strength.
+pub const NO_STRENGTH: f64 = -1.0;
 
 /// What `invalid_at` holds for a memory that was never invalidated.
 pub const VALID_FOREVER: i64 = i64::MAX;
@@ -88,27 +105,32 @@ impl Fields {
                 .set_index_option(IndexRecordOption::Basic),
         );
         let fields = Fields {
-            path: b.add_text_field("path", STRING | STORED),
-            id: b.add_text_field("id", STRING | STORED),
+            path: b.add_text_field("path", STRING | STORED | FAST),
+            id: b.add_text_field("id", STRING | STORED | FAST),
             title: b.add_text_field("title", text(true)),
             body: b.add_text_field("body", text(true)),
             tags: b.add_text_field("tags", text(false)),
             tag: b.add_text_field("tag", tag_opts),
-            kind: b.add_text_field("type", STRING | STORED),
+            kind: b.add_text_field("type", STRING | STORED | FAST),
             importance: b.add_u64_field("importance", FAST | STORED),
             created: b.add_i64_field("created", FAST | STORED | INDEXED),
             last_access: b.add_i64_field("last_access", FAST | STORED),
             tiebreak: b.add_u64_field("tiebreak", FAST),
             id_key: b.add_u64_field("id_key", FAST),
             role: b.add_u64_field("role", FAST),
-            source: b.add_text_field("source", STORED),
+            source: b.add_text_field("source", STRING | STORED),
             invalid_at: b.add_i64_field("invalid_at", FAST | STORED | INDEXED),
-            superseded_by: b.add_text_field("superseded_by", STORED),
+            superseded_by: b.add_text_field("superseded_by", STORED | FAST),
             size: b.add_u64_field("size", STORED),
             mtime: b.add_i64_field("mtime", STORED),
             has_time: b.add_u64_field("has_time", FAST),
             who: b.add_text_field("who", who_opts),
             into_key: b.add_u64_field("into_key", FAST),
+            access_uses: b.add_u64_field("access_uses", FAST),
+            access_retrieved: b.add_u64_field("access_retrieved", FAST),
+            access_last: b.add_i64_field("access_last", FAST),
+            access_strength: b.add_f64_field("access_strength", FAST),
+            text_key: b.add_u64_field("text_key", FAST),
         };
         (b.build(), fields)
     }
@@ -138,7 +160,13 @@ impl Fields {
                     || crate::dates::has_time_expression(memory.body())
             ),
             self.into_key => memory.consolidated_into().map_or(0, |id| id_key(id.as_str())),
+            self.text_key => crate::prune::text_key(memory.body()),
         );
+        let access = memory.access();
+        d.add_u64(self.access_uses, access.map_or(NO_ACCESS, |a| a.count));
+        d.add_u64(self.access_retrieved, access.map_or(0, |a| a.retrieved));
+        d.add_i64(self.access_last, access.and_then(|a| a.last).map_or(NO_TIME, nanos));
+        d.add_f64(self.access_strength, access.and_then(|a| a.strength).unwrap_or(NO_STRENGTH));
         if let Some(by) = memory.superseded_by() {
             d.add_text(self.superseded_by, by.as_str());
         }
@@ -200,4 +228,13 @@ pub fn role(memory: &Memory) -> crate::score::Role {
     } else {
         Role::Other
     }
+}
+
+/// `at` in nanoseconds since the epoch (saturating outside ±292 years).
+pub fn nanos(at: jiff::Timestamp) -> i64 {
+    i64::try_from(at.as_nanosecond()).unwrap_or(if at.as_second() < 0 {
+        i64::MIN + 1
+    } else {
+        i64::MAX
+    })
 }

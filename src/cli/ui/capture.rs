@@ -1,5 +1,6 @@
 //! The capture page (`/capture`): what `mem health --transcripts` computes, by the same engine
-//! call ([`mem::Engine::health`] with the agents' own folders of the project): per agent, the
+//! calls ([`mem::Engine::coverage`] with the agents' own folders of the project, and
+//! [`mem::Engine::capture_summary`]): per agent, the
 //! sessions seen in its transcripts against those captured and missing, with each missing
 //! session's cause as the agent's spec states it; per agent and per day, the sessions captured
 //! (the session log) and those missing (by their transcript's last change); and the captures
@@ -27,12 +28,11 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
         let project = mem::health::project_dir(engine.root());
         let homes = hook::homes();
         let folders = health::transcript_folders(None, &project, &homes);
-        let report = engine.health(now, Some(&folders))?;
+        // What `mem health --transcripts` reports of capture, without its other checks.
+        let coverage = engine.coverage(&folders)?;
+        let capture = engine.capture_summary(now)?;
         let configured = setup::configured(&project, &homes);
-        let coverage = report.coverage.as_ref();
-        let causes = coverage
-            .map(|cov| health::missed_causes(cov, &project, &configured, &homes))
-            .unwrap_or_default();
+        let causes = health::missed_causes(&coverage, &project, &configured, &homes);
         let sessions = match mem::session::SessionLog::existing_in(engine.root())? {
             Some(log) => log.list(None, usize::MAX >> 1)?,
             None => Vec::new(),
@@ -45,27 +45,22 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
             let agent = s.agent.map_or("unknown", |a| a.spec().title);
             days.entry(day).or_default().entry(agent).or_default().0 += 1;
         }
-        for gap in coverage.map_or(&[][..], |c| &c.gaps[..]) {
+        for gap in &coverage.gaps {
             let changed = std::fs::metadata(&gap.path).and_then(|m| m.modified()).ok();
             let day = changed
                 .and_then(|t| jiff::Timestamp::try_from(t).ok())
                 .map_or("unknown".into(), |t| t.strftime("%Y-%m-%d").to_string());
             days.entry(day).or_default().entry(gap.agent.spec().title).or_default().1 += 1;
         }
-        let missing_of = |agent: Agent| {
-            coverage.map_or(0, |c| c.gaps.iter().filter(|g| g.agent == agent).count())
-        };
+        let missing_of = |agent: Agent| coverage.gaps.iter().filter(|g| g.agent == agent).count();
         let captured_of = |agent: Agent| sessions.iter().filter(|s| s.agent == Some(agent)).count();
-        let capture = &report.capture;
         Ok(ui::page(
             "Capture",
             "/capture",
             html! {
                 h1 { "Capture" }
                 (ui::command("mem health --transcripts"))
-                @if let Some(cov) = coverage {
-                    p { (cov.captured) " of " (cov.found) " sessions of this project found in the agents' transcripts were captured." }
-                }
+                p { (coverage.captured) " of " (coverage.found) " sessions of this project found in the agents' transcripts were captured." }
                 table.counts {
                     tr { th { "agent" } th { "sessions in the log" } th { "missing from the transcripts" } }
                     @for agent in Agent::ALL {
@@ -87,16 +82,14 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                     }
                 }
                 h2 { "Missing sessions" }
-                @if let Some(cov) = coverage {
-                    @if cov.gaps.is_empty() { p { "None." } }
-                    ul {
-                        @for gap in &cov.gaps {
-                            li.missing { (gap.agent.spec().title) " " code { (gap.session_id) } " " (gap.path) }
-                        }
+                @if coverage.gaps.is_empty() { p { "None." } }
+                ul {
+                    @for gap in &coverage.gaps {
+                        li.missing { (gap.agent.spec().title) " " code { (gap.session_id) } " " (gap.path) }
                     }
-                    @for cause in &causes { p { "Cause: " (cause) } }
-                    @if causes.is_empty() && !cov.gaps.is_empty() { p { (health::MISSED_HINT) } }
                 }
+                @for cause in &causes { p { "Cause: " (cause) } }
+                @if causes.is_empty() && !coverage.gaps.is_empty() { p { (health::MISSED_HINT) } }
                 h2 { "Capture errors (last 24 hours)" }
                 p { (capture.ok) " captures, " (capture.errors) " failed, " (capture.unreadable) " unreadable lines in the log." }
                 @if let Some((at, why)) = &capture.last_error { p.error { "Last failure " (at) ": " (why) } }

@@ -126,7 +126,10 @@ pub(super) fn curve(
     if let Some(since) = since.filter(|&s| s >= start && s <= end) {
         marks.push((x(since), format!("usage observed from {since}"), "observed"));
     }
-    marks.push((x(now), format!("today {now}"), "today"));
+    // The curve's figure for today, on its mark: the one the card and the page give.
+    let today = events.iter().filter(|e| e.at() <= now).copied().fold(base, Usage::fold);
+    let today = today.prune_retention(since, now);
+    marks.push((x(now), format!("today {now}: R = {today:.3}"), "today"));
     let label = format!("retention of {} from {start} to {end}", memory.id());
     let chart = ui::Chart {
         points: &points,

@@ -68,7 +68,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         engine.refresh(now, &mem::progress::Silent)?;
         let rules = engine.config().prune.clone();
         let decay = engine.config().decay.clone();
-        let candidates = engine.prune_candidates(&rules, now)?;
+        let candidates = engine.prune_candidates_untitled(&rules, now)?;
         let mut groups: Vec<(&'static str, Vec<&Candidate>)> = Vec::new();
         for c in &candidates {
             match groups.iter_mut().find(|(k, _)| *k == kind_of(c)) {
@@ -86,13 +86,17 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         // How many the shown reason lists in all, and how it reads.
         let (listed, reason) = (list.len(), kind.replace('_', " "));
         let (list, page, pages) = page_of(list, params.page)?;
-        let mut archived = engine.archived()?;
-        archived.sort_by(|a, b| a.0.cmp(&b.0));
+        // Only the shown page's titles and archived files are read.
+        let mut list: Vec<Candidate> = list.iter().map(|c| (*c).clone()).collect();
+        engine.add_titles(&mut list)?;
+        let mut archived = engine.archived_paths();
+        archived.sort();
         let (archived_shown, archived_page, archived_pages) = page_of(&archived, params.archived)?;
+        let archived_shown = engine.archived_at(archived_shown)?;
         // Curves for the candidates shown only.
         let view = engine.usage_view()?;
         let mut curves = Vec::with_capacity(list.len());
-        for c in list {
+        for c in &list {
             curves.push(engine.get(&c.id).ok().map(|(_, memory)| {
                 let (base, events) = view.history(&memory, &decay);
                 let threshold = rules.retention_threshold;
@@ -151,7 +155,7 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
                     h2 { "Archive (" (archived.len()) ")" }
                     @if !archived.is_empty() {
                         form id="restore" method="post" action=(ui::href("/prune/restore")) {
-                            @for (rel, memory) in archived_shown {
+                            @for (rel, memory) in &archived_shown {
                                 label.restore {
                                     input type="checkbox" name="id" value=(memory.id());
                                     " " span { (memory.title()) " " code { "archive/" (rel) } }
@@ -186,7 +190,7 @@ pub(super) async fn archive(
         // "Archive all" of a reason: every candidate listed under it.
         let all = fields.iter().find(|(k, _)| k == "all").map(|(_, v)| v.as_str());
         let candidates: Vec<Candidate> = engine
-            .prune_candidates(&rules, now)?
+            .prune_candidates_untitled(&rules, now)?
             .into_iter()
             .filter(|c| all.map_or(chosen.contains(c.id.as_str()), |kind| kind_of(c) == kind))
             .collect();
