@@ -8,6 +8,7 @@
 #   scripts/bench-ui.sh 1000            # another size
 #   BENCH_DIR=/tmp/bench scripts/bench-ui.sh   # keep the corpus between runs
 #   MEM_EMBED_MODEL_DIR=target/embed-model scripts/bench-ui.sh   # hybrid search (vectors made)
+#   OBSERVED=1 scripts/bench-ui.sh 100000   # also the prune review with an observation start
 #
 # Needs hyperfine and curl (Debian's packages) and python3.
 set -euo pipefail
@@ -72,3 +73,13 @@ hyperfine -N -i --warmup 1 --runs 10 --export-json "$work/cmd.json" \
 python3 -c 'import json,sys,statistics
 for r in json.load(open(sys.argv[1]))["results"]:
     print("%s: %.1f ms median (whole process)" % (r["command"].split(" ", 3)[3], statistics.median(r["times"]) * 1000))' "$work/cmd.json"
+
+# With OBSERVED=1: the prune review once usage has been observed for a while (most memories
+# faded), all of them archived and restored from the page, on a copy of the corpus.
+if [ "${OBSERVED:-}" = 1 ]; then
+  kill $server 2>/dev/null || true
+  rm -rf "$root.observed"
+  cp -r "$root" "$root.observed"
+  python3 scripts/ui_observed.py "$mem" "$root.observed"
+  rm -rf "$root.observed"
+fi

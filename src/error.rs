@@ -173,6 +173,14 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// No session of the session log has this id (or starts with it).
+    #[error("session log {}: no session {id:?}: `mem session list` shows them", path.display())]
+    NoSuchSession {
+        /// The database file.
+        path: PathBuf,
+        /// The id asked for.
+        id: String,
+    },
     /// The summariser command of `mem reflect` failed for one cluster.
     #[error("summariser `{command}` {message}")]
     Summarizer {

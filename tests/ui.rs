@@ -467,6 +467,11 @@ fn bad_ids_are_not_found_and_bad_parameters_bad_requests() {
         let answer = server.get(path);
         assert_eq!(answer.status, 400, "{path}: {}", answer.body);
     }
+    // A session log that cannot be read is not "not found": the page fails, and says why.
+    dir.write(".mem/sessions.db", "not a database, and long enough to be read as one's header");
+    let answer = server.get("/sessions/no-such-session");
+    assert_eq!(answer.status, 500, "{}", answer.body);
+    assert!(answer.body.contains("sessions.db"), "{}", answer.body);
 }
 
 /// A request that only reads its answer, with a guard against a server that never answers

@@ -97,16 +97,19 @@ enum Action {
 pub(super) fn open(root: &Path) -> Result<SessionLog> {
     match SessionLog::existing_in(root)? {
         Some(log) => Ok(log),
-        None => {
-            let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-            bail!(
-                "no session log yet in {}: `mem capture` writes it from the agents' hooks (`mem \
-                 setup AGENT` installs them, AGENT one of {})",
-                root.display(),
-                names.join(", ")
-            )
-        }
+        None => bail!("{}", no_log_yet(root)),
     }
+}
+
+/// What to say when `root` has no session log yet.
+pub(super) fn no_log_yet(root: &Path) -> String {
+    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+    format!(
+        "no session log yet in {}: `mem capture` writes it from the agents' hooks (`mem setup \
+         AGENT` installs them, AGENT one of {})",
+        root.display(),
+        names.join(", ")
+    )
 }
 
 /// A folder as the log records projects: absolute, as the agent saw it (its cwd).

@@ -329,10 +329,7 @@ impl SessionLog {
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(self.err())?;
         match &found[..] {
-            [] => Err(Error::Session {
-                path: self.path.clone(),
-                message: format!("no session {id:?}: `mem session list` shows them"),
-            }),
+            [] => Err(Error::NoSuchSession { path: self.path.clone(), id: id.to_string() }),
             [one, ..] if one.id == id => Ok(one.clone()),
             [one] => Ok(one.clone()),
             _ => Err(Error::Session {

@@ -213,13 +213,29 @@ pub(super) fn forbidden(why: String) -> anyhow::Error {
 /// the engine does not know, 400 for a request it refused otherwise, else 500.
 fn failed(e: &anyhow::Error) -> Response {
     let message = super::output::describe(e);
+    use mem::Error as E;
     let status = match (e.downcast_ref::<Refused>(), e.downcast_ref::<mem::Error>()) {
         (Some(refused), _) => refused.status,
-        (None, Some(mem::Error::NotFound(_) | mem::Error::InvalidId { .. })) => {
-            StatusCode::NOT_FOUND
-        }
-        (None, Some(_)) => StatusCode::BAD_REQUEST,
-        (None, None) => StatusCode::INTERNAL_SERVER_ERROR,
+        // What the request named is not there.
+        (
+            None,
+            Some(
+                E::NotFound(_) | E::InvalidId { .. } | E::NoSuchSession { .. } | E::NotArchived(_),
+            ),
+        ) => StatusCode::NOT_FOUND,
+        // A change the request asked for that cannot be made to what it named.
+        (
+            None,
+            Some(
+                E::InvalidMemory(_)
+                | E::SelfSupersede
+                | E::AlreadyInvalid { .. }
+                | E::DuplicateId { .. }
+                | E::OutsideRoot(_),
+            ),
+        ) => StatusCode::BAD_REQUEST,
+        // The root, its index or its logs failed: the server's side.
+        (None, _) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let body = html::page("Error", "", maud::html! { h1 { "Error" } p.error { (message) } });
     (status, Html(body.into_string())).into_response()

@@ -10,7 +10,7 @@ use maud::{Markup, html};
 use mem::format::whole_second;
 use mem::session::{Kind, LoggedEvent, ledger};
 
-use super::super::session::{Injected, fill_titles, injected, open};
+use super::super::session::{Injected, fill_titles, injected, no_log_yet};
 use super::{Shared, html as ui};
 
 /// How many sessions a page of the list shows.
@@ -84,8 +84,16 @@ pub(super) async fn show(State(app): State<Shared>, Path(id): Path<String>) -> R
             return Err(super::not_there(format!("no session {id:?}")));
         }
         let mut layers = app.layers();
-        let log = open(layers.project().root()).map_err(|e| super::not_there(format!("{e:#}")))?;
-        let session = log.session(&id).map_err(|e| super::not_there(e.to_string()))?;
+        // No log yet, or no such session in it: not there; a log that cannot be read is a
+        // failure (500), said as such.
+        let root = layers.project().root();
+        let Some(log) = mem::session::SessionLog::existing_in(root)? else {
+            return Err(super::not_there(no_log_yet(root)));
+        };
+        let session = log.session(&id).map_err(|e| match e {
+            mem::Error::NoSuchSession { .. } => super::not_there(e.to_string()),
+            e => e.into(),
+        })?;
         let events = log.events(&session.id, None)?;
         let mut groups = injected(&log.injections(&session.id, None)?);
         fill_titles(&mut layers, &mut groups);
