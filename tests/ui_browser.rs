@@ -9,7 +9,8 @@
 //! are held. The other server, the reader of every process's arguments and the holder of the
 //! connections run as another local user when the tests run as root (as CI does). Item 2, 8
 //! and 9: the prune review's pages, bulk archive and restore, one retention figure on card,
-//! curve and page. Without the browser the tests say so and pass, unless `CI=true`
+//! curve and page; items 9 and 10: an agent's layer searched and shown. Without the browser
+//! the tests say so and pass, unless `CI=true`
 //! (`.ci/run` installs it).
 
 use std::net::TcpListener;
@@ -581,6 +582,53 @@ fn paging_bulk_restore_and_one_figure_in_the_browser() {
         until("two restored", || notes(&dir) == 2).await;
         click(&client, "#restore button[name=all]").await;
         until("all restored", || notes(&dir) == 120).await;
+        client.close().await.unwrap();
+    });
+}
+
+/// Issue #53, items 9 and 10 in the browser: the first screen counts each layer's memories;
+/// a search of an agent's layer, chosen in the form, says the command with `--layer`; the
+/// agent's memory shows its layer, where it lives and when it last changed there, and offers
+/// adopting it, not forgetting it.
+#[test]
+fn an_agent_s_layer_in_the_browser() {
+    let Some((chromium, driver_path)) = browser() else { return };
+    let dir = Dir::new();
+    crate::native::project_with_claude_memory(&dir);
+    crate::util::run(
+        Command::new(crate::util::bin())
+            .arg("allow")
+            .current_dir(dir.path().join("repo"))
+            .env("HOME", dir.home())
+            .env("XDG_CONFIG_HOME", dir.home().join(".config")),
+    )
+    .ok();
+    let server = Server::start_in(&dir, Some("repo"));
+    let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
+    let driver = Driver::start(&driver_path);
+    let profile = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = session(&driver, &chromium, profile.path()).await;
+        client.goto(&format!("{base}/")).await.unwrap();
+        let counts = text_of(&client, "main").await;
+        assert!(counts.contains("What mem remembers") && counts.contains("claude"), "{counts}");
+        // The layer chosen in the form, the query typed, the form sent.
+        let layer = wait_for(&client, "select[name=layer]").await;
+        layer.select_by_value("claude").await.unwrap();
+        let q = wait_for(&client, "input#q").await;
+        q.send_keys("deploy window").await.unwrap();
+        client.form(Locator::Css("form#search")).await.unwrap().submit().await.unwrap();
+        let command = text_of(&client, "p.command code").await;
+        assert!(command.contains("--layer claude"), "{command}");
+        click(&client, "li.hit a.title[href$='claude.deploy-window']").await;
+        text_becomes(&client, "span.layer", "claude").await;
+        let page = text_of(&client, "main").await;
+        assert!(page.contains("lives in claude auto memory"), "{page}");
+        assert!(page.contains("last changed in the agent"), "{page}");
+        assert!(page.contains("mem adopt claude.deploy-window"), "{page}");
+        let forget = client.find_all(Locator::Css("form[action$='/forget']")).await.unwrap();
+        assert!(forget.is_empty(), "forgetting an agent's memory is not offered");
         client.close().await.unwrap();
     });
 }
