@@ -85,6 +85,23 @@ async fn session(driver: &Driver, chromium: &std::path::Path, profile: &std::pat
         .expect("a WebDriver session")
 }
 
+/// Runs `f` in a headless chromium session of its own (a fresh profile), on a driver started for
+/// it, and closes the session after.
+fn in_browser(
+    chromium: &std::path::Path,
+    driver_path: &std::path::Path,
+    f: impl AsyncFnOnce(&Client),
+) {
+    let driver = Driver::start(driver_path);
+    let profile = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let client = session(&driver, chromium, profile.path()).await;
+        f(&client).await;
+        client.close().await.unwrap();
+    });
+}
+
 /// Waits up to 10 s for `css` on the page.
 async fn wait_for(client: &Client, css: &str) -> fantoccini::elements::Element {
     client
@@ -113,27 +130,23 @@ fn the_pages_work_in_a_real_browser() {
         .map(|c| (c["id"].as_str().unwrap().to_string(), c["path"].as_str().unwrap().to_string()))
         .collect();
     let server = Server::start(&dir);
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
     let shots = tempfile::tempdir().unwrap();
     let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         // The address `mem ui` printed, the secret prefix and its slash.
         client.goto(&format!("{base}/")).await.unwrap();
-        wait_for(&client, "form#search").await;
+        wait_for(client, "form#search").await;
 
         // Search as you type: the script fetches the results.
-        let q = wait_for(&client, "input#q").await;
+        let q = wait_for(client, "input#q").await;
         q.send_keys("run the tests locally").await.unwrap();
-        let hit = wait_for(&client, "li.hit a.title").await;
+        let hit = wait_for(client, "li.hit a.title").await;
         assert!(hit.text().await.unwrap().contains("Running the tests locally"));
-        wait_for(&client, "li.hit svg.bar").await;
+        wait_for(client, "li.hit svg.bar").await;
 
         // A memory and its curve.
         hit.click().await.unwrap();
-        wait_for(&client, "svg.chart path.curve").await;
+        wait_for(client, "svg.chart path.curve").await;
         let png = client.screenshot().await.unwrap();
         assert!(png.starts_with(b"\x89PNG"), "a PNG");
         std::fs::write(shots.path().join("memory.png"), png).unwrap();
@@ -141,9 +154,9 @@ fn the_pages_work_in_a_real_browser() {
         // Archive a candidate from the prune review, then restore it.
         client.goto(&format!("{base}/prune")).await.unwrap();
         // The script's button, hidden in the HTML, is shown once the script runs.
-        let select_all = wait_for(&client, "#select-all").await;
+        let select_all = wait_for(client, "#select-all").await;
         assert!(select_all.is_displayed().await.unwrap(), "the script shows its button");
-        let box1 = wait_for(&client, "#archive input[type=checkbox]").await;
+        let box1 = wait_for(client, "#archive input[type=checkbox]").await;
         let id = box1.attr("value").await.unwrap().unwrap();
         let path = &candidate_paths.iter().find(|(i, _)| *i == id).expect("a dry-run candidate").1;
         box1.click().await.unwrap();
@@ -155,7 +168,7 @@ fn the_pages_work_in_a_real_browser() {
             .await
             .unwrap();
         let restore = format!("form#restore input[value='{id}']");
-        let again = wait_for(&client, &restore).await;
+        let again = wait_for(client, &restore).await;
         assert!(dir.path().join("archive").join(path).exists(), "archived: {path}");
         assert!(!dir.path().join(path).exists());
         again.click().await.unwrap();
@@ -174,26 +187,35 @@ fn the_pages_work_in_a_real_browser() {
 
         // A session's injected memories.
         client.goto(&format!("{base}/sessions")).await.unwrap();
-        wait_for(&client, "table.sessions a[href='sessions/s-ui']").await.click().await.unwrap();
-        let injected = wait_for(&client, "li.injected").await;
+        wait_for(client, "table.sessions a[href='sessions/s-ui']").await.click().await.unwrap();
+        let injected = wait_for(client, "li.injected").await;
         assert!(injected.text().await.unwrap().contains("injected by SessionStart"));
-        wait_for(&client, "li.injected a[href^='../memory/']").await;
+        wait_for(client, "li.injected a[href^='../memory/']").await;
 
         // Every other page loads.
         for (page, title) in [("/capture", "Capture"), ("/overview", "Overview")] {
             client.goto(&format!("{base}{page}")).await.unwrap();
-            let h1 = wait_for(&client, "main h1").await;
+            let h1 = wait_for(client, "main h1").await;
             assert_eq!(h1.text().await.unwrap(), title);
         }
-        wait_for(&client, "svg.columns").await;
+        wait_for(client, "svg.columns").await;
 
         // Issue #53, item 9: the page overflowed at 390 px. At a phone's width no page is
         // wider than the window, and the search field has a label.
         client.set_window_size(390, 844).await.unwrap();
         let memory_page = format!("/memory/{id}");
-        for page in ["/", "/?q=tests", &memory_page, "/prune", "/sessions", "/sessions/s-ui", "/capture", "/overview"] {
+        for page in [
+            "/",
+            "/?q=tests",
+            &memory_page,
+            "/prune",
+            "/sessions",
+            "/sessions/s-ui",
+            "/capture",
+            "/overview",
+        ] {
             client.goto(&format!("{base}{page}")).await.unwrap();
-            wait_for(&client, "main").await;
+            wait_for(client, "main").await;
             let widths = client
                 .execute(
                     "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];",
@@ -202,12 +224,17 @@ fn the_pages_work_in_a_real_browser() {
                 .await
                 .unwrap();
             let (scroll, client_width) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
-            assert!(scroll <= client_width, "{page}: {scroll} px wide in a {client_width} px window");
+            assert!(
+                scroll <= client_width,
+                "{page}: {scroll} px wide in a {client_width} px window"
+            );
         }
         client.goto(&format!("{base}/")).await.unwrap();
-        let label = wait_for(&client, "label[for=q]").await;
-        assert_eq!(label.prop("textContent").await.unwrap().as_deref(), Some("Search the memories"));
-        client.close().await.unwrap();
+        let label = wait_for(client, "label[for=q]").await;
+        assert_eq!(
+            label.prop("textContent").await.unwrap().as_deref(),
+            Some("Search the memories")
+        );
     });
 }
 
@@ -296,19 +323,14 @@ fn a_server_on_another_port_gets_no_credential() {
     let server = Server::start(&dir);
     let secret = server.prefix.trim_start_matches('/').to_string();
     let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         client.goto(&format!("{base}/memory/{id}")).await.unwrap();
-        let a = wait_for(&client, &format!("a[href='{link}']")).await;
+        let a = wait_for(client, &format!("a[href='{link}']")).await;
         a.click().await.unwrap();
-        wait_for(&client, "#elsewhere").await;
+        wait_for(client, "#elsewhere").await;
         // The same profile, typed into the address bar: its root page too.
         client.goto(&format!("http://127.0.0.1:{}/", other.1)).await.unwrap();
-        wait_for(&client, "#elsewhere").await;
-        client.close().await.unwrap();
+        wait_for(client, "#elsewhere").await;
     });
     let log = other.log();
     assert!(log.contains("GET /wiki"), "{log}");
@@ -359,14 +381,10 @@ fn open_hands_the_browser_a_private_page_not_the_secret() {
     assert_eq!(mode("dirmode").trim(), "700");
     let page = std::fs::read_to_string(record.with_extension("html")).unwrap();
     assert!(page.contains(&secret), "the page forwards to the address: {page}");
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         let file = format!("file://{}", record.with_extension("html").display());
         client.goto(&file).await.unwrap();
-        wait_for(&client, "form#search").await;
+        wait_for(client, "form#search").await;
         let url = client.current_url().await.unwrap();
         assert_eq!(url.as_str(), format!("http://127.0.0.1:{}{}/", server.port, server.prefix));
         // Another local user reads every process's arguments, the browser's included, while
@@ -374,7 +392,6 @@ fn open_hands_the_browser_a_private_page_not_the_secret() {
         let found = processes_naming(&secret);
         assert!(found.starts_with("scanned "), "{found}");
         assert_eq!(found.lines().count(), 1, "the secret in a process's arguments: {found}");
-        client.close().await.unwrap();
     });
 }
 
@@ -451,23 +468,18 @@ print("reopened %d" % reopened, flush=True)
     let first = lines.next().unwrap().unwrap();
     assert_eq!(first, "held 1000", "another user ({other}) holds the connections");
     let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         // Pages loaded over more than the server's 5 s header timeout, so that the holder has
         // replaced the connections the server closed.
         for round in 0..4 {
             client.goto(&format!("{base}/?q=tests")).await.unwrap();
-            wait_for(&client, "li.hit a.title").await;
+            wait_for(client, "li.hit a.title").await;
             client.goto(&format!("{base}/overview")).await.unwrap();
-            wait_for(&client, "svg.columns").await;
+            wait_for(client, "svg.columns").await;
             if round < 3 {
                 tokio::time::sleep(Duration::from_secs(2)).await;
             }
         }
-        client.close().await.unwrap();
     });
     drop(holder.stdin.take());
     let last = lines.next().unwrap().unwrap();
@@ -533,22 +545,18 @@ fn paging_bulk_restore_and_one_figure_in_the_browser() {
     let notes = |d: &Dir| std::fs::read_dir(d.path().join("notes")).map_or(0, |d| d.count());
     let server = Server::start(&dir);
     let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         client.goto(&format!("{base}/prune")).await.unwrap();
-        assert_eq!(text_of(&client, "ul.reasons strong").await, "invalid (120)");
-        assert_eq!(text_of(&client, "p.pager").await, "page 1 of 3 next →");
+        assert_eq!(text_of(client, "ul.reasons strong").await, "invalid (120)");
+        assert_eq!(text_of(client, "p.pager").await, "page 1 of 3 next →");
         client.find(Locator::LinkText("next →")).await.unwrap().click().await.unwrap();
-        text_becomes(&client, "p.pager", "← previous page 2 of 3 next →").await;
+        text_becomes(client, "p.pager", "← previous page 2 of 3 next →").await;
 
         // The card, the curve beside it and the memory's page.
         client.find(Locator::LinkText("faded (1)")).await.unwrap().click().await.unwrap();
-        let meta = text_of(&client, "div.candidate p.meta").await;
+        let meta = text_of(client, "div.candidate p.meta").await;
         let figure = meta.split(" · ").find(|p| p.starts_with("R = ")).expect(&meta).to_string();
-        let today = wait_for(&client, "div.candidate svg line.today title").await;
+        let today = wait_for(client, "div.candidate svg line.today title").await;
         let today = today.prop("textContent").await.unwrap().unwrap();
         assert!(
             today.ends_with(&format!(": {figure}")),
@@ -566,23 +574,22 @@ fn paging_bulk_restore_and_one_figure_in_the_browser() {
             .await
             .unwrap();
         assert_eq!(color.as_str(), Some("rgb(89, 89, 89)"));
-        click(&client, "div.candidate a[href^='memory/']").await;
-        let page = text_of(&client, "main").await;
+        click(client, "div.candidate a[href^='memory/']").await;
+        let page = text_of(client, "main").await;
         assert!(page.contains(&format!("for pruning {figure}")), "{figure}: {page}");
 
         // All 120 invalid notes archived by their button, then two restored, then all.
         client.goto(&format!("{base}/prune")).await.unwrap();
-        click(&client, "#archive button[name=all][value=invalid]").await;
+        click(client, "#archive button[name=all][value=invalid]").await;
         until("all archived", || notes(&dir) == 0).await;
-        text_becomes(&client, "#restore button[name=all]", "Restore all 120").await;
-        assert_eq!(text_of(&client, "section.archive p.pager").await, "page 1 of 3 next →");
-        click(&client, "#restore input[value='old-000']").await;
-        click(&client, "#restore input[value='old-001']").await;
-        click(&client, "#restore button[type=submit]:not([name])").await;
+        text_becomes(client, "#restore button[name=all]", "Restore all 120").await;
+        assert_eq!(text_of(client, "section.archive p.pager").await, "page 1 of 3 next →");
+        click(client, "#restore input[value='old-000']").await;
+        click(client, "#restore input[value='old-001']").await;
+        click(client, "#restore button[type=submit]:not([name])").await;
         until("two restored", || notes(&dir) == 2).await;
-        click(&client, "#restore button[name=all]").await;
+        click(client, "#restore button[name=all]").await;
         until("all restored", || notes(&dir) == 120).await;
-        client.close().await.unwrap();
     });
 }
 
@@ -605,30 +612,25 @@ fn an_agent_s_layer_in_the_browser() {
     .ok();
     let server = Server::start_in(&dir, Some("repo"));
     let base = format!("http://127.0.0.1:{}{}", server.port, server.prefix);
-    let driver = Driver::start(&driver_path);
-    let profile = tempfile::tempdir().unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async {
-        let client = session(&driver, &chromium, profile.path()).await;
+    in_browser(&chromium, &driver_path, async |client| {
         client.goto(&format!("{base}/")).await.unwrap();
-        let counts = text_of(&client, "main").await;
+        let counts = text_of(client, "main").await;
         assert!(counts.contains("What mem remembers") && counts.contains("claude"), "{counts}");
         // The layer chosen in the form, the query typed, the form sent.
-        let layer = wait_for(&client, "select[name=layer]").await;
+        let layer = wait_for(client, "select[name=layer]").await;
         layer.select_by_value("claude").await.unwrap();
-        let q = wait_for(&client, "input#q").await;
+        let q = wait_for(client, "input#q").await;
         q.send_keys("deploy window").await.unwrap();
         client.form(Locator::Css("form#search")).await.unwrap().submit().await.unwrap();
-        let command = text_of(&client, "p.command code").await;
+        let command = text_of(client, "p.command code").await;
         assert!(command.contains("--layer claude"), "{command}");
-        click(&client, "li.hit a.title[href$='claude.deploy-window']").await;
-        text_becomes(&client, "span.layer", "claude").await;
-        let page = text_of(&client, "main").await;
+        click(client, "li.hit a.title[href$='claude.deploy-window']").await;
+        text_becomes(client, "span.layer", "claude").await;
+        let page = text_of(client, "main").await;
         assert!(page.contains("lives in claude auto memory"), "{page}");
         assert!(page.contains("last changed in the agent"), "{page}");
         assert!(page.contains("mem adopt claude.deploy-window"), "{page}");
         let forget = client.find_all(Locator::Css("form[action$='/forget']")).await.unwrap();
         assert!(forget.is_empty(), "forgetting an agent's memory is not offered");
-        client.close().await.unwrap();
     });
 }
