@@ -15,8 +15,17 @@ fn read(rel: &str) -> String {
 }
 
 /// The top folders of the package whose paths the docs name.
-const PATH_ROOTS: &[&str] =
-    &["src/", "tests/", "scripts/", "docs/", "benches/", "examples/", ".ci/", "memories.example/"];
+const PATH_ROOTS: &[&str] = &[
+    "src/",
+    "crates/",
+    "tests/",
+    "scripts/",
+    "docs/",
+    "benches/",
+    "examples/",
+    ".ci/",
+    "memories.example/",
+];
 
 /// The paths of the package that `doc` names (words starting with one of [`PATH_ROOTS`]) and
 /// that do not exist under `top`.
@@ -47,13 +56,16 @@ fn the_docs_name_only_paths_that_exist() {
 /// The check itself: a document that names a missing path fails it.
 #[test]
 fn a_missing_path_is_found() {
-    let doc = "See `src/lib.rs`, `src/store.rs` and (tests/nowhere.rs); `src/session/migrations/NNN_*.sql` is a pattern.";
-    assert_eq!(missing_paths(doc, &manifest_dir()), ["src/store.rs", "tests/nowhere.rs"]);
+    let doc = "See `crates/mem/src/lib.rs`, `crates/mem/src/store.rs` and (tests/nowhere.rs); `crates/mem/src/session/migrations/NNN_*.sql` is a pattern.";
+    assert_eq!(
+        missing_paths(doc, &manifest_dir()),
+        ["crates/mem/src/store.rs", "tests/nowhere.rs"]
+    );
 }
 
 /// The number in `SCHEMA_VERSION: u32 = N;` of the index schema.
 fn schema_version() -> String {
-    let code = read("src/index/schema.rs");
+    let code = read("crates/mem/src/index/schema.rs");
     let at = code.find("pub const SCHEMA_VERSION: u32 = ").unwrap();
     let rest = &code[at + "pub const SCHEMA_VERSION: u32 = ".len()..];
     rest[..rest.find(';').unwrap()].to_string()

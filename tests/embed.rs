@@ -546,7 +546,7 @@ fn embedding_shortest_first_changes_no_vector() {
     }
 }
 
-/// The tokenizer `mem` makes beside the session (see src/embed/tokens.rs) is the one fastembed
+/// The tokenizer `mem` makes beside the session (see crates/mem/src/embed/tokens.rs) is the one fastembed
 /// would make itself: the same vectors, bit for bit, as a model built by fastembed alone, for
 /// texts one at a time and in padded batches, past the 256 tokens kept, with accents and with
 /// special tokens written in the text.

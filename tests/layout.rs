@@ -12,8 +12,12 @@ fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Every `.rs` file under `src/`, relative to the package, with `/` separators.
-fn sources() -> Vec<String> {
+/// The library's sources, relative to the workspace's top.
+const LIBRARY: &str = "crates/mem/src/";
+
+/// Every `.rs` file under `src/` (the binary) and the library's `crates/mem/src/`, relative to
+/// the workspace's top, with `/` separators.
+pub fn sources() -> Vec<String> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
             let path = entry.path();
@@ -27,6 +31,7 @@ fn sources() -> Vec<String> {
     let root = manifest_dir();
     let mut files = Vec::new();
     walk(&root.join("src"), &mut files);
+    walk(&root.join(LIBRARY), &mut files);
     let mut rels: Vec<String> = files
         .iter()
         .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/"))
@@ -40,7 +45,7 @@ fn read(rel: &str) -> String {
 }
 
 /// The lines of a file that are neither docs (where examples live) nor test code.
-fn code_lines(rel: &str) -> Vec<String> {
+pub fn code_lines(rel: &str) -> Vec<String> {
     if rel.ends_with("/tests.rs") {
         return Vec::new();
     }
@@ -59,8 +64,9 @@ fn code_lines(rel: &str) -> Vec<String> {
     lines
 }
 
+/// Whether `rel` is the binary's (the front ends'), not the library's.
 fn is_front_end(rel: &str) -> bool {
-    rel.starts_with("src/cli/") || rel == "src/main.rs"
+    rel.starts_with("src/")
 }
 
 #[test]
@@ -71,8 +77,12 @@ fn architecture_doc_names_every_source_file() {
     assert!(missing.is_empty(), "docs/architecture.md does not name: {missing:?}");
     let named: BTreeSet<String> = doc
         .split(|c: char| c.is_whitespace() || "`()[],;:*".contains(c))
-        // `src/agent/<name>.rs` is a placeholder.
-        .filter(|w| w.starts_with("src/") && w.ends_with(".rs") && !w.contains('<'))
+        // `crates/mem/src/agent/<name>.rs` is a placeholder.
+        .filter(|w| {
+            (w.starts_with("src/") || w.starts_with(LIBRARY))
+                && w.ends_with(".rs")
+                && !w.contains('<')
+        })
         .map(String::from)
         .collect();
     let gone: Vec<&String> = named.iter().filter(|n| !files.contains(n)).collect();
@@ -107,10 +117,10 @@ fn the_library_does_not_reach_into_the_front_end() {
     assert!(found.is_empty(), "front-end code in the library:\n{}", found.join("\n"));
 }
 
-/// The lines of `files` (path, code) outside `src/git.rs` that start a git process.
+/// The lines of `files` (path, code) outside `crates/mem/src/git.rs` that start a git process.
 fn git_started_outside(files: &[(String, String)]) -> Vec<String> {
     let mut found = Vec::new();
-    for (rel, code) in files.iter().filter(|(rel, _)| rel != "src/git.rs") {
+    for (rel, code) in files.iter().filter(|(rel, _)| rel != "crates/mem/src/git.rs") {
         for (i, line) in code.lines().enumerate() {
             let squeezed: String = line.chars().filter(|c| !c.is_whitespace()).collect();
             if squeezed.contains("Command::new(\"git\")") {
@@ -128,7 +138,7 @@ fn only_the_git_module_starts_git() {
     let found = git_started_outside(&files);
     assert!(
         found.is_empty(),
-        "git started outside src/git.rs (its one runner holds the policy of docs/security.md):\n{}",
+        "git started outside crates/mem/src/git.rs (its one runner holds the policy of docs/security.md):\n{}",
         found.join("\n")
     );
 }
@@ -137,21 +147,24 @@ fn only_the_git_module_starts_git() {
 fn starting_git_elsewhere_is_caught() {
     let file = |rel: &str, code: &str| (rel.to_string(), code.to_string());
     let files = [
-        file("src/git.rs", "let cmd = Command::new(\"git\");"),
-        file("src/checkpoint/git.rs", "let mut cmd = std::process::Command::new( \"git\" );"),
+        file("crates/mem/src/git.rs", "let cmd = Command::new(\"git\");"),
+        file(
+            "crates/mem/src/checkpoint/git.rs",
+            "let mut cmd = std::process::Command::new( \"git\" );",
+        ),
         file("src/cli/sync.rs", "Command::new(\"gitk\")"),
     ];
     let found = git_started_outside(&files);
     assert_eq!(found.len(), 1, "{found:?}");
-    assert!(found[0].starts_with("src/checkpoint/git.rs:1:"), "{found:?}");
+    assert!(found[0].starts_with("crates/mem/src/checkpoint/git.rs:1:"), "{found:?}");
 }
 
-/// The top-level module a library file belongs to (`src/index/hybrid.rs` -> `index`).
+/// The top-level module a library file belongs to (`crates/mem/src/index/hybrid.rs` -> `index`).
 fn module_of(rel: &str) -> Option<String> {
-    let rest = rel.strip_prefix("src/")?;
+    let rest = rel.strip_prefix(LIBRARY)?;
     let first = rest.split('/').next()?;
     let name = first.strip_suffix(".rs").unwrap_or(first);
-    (!matches!(name, "lib" | "main" | "cli")).then(|| name.to_string())
+    (name != "lib").then(|| name.to_string())
 }
 
 #[test]
@@ -181,8 +194,8 @@ fn no_import_circle_between_library_modules() {
                         "Error" | "Result" => "error".to_string(),
                         _ => to,
                     };
-                    let is_module = manifest_dir().join(format!("src/{to}.rs")).exists()
-                        || manifest_dir().join(format!("src/{to}/mod.rs")).exists();
+                    let is_module = manifest_dir().join(format!("{LIBRARY}{to}.rs")).exists()
+                        || manifest_dir().join(format!("{LIBRARY}{to}/mod.rs")).exists();
                     if is_module && to != from {
                         edges.insert(to);
                     }
@@ -235,19 +248,23 @@ fn models_an_agent(line: &str) -> bool {
         || line.contains("\"claude-code\"")
 }
 
-/// Agents are modelled once, in `src/agent/` (docs/architecture.md, "Adding an agent"): no
+/// Agents are modelled once, in `crates/mem/src/agent/` (docs/architecture.md, "Adding an agent"): no
 /// `Agent` type and no table of agent names anywhere else.
 #[test]
 fn agents_are_modelled_only_in_the_agent_module() {
     let mut found = Vec::new();
-    for rel in sources().iter().filter(|f| !f.starts_with("src/agent/")) {
+    for rel in sources().iter().filter(|f| !f.starts_with("crates/mem/src/agent/")) {
         for (i, line) in code_lines(rel).iter().enumerate() {
             if models_an_agent(line) {
                 found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
             }
         }
     }
-    assert!(found.is_empty(), "agents modelled outside src/agent/:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "agents modelled outside crates/mem/src/agent/:\n{}",
+        found.join("\n")
+    );
 }
 
 /// The check itself: each way of modelling an agent is caught, and setup's file lists are not.
@@ -261,12 +278,16 @@ fn modelling_an_agent_is_caught() {
     assert!(!models_an_agent("    let agent = Agent::from_name(name);"));
 }
 
-/// The agents: the files of `src/agent/` that define a `Spec`, by their names.
+/// The agents: the files of `crates/mem/src/agent/` that define a `Spec`, by their names.
 fn agent_names() -> Vec<String> {
     sources()
         .iter()
-        .filter(|rel| rel.starts_with("src/agent/") && read(rel).contains("pub const SPEC: Spec"))
-        .map(|rel| rel.trim_start_matches("src/agent/").trim_end_matches(".rs").to_string())
+        .filter(|rel| {
+            rel.starts_with("crates/mem/src/agent/") && read(rel).contains("pub const SPEC: Spec")
+        })
+        .map(|rel| {
+            rel.trim_start_matches("crates/mem/src/agent/").trim_end_matches(".rs").to_string()
+        })
         .collect()
 }
 
@@ -285,12 +306,15 @@ fn names_agent(line: &str, agent: &str) -> bool {
 
 /// The files of `files` (path, text) that name one agent's function, constant, folder or name
 /// in code (comments aside, inline tests included) where no agent should be named: outside
-/// `src/agent/`, the agent's own `src/cli/setup/<agent>.rs`, test files (`tests.rs`) and
+/// `crates/mem/src/agent/`, the agent's own `src/cli/setup/<agent>.rs`, test files (`tests.rs`) and
 /// [`REGISTRATION`]; each as `path: agent`.
 fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<String> {
     let mut found = Vec::new();
     for (rel, text) in files {
-        if rel.starts_with("src/agent/") || rel.ends_with("/tests.rs") || rel == REGISTRATION {
+        if rel.starts_with("crates/mem/src/agent/")
+            || rel.ends_with("/tests.rs")
+            || rel == REGISTRATION
+        {
             continue;
         }
         let code: Vec<&str> = text
@@ -323,11 +347,11 @@ fn agents_are_named_only_in_their_own_files() {
 
 /// The session log's migrations, which are code too.
 fn migrations() -> Vec<String> {
-    let dir = manifest_dir().join("src/session/migrations");
+    let dir = manifest_dir().join("crates/mem/src/session/migrations");
     let mut found: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
-        .map(|e| format!("src/session/migrations/{}", e.file_name().to_string_lossy()))
+        .map(|e| format!("crates/mem/src/session/migrations/{}", e.file_name().to_string_lossy()))
         .collect();
     found.sort();
     found
@@ -341,26 +365,100 @@ fn naming_an_agent_elsewhere_is_caught() {
     let agents = vec!["claude".to_string(), "codex".to_string()];
     let file = |rel: &str, text: &str| (rel.to_string(), text.to_string());
     let planted = [
-        file("src/engine/capture.rs", "use crate::agent::codex::find_rollout;\n"),
+        file("crates/mem/src/engine/capture.rs", "use crate::agent::codex::find_rollout;\n"),
         file("src/cli/health.rs", "let dir = home.join(\".claude/projects\");\n"),
         file("src/cli/hook.rs", "std::env::var_os(\"CODEX_HOME\")\n"),
         file("src/cli/capture.rs", "#[cfg(test)]\nmod tests {\n    let a = Agent::Claude;\n}\n"),
-        file("src/health/mod.rs", "// Claude Code keeps subagents apart.\nlet subagents = 1;\n"),
-        file("src/agent/codex.rs", "pub fn find_rollout() {}\n"),
+        file(
+            "crates/mem/src/health/mod.rs",
+            "// Claude Code keeps subagents apart.\nlet subagents = 1;\n",
+        ),
+        file("crates/mem/src/agent/codex.rs", "pub fn find_rollout() {}\n"),
         file("src/cli/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
         file("src/cli/setup/claude.rs", "let a = Agent::Codex;\n"),
         file("src/cli/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
-        file("src/health/tests.rs", "claude::folder_name(project);\n"),
+        file("crates/mem/src/health/tests.rs", "claude::folder_name(project);\n"),
         file("src/cli/agents.rs", "let name = \"encodex\"; let x = my_claude;\n"),
     ];
     assert_eq!(
         agents_named_outside(&planted, &agents),
         [
-            "src/engine/capture.rs: codex",
+            "crates/mem/src/engine/capture.rs: codex",
             "src/cli/health.rs: claude",
             "src/cli/hook.rs: codex",
             "src/cli/capture.rs: claude",
             "src/cli/setup/claude.rs: codex",
         ]
     );
+}
+
+/// The names of the library's `[dependencies]` (crates/mem/Cargo.toml), sorted.
+fn library_dependencies() -> Vec<String> {
+    let manifest: toml::Table = read("crates/mem/Cargo.toml").parse().unwrap();
+    let deps = manifest["dependencies"].as_table().expect("a [dependencies] table");
+    let mut names: Vec<String> = deps.keys().cloned().collect();
+    names.sort();
+    names
+}
+
+/// Every package the dependencies of the workspace's package `top` bring in, by `Cargo.lock`
+/// (its dev-dependencies too: the lock does not tell them apart, so the check is stricter than
+/// the build).
+fn closure_of(top: &str) -> BTreeSet<String> {
+    let lock: toml::Table = read("Cargo.lock").parse().unwrap();
+    let packages = lock["package"].as_array().unwrap();
+    let deps_of = |name: &str| -> Vec<String> {
+        packages
+            .iter()
+            .filter(|p| p["name"].as_str() == Some(name))
+            .flat_map(|p| {
+                p.get("dependencies").and_then(|d| d.as_array()).cloned().unwrap_or_default()
+            })
+            .filter_map(|d| d.as_str().and_then(|d| d.split(' ').next()).map(String::from))
+            .collect()
+    };
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![top.to_string()];
+    while let Some(name) = todo.pop() {
+        for dep in deps_of(&name) {
+            if seen.insert(dep.clone()) {
+                todo.push(dep);
+            }
+        }
+    }
+    seen
+}
+
+/// Issue #54: the library is usable by a program without the command line. Its dependencies
+/// are the list docs/architecture.md gives, and none of them brings in a command line parser,
+/// a web server, an async runtime, an MCP server or terminal output.
+#[test]
+fn the_library_depends_on_what_the_docs_list_and_no_front_end_crate() {
+    let doc = read("docs/architecture.md");
+    let listed = &doc[doc.find("<!-- library dependencies -->").unwrap()..];
+    let listed =
+        &listed["<!-- library dependencies -->".len()..listed.find("<!-- end -->").unwrap()];
+    let mut listed: Vec<String> = listed
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(String::from)
+        .collect();
+    listed.sort();
+    assert_eq!(
+        library_dependencies(),
+        listed,
+        "crates/mem/Cargo.toml against docs/architecture.md"
+    );
+    let closure = closure_of("mem");
+    assert!(closure.contains("tantivy") && closure.contains("rusqlite"), "{closure:?}");
+    // The same reading finds them where they are: in the binary's.
+    let binary = closure_of("mem-cli");
+    assert!(["clap", "axum", "tokio", "rmcp"].iter().all(|n| binary.contains(*n)), "{binary:?}");
+    let front: Vec<&str> =
+        ["clap", "axum", "tokio", "rmcp", "indicatif", "hyper", "maud", "comfy-table", "console"]
+            .into_iter()
+            .filter(|name| closure.contains(*name))
+            .collect();
+    assert!(front.is_empty(), "the library brings in {front:?}");
 }

@@ -41,6 +41,8 @@ mod gemini_e2e;
 mod hardening;
 /// Regressions of the second probe: links in `.mem/`, crafted indexes, names that are not UTF-8.
 mod hostile;
+/// No import circle between two files of the workspace.
+mod imports;
 /// `mem index`: incremental refresh, rebuild, corrupt indexes, concurrency.
 mod index;
 /// The injection ledger: each memory reaches a session's context once.

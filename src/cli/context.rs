@@ -136,7 +136,7 @@ fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading
     if !task {
         return None;
     }
-    let source = mem::embed::ModelSource::configured(&super::globals::model_overrides().ok()?)?;
+    let source = mem::embed::ModelSource::configured(&super::open::model_overrides().ok()?)?;
     let config = mem::config::Config::load(root).ok()?;
     if config.embed.mode == mem::config::RecallMode::Bm25 {
         return None;

@@ -89,13 +89,13 @@ impl Globals {
     /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
     pub(super) fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
         let (layers, source) = self.mem_layers_near(cwd)?;
-        super::native::join(self, layers, source, cwd)
+        super::native::join(self.now, layers, source, cwd)
     }
 
     /// [`Globals::layers_near`] without the agents' own memories, and how the root was found.
     fn mem_layers_near(&self, cwd: Option<&str>) -> Result<(Layers, RootSource)> {
         let (root, source) = self.find_root(cwd)?;
-        let mut project = self.engine_at(&root)?;
+        let mut project = super::open::engine_at(&root)?;
         // A root given with --dir or MEM_DIR is not checked against the code (docs/format.md).
         project.set_code_checks(source != RootSource::Explicit);
         let dir = match (source, user::load()?.layers.user) {
@@ -112,7 +112,7 @@ impl Globals {
                 init_root(&dir, self.now)?;
                 eprintln!("mem: created the user memory root {}", dir.display());
             }
-            let mut user = self.engine_at(&dir)?;
+            let mut user = super::open::engine_at(&dir)?;
             user.set_code_checks(false);
             Ok(user)
         })();
@@ -142,19 +142,9 @@ impl Globals {
     /// [`Globals::engine`] and how its root was found.
     pub(super) fn engine_found(&self) -> Result<(Engine, RootSource)> {
         let (root, source) = self.find_root(None)?;
-        let mut engine = self.engine_at(&root)?;
+        let mut engine = super::open::engine_at(&root)?;
         engine.set_code_checks(source != RootSource::Explicit);
         Ok((engine, source))
-    }
-
-    /// Opens the memory root `root`, printing its configuration warnings on stderr.
-    pub(super) fn engine_at(&self, root: &Path) -> Result<Engine> {
-        let engine = Engine::open_with(root, &model_overrides()?)
-            .with_context(|| format!("cannot open memory root {}", root.display()))?;
-        for warning in engine.warnings() {
-            eprintln!("mem: warning: {warning}");
-        }
-        Ok(engine)
     }
 
     /// Opens the root and brings its index up to date, printing what went wrong on stderr.
@@ -172,15 +162,4 @@ fn same_folder(a: &Path, b: &Path) -> bool {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
     }
-}
-
-/// The model folder and ONNX Runtime library: the environment's, else the user
-/// configuration's (an empty variable counts as unset).
-pub(super) fn model_overrides() -> Result<mem::embed::ModelOverrides> {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-    let user = user::load()?;
-    Ok(mem::embed::ModelOverrides {
-        model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
-        runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
-    })
 }

@@ -87,7 +87,7 @@ pub fn not_chosen(root: &Path) -> String {
 /// /path/to/root` `` (quoted for a shell when it needs to be).
 pub fn allow_command(root: &Path) -> String {
     let path =
-        super::setup::hooks::shell_word(root).unwrap_or_else(|_| format!("'{}'", root.display()));
+        super::setup::command::shell_word(root).unwrap_or_else(|_| format!("'{}'", root.display()));
     format!("`mem allow {path}`")
 }
 

@@ -2,6 +2,7 @@
 //! helpers that print reports. The only place that prints or reads the clock.
 
 mod add;
+mod adopt;
 mod allow;
 mod bar;
 mod capture;
@@ -20,6 +21,7 @@ mod machine;
 mod man;
 mod mcp;
 mod native;
+mod open;
 mod output;
 mod parse;
 mod prune;
@@ -90,7 +92,7 @@ enum Command {
     Sync(sync::Args),
     /// Copy an agent's own memory (Claude Code auto memory, Codex, Gemini CLI) into mem:
     /// redacted, with its origin in `source`, under the same id.
-    Adopt(native::AdoptArgs),
+    Adopt(adopt::AdoptArgs),
     /// Mark a memory invalid from now on (it stays on disk; recall leaves it out).
     Forget(forget::ForgetArgs),
     /// Mark a memory as replaced by another.
@@ -175,7 +177,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Eval(args) => eval::run(args, &ctx),
         Command::Used(args) => used::run(args, &ctx),
         Command::Sync(args) => sync::run(args, &ctx),
-        Command::Adopt(args) => native::adopt(args, &ctx),
+        Command::Adopt(args) => adopt::adopt(args, &ctx),
         Command::Checkpoint(args) => checkpoint::run(args, &ctx),
         Command::Checkpoints(args) => checkpoint::list(args, &ctx),
         Command::Rewind(args) => checkpoint::rewind(args, &ctx),

@@ -12,7 +12,6 @@ use mem::engine::Layers;
 use mem::store::{Layer, PROJECT_DIR, RootSource};
 use mem::{Config, Engine};
 
-use super::globals::Globals;
 use super::{hook, user};
 
 /// Whether the native layers are read for `root`: never for a root given with `--dir` or
@@ -59,12 +58,12 @@ pub(super) fn read_all(project: Option<&Path>) -> Vec<(Agent, NativeRead)> {
 /// indexed, the warnings of its reader on stderr (one line a file), an agent with none (and
 /// no layer indexed before) left out. A layer that cannot be indexed or opened is a warning.
 pub(super) fn join(
-    globals: &Globals,
+    now: jiff::Timestamp,
     mut layers: Layers,
     source: RootSource,
     cwd: Option<&str>,
 ) -> Result<Layers> {
-    join_into(globals, &mut layers, source, cwd)?;
+    join_into(now, &mut layers, source, cwd)?;
     Ok(layers)
 }
 
@@ -72,7 +71,7 @@ pub(super) fn join(
 /// engine already open for an agent is kept, its files written again: a served hook of
 /// `mem mcp` reopens no index).
 pub(super) fn join_into(
-    globals: &Globals,
+    now: jiff::Timestamp,
     layers: &mut Layers,
     source: RootSource,
     cwd: Option<&str>,
@@ -94,11 +93,11 @@ pub(super) fn join_into(
         }
         let kept = open.iter().position(|(a, _)| *a == agent).map(|i| open.swap_remove(i).1);
         let opened = (|| -> Result<Engine> {
-            let folder = mem::engine::index_native(&root, agent, &read, globals.now)?;
+            let folder = mem::engine::index_native(&root, agent, &read, now)?;
             if let Some(engine) = kept {
                 return Ok(engine);
             }
-            let mut engine = globals.engine_at(&folder)?;
+            let mut engine = super::open::engine_at(&folder)?;
             engine.set_code_checks(false);
             Ok(engine)
         })();
@@ -143,70 +142,6 @@ pub(super) fn lives_in(layer: Layer, memory: &mem::Memory) -> String {
         Some(kind) => format!("{label} · {kind}"),
         None => label.to_string(),
     }
-}
-
-/// Arguments of `mem adopt`.
-#[derive(Debug, clap::Args)]
-pub struct AdoptArgs {
-    /// Ids of the agents' memories (from `mem recall --layer AGENT`, `mem show`).
-    ids: Vec<String>,
-    /// Every memory of this agent not adopted yet.
-    #[arg(long, value_name = "AGENT", value_parser = hook::agent_parser())]
-    all_from: Option<Agent>,
-    /// Where to: project or user. Default: the user layer for the agent's personal kinds (a
-    /// Claude Code `user` or `feedback` memory), when there is one, else the project.
-    #[arg(long, value_parser = super::parse::layer_parser())]
-    layer: Option<Layer>,
-}
-
-/// `mem adopt ID... | --all-from AGENT [--layer project|user]`.
-pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
-    let AdoptArgs { ids, all_from, layer } = args;
-    let mut layers = globals.layers_near(None)?;
-    layers.refresh(globals.now, &mem::progress::Silent)?;
-    let mut ids = ids.to_vec();
-    if let Some(agent) = all_from {
-        let Some(engine) = layers.engine(Layer::Native(agent)) else {
-            anyhow::bail!(
-                "{} has no memories of its own here (or reading them is turned off)",
-                agent.title()
-            );
-        };
-        let mut theirs: Vec<String> = engine.list(&[], &[])?.into_iter().map(|m| m.id).collect();
-        theirs.retain(|id| !layers.is_adopted(id));
-        theirs.sort();
-        ids.extend(theirs);
-    }
-    if ids.is_empty() {
-        anyhow::bail!(
-            "name the memories to adopt (IDs from `mem recall --layer AGENT`), or --all-from AGENT"
-        );
-    }
-    let mut failed = 0;
-    for id in &ids {
-        match layers.adopt(id, layer, hook::homes().user(), globals.now) {
-            Ok(adopted) => {
-                let redacted = match adopted.redacted {
-                    0 => String::new(),
-                    n => format!(" ({n} secrets redacted)"),
-                };
-                println!(
-                    "adopted {} from {} into the {} layer{redacted}",
-                    adopted.id,
-                    adopted.agent.title(),
-                    adopted.layer.as_str()
-                );
-            }
-            Err(e) => {
-                failed += 1;
-                eprintln!("mem: error: {id}: {e}");
-            }
-        }
-    }
-    if failed > 0 {
-        anyhow::bail!("{failed} of {} memories not adopted", ids.len());
-    }
-    Ok(())
 }
 
 /// What `mem health` says of one agent's own memories.

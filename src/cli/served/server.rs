@@ -280,7 +280,7 @@ fn answer(
     }
     let agent = Agent::from_name(&asked.agent).ok_or("an agent this version does not know")?;
     let globals = Globals { now, ..shared.globals.clone() };
-    crate::cli::native::join_into(&globals, layers, shared.source, asked.cwd.as_deref())
+    crate::cli::native::join_into(globals.now, layers, shared.source, asked.cwd.as_deref())
         .map_err(|e| e.to_string())?;
     // Nor mem's copies of what the agent keeps itself (adopted).
     let mut options = options.clone();

@@ -8,7 +8,8 @@ use mem::agent::{Agent, Homes};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::hooks::{is_mem_exe, is_unmarked, mem_hooks};
+use super::command::{is_mem_exe, is_unmarked, program_of, resolve};
+use super::hooks::mem_hooks;
 use super::servers::is_unmarked_server;
 
 /// One command of an agent's configuration that runs mem.
@@ -155,24 +156,4 @@ pub fn server_program_in(file: &Path, key: &str, user: bool) -> Option<Found> {
     };
     let unmarked = user && is_unmarked_server(&args);
     is_mem_exe(program).then(|| Found::plain(file, program.to_string()).unmarked(unmarked))
-}
-
-/// The program word of a command line and the rest: the first word, or a first word in single
-/// quotes (as setup writes a path that needs them).
-pub fn program_of(command: &str) -> Option<(&str, &str)> {
-    let command = command.trim();
-    match command.strip_prefix('\'') {
-        Some(quoted) => quoted.split_once('\''),
-        None => Some(command.split_once(char::is_whitespace).unwrap_or((command, ""))),
-    }
-}
-
-/// The executable a program word starts: a bare name is looked up on `PATH`, a path must be
-/// an executable file.
-pub fn resolve(program: &str) -> Option<PathBuf> {
-    if program.contains('/') {
-        which::which(Path::new(program)).ok()
-    } else {
-        which::which(program).ok()
-    }
 }

@@ -8,8 +8,9 @@ use anyhow::{Context as _, Result, bail};
 use mem::agent::Agent;
 use toml_edit::{DocumentMut, Item, Table, value};
 
-use super::check::{Found, program_of, read_checked, resolve};
-use super::hooks::{USER_SCOPE, hooks, is_mem_exe, is_unmarked, mem_hooks, with_hooks};
+use super::check::{Found, read_checked};
+use super::command::{USER_SCOPE, is_mem_exe, is_unmarked, program_of, resolve};
+use super::hooks::{hooks, mem_hooks, with_hooks};
 use super::servers::{is_server_args, is_unmarked_server};
 use super::{Change, Entry, Scope, Target};
 

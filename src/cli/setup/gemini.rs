@@ -10,7 +10,8 @@ use mem::agent::Agent;
 use serde_json::json;
 
 use super::check::{hook_programs, server_program};
-use super::hooks::{Hook, hooks, project_only_hooks, with_hooks};
+use super::command::Hook;
+use super::hooks::{hooks, project_only_hooks, with_hooks};
 use super::servers::with_server;
 use super::{Change, Entry, Scope, Started, Target};
 

@@ -12,7 +12,7 @@ use jsonc_parser::common::{Range, Ranged};
 use jsonc_parser::{CollectOptions, ParseOptions, ast, parse_to_ast};
 use serde_json::{Map, Value, json};
 
-use super::hooks::{Hook, is_mem_hook};
+use super::command::{Hook, is_mem_hook};
 
 /// A configuration file that must hold a JSON object, parsed with the positions of its parts.
 pub fn parse_object<'a>(text: &'a str, path: &Path) -> Result<ast::Object<'a>> {

@@ -11,6 +11,7 @@
 mod check;
 mod claude;
 mod codex;
+pub(super) mod command;
 mod copilot;
 mod diff;
 mod gemini;

@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
 use super::check::{Found, server_program_in};
-use super::hooks::{USER_SCOPE, is_mem_exe, shell_word};
+use super::command::{USER_SCOPE, is_mem_exe, shell_word};
 use super::servers::{Servers, is_server_args, with_server_in};
 use super::{Change, Entry, Scope, Started, Target};
 

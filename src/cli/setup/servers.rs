@@ -9,7 +9,7 @@ use jsonc_parser::ast;
 use jsonc_parser::common::Ranged;
 use serde_json::{Map, Value, json};
 
-use super::hooks::{USER_SCOPE, is_mem_exe};
+use super::command::{USER_SCOPE, is_mem_exe};
 use super::json::{
     indent_at, insert_prop, last, multiline, parse_object, prop_ranges, remove_item, render_value,
     splice, unique,

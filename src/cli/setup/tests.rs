@@ -4,6 +4,7 @@
 mod hooks {
     use std::path::Path;
 
+    use crate::cli::setup::command::*;
     use crate::cli::setup::hooks::*;
 
     #[test]
@@ -93,7 +94,7 @@ mod json {
     use serde_json::Value;
 
     use crate::cli::hook::Started;
-    use crate::cli::setup::hooks::Hook;
+    use crate::cli::setup::command::Hook;
     use crate::cli::setup::hooks::hooks;
     use crate::cli::setup::json::*;
     use mem::agent::Agent;
@@ -154,6 +155,7 @@ mod check {
     use mem::agent::Homes;
 
     use crate::cli::setup::check::*;
+    use crate::cli::setup::command::program_of;
 
     #[test]
     fn programs_are_split_from_their_arguments() {

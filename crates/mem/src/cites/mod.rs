@@ -21,6 +21,7 @@ mod defs;
 pub mod extract;
 mod git;
 mod resolve;
+mod resolved;
 mod symbols;
 mod tree;
 

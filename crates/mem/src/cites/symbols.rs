@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::git::{Blob, Git, GrepLine, Removal};
-use super::resolve::{Pending, Resolved, symbol_cite};
+use super::resolved::{Pending, Resolved, symbol_cite};
 use super::{Checked, Status, defs, distinct};
 
 /// How many commits' trees are searched (`git grep`) per check for symbols cited without a

@@ -9,52 +9,13 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::extract::{self, Candidates, SymbolWord};
 use super::git::{Blob, Git, Removal};
+use super::resolved::{Pending, Resolved, symbol_cite};
 use super::symbols::Version;
 use super::tree::{Place, Tree};
 use super::{ByKey, Checked, Cite, Repo, Status, Subject, Verdict, commit_at, defs, distinct};
 
-/// A symbol waiting for `git grep`: its memory, the word, the path cited with it.
-pub(super) type Pending = (usize, SymbolWord, Option<Resolved>);
-
 /// How many renames in a row one path is followed through.
 const MAX_RENAMES: usize = 4;
-
-/// Where a path word of a memory leads.
-#[derive(Clone, Debug)]
-pub(super) enum Resolved {
-    /// Out of the repository, through a link.
-    Outside,
-    /// It is in the work tree at this path (the word itself, or the one file it is a suffix
-    /// of).
-    Here(String),
-    /// The path was renamed: from, to, by which commit.
-    Moved(String, String, Removal),
-    /// The path is gone: which path, and the commit that removed it (`None`: not committed).
-    Gone(String, Option<Removal>),
-    /// The path was removed by a commit whose renames this partial clone cannot tell.
-    Unknown(String),
-}
-
-impl Resolved {
-    /// The path as the memory's citation names it.
-    pub(super) fn cited(&self) -> Option<&str> {
-        match self {
-            Resolved::Here(p)
-            | Resolved::Moved(p, ..)
-            | Resolved::Gone(p, _)
-            | Resolved::Unknown(p) => Some(p),
-            _ => None,
-        }
-    }
-
-    /// The file where the path's content is now.
-    fn now_at(&self) -> Option<&str> {
-        match self {
-            Resolved::Here(p) | Resolved::Moved(_, p, _) => Some(p),
-            _ => None,
-        }
-    }
-}
 
 /// See [`Repo::check`].
 pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
@@ -499,19 +460,6 @@ fn path_cite(r: &Resolved, lines: Option<Change>) -> Cite {
         _ => {}
     }
     cite
-}
-
-/// The citation of a symbol at `path`.
-pub(super) fn symbol_cite(path: &str, name: &str, status: Status) -> Cite {
-    Cite {
-        path: path.to_string(),
-        symbol: Some(name.to_string()),
-        status,
-        to: None,
-        lines: None,
-        commit: None,
-        date: None,
-    }
 }
 
 /// The path cited with a symbol: one in its sentence that the repository knows, else the

@@ -324,7 +324,7 @@ fn claude_auto_memory_is_keyed_by_the_repository_top() {
     std::fs::create_dir_all(repo.join(".git")).unwrap();
     std::fs::create_dir_all(repo.join("src/deep")).unwrap();
     let folder = home.join("projects").join(claude::folder_name(&repo)).join("memory");
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/native");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/native");
     for (from, to) in [
         ("claude-feedback_deploy_window.md", "feedback_deploy_window.md"),
         ("claude-project_release_freeze.md", "project_release_freeze.md"),
@@ -382,7 +382,7 @@ fn a_linked_worktree_shares_its_main_work_tree_s_memory() {
 #[test]
 fn gemini_and_codex_memories() {
     let dir = tempfile::tempdir().unwrap();
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/native");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/native");
     let home = dir.path().join("gemini");
     put(&home.join("GEMINI.md"), &std::fs::read_to_string(data.join("gemini-GEMINI.md")).unwrap());
     let spec = Agent::Gemini.spec().memory.unwrap();

@@ -1,0 +1,30 @@
+//! Opening a memory root's engine as every command does: with the model the environment or the
+//! user configuration names, its configuration's warnings on stderr.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use mem::Engine;
+
+use super::user;
+
+/// Opens the memory root `root`, printing its configuration warnings on stderr.
+pub(super) fn engine_at(root: &Path) -> Result<Engine> {
+    let engine = Engine::open_with(root, &model_overrides()?)
+        .with_context(|| format!("cannot open memory root {}", root.display()))?;
+    for warning in engine.warnings() {
+        eprintln!("mem: warning: {warning}");
+    }
+    Ok(engine)
+}
+
+/// The model folder and ONNX Runtime library: the environment's, else the user
+/// configuration's (an empty variable counts as unset).
+pub(super) fn model_overrides() -> Result<mem::embed::ModelOverrides> {
+    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let user = user::load()?;
+    Ok(mem::embed::ModelOverrides {
+        model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
+        runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
+    })
+}
