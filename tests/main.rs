@@ -50,6 +50,8 @@ mod injections;
 /// The source layout: docs/architecture.md names every file, short files, no front end in the
 /// library, no import circle.
 mod layout;
+/// The engine used as a library by another program: open, recall, record a use.
+mod library;
 /// Inputs local processes control: stopped, dribbling or flooding servers, another user's
 /// folder, writers racing setup, Codex's `event_msg`-only rollouts (issue #51).
 mod local;

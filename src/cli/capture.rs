@@ -148,9 +148,11 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         Ok(bytes) | Err((bytes, _)) => bytes,
     };
     let cwd = mem::capture::Payload::read(bytes).cwd;
+    // The root is located once, for the gate and the capture.
+    let located = ctx.surroundings(cwd.as_deref()).and_then(|s| Ok(mem::open::locate(&s)?));
     if started != super::hook::Started::Own {
-        let (root, source) = ctx.locate_root(cwd.as_deref())?;
-        match super::hook::Gate::at(&root, source, started) {
+        let found = located.as_ref().map_err(|e| anyhow!("{e:#}"))?;
+        match super::hook::Gate::at(&found.root, found.source, started) {
             super::hook::Gate::Act => {}
             super::hook::Gate::Outside => return Ok(()),
             super::hook::Gate::HeldBack(line) => {
@@ -159,8 +161,10 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             }
         }
     }
-    let (root, source) =
-        ctx.find_root(cwd.as_deref()).map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
+    let found = located
+        .and_then(|found| ctx.made(found))
+        .map_err(|e| anyhow!("{e:#} (not logged: no memory root)"))?;
+    let (root, source) = (found.root.clone(), found.source);
     let logged_failure = |payload: &[u8], message: String| {
         let entry = LogEntry::failure(payload, &message, ctx.now);
         match capture::append_log(&root, &entry) {
@@ -175,7 +179,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     // The agent that really runs the hook: one that runs another's settings says so.
     let hook = args.hook.map(|agent| agent.of_hook_payload(&payload));
     if let Some(agent) = hook
-        && !super::hook::first_call(ctx, &root, agent, "capture", &payload)?
+        && !super::hook::first_call(ctx, &found, agent, "capture", &payload)?
     {
         return Ok(());
     }

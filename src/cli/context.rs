@@ -77,8 +77,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
 fn hook_answer(args: &Args, agent: Agent, ctx: &Globals) -> Result<()> {
     let started = args.registration.started();
     let ctx = &ctx.for_hook(started);
-    hook::run_answer(ctx, agent, "context", started, |agent, payload, event| {
-        answer(args, agent, ctx, payload, event)
+    hook::run_answer(ctx, agent, "context", started, |agent, payload, event, here| {
+        answer(args, agent, ctx, payload, event, here)
     })
 }
 
@@ -156,9 +156,11 @@ fn answer(
     ctx: &Globals,
     payload: &[u8],
     event: &Payload,
+    here: hook::Here,
 ) -> Result<Option<hook::Answer>> {
-    let cwd = event.cwd.as_deref();
-    let (root, source) = ctx.find_root(cwd)?;
+    let hook::Here { surroundings, found } = here;
+    let found = ctx.made(found)?;
+    let (root, source) = (found.root.clone(), found.source);
     // The session's `mem mcp`, when it listens, answers with the model it holds; else a prompt
     // is embedded here, and the model loads while the ledger and the index are read.
     let listening = super::served::client::listening(&root);
@@ -215,7 +217,7 @@ fn answer(
             served
         }
         None => {
-            let mut layers = ctx.layers_near(cwd)?;
+            let mut layers = ctx.layers_at(&surroundings, found)?;
             match early {
                 Some(loading) => layers.project().give_model(loading),
                 // A server listened but did not answer (another key, busy): load it from now.

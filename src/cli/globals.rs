@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use jiff::Timestamp;
 use mem::engine::Layers;
-use mem::store::{self, RootSource};
+use mem::open::{Found, Surroundings};
+use mem::store::RootSource;
 use mem::{Engine, RefreshReport};
 
 use super::bar::progress_bar;
@@ -34,6 +35,30 @@ impl Globals {
         Globals { dir, now: self.now, fixed_now: self.fixed_now }
     }
 
+    /// What opening the memory for the folder `cwd` (a hook payload's, else the working
+    /// directory) depends on outside the library ([`mem::open::Surroundings`]): `--dir`, the
+    /// data folder, the user configuration, this machine's record of roots, the agents'
+    /// folders and the model, read here once.
+    pub(super) fn surroundings(&self, cwd: Option<&str>) -> Result<Surroundings> {
+        let cwd = match cwd {
+            // A relative `--dir` is the user's, relative to where they ran the command.
+            Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
+            _ => std::env::current_dir().context("cannot read the working directory")?,
+        };
+        let config = user::load()?;
+        Ok(Surroundings {
+            cwd,
+            dir: self.dir.clone(),
+            per_user: dirs::data_dir().map(|d| d.join("mem")),
+            user_layer: config.layers.user.clone(),
+            user_config_file: user::path(),
+            agents_memories: config.agents.read_own_memories,
+            allowed: machine::roots().into_iter().map(|r| r.path).collect(),
+            homes: super::hook::homes(),
+            model: super::open::model_overrides()?,
+        })
+    }
+
     /// Finds the memory root, creating the per-user default on first use.
     pub(super) fn root(&self) -> Result<PathBuf> {
         self.root_near(None)
@@ -45,93 +70,70 @@ impl Globals {
         Ok(self.find_root(cwd)?.0)
     }
 
-    /// The memory root and how it was found (see [`Globals::root_near`]).
+    /// The memory root and how it was found (see [`Globals::root_near`]), the per-user root
+    /// made on first use.
     pub(super) fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
-        let (root, source) = self.locate_root(cwd)?;
-        if source == RootSource::Default && !root.join(mem::config::CONFIG_FILE).exists() {
-            init_root(&root, self.now)?;
-            eprintln!("mem: created the default memory root {}", root.display());
+        let found = self.made(mem::open::locate(&self.surroundings(cwd)?)?)?;
+        Ok((found.root, found.source))
+    }
+
+    /// `found`, the per-user root made if it was not yet.
+    pub(super) fn made(&self, found: Found) -> Result<Found> {
+        if !found.is_made() {
+            init_root(&found.root, self.now)?;
+            eprintln!("mem: created the default memory root {}", found.root.display());
         }
-        Ok((root, source))
+        Ok(found)
     }
 
     /// The memory root found from `cwd` (see [`Globals::root_near`]) when it exists: `None`
     /// for the per-user root not made yet, which a hook's side work (a turn recorded, a
     /// failure logged) never makes.
     pub(super) fn existing_root_near(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
-        let (root, source) = self.locate_root(cwd)?;
-        let made = source != RootSource::Default || root.join(mem::config::CONFIG_FILE).exists();
-        Ok(made.then_some(root))
+        let found = mem::open::locate(&self.surroundings(cwd)?)?;
+        Ok(found.is_made().then_some(found.root))
     }
 
     /// Where the memory root is (see [`Globals::root_near`]), without creating the per-user
     /// one.
     pub(super) fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
-        let cwd = match cwd {
-            // A relative `--dir` is the user's, relative to where they ran the command.
-            Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
-            _ => std::env::current_dir().context("cannot read the working directory")?,
-        };
-        let default = dirs::data_dir().map(|d| d.join("mem"));
-        let (root, source) = store::find_root(self.dir.as_deref(), &cwd, default)?;
-        // A root found above the working directory that someone else owns (a shared /tmp) is
-        // not used unless allowed, as git does since CVE-2022-24765.
-        if source == RootSource::Ancestor
-            && let Some(why) = machine::foreign_owner(&root)
-        {
-            anyhow::bail!(why);
-        }
-        Ok((root, source))
+        let found = mem::open::locate(&self.surroundings(cwd)?)?;
+        Ok((found.root, found.source))
     }
 
-    /// The root found from `cwd` (see [`Globals::root_near`]) as the project layer, and the
-    /// user layer named in the user configuration (`[layers] user`) beside it, unless the root
-    /// was given with `--dir`/`MEM_DIR` (then it is searched alone) or is the user's root.
+    /// The memory for the folder `cwd` (see [`Globals::root_near`]), in one library call
+    /// ([`mem::open::open`]): the root as the project layer, the user layer named in the user
+    /// configuration (`[layers] user`) beside it unless the root was given with
+    /// `--dir`/`MEM_DIR` or is the user's root, and the agents' own memories.
     pub(super) fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
-        let (layers, source) = self.mem_layers_near(cwd)?;
-        super::native::join(self.now, layers, source, cwd)
+        let s = self.surroundings(cwd)?;
+        let found = mem::open::locate(&s)?;
+        self.layers_at(&s, found)
     }
 
-    /// [`Globals::layers_near`] without the agents' own memories, and how the root was found.
-    fn mem_layers_near(&self, cwd: Option<&str>) -> Result<(Layers, RootSource)> {
-        let (root, source) = self.find_root(cwd)?;
-        let mut project = super::open::engine_at(&root)?;
-        // A root given with --dir or MEM_DIR is not checked against the code (docs/format.md).
-        project.set_code_checks(source != RootSource::Explicit);
-        let dir = match (source, user::load()?.layers.user) {
-            (RootSource::Explicit, _) | (_, None) => {
-                return Ok((Layers::new(project, None), source));
-            }
-            (_, Some(dir)) if same_folder(&dir, &root) => {
-                return Ok((Layers::new(project, None), source));
-            }
-            (_, Some(dir)) => dir,
-        };
-        let user = (|| -> Result<Engine> {
-            if !dir.join(mem::config::CONFIG_FILE).exists() {
-                init_root(&dir, self.now)?;
-                eprintln!("mem: created the user memory root {}", dir.display());
-            }
-            let mut user = super::open::engine_at(&dir)?;
-            user.set_code_checks(false);
-            Ok(user)
-        })();
-        match user {
-            Ok(user) => Ok((Layers::new(project, Some(user)), source)),
-            // A broken user layer must not break every project: the project is served alone.
-            Err(e) => {
-                let file = user::path()
-                    .map_or("the user configuration file".into(), |p| p.display().to_string());
-                let problem = format!(
-                    "the user layer {} ([layers] user in {file}) cannot be used: {}; fix the \
-                     folder or the setting",
-                    dir.display(),
-                    describe(&e)
-                );
-                eprintln!("mem: warning: {problem}; searching the project alone");
-                Ok((Layers::new(project, None).without_user(problem), source))
+    /// [`Globals::layers_near`] for a root already found (a hook locates it once, for its gate
+    /// and its answer).
+    pub(super) fn layers_at(&self, s: &Surroundings, found: Found) -> Result<Layers> {
+        let root = found.root.clone();
+        let opened = mem::open::open_found(s, found, self.now)
+            .with_context(|| format!("cannot open memory root {}", root.display()))?;
+        Ok(self.said(opened))
+    }
+
+    /// The layers of `opened`, once its warnings are said on stderr and the roots it made are
+    /// recorded as the user's own (see `machine`).
+    fn said(&self, opened: mem::open::Opened) -> Layers {
+        for made in &opened.made {
+            let which = if *made == opened.found.root { "default" } else { "user" };
+            eprintln!("mem: created the {which} memory root {}", made.display());
+            if let Err(e) = machine::remember(made, None) {
+                eprintln!("mem: warning: {}", describe(&e));
             }
         }
+        for warning in &opened.warnings {
+            eprintln!("mem: warning: {warning}");
+        }
+        opened.layers
     }
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.
@@ -153,13 +155,5 @@ impl Globals {
         let report = engine.refresh(self.now, &progress_bar())?;
         print_problems(&report);
         Ok((engine, report))
-    }
-}
-
-/// Whether two paths name the same folder (both canonicalized when they exist).
-fn same_folder(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
     }
 }

@@ -44,7 +44,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let status_code = if ok { 0 } else { UNHEALTHY };
     let served =
         super::served::enabled().then(|| super::served::client::status(engine.root(), source));
-    let native = super::native::counts(&engine, source)?;
+    let native = super::native::counts(&engine, source, &ctx.surroundings(None)?);
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());

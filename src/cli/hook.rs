@@ -141,12 +141,13 @@ impl Gate {
 /// only the first acts, see [`capture::once`].
 pub fn first_call(
     ctx: &Globals,
-    root: &std::path::Path,
+    found: &mem::open::Found,
     agent: Agent,
     command: &str,
     payload: &[u8],
 ) -> anyhow::Result<bool> {
-    if !root.join(mem::config::CONFIG_FILE).exists() {
+    let root = &found.root;
+    if !found.is_made() {
         // The per-user root, not made yet: made by the command if it needs one, not for this.
         return Ok(true);
     }
@@ -172,9 +173,18 @@ pub fn run(
     started: Started,
     answer: impl FnOnce(Agent, &[u8], &Payload) -> anyhow::Result<Option<String>>,
 ) -> anyhow::Result<()> {
-    run_answer(ctx, agent, command, started, |agent, payload, event| {
+    run_answer(ctx, agent, command, started, |agent, payload, event, _| {
         Ok(answer(agent, payload, event)?.map(|text| Answer { text, delivered: None }))
     })
+}
+
+/// Where a hook acts: what opening its memory depends on, and its root, found once for the
+/// gates and the answer.
+pub struct Here {
+    /// The surroundings of the payload's folder.
+    pub surroundings: mem::open::Surroundings,
+    /// Its root and how it was found.
+    pub found: mem::open::Found,
 }
 
 /// [`run`] with an [`Answer`]: its `delivered` runs once the text was written to the agent. A
@@ -185,7 +195,7 @@ pub fn run_answer(
     agent: Agent,
     command: &str,
     started: Started,
-    answer: impl FnOnce(Agent, &[u8], &Payload) -> anyhow::Result<Option<Answer>>,
+    answer: impl FnOnce(Agent, &[u8], &Payload, Here) -> anyhow::Result<Option<Answer>>,
 ) -> anyhow::Result<()> {
     let mut payload = Vec::new();
     let answer = read_payload()
@@ -198,8 +208,10 @@ pub fn run_answer(
             // The agent that really runs the hook: one that runs another's settings says so.
             let agent = agent.of_hook_payload(&payload);
             let event = Payload::of(agent, &payload);
-            // The root is located once, for both gates.
-            let (root, source) = ctx.locate_root(event.cwd.as_deref())?;
+            // The root is located once, for both gates and the answer.
+            let surroundings = ctx.surroundings(event.cwd.as_deref())?;
+            let found = mem::open::locate(&surroundings)?;
+            let (root, source) = (found.root.clone(), found.source);
             match Gate::at(&root, source, started) {
                 Gate::Act => {}
                 Gate::Outside => return Ok(None),
@@ -214,10 +226,10 @@ pub fn run_answer(
                     return Ok(text.map(|text| Answer { text, delivered: None }));
                 }
             }
-            if !first_call(ctx, &root, agent, command, &payload)? {
+            if !first_call(ctx, &found, agent, command, &payload)? {
                 return Ok(None);
             }
-            answer(agent, &payload, &event)
+            answer(agent, &payload, &event, Here { surroundings, found })
         });
     let failed = match answer {
         Ok(Some(Answer { text, delivered })) => {

@@ -7,7 +7,6 @@
 //! record lists which projects rely on the user-level hooks, so that `--remove` in one project
 //! keeps them for the others.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -163,39 +162,4 @@ pub fn others_set_up(root: &Path, agent: &str) -> Vec<PathBuf> {
         .filter(|r| r.path.join(mem::config::CONFIG_FILE).is_file())
         .map(|r| r.path)
         .collect()
-}
-
-/// Why the root `root` may not be used by this user: its folder or its `mem.toml` is owned by
-/// someone else (as git refuses a repository another user owns), unless it is in the record.
-pub fn foreign_owner(root: &Path) -> Option<String> {
-    let me = rustix::process::geteuid().as_raw();
-    let owner = [root.to_path_buf(), root.join(mem::config::CONFIG_FILE)]
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.uid())
-        .find(|uid| *uid != me)?;
-    if is_known(root) {
-        return None;
-    }
-    Some(format!(
-        "the memory root {} belongs to {}, not to you: mem does not use a root someone else \
-         owns (its memories would reach your sessions, and your sessions' digests its folder); \
-         if you trust it, run `mem allow {}`",
-        root.display(),
-        user_name(owner),
-        root.display()
-    ))
-}
-
-/// `uid` as a user's name and number (`alice (uid 1001)`), or the number alone.
-fn user_name(uid: u32) -> String {
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    let name = passwd.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split(':').collect();
-        (fields.get(2) == Some(&uid.to_string().as_str())).then(|| fields[0].to_string())
-    });
-    match name {
-        Some(name) => format!("{name} (uid {uid})"),
-        None => format!("uid {uid}"),
-    }
 }

@@ -4,115 +4,15 @@
 //! and opened beside the project's and the user's layers; and `mem adopt`, which copies one
 //! into a root of mem's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
-use mem::agent::{Agent, NativeRead, Sources};
+use mem::Engine;
+use mem::agent::Agent;
 use mem::engine::Layers;
-use mem::store::{Layer, PROJECT_DIR, RootSource};
-use mem::{Config, Engine};
+use mem::store::{Layer, RootSource};
 
-use super::{hook, user};
-
-/// Whether the native layers are read for `root`: never for a root given with `--dir` or
-/// `MEM_DIR` (evals, benches and tests never read a developer's agent folders), else as the
-/// user configuration says (on by default) unless the root's `mem.toml` turns them off.
-pub(super) fn enabled(source: RootSource, config: &Config) -> Result<bool> {
-    if source == RootSource::Explicit || config.agents.read_own_memories == Some(false) {
-        return Ok(false);
-    }
-    Ok(user::load()?.agents.read_own_memories)
-}
-
-/// The project folder whose agents' memories go with `root`: the folder holding a project's
-/// `.memory/`, a root found above the working directory, else the working directory.
-pub(super) fn project_of(root: &Path, source: RootSource, cwd: Option<&str>) -> Option<PathBuf> {
-    if root.file_name().is_some_and(|n| n == PROJECT_DIR) {
-        return root.parent().map(Path::to_path_buf);
-    }
-    if source == RootSource::Ancestor {
-        return Some(root.to_path_buf());
-    }
-    match cwd {
-        Some(cwd) if Path::new(cwd).is_absolute() => Some(PathBuf::from(cwd)),
-        _ => std::env::current_dir().ok(),
-    }
-}
-
-/// What each agent that keeps memories of its own has for `project`, with the reader's
-/// warnings (a file not read).
-pub(super) fn read_all(project: Option<&Path>) -> Vec<(Agent, NativeRead)> {
-    let homes = hook::homes();
-    Agent::ALL
-        .into_iter()
-        .filter_map(|agent| {
-            let spec = agent.spec().memory?;
-            let home = homes.of(agent)?;
-            let sources = Sources { home, user: homes.user(), project };
-            Some((agent, (spec.read)(&sources)))
-        })
-        .collect()
-}
-
-/// `layers` with the native layers of `root` joined, when [`enabled`]: each agent's memories
-/// indexed, the warnings of its reader on stderr (one line a file), an agent with none (and
-/// no layer indexed before) left out. A layer that cannot be indexed or opened is a warning.
-pub(super) fn join(
-    now: jiff::Timestamp,
-    mut layers: Layers,
-    source: RootSource,
-    cwd: Option<&str>,
-) -> Result<Layers> {
-    join_into(now, &mut layers, source, cwd)?;
-    Ok(layers)
-}
-
-/// [`join`] in place: the native layers `layers` had are replaced by those read now (an
-/// engine already open for an agent is kept, its files written again: a served hook of
-/// `mem mcp` reopens no index).
-pub(super) fn join_into(
-    now: jiff::Timestamp,
-    layers: &mut Layers,
-    source: RootSource,
-    cwd: Option<&str>,
-) -> Result<()> {
-    let mut open = layers.take_natives();
-    let root = layers.project().root().to_path_buf();
-    if !enabled(source, layers.project().config())? {
-        return Ok(());
-    }
-    let project = project_of(&root, source, cwd);
-    let mut natives = Vec::new();
-    for (agent, read) in read_all(project.as_deref()) {
-        for warning in &read.warnings {
-            eprintln!("mem: warning: {warning}");
-        }
-        let folder = mem::engine::native_folder(&root, agent);
-        if read.memories.is_empty() && !folder.is_dir() {
-            continue;
-        }
-        let kept = open.iter().position(|(a, _)| *a == agent).map(|i| open.swap_remove(i).1);
-        let opened = (|| -> Result<Engine> {
-            let folder = mem::engine::index_native(&root, agent, &read, now)?;
-            if let Some(engine) = kept {
-                return Ok(engine);
-            }
-            let mut engine = super::open::engine_at(&folder)?;
-            engine.set_code_checks(false);
-            Ok(engine)
-        })();
-        match opened {
-            Ok(engine) => natives.push((agent, engine)),
-            Err(e) => eprintln!(
-                "mem: warning: the {} layer is not searched: {}",
-                Layer::Native(agent).as_str(),
-                super::output::describe(&e)
-            ),
-        }
-    }
-    layers.set_natives(natives);
-    Ok(())
-}
+use super::hook;
 
 /// Writes again what changed in the agents' memories of the native layers `layers` joined
 /// (for `mem mcp`, which keeps its layers open: each tool call sees what an agent saved
@@ -123,8 +23,8 @@ pub(super) fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
         return;
     }
     let root = layers.project().root().to_path_buf();
-    let project = project_of(&root, RootSource::Ancestor, None);
-    for (agent, read) in read_all(project.as_deref()) {
+    let project = mem::open::project_of(&root, RootSource::Ancestor, &root);
+    for (agent, read) in mem::open::read_natives(&hook::homes(), Some(&project)) {
         if joined.contains(&Layer::Native(agent))
             && let Err(e) = mem::engine::index_native(&root, agent, &read, now)
         {
@@ -163,13 +63,17 @@ pub(super) struct NativeCount {
 
 /// Per agent whose own memories are read for the root of `engine` (found as `source`): how many there are, how
 /// many are not adopted, and what its reader could not read (nothing when the layers are off).
-pub(super) fn counts(engine: &Engine, source: RootSource) -> Result<Vec<NativeCount>> {
-    if !enabled(source, engine.config())? {
-        return Ok(Vec::new());
+pub(super) fn counts(
+    engine: &Engine,
+    source: RootSource,
+    s: &mem::open::Surroundings,
+) -> Vec<NativeCount> {
+    if !mem::open::natives_enabled(s, source, engine.config()) {
+        return Vec::new();
     }
-    let project = project_of(engine.root(), source, None);
+    let project = mem::open::project_of(engine.root(), source, &s.cwd);
     let mut counts = Vec::new();
-    for (agent, read) in read_all(project.as_deref()) {
+    for (agent, read) in mem::open::read_natives(&s.homes, Some(&project)) {
         if read.memories.is_empty() && read.warnings.is_empty() {
             continue;
         }
@@ -182,7 +86,7 @@ pub(super) fn counts(engine: &Engine, source: RootSource) -> Result<Vec<NativeCo
             warnings: read.warnings,
         });
     }
-    Ok(counts)
+    counts
 }
 
 /// The lines of `mem health` on the agents' own memories ([`counts`]).
@@ -230,7 +134,9 @@ pub(super) fn refuse_read_only(layers: &mut Layers, id: &str) -> Result<()> {
 /// and `mem adopt` copies them into mem; nothing for an agent that keeps none here.
 pub(super) fn setup_note(agent: Agent, project: &Path) -> String {
     let Some(spec) = agent.spec().memory else { return String::new() };
-    let found = read_all(Some(project)).into_iter().find(|(a, _)| *a == agent);
+    let found = mem::open::read_natives(&hook::homes(), Some(project))
+        .into_iter()
+        .find(|(a, _)| *a == agent);
     let count = found.map_or(0, |(_, read)| read.memories.len());
     let held = match count {
         0 => String::new(),

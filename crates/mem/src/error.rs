@@ -173,6 +173,20 @@ pub enum Error {
         /// What is wrong and what to do.
         message: String,
     },
+    /// A memory root found above the folder belongs to another user.
+    #[error(
+        "the memory root {} belongs to {owner}, not to you: mem does not use a root someone \
+         else owns (its memories would reach your sessions, and your sessions' digests its \
+         folder); if you trust it, run `mem allow {}`",
+        root.display(),
+        root.display()
+    )]
+    ForeignRoot {
+        /// The root.
+        root: PathBuf,
+        /// Its owner, as `alice (uid 1001)` or `uid 1001`.
+        owner: String,
+    },
     /// No session of the session log has this id (or starts with it).
     #[error("session log {}: no session {id:?}: `mem session list` shows them", path.display())]
     NoSuchSession {

@@ -36,6 +36,10 @@ pub fn check(path: &Path, links: Links) -> Result<Option<Metadata>, Unreadable> 
         Err(e) => Err(Unreadable::Io(e)),
     };
     let Some(own) = found(std::fs::symlink_metadata(path))? else { return Ok(None) };
+    // A regular file itself, no link: what following would give.
+    if own.file_type().is_file() {
+        return Ok(Some(own));
+    }
     if links == Links::InFolder && own.file_type().is_symlink() {
         let target = std::fs::read_link(path).map_err(Unreadable::Io)?;
         let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));

@@ -279,9 +279,11 @@ fn answer(
         return Err(format!("the memory root {} is gone", root.display()));
     }
     let agent = Agent::from_name(&asked.agent).ok_or("an agent this version does not know")?;
-    let globals = Globals { now, ..shared.globals.clone() };
-    crate::cli::native::join_into(globals.now, layers, shared.source, asked.cwd.as_deref())
-        .map_err(|e| e.to_string())?;
+    let surroundings =
+        shared.globals.surroundings(asked.cwd.as_deref()).map_err(|e| format!("{e:#}"))?;
+    for warning in mem::open::join_natives(&surroundings, layers, shared.source, now) {
+        eprintln!("mem: warning: {warning}");
+    }
     // Nor mem's copies of what the agent keeps itself (adopted).
     let mut options = options.clone();
     options.exclude.extend(layers.native_ids(agent));

@@ -132,6 +132,13 @@ fn holds_config(dir: &Path) -> Result<bool> {
              remove it, and this folder is no memory root)"
         ),
     };
+    // One look at the name itself settles the usual cases: nothing there (most folders on the
+    // way up), or a regular file. A link, or anything else, is looked at closely below.
+    match std::fs::symlink_metadata(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Ok(meta) if meta.file_type().is_file() => return Ok(true),
+        _ => {}
+    }
     match untrusted::check(&path, Links::Follow) {
         Ok(Some(_)) => Ok(true),
         Ok(None) => match std::fs::read_link(&path) {
