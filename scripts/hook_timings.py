@@ -9,7 +9,7 @@ builds taking turns, with the JSON payload the agent sends on stdin (a new sessi
 run, so that no call is a repeat of another): `context --hook claude` for SessionStart,
 `context --hook claude --budget 2000` for UserPromptSubmit, `capture --hook claude` for Stop
 on a ten-turn transcript, and `checkpoint --hook claude` for UserPromptSubmit. Prints the
-median wall time of each, in milliseconds, per build. Nothing leaves the temporary folder.
+median wall time of each, in milliseconds, per build, and its quartiles (the spread). Nothing leaves the temporary folder.
 
 With `--repo DIR`, each build's repository is a copy of the git repository DIR (its `.memory/`
 left out), such as `cargo run --release --example gen_repo -- --memories 0 --out DIR` writes
@@ -116,6 +116,14 @@ def main():
         for name, _, _ in hooks:
             cells = "".join(f"  {statistics.median(times[(b, name)]):8.1f}"
                             for b in range(len(builds)))
+            print(f"{name:30}{cells}")
+        # The spread: the quartiles of each build's runs.
+        print("quartiles (25th-75th percentile), ms:")
+        for name, _, _ in hooks:
+            cells = ""
+            for b in range(len(builds)):
+                q = statistics.quantiles(times[(b, name)], n=4)
+                cells += f"  {q[0]:6.1f}-{q[2]:<6.1f}"
             print(f"{name:30}{cells}")
         for b, mem in enumerate(builds):
             print(f"build {b + 1}: {mem}")
