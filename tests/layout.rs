@@ -434,17 +434,7 @@ fn closure_of(top: &str) -> BTreeSet<String> {
 /// a web server, an async runtime, an MCP server or terminal output.
 #[test]
 fn the_library_depends_on_what_the_docs_list_and_no_front_end_crate() {
-    let doc = read("docs/architecture.md");
-    let listed = &doc[doc.find("<!-- library dependencies -->").unwrap()..];
-    let listed =
-        &listed["<!-- library dependencies -->".len()..listed.find("<!-- end -->").unwrap()];
-    let mut listed: Vec<String> = listed
-        .split([',', '\n'])
-        .map(str::trim)
-        .filter(|n| !n.is_empty())
-        .map(String::from)
-        .collect();
-    listed.sort();
+    let listed = listed("<!-- library dependencies -->");
     assert_eq!(
         library_dependencies(),
         listed,
@@ -461,4 +451,39 @@ fn the_library_depends_on_what_the_docs_list_and_no_front_end_crate() {
             .filter(|name| closure.contains(*name))
             .collect();
     assert!(front.is_empty(), "the library brings in {front:?}");
+}
+
+/// The items docs/architecture.md lists between `marker` and the next `<!-- end -->`,
+/// separated by commas or lines, sorted.
+fn listed(marker: &str) -> Vec<String> {
+    let doc = read("docs/architecture.md");
+    let block = &doc[doc.find(marker).unwrap_or_else(|| panic!("no {marker}")) + marker.len()..];
+    let block = &block[..block.find("<!-- end -->").unwrap()];
+    let mut items: Vec<String> =
+        block.split([',', '\n']).map(str::trim).filter(|w| !w.is_empty()).map(String::from).collect();
+    items.sort();
+    items
+}
+
+/// Issue #54: the library's public items are the list docs/architecture.md gives: its public
+/// modules and the re-exports of `lib.rs`.
+#[test]
+fn the_library_s_public_items_are_the_docs_list() {
+    let lib = code_lines("crates/mem/src/lib.rs");
+    let mut modules: Vec<String> = lib
+        .iter()
+        .filter_map(|l| l.strip_prefix("pub mod ")?.strip_suffix(';').map(String::from))
+        .collect();
+    modules.sort();
+    let mut exports: Vec<String> = Vec::new();
+    for line in lib.iter().filter(|l| l.starts_with("pub use ")) {
+        let items = match (line.find('{'), line.find('}')) {
+            (Some(a), Some(b)) => line[a + 1..b].to_string(),
+            _ => line.rsplit("::").next().unwrap_or("").trim_end_matches(';').to_string(),
+        };
+        exports.extend(items.split(',').map(|i| i.trim().to_string()).filter(|i| !i.is_empty()));
+    }
+    exports.sort();
+    assert_eq!(modules, listed("<!-- public modules -->"));
+    assert_eq!(exports, listed("<!-- public re-exports -->"));
 }
