@@ -459,8 +459,12 @@ fn listed(marker: &str) -> Vec<String> {
     let doc = read("docs/architecture.md");
     let block = &doc[doc.find(marker).unwrap_or_else(|| panic!("no {marker}")) + marker.len()..];
     let block = &block[..block.find("<!-- end -->").unwrap()];
-    let mut items: Vec<String> =
-        block.split([',', '\n']).map(str::trim).filter(|w| !w.is_empty()).map(String::from).collect();
+    let mut items: Vec<String> = block
+        .split([',', '\n'])
+        .map(str::trim)
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect();
     items.sort();
     items
 }
