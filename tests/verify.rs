@@ -468,3 +468,24 @@ fn a_shallow_clone_and_a_linked_worktree_are_checked_as_far_as_they_go() {
     cmd.args(["recall", "--json", "session cookie"]).current_dir(&to);
     assert_eq!(run(crate::util::clean_env(&mut cmd)).code, 0);
 }
+
+/// Issue #55, item 1: a leading `_` was stripped from function names, so a memory about a
+/// private Python function was checked as the public one of the same name elsewhere, and
+/// called moved there.
+#[test]
+fn a_private_function_is_checked_under_its_own_name() {
+    let repo = Dir::new();
+    let top = repo.path();
+    git(top, 1, &["init", "-q"]);
+    repo.write("app/db.py", "def _get_session():\n    return POOL.get()\n");
+    repo.write("tests/test_basic.py", "def get_session():\n    return None\n");
+    git(top, 1, &["add", "."]);
+    git(top, 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    remember(&repo, "pool", "semantic", "`_get_session()` in app/db.py returns the pooled session");
+    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let pool = &verdicts(&verified)[0];
+    assert_eq!(pool.1, "current", "{verified}");
+    let symbol = pool.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
+    assert_eq!((&symbol.1, &symbol.2), (&json!("_get_session"), &json!("current")), "{verified}");
+}

@@ -123,17 +123,26 @@ fn push_symbol(out: &mut Candidates, shown: &str, sentence: usize) {
     }
 }
 
-/// A word without the quotes, brackets and punctuation around it.
+/// A word without the quotes, brackets and punctuation around it. Underscores around a word
+/// (`_word_`, `__word__`: Markdown emphasis) go; a name's own leading underscores stay
+/// (`_get_session()`, `__init__.py`).
 fn trim_word(raw: &str) -> &str {
-    let mut word = raw.trim_start_matches(['(', '[', '{', '*', '_', ',']);
-    loop {
+    let mut word = raw.trim_start_matches(['(', '[', '{', '*', ',']);
+    let word = loop {
         let trimmed = word.trim_end_matches(['.', ',', ';', ':', ']', '}', '*', '!', '?']);
         let opened = trimmed.matches('(').count();
         match trimmed.strip_suffix(')') {
             // A closing bracket with no opening one in the word is the prose's.
             Some(inner) if trimmed.matches(')').count() > opened => word = inner,
-            _ => return trimmed,
+            _ => break trimmed,
         }
+    };
+    let leading = word.len() - word.trim_start_matches('_').len();
+    let trailing = word.len() - word.trim_end_matches('_').len();
+    if leading > 0 && leading == trailing && word.len() > 2 * leading {
+        &word[leading..word.len() - trailing]
+    } else {
+        word
     }
 }
 
@@ -322,6 +331,23 @@ mod tests {
         // Bare lowercase words, prose abbreviations and capitalised prose are not symbols.
         assert_eq!(symbols("use `serde_json` e.g. with Session and `retry`"), Vec::<String>::new());
         assert_eq!(symbols("calls AuthService.refresh on expiry"), ["refresh"]);
+    }
+
+    /// Issue #55, item 1: a leading `_` was stripped from every word, so `_get_session()` was
+    /// looked up as `get_session()`. Only underscores on both sides (emphasis) go.
+    #[test]
+    fn a_name_keeps_its_leading_underscore_and_emphasis_goes() {
+        assert_eq!(symbols("the pool comes from _get_session() in app/db.py"), ["_get_session"]);
+        assert_eq!(symbols("see `__init__()` and `_Private.load`"), ["__init__", "load"]);
+        assert_eq!(
+            paths("the exports of __init__.py and _config.yml"),
+            ["__init__.py", "_config.yml"]
+        );
+        assert_eq!(
+            paths("_src/auth.py_ (emphasis) and __docs/a.md__"),
+            ["src/auth.py", "docs/a.md"]
+        );
+        assert_eq!(symbols("_issue_session()_ sets it"), ["issue_session"]);
     }
 
     #[test]
