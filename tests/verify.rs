@@ -489,3 +489,25 @@ fn a_private_function_is_checked_under_its_own_name() {
     let symbol = pool.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
     assert_eq!((&symbol.1, &symbol.2), (&json!("_get_session"), &json!("current")), "{verified}");
 }
+
+/// Issue #55, item 7: the repository's own folder, which a session's digest names, was reported
+/// "outside the repository, not checked". It is the repository; a path under it is checked as
+/// the path from the top; a path elsewhere is still outside.
+#[test]
+fn the_repository_s_own_folder_is_not_outside_it() {
+    let repo = Dir::new();
+    let top = repo.path();
+    git(top, 1, &["init", "-q"]);
+    repo.write("src/lib.rs", "pub fn ship() {}\n");
+    git(top, 1, &["add", "."]);
+    git(top, 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    let top = top.display();
+    let body = format!("Worked in {top} on {top}/src/lib.rs; the hosts are in /etc/hosts");
+    remember(&repo, "session", "episodic", &body);
+    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let session = &verified[0];
+    assert_eq!(session["outside"], json!(["/etc/hosts"]), "{verified}");
+    assert_eq!(verdicts(&verified)[0].2[0].0, "src/lib.rs", "{verified}");
+    assert_eq!(verdicts(&verified)[0].2[0].2, "current", "{verified}");
+}

@@ -19,7 +19,8 @@ const MAX_RENAMES: usize = 4;
 
 /// See [`Repo::check`].
 pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
-    let found: Vec<Candidates> = subjects.iter().map(|s| extract::candidates(s.text)).collect();
+    let found: Vec<Candidates> =
+        subjects.iter().map(|s| within_top(extract::candidates(s.text), repo.top())).collect();
     let mut out: Vec<Checked> = found
         .iter()
         .map(|c| Checked {
@@ -486,4 +487,25 @@ fn pair_of<'a>(
         [(_, only)] => Some(only),
         _ => None,
     }
+}
+
+/// `c` with its absolute paths into the repository's own folder `top` taken back in: the top
+/// itself is the repository, not a path out of it (a session's digest names its folder), and
+/// a path under it is checked as the path from the top.
+fn within_top(mut c: Candidates, top: &std::path::Path) -> Candidates {
+    let outside = std::mem::take(&mut c.outside);
+    for word in outside {
+        match std::path::Path::new(&word).strip_prefix(top) {
+            Ok(rel) if rel.as_os_str().is_empty() => {}
+            Ok(rel) => {
+                let text = rel.to_string_lossy().into_owned();
+                if !c.paths.iter().any(|p| p.text == text) {
+                    // Its sentence is unknown: no symbol is paired with it by sentence.
+                    c.paths.push(extract::PathWord { text, sentence: usize::MAX });
+                }
+            }
+            Err(_) => c.outside.push(word),
+        }
+    }
+    c
 }
