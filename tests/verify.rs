@@ -511,3 +511,39 @@ fn the_repository_s_own_folder_is_not_outside_it() {
     assert_eq!(verdicts(&verified)[0].2[0].0, "src/lib.rs", "{verified}");
     assert_eq!(verdicts(&verified)[0].2[0].2, "current", "{verified}");
 }
+
+/// Issue #55, item 8: a confirmation answered success, yet recall still said "may be
+/// outdated" until `.mem/` was deleted; and a refused confirmation still recorded a use.
+#[test]
+fn a_confirmation_clears_the_note_at_once_and_a_refused_one_changes_nothing() {
+    let repo = history();
+    let note = |repo: &Dir| {
+        let hits = repo.mem_in(".", &["recall", "--json", "--no-record", "new ids new_id"], "");
+        let hits = hits.json();
+        let ids = hits.as_array().unwrap().iter().find(|h| h["id"] == "ids").cloned();
+        ids.unwrap_or_else(|| panic!("{hits}"))["code_note"].clone()
+    };
+    assert!(note(&repo).is_string(), "new_id() moved since it was written: a note");
+    repo.mem_in(".", &["verify", "--confirm", "ids"], "").ok();
+    assert!(note(&repo).is_null(), "confirmed: no note");
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    server.ok("used", json!({ "ids": ["refund"], "confirm": true }));
+    let hits = server.list("recall", "hits", json!({ "query": "refunds billing" }));
+    let refund = hits.as_array().unwrap().iter().find(|h| h["id"] == "refund").cloned();
+    assert!(refund.unwrap_or_else(|| panic!("{hits}")).get("code_note").is_none(), "{hits}");
+    server.finish();
+    // A confirmation of a user memory (which cites no code) is refused, and no use recorded.
+    let user = repo.home().join("me");
+    repo.write_user_config(&format!("[layers]\nuser = {:?}\n", user.to_str().unwrap()));
+    let added =
+        repo.mem_in(".", &["add", "--json", "--layer", "user", "I prefer terse commits"], "");
+    let id = added.json()["id"].as_str().unwrap().to_string();
+    let mut server = crate::mcp::Server::start_in(&repo, "src");
+    server.initialize();
+    let refused = server.tool_error("used", json!({ "ids": [id], "confirm": true }));
+    assert!(refused.contains("nothing was recorded"), "{refused}");
+    server.finish();
+    let shown = repo.mem_in(".", &["show", "--json", &id], "").json();
+    assert_eq!(shown["access_count"], 0, "{shown}");
+}

@@ -388,14 +388,23 @@ impl MemServer {
                     None => by_layer.push((layer, vec![id.clone()])),
                 }
             }
+            // A confirmation that cannot be made is refused before anything is recorded, so
+            // that an agent that retries without it counts each use once.
+            if args.confirm
+                && let Some((layer, ids)) = by_layer.iter().find(|(l, _)| *l != Layer::Project)
+            {
+                bail!(
+                    "only project memories cite code; {} {} the {} layer's: nothing was recorded",
+                    ids.join(", "),
+                    if ids.len() == 1 { "is" } else { "are" },
+                    layer.as_str()
+                );
+            }
             let mut used = Vec::new();
             for (layer, ids) in by_layer {
                 let engine = layers.engine(layer).expect("located in it");
                 let (paths, report) = engine.used(&ids, now, true)?;
                 if args.confirm {
-                    if layer != Layer::Project {
-                        bail!("only project memories cite code; {} are the user's", ids.join(", "));
-                    }
                     for id in &ids {
                         engine.confirm(id, now)?;
                     }

@@ -181,6 +181,31 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         let names = distinct(pending.iter().map(|(_, s, _)| s.name.clone()));
         let at_head = super::symbols::grep_defs(&git, "HEAD", &names, &mut problems);
         let mut later = Vec::new();
+        // A symbol defined at HEAD in another file than the one cited with it moved only if
+        // the cited file defined it when its memory was written or last confirmed: the files
+        // of those memories' commits, read at once.
+        let moved_specs: Vec<String> = pending
+            .iter()
+            .filter_map(|(i, symbol, pair)| {
+                let cited = pair.as_ref().and_then(Resolved::cited)?;
+                let defined = at_head.defs.get(&symbol.name)?;
+                let base = bases[*i]?;
+                (defined.iter().any(|d| d != cited)).then(|| format!("{base}:{cited}"))
+            })
+            .collect();
+        let then = super::symbols::versions(&git, &distinct(moved_specs), &mut problems);
+        let defined_then = |i: usize, path: &str, name: &str| match bases[i] {
+            // Written before the repository's first commit: nothing to compare with.
+            None => true,
+            Some(base) => match then.get(&format!("{base}:{path}")) {
+                Some(super::symbols::Version::Text(text)) => {
+                    text.lines().any(|l| defs::defines(l, name))
+                }
+                // Not readable here (large, or not in this partial clone): as before.
+                Some(_) => true,
+                None => false,
+            },
+        };
         for (i, symbol, pair) in pending {
             let name = &symbol.name;
             if at_head.env.contains_key(name) {
@@ -194,6 +219,9 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
                     // Defined there in HEAD, gone from the work tree: removed, not committed.
                     symbol_cite(&p, name, Status::Gone)
                 }
+                // It was elsewhere already then: nothing moved since (a confirmation counts
+                // from when it was made).
+                (Some(p), Some(_)) if !defined_then(i, &p, name) => continue,
                 (Some(p), Some(_)) => {
                     let to = defined.iter().find(|d| **d != p).cloned();
                     Cite { to, ..symbol_cite(&p, name, Status::Moved) }
