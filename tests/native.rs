@@ -242,3 +242,22 @@ fn the_mcp_server_recalls_by_layer_gets_and_uses_an_agent_s_memory() {
     assert_eq!(hits[0]["id"], "claude.reviews", "{hits}");
     server.finish();
 }
+
+/// Issue #55, item 9: `mem health` said "1 not adopted" right after `mem adopt`, until another
+/// command refreshed the index; and it counted every memory whose source names a session as a
+/// fact the user stated (19 on memories.example, which has no captures).
+#[test]
+fn health_counts_an_adoption_at_once_and_only_stated_facts() {
+    let dir = Dir::new();
+    project_with_claude_memory(&dir);
+    mem(&dir, &["adopt", "claude.release-freeze"]).ok();
+    let health = mem(&dir, &["health", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&health.stdout).unwrap();
+    let claude = &json["agents_own_memories"][0];
+    assert_eq!(claude["not_adopted"], 1, "{}", health.stdout);
+    let example = Dir::example();
+    example.mem(&["index"]).ok();
+    let facts = example.mem(&["health", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&facts.stdout).unwrap();
+    assert_eq!(json["stated_facts"], 0, "{}", facts.stdout);
+}

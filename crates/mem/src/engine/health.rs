@@ -239,10 +239,12 @@ impl Engine {
         })
     }
 
-    /// How many indexed memories capture took from what a user stated: a session's source, an
-    /// id of their own.
+    /// How many indexed memories capture took from what a user stated: those with the tag
+    /// [`crate::capture::facts::FACT_TAG`] and a session as their source, not every memory
+    /// whose source names a session (a digest, or one written by hand or by another tool).
     fn stated_facts(&self) -> Result<usize> {
-        let records = self.index.records(&[], &[])?;
+        let tag = [crate::capture::facts::FACT_TAG.to_string()];
+        let records = self.index.records(&[], &tag)?;
         Ok(records
             .iter()
             .filter(|r| {
