@@ -547,3 +547,30 @@ fn a_confirmation_clears_the_note_at_once_and_a_refused_one_changes_nothing() {
     let shown = repo.mem_in(".", &["show", "--json", &id], "").json();
     assert_eq!(shown["access_count"], 0, "{shown}");
 }
+
+/// Issue #55, item 2: a removed function read current while its name was still in its file, in
+/// a comment or a string.
+#[test]
+fn a_removed_function_named_in_a_comment_is_gone() {
+    let repo = Dir::new();
+    let top = repo.path();
+    git(top, 1, &["init", "-q"]);
+    repo.write(
+        "src/auth.py",
+        "def refresh_token(user):\n    return user\n\ndef login():\n    pass\n",
+    );
+    git(top, 1, &["add", "."]);
+    git(top, 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    remember(&repo, "tokens", "semantic", "`refresh_token()` in src/auth.py renews the token");
+    repo.write(
+        "src/auth.py",
+        "# refresh_token() was folded into login()\ndef login():\n    log(\"no refresh_token\")\n",
+    );
+    git(top, 10, &["commit", "-qam", "fold refresh_token"]);
+    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let tokens = &verdicts(&verified)[0];
+    assert_eq!(tokens.1, "gone", "{verified}");
+    let symbol = tokens.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
+    assert_eq!((&symbol.1, &symbol.2), (&json!("refresh_token"), &json!("gone")), "{verified}");
+}

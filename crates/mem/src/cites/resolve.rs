@@ -160,8 +160,10 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             }
             let pair = pair_of(c, symbol, &resolved).cloned();
             let in_file = pair.as_ref().and_then(Resolved::now_at).and_then(&mut read);
+            // Held where the file defines it: a name left only in a string or a comment of its
+            // file is not the function the memory cites.
             let held =
-                in_file.is_some_and(|text| text.lines().any(|l| defs::mentions(l, &symbol.name)));
+                in_file.is_some_and(|text| text.lines().any(|l| defs::defines(l, &symbol.name)));
             match (&pair, held) {
                 (Some(Resolved::Here(p)), true) => {
                     out[i].verdict.cites.push(symbol_cite(p, &symbol.name, Status::Current));
