@@ -76,7 +76,8 @@ fn scan_span(span: &str, in_code: bool, sentence: usize, out: &mut Candidates) {
         if raw.len() > MAX_WORD || raw.is_empty() {
             continue;
         }
-        let word = trim_word(raw);
+        let converted = windows_path(trim_word(raw));
+        let word = converted.as_deref().unwrap_or_else(|| trim_word(raw));
         if word.is_empty() || is_url(word) || word.starts_with('-') || word.contains('=') {
             continue;
         }
@@ -144,6 +145,21 @@ fn trim_word(raw: &str) -> &str {
     } else {
         word
     }
+}
+
+/// A relative path written with Windows separators (`src\auth.py`) as the repository names it
+/// (`src/auth.py`): only parts of path characters, the last a file name with an extension (so
+/// an escape such as `\n` or `foo\_bar` is left alone).
+fn windows_path(word: &str) -> Option<String> {
+    if !word.contains('\\') || word.contains('/') || word.starts_with('\\') {
+        return None;
+    }
+    let path = word.replace('\\', "/");
+    let file = path.rsplit('/').next()?;
+    let named = file.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && ext.starts_with(|c: char| c.is_ascii_alphabetic())
+    });
+    (named && path.chars().all(path_char) && is_path_like(&path)).then_some(path)
 }
 
 fn is_url(word: &str) -> bool {
@@ -348,6 +364,17 @@ mod tests {
             ["src/auth.py", "docs/a.md"]
         );
         assert_eq!(symbols("_issue_session()_ sets it"), ["issue_session"]);
+    }
+
+    /// Issue #55, item 6: paths written with Windows separators were never checked.
+    #[test]
+    fn windows_separators_are_read_as_the_repository_s() {
+        assert_eq!(
+            paths("see src\\auth\\login.py and `app\\db.py`"),
+            ["src/auth/login.py", "app/db.py"]
+        );
+        // Escapes and prose backslashes are not paths.
+        assert_eq!(paths("match \\d+ and \\n, or foo\\_bar and C:\\Users"), Vec::<String>::new());
     }
 
     #[test]
