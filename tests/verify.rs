@@ -574,3 +574,29 @@ fn a_removed_function_named_in_a_comment_is_gone() {
     let symbol = tokens.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
     assert_eq!((&symbol.1, &symbol.2), (&json!("refresh_token"), &json!("gone")), "{verified}");
 }
+
+/// Issue #55, item 3: a deleted path that is also the tail of other tracked files (a root
+/// `README.rst` deleted, `examples/*/README.rst` still there) was never checked.
+#[test]
+fn a_deleted_path_that_other_files_end_with_is_gone() {
+    let repo = Dir::new();
+    let top = repo.path();
+    git(top, 1, &["init", "-q"]);
+    repo.write("README.rst", "Setup: run make\n");
+    repo.write("examples/a/README.rst", "a\n");
+    repo.write("examples/b/README.rst", "b\n");
+    git(top, 1, &["add", "."]);
+    git(top, 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    remember(&repo, "setup", "procedural", "The setup steps are in README.rst at the top");
+    git(top, 10, &["rm", "-q", "README.rst"]);
+    git(top, 10, &["commit", "-qm", "drop the readme"]);
+    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let setup = &verdicts(&verified)[0];
+    assert_eq!(setup.1, "gone", "{verified}");
+    assert_eq!(
+        (&setup.2[0].0, &setup.2[0].2),
+        (&json!("README.rst"), &json!("gone")),
+        "{verified}"
+    );
+}

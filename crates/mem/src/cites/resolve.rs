@@ -89,6 +89,9 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         });
         let tracked = ByName::of(tracked.iter());
         let mut still = Vec::new();
+        // Words that are the tail of several tracked paths: only a deleted path of their own
+        // (a root `README.rst` deleted, `examples/*/README.rst` still there) is theirs.
+        let mut ambiguous = std::collections::HashSet::new();
         for word in missing {
             match tracked.unique(&word) {
                 Some(path) => {
@@ -99,7 +102,10 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
                     };
                     resolved.insert(word, r);
                 }
-                None if tracked.any(&word) => {}
+                None if tracked.any(&word) => {
+                    ambiguous.insert(word.clone());
+                    still.push(word);
+                }
                 None => still.push(word),
             }
         }
@@ -111,7 +117,11 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         let found: Vec<(String, String, Removal)> = still
             .into_iter()
             .filter_map(|word| {
-                let path = names.unique(&word)?;
+                let path = if ambiguous.contains(&word) {
+                    deleted.contains_key(&word).then(|| word.clone())?
+                } else {
+                    names.unique(&word)?
+                };
                 let removal = deleted[&path].clone();
                 Some((word, path, removal))
             })
