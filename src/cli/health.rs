@@ -44,11 +44,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let status_code = if ok { 0 } else { UNHEALTHY };
     let served =
         super::served::enabled().then(|| super::served::client::status(engine.root(), source));
-    // The counts of the agents' own memories read the index for the adopted ones: brought up
-    // to date first (what `mem adopt` just wrote), now that the index's own health is known.
-    if let Err(e) = engine.refresh(ctx.now, &mem::progress::Silent) {
-        eprintln!("mem: warning: the index could not be refreshed: {e}");
-    }
     let native = super::native::counts(&engine, source, &ctx.surroundings(None)?);
     if args.json {
         let mut value = serde_json::to_value(&health)?;

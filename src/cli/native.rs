@@ -82,11 +82,21 @@ pub(super) fn counts(
             layer: Layer::Native(agent).as_str(),
             label: agent.spec().memory.map_or("", |m| m.label),
             memories: read.memories.len(),
-            not_adopted: read.memories.iter().filter(|m| engine.get(&m.id).is_err()).count(),
+            not_adopted: read.memories.iter().filter(|m| !adopted(engine, s, &m.id)).count(),
             warnings: read.warnings,
         });
     }
     counts
+}
+
+/// Whether the agent's memory `id` was adopted: indexed in the project's root, or its file is
+/// where `mem adopt` writes it (`ID.md` at the top of the project's or the user's root), so
+/// that `mem health`, which changes no index, counts an adoption made just before.
+fn adopted(engine: &Engine, s: &mem::open::Surroundings, id: &str) -> bool {
+    let file = format!("{id}.md");
+    engine.get(id).is_ok()
+        || engine.root().join(&file).is_file()
+        || s.user_layer.as_ref().is_some_and(|dir| dir.join(&file).is_file())
 }
 
 /// The lines of `mem health` on the agents' own memories ([`counts`]).
