@@ -469,25 +469,40 @@ fn a_shallow_clone_and_a_linked_worktree_are_checked_as_far_as_they_go() {
     assert_eq!(run(crate::util::clean_env(&mut cmd)).code, 0);
 }
 
+/// A repository whose first commit (October 1st) holds `files`, with its project root made.
+fn committed(files: &[(&str, &str)]) -> Dir {
+    let repo = Dir::new();
+    git(repo.path(), 1, &["init", "-q"]);
+    for (path, text) in files {
+        repo.write(path, *text);
+    }
+    git(repo.path(), 1, &["add", "."]);
+    git(repo.path(), 1, &["commit", "-qm", "first"]);
+    repo.mem_in(".", &["init", "--project"], "").ok();
+    repo
+}
+
+/// The only memory's `code_status`, and the name and status of its function's citation.
+fn function_verdict(repo: &Dir) -> (Value, Value, Value) {
+    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let (_, status, cites) = verdicts(&verified).remove(0);
+    let symbol = cites.into_iter().find(|c| !c.1.is_null());
+    let symbol = symbol.unwrap_or_else(|| panic!("no function's citation: {verified}"));
+    (status, symbol.1, symbol.2)
+}
+
 /// Issue #55, item 1: a leading `_` was stripped from function names, so a memory about a
 /// private Python function was checked as the public one of the same name elsewhere, and
 /// called moved there.
 #[test]
 fn a_private_function_is_checked_under_its_own_name() {
-    let repo = Dir::new();
-    let top = repo.path();
-    git(top, 1, &["init", "-q"]);
-    repo.write("app/db.py", "def _get_session():\n    return POOL.get()\n");
-    repo.write("tests/test_basic.py", "def get_session():\n    return None\n");
-    git(top, 1, &["add", "."]);
-    git(top, 1, &["commit", "-qm", "first"]);
-    repo.mem_in(".", &["init", "--project"], "").ok();
+    let repo = committed(&[
+        ("app/db.py", "def _get_session():\n    return POOL.get()\n"),
+        ("tests/test_basic.py", "def get_session():\n    return None\n"),
+    ]);
     remember(&repo, "pool", "semantic", "`_get_session()` in app/db.py returns the pooled session");
-    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
-    let pool = &verdicts(&verified)[0];
-    assert_eq!(pool.1, "current", "{verified}");
-    let symbol = pool.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
-    assert_eq!((&symbol.1, &symbol.2), (&json!("_get_session"), &json!("current")), "{verified}");
+    let expected = (json!("current"), json!("_get_session"), json!("current"));
+    assert_eq!(function_verdict(&repo), expected);
 }
 
 /// Issue #55, item 7: the repository's own folder, which a session's digest names, was reported
@@ -495,13 +510,8 @@ fn a_private_function_is_checked_under_its_own_name() {
 /// the path from the top; a path elsewhere is still outside.
 #[test]
 fn the_repository_s_own_folder_is_not_outside_it() {
-    let repo = Dir::new();
+    let repo = committed(&[("src/lib.rs", "pub fn ship() {}\n")]);
     let top = repo.path();
-    git(top, 1, &["init", "-q"]);
-    repo.write("src/lib.rs", "pub fn ship() {}\n");
-    git(top, 1, &["add", "."]);
-    git(top, 1, &["commit", "-qm", "first"]);
-    repo.mem_in(".", &["init", "--project"], "").ok();
     let top = top.display();
     let body = format!("Worked in {top} on {top}/src/lib.rs; the hosts are in /etc/hosts");
     remember(&repo, "session", "episodic", &body);
@@ -552,42 +562,31 @@ fn a_confirmation_clears_the_note_at_once_and_a_refused_one_changes_nothing() {
 /// a comment or a string.
 #[test]
 fn a_removed_function_named_in_a_comment_is_gone() {
-    let repo = Dir::new();
-    let top = repo.path();
-    git(top, 1, &["init", "-q"]);
-    repo.write(
+    let repo = committed(&[(
         "src/auth.py",
         "def refresh_token(user):\n    return user\n\ndef login():\n    pass\n",
-    );
-    git(top, 1, &["add", "."]);
-    git(top, 1, &["commit", "-qm", "first"]);
-    repo.mem_in(".", &["init", "--project"], "").ok();
+    )]);
+    let top = repo.path();
     remember(&repo, "tokens", "semantic", "`refresh_token()` in src/auth.py renews the token");
     repo.write(
         "src/auth.py",
         "# refresh_token() was folded into login()\ndef login():\n    log(\"no refresh_token\")\n",
     );
     git(top, 10, &["commit", "-qam", "fold refresh_token"]);
-    let verified = repo.mem_in(".", &["verify", "--json"], "").json_found();
-    let tokens = &verdicts(&verified)[0];
-    assert_eq!(tokens.1, "gone", "{verified}");
-    let symbol = tokens.2.iter().find(|c| !c.1.is_null()).expect("the function's citation");
-    assert_eq!((&symbol.1, &symbol.2), (&json!("refresh_token"), &json!("gone")), "{verified}");
+    let expected = (json!("gone"), json!("refresh_token"), json!("gone"));
+    assert_eq!(function_verdict(&repo), expected);
 }
 
 /// Issue #55, item 3: a deleted path that is also the tail of other tracked files (a root
 /// `README.rst` deleted, `examples/*/README.rst` still there) was never checked.
 #[test]
 fn a_deleted_path_that_other_files_end_with_is_gone() {
-    let repo = Dir::new();
+    let repo = committed(&[
+        ("README.rst", "Setup: run make\n"),
+        ("examples/a/README.rst", "a\n"),
+        ("examples/b/README.rst", "b\n"),
+    ]);
     let top = repo.path();
-    git(top, 1, &["init", "-q"]);
-    repo.write("README.rst", "Setup: run make\n");
-    repo.write("examples/a/README.rst", "a\n");
-    repo.write("examples/b/README.rst", "b\n");
-    git(top, 1, &["add", "."]);
-    git(top, 1, &["commit", "-qm", "first"]);
-    repo.mem_in(".", &["init", "--project"], "").ok();
     remember(&repo, "setup", "procedural", "The setup steps are in README.rst at the top");
     git(top, 10, &["rm", "-q", "README.rst"]);
     git(top, 10, &["commit", "-qm", "drop the readme"]);
