@@ -20,6 +20,7 @@ mod cache;
 mod defs;
 pub mod extract;
 mod git;
+mod paths;
 mod resolve;
 mod resolved;
 mod symbols;

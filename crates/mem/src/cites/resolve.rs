@@ -1,21 +1,19 @@
 //! The verdicts of many memories at once: their candidates resolved against the work tree,
 //! then git asked once per kind of question for all of them (the index for paths missing from
-//! the tree, the history for deletions and renames, the blobs at the commit each memory was
-//! written at, `git grep` for symbols not found in their file). Every step is bounded by the
-//! citations; the one that reads the tree, `git grep`, runs only for symbols that are not in
-//! the file cited with them.
+//! the tree, the history for deletions and renames: `paths.rs`; the blobs at the commit each
+//! memory was written at; `git grep` for symbols not found in their file: `symbols.rs`). Every
+//! step is bounded by the citations; the one that reads the tree, `git grep`, runs only for
+//! symbols that are not in the file cited with them.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::extract::{self, Candidates, SymbolWord};
-use super::git::{Blob, Git, Removal};
+use super::git::{Blob, Git};
+use super::paths;
 use super::resolved::{Pending, Resolved, symbol_cite};
 use super::symbols::Version;
 use super::tree::{Place, Tree};
 use super::{ByKey, Checked, Cite, Repo, Status, Subject, Verdict, commit_at, defs, distinct};
-
-/// How many renames in a row one path is followed through.
-const MAX_RENAMES: usize = 4;
 
 /// See [`Repo::check`].
 pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
@@ -55,79 +53,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
     let mut places: HashMap<String, Place> = HashMap::new();
     let mut place =
         |path: &str| places.entry(path.to_string()).or_insert_with(|| tree.place(path)).clone();
-    let words = distinct(found.iter().flat_map(|c| c.paths.iter().map(|p| p.text.clone())));
-    let mut resolved: ByKey<Resolved> = HashMap::new();
-    let mut missing = Vec::new();
-    for word in &words {
-        match place(word) {
-            Place::Here { .. } => drop(resolved.insert(word.clone(), Resolved::Here(word.clone()))),
-            Place::Outside => drop(resolved.insert(word.clone(), Resolved::Outside)),
-            Place::Missing => missing.push(word.clone()),
-        }
-    }
-    if head.is_some() && !missing.is_empty() {
-        // In the index but not in the work tree: deleted, not committed (one lookup each).
-        let in_index: Vec<String> = missing.iter().map(|w| format!(":{w}")).collect();
-        let ids = git.blob_ids(&in_index).unwrap_or_else(|p| {
-            problems.push(p);
-            Vec::new()
-        });
-        let mut unknown = Vec::new();
-        let ids = ids.into_iter().chain(std::iter::repeat(Blob::None));
-        for (word, id) in missing.into_iter().zip(ids) {
-            match id {
-                Blob::None => unknown.push(word),
-                _ => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
-            }
-        }
-        let missing = unknown;
-        // A suffix of a tracked path (git matches the index against the pathspecs).
-        let suffixes: Vec<String> = missing.iter().map(|w| format!(":(glob)**/{w}")).collect();
-        let tracked = git.tracked(&suffixes).unwrap_or_else(|p| {
-            problems.push(p);
-            Vec::new()
-        });
-        let tracked = ByName::of(tracked.iter());
-        let mut still = Vec::new();
-        // Words that are the tail of several tracked paths: only a deleted path of their own
-        // (a root `README.rst` deleted, `examples/*/README.rst` still there) is theirs.
-        let mut ambiguous = std::collections::HashSet::new();
-        for word in missing {
-            match tracked.unique(&word) {
-                Some(path) => {
-                    let r = match place(&path) {
-                        Place::Here { .. } => Resolved::Here(path),
-                        Place::Outside => Resolved::Outside,
-                        Place::Missing => Resolved::Gone(path, None),
-                    };
-                    resolved.insert(word, r);
-                }
-                None if tracked.any(&word) => {
-                    ambiguous.insert(word.clone());
-                    still.push(word);
-                }
-                None => still.push(word),
-            }
-        }
-        let deleted = git.deletions(&pathspecs(&still)).unwrap_or_else(|p| {
-            problems.push(p);
-            HashMap::new()
-        });
-        let names = ByName::of(deleted.keys());
-        let found: Vec<(String, String, Removal)> = still
-            .into_iter()
-            .filter_map(|word| {
-                let path = if ambiguous.contains(&word) {
-                    deleted.contains_key(&word).then(|| word.clone())?
-                } else {
-                    names.unique(&word)?
-                };
-                let removal = deleted[&path].clone();
-                Some((word, path, removal))
-            })
-            .collect();
-        resolved.extend(follow(&git, &mut place, found, &mut problems));
-    }
+    let resolved = paths::resolve(&git, head.is_some(), &mut place, &found, &mut problems);
     let parents = match head {
         Some(_) => git.first_parents().unwrap_or_else(|p| {
             problems.push(p);
@@ -189,64 +115,9 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
             }
         }
     }
-    if head.is_some() && !pending.is_empty() {
-        let names = distinct(pending.iter().map(|(_, s, _)| s.name.clone()));
-        let at_head = super::symbols::grep_defs(&git, "HEAD", &names, &mut problems);
-        let mut later = Vec::new();
-        // A symbol defined at HEAD in another file than the one cited with it moved only if
-        // the cited file defined it when its memory was written or last confirmed: the files
-        // of those memories' commits, read at once.
-        let moved_specs: Vec<String> = pending
-            .iter()
-            .filter_map(|(i, symbol, pair)| {
-                let cited = pair.as_ref().and_then(Resolved::cited)?;
-                let defined = at_head.defs.get(&symbol.name)?;
-                let base = bases[*i]?;
-                (defined.iter().any(|d| d != cited)).then(|| format!("{base}:{cited}"))
-            })
-            .collect();
-        let then = super::symbols::versions(&git, &distinct(moved_specs), &mut problems);
-        let defined_then = |i: usize, path: &str, name: &str| match bases[i] {
-            // Written before the repository's first commit: nothing to compare with.
-            None => true,
-            Some(base) => match then.get(&format!("{base}:{path}")) {
-                Some(super::symbols::Version::Text(text)) => {
-                    text.lines().any(|l| defs::defines(l, name))
-                }
-                // Not readable here (large, or not in this partial clone): as before.
-                Some(_) => true,
-                None => false,
-            },
-        };
-        for (i, symbol, pair) in pending {
-            let name = &symbol.name;
-            if at_head.env.contains_key(name) {
-                continue;
-            }
-            let defined: &[String] = at_head.defs.get(name).map_or(&[], Vec::as_slice);
-            let cited = pair.as_ref().and_then(Resolved::cited).map(str::to_string);
-            let cite = match (cited, defined.first()) {
-                (None, Some(at)) => symbol_cite(at, name, Status::Current),
-                (Some(p), Some(_)) if defined.iter().all(|d| *d == p) => {
-                    // Defined there in HEAD, gone from the work tree: removed, not committed.
-                    symbol_cite(&p, name, Status::Gone)
-                }
-                // It was elsewhere already then: nothing moved since (a confirmation counts
-                // from when it was made).
-                (Some(p), Some(_)) if !defined_then(i, &p, name) => continue,
-                (Some(p), Some(_)) => {
-                    let to = defined.iter().find(|d| **d != p).cloned();
-                    Cite { to, ..symbol_cite(&p, name, Status::Moved) }
-                }
-                (_, None) => {
-                    later.push((i, symbol, pair));
-                    continue;
-                }
-            };
-            out[i].verdict.cites.push(cite);
-        }
+    if head.is_some() {
         let since: Vec<i64> = subjects.iter().map(|s| s.since).collect();
-        super::symbols::gone_symbols(&git, &bases, &since, later, &mut out, &mut problems);
+        super::symbols::judge(&git, &bases, &since, pending, &mut out, &mut problems);
     }
     for (i, checked) in out.iter_mut().enumerate() {
         let verdict = std::mem::take(&mut checked.verdict);
@@ -272,110 +143,6 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
 /// Whether a path word resolved to something the repository knows.
 fn known(resolved: &ByKey<Resolved>, word: &str) -> bool {
     resolved.get(word).is_some_and(|r| r.cited().is_some())
-}
-
-/// The pathspecs that find `words` as they are and as the suffix of a longer path.
-fn pathspecs(words: &[String]) -> Vec<String> {
-    words.iter().flat_map(|w| [format!(":(literal){w}"), format!(":(glob)**/{w}")]).collect()
-}
-
-/// Whether `word` names `path`: the same, or its end after a `/`.
-fn suffix_of(word: &str, path: &str) -> bool {
-    path == word
-        || (path.len() > word.len()
-            && path.ends_with(word)
-            && path.as_bytes()[path.len() - word.len() - 1] == b'/')
-}
-
-/// Paths by their file name, to find the ones a word names without a scan of them all.
-struct ByName<'a>(HashMap<&'a str, Vec<&'a String>>);
-
-impl<'a> ByName<'a> {
-    fn of(paths: impl Iterator<Item = &'a String>) -> ByName<'a> {
-        let mut map: HashMap<&str, Vec<&String>> = HashMap::new();
-        for path in paths {
-            map.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push(path);
-        }
-        ByName(map)
-    }
-
-    /// The paths `word` names: itself, or as their suffix.
-    fn named(&self, word: &str) -> impl Iterator<Item = &'a String> {
-        let name = word.rsplit('/').next().unwrap_or(word);
-        let word = word.to_string();
-        self.0.get(name).into_iter().flatten().copied().filter(move |p| suffix_of(&word, p))
-    }
-
-    /// Whether `word` names any of them.
-    fn any(&self, word: &str) -> bool {
-        self.named(word).next().is_some()
-    }
-
-    /// The one path `word` names (itself, else as its only suffix).
-    fn unique(&self, word: &str) -> Option<String> {
-        let matches: Vec<&String> = self.named(word).collect();
-        if let Some(exact) = matches.iter().find(|p| p.as_str() == word) {
-            return Some(exact.to_string());
-        }
-        match matches.as_slice() {
-            [one] => Some(one.to_string()),
-            _ => None,
-        }
-    }
-}
-
-/// Follows deleted paths (each a path word, the path it named, the commit that removed it)
-/// through the renames of the commits that removed them, up to [`MAX_RENAMES`] in a row: one
-/// `git diff-tree --stdin` per step for all of them.
-fn follow(
-    git: &Git,
-    place: &mut impl FnMut(&str) -> Place,
-    deleted: Vec<(String, String, Removal)>,
-    problems: &mut Vec<String>,
-) -> Vec<(String, Resolved)> {
-    // (word, path cited, path now followed, its removal)
-    let mut open: Vec<(String, String, String, Removal)> =
-        deleted.into_iter().map(|(w, p, r)| (w, p.clone(), p, r)).collect();
-    let mut done = Vec::new();
-    for _ in 0..MAX_RENAMES {
-        if open.is_empty() {
-            break;
-        }
-        let commits = distinct(open.iter().map(|(.., by)| by.commit.clone()));
-        let renames = git.renames(&commits).unwrap_or_else(|p| {
-            problems.push(p);
-            Default::default()
-        });
-        let mut renamed = Vec::new();
-        for (word, path, at, by) in open {
-            match renames.by_commit.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
-                None if renames.unsure.contains(&by.commit) => {
-                    done.push((word, Resolved::Unknown(path)));
-                }
-                None => done.push((word, Resolved::Gone(path, Some(by)))),
-                Some(next) => match place(&next) {
-                    Place::Here { .. } => done.push((word, Resolved::Moved(path, next, by))),
-                    Place::Outside => done.push((word, Resolved::Outside)),
-                    Place::Missing => renamed.push((word, path, next)),
-                },
-            }
-        }
-        let specs: Vec<String> = renamed.iter().map(|(.., n)| format!(":(literal){n}")).collect();
-        let again = git.deletions(&specs).unwrap_or_else(|p| {
-            problems.push(p);
-            HashMap::new()
-        });
-        open = Vec::new();
-        for (word, path, next) in renamed {
-            match again.get(&next) {
-                Some(by) => open.push((word, path, next, by.clone())),
-                // Renamed, then gone from the work tree without a commit.
-                None => done.push((word, Resolved::Gone(path, None))),
-            }
-        }
-    }
-    done.extend(open.into_iter().map(|(w, p, _, by)| (w, Resolved::Gone(p, Some(by)))));
-    done
 }
 
 /// How a cited file stands against its version at the memory's commit.

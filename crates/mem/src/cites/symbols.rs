@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use super::git::{Blob, Git, GrepLine, Removal};
 use super::resolved::{Pending, Resolved, symbol_cite};
-use super::{Checked, Status, defs, distinct};
+use super::{Checked, Cite, Status, defs, distinct};
 
 /// How many commits' trees are searched (`git grep`) per check for symbols cited without a
 /// file and defined nowhere at HEAD.
@@ -14,6 +14,76 @@ const MAX_TREE_GREPS: usize = 4;
 
 /// How many versions of a file are looked at to find the commit that removed a symbol.
 const MAX_VERSIONS: usize = 64;
+
+/// The symbols not found where their memory cites them (`pending`), judged by where `git grep`
+/// finds them defined at HEAD. Cited without a file: current where defined. Cited with a file
+/// that no longer defines it: moved to another file that defines it now, when the cited file
+/// defined it when the memory was written (or last confirmed); else it was elsewhere already:
+/// nothing moved since, no citation. Defined nowhere: see [`gone_symbols`]. The cited files'
+/// versions at the memories' commits are read at once.
+pub(super) fn judge(
+    git: &Git,
+    bases: &[Option<&str>],
+    since: &[i64],
+    pending: Vec<Pending>,
+    out: &mut [Checked],
+    problems: &mut Vec<String>,
+) {
+    if pending.is_empty() {
+        return;
+    }
+    let names = distinct(pending.iter().map(|(_, s, _)| s.name.clone()));
+    let at_head = grep_defs(git, "HEAD", &names, problems);
+    let mut later = Vec::new();
+    let moved_specs: Vec<String> = pending
+        .iter()
+        .filter_map(|(i, symbol, pair)| {
+            let cited = pair.as_ref().and_then(Resolved::cited)?;
+            let defined = at_head.defs.get(&symbol.name)?;
+            let base = bases[*i]?;
+            (defined.iter().any(|d| d != cited)).then(|| format!("{base}:{cited}"))
+        })
+        .collect();
+    let then = versions(git, &distinct(moved_specs), problems);
+    let defined_then = |i: usize, path: &str, name: &str| match bases[i] {
+        // Written before the repository's first commit: nothing to compare with.
+        None => true,
+        Some(base) => match then.get(&format!("{base}:{path}")) {
+            Some(Version::Text(text)) => text.lines().any(|l| defs::defines(l, name)),
+            // Not readable here (large, or not in this partial clone): as before.
+            Some(_) => true,
+            None => false,
+        },
+    };
+    for (i, symbol, pair) in pending {
+        let name = &symbol.name;
+        if at_head.env.contains_key(name) {
+            continue;
+        }
+        let defined: &[String] = at_head.defs.get(name).map_or(&[], Vec::as_slice);
+        let cited = pair.as_ref().and_then(Resolved::cited).map(str::to_string);
+        let cite = match (cited, defined.first()) {
+            (None, Some(at)) => symbol_cite(at, name, Status::Current),
+            (Some(p), Some(_)) if defined.iter().all(|d| *d == p) => {
+                // Defined there in HEAD, gone from the work tree: removed, not committed.
+                symbol_cite(&p, name, Status::Gone)
+            }
+            // It was elsewhere already then: nothing moved since (a confirmation counts from
+            // when it was made).
+            (Some(p), Some(_)) if !defined_then(i, &p, name) => continue,
+            (Some(p), Some(_)) => {
+                let to = defined.iter().find(|d| **d != p).cloned();
+                Cite { to, ..symbol_cite(&p, name, Status::Moved) }
+            }
+            (_, None) => {
+                later.push((i, symbol, pair));
+                continue;
+            }
+        };
+        out[i].verdict.cites.push(cite);
+    }
+    gone_symbols(git, bases, since, later, out, problems);
+}
 
 /// What `git grep` found of some names at one commit: where each is defined, and which are
 /// environment variables.

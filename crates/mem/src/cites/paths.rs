@@ -1,0 +1,202 @@
+//! Where the path words of many memories lead, git asked once per kind of question for all of
+//! them: the work tree; the index (a delete not committed); for a word that is no tracked
+//! path, the one tracked or deleted file it names; the history's deletions, followed through
+//! git's renames.
+
+use std::collections::HashMap;
+
+use super::extract::Candidates;
+use super::git::{Blob, Git, Removal};
+use super::resolved::Resolved;
+use super::tree::Place;
+use super::{ByKey, distinct};
+
+/// How many renames in a row one path is followed through.
+pub(super) const MAX_RENAMES: usize = 4;
+
+/// What the path words of a check lead to, by path word.
+pub(super) fn resolve(
+    git: &Git,
+    committed: bool,
+    place: &mut impl FnMut(&str) -> Place,
+    found: &[Candidates],
+    problems: &mut Vec<String>,
+) -> ByKey<Resolved> {
+    let words = distinct(found.iter().flat_map(|c| c.paths.iter().map(|p| p.text.clone())));
+    let mut resolved: ByKey<Resolved> = HashMap::new();
+    let mut missing = Vec::new();
+    for word in &words {
+        match place(word) {
+            Place::Here { .. } => drop(resolved.insert(word.clone(), Resolved::Here(word.clone()))),
+            Place::Outside => drop(resolved.insert(word.clone(), Resolved::Outside)),
+            Place::Missing => missing.push(word.clone()),
+        }
+    }
+    if !committed || missing.is_empty() {
+        return resolved;
+    }
+    // In the index but not in the work tree: deleted, not committed (one lookup each).
+    let in_index: Vec<String> = missing.iter().map(|w| format!(":{w}")).collect();
+    let ids = git.blob_ids(&in_index).unwrap_or_else(|p| {
+        problems.push(p);
+        Vec::new()
+    });
+    let mut unknown = Vec::new();
+    let ids = ids.into_iter().chain(std::iter::repeat(Blob::None));
+    for (word, id) in missing.into_iter().zip(ids) {
+        match id {
+            Blob::None => unknown.push(word),
+            _ => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
+        }
+    }
+    if unknown.is_empty() {
+        return resolved;
+    }
+    // A suffix of a tracked path (git matches the index against the pathspecs).
+    let suffixes: Vec<String> = unknown.iter().map(|w| format!(":(glob)**/{w}")).collect();
+    let tracked = git.tracked(&suffixes).unwrap_or_else(|p| {
+        problems.push(p);
+        Vec::new()
+    });
+    let tracked = ByName::of(tracked.iter());
+    let mut still = Vec::new();
+    for word in unknown {
+        match tracked.unique(&word) {
+            Some(path) => {
+                let r = match place(&path) {
+                    Place::Here { .. } => Resolved::Here(path),
+                    Place::Outside => Resolved::Outside,
+                    Place::Missing => Resolved::Gone(path, None),
+                };
+                resolved.insert(word, r);
+            }
+            None => still.push(word),
+        }
+    }
+    // A deleted path: the word's own, else the one it is the suffix of. A word that is the
+    // tail of several tracked paths counts only as a deleted path of its own (a root
+    // `README.rst` deleted, `examples/*/README.rst` still there).
+    let deleted = git.deletions(&pathspecs(&still)).unwrap_or_else(|p| {
+        problems.push(p);
+        HashMap::new()
+    });
+    let names = ByName::of(deleted.keys());
+    let follow_up: Vec<(String, String, Removal)> = still
+        .into_iter()
+        .filter_map(|word| {
+            let path = if tracked.any(&word) {
+                deleted.contains_key(&word).then(|| word.clone())?
+            } else {
+                names.unique(&word)?
+            };
+            let removal = deleted[&path].clone();
+            Some((word, path, removal))
+        })
+        .collect();
+    resolved.extend(follow(git, place, follow_up, problems));
+    resolved
+}
+
+/// The pathspecs that find `words` as they are and as the suffix of a longer path.
+fn pathspecs(words: &[String]) -> Vec<String> {
+    words.iter().flat_map(|w| [format!(":(literal){w}"), format!(":(glob)**/{w}")]).collect()
+}
+
+/// Whether `word` names `path`: the same, or its end after a `/`.
+fn suffix_of(word: &str, path: &str) -> bool {
+    path == word
+        || (path.len() > word.len()
+            && path.ends_with(word)
+            && path.as_bytes()[path.len() - word.len() - 1] == b'/')
+}
+
+/// Paths by their file name, to find the ones a word names without a scan of them all.
+struct ByName<'a>(HashMap<&'a str, Vec<&'a String>>);
+
+impl<'a> ByName<'a> {
+    fn of(paths: impl Iterator<Item = &'a String>) -> ByName<'a> {
+        let mut map: HashMap<&str, Vec<&String>> = HashMap::new();
+        for path in paths {
+            map.entry(path.rsplit('/').next().unwrap_or(path)).or_default().push(path);
+        }
+        ByName(map)
+    }
+
+    /// The paths `word` names: itself, or as their suffix.
+    fn named(&self, word: &str) -> impl Iterator<Item = &'a String> {
+        let name = word.rsplit('/').next().unwrap_or(word);
+        let word = word.to_string();
+        self.0.get(name).into_iter().flatten().copied().filter(move |p| suffix_of(&word, p))
+    }
+
+    /// Whether `word` names any of them.
+    fn any(&self, word: &str) -> bool {
+        self.named(word).next().is_some()
+    }
+
+    /// The one path `word` names (itself, else as its only suffix).
+    fn unique(&self, word: &str) -> Option<String> {
+        let matches: Vec<&String> = self.named(word).collect();
+        if let Some(exact) = matches.iter().find(|p| p.as_str() == word) {
+            return Some(exact.to_string());
+        }
+        match matches.as_slice() {
+            [one] => Some(one.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// Follows deleted paths (each a path word, the path it named, the commit that removed it)
+/// through the renames of the commits that removed them, up to [`MAX_RENAMES`] in a row: one
+/// `git diff-tree --stdin` per step for all of them.
+fn follow(
+    git: &Git,
+    place: &mut impl FnMut(&str) -> Place,
+    deleted: Vec<(String, String, Removal)>,
+    problems: &mut Vec<String>,
+) -> Vec<(String, Resolved)> {
+    // (word, path cited, path now followed, its removal)
+    let mut open: Vec<(String, String, String, Removal)> =
+        deleted.into_iter().map(|(w, p, r)| (w, p.clone(), p, r)).collect();
+    let mut done = Vec::new();
+    for _ in 0..MAX_RENAMES {
+        if open.is_empty() {
+            break;
+        }
+        let commits = distinct(open.iter().map(|(.., by)| by.commit.clone()));
+        let renames = git.renames(&commits).unwrap_or_else(|p| {
+            problems.push(p);
+            Default::default()
+        });
+        let mut renamed = Vec::new();
+        for (word, path, at, by) in open {
+            match renames.by_commit.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
+                None if renames.unsure.contains(&by.commit) => {
+                    done.push((word, Resolved::Unknown(path)));
+                }
+                None => done.push((word, Resolved::Gone(path, Some(by)))),
+                Some(next) => match place(&next) {
+                    Place::Here { .. } => done.push((word, Resolved::Moved(path, next, by))),
+                    Place::Outside => done.push((word, Resolved::Outside)),
+                    Place::Missing => renamed.push((word, path, next)),
+                },
+            }
+        }
+        let specs: Vec<String> = renamed.iter().map(|(.., n)| format!(":(literal){n}")).collect();
+        let again = git.deletions(&specs).unwrap_or_else(|p| {
+            problems.push(p);
+            HashMap::new()
+        });
+        open = Vec::new();
+        for (word, path, next) in renamed {
+            match again.get(&next) {
+                Some(by) => open.push((word, path, next, by.clone())),
+                // Renamed, then gone from the work tree without a commit.
+                None => done.push((word, Resolved::Gone(path, None))),
+            }
+        }
+    }
+    done.extend(open.into_iter().map(|(w, p, _, by)| (w, Resolved::Gone(p, Some(by)))));
+    done
+}
