@@ -599,3 +599,28 @@ fn a_deleted_path_that_other_files_end_with_is_gone() {
         "{verified}"
     );
 }
+
+/// The `mem verify --json` entry of the memory `id`.
+fn verified(repo: &Dir, id: &str) -> Value {
+    let all = repo.mem_in(".", &["verify", "--json"], "").json_found();
+    let found = all.as_array().unwrap().iter().find(|v| v["id"] == id).cloned();
+    found.unwrap_or_else(|| panic!("no verdict of {id}: {all}"))
+}
+
+/// Issue #55, item 5: a path renamed twice named the second rename's commit, not the one that
+/// removed the cited path.
+#[test]
+fn a_path_renamed_twice_names_the_commit_that_renamed_it() {
+    let repo = committed(&[("worker/retry.ts", "export function retry() {}\n")]);
+    let top = repo.path();
+    remember(&repo, "retry", "semantic", "The retry logic lives in `worker/retry.ts`.");
+    std::fs::create_dir_all(top.join("worker/backoff")).unwrap();
+    git(top, 10, &["mv", "worker/retry.ts", "worker/backoff/retry.ts"]);
+    git(top, 10, &["commit", "-qm", "first rename"]);
+    std::fs::create_dir_all(top.join("jobs")).unwrap();
+    git(top, 12, &["mv", "worker/backoff/retry.ts", "jobs/retry.ts"]);
+    git(top, 12, &["commit", "-qm", "second rename"]);
+    let retry = verified(&repo, "retry");
+    assert_eq!(retry["cites"][0]["to"], "jobs/retry.ts", "{retry}");
+    assert_eq!(retry["cites"][0]["date"], "2026-10-10", "{retry}");
+}

@@ -149,16 +149,18 @@ impl<'a> ByName<'a> {
 
 /// Follows deleted paths (each a path word, the path it named, the commit that removed it)
 /// through the renames of the commits that removed them, up to [`MAX_RENAMES`] in a row: one
-/// `git diff-tree --stdin` per step for all of them.
+/// `git diff-tree --stdin` per step for all of them. A path renamed (once or more) names the
+/// commit that renamed it, the one that removed the path cited; one renamed and then deleted
+/// names the commit that deleted it last.
 fn follow(
     git: &Git,
     place: &mut impl FnMut(&str) -> Place,
     deleted: Vec<(String, String, Removal)>,
     problems: &mut Vec<String>,
 ) -> Vec<(String, Resolved)> {
-    // (word, path cited, path now followed, its removal)
-    let mut open: Vec<(String, String, String, Removal)> =
-        deleted.into_iter().map(|(w, p, r)| (w, p.clone(), p, r)).collect();
+    // (word, path cited, the commit that removed it, path now followed, its removal)
+    let mut open: Vec<(String, String, Removal, String, Removal)> =
+        deleted.into_iter().map(|(w, p, r)| (w, p.clone(), r.clone(), p, r)).collect();
     let mut done = Vec::new();
     for _ in 0..MAX_RENAMES {
         if open.is_empty() {
@@ -170,16 +172,18 @@ fn follow(
             Default::default()
         });
         let mut renamed = Vec::new();
-        for (word, path, at, by) in open {
+        for (word, path, first, at, by) in open {
             match renames.by_commit.get(&by.commit).and_then(|r| r.get(&at)).cloned() {
                 None if renames.unsure.contains(&by.commit) => {
                     done.push((word, Resolved::Unknown(path)));
                 }
                 None => done.push((word, Resolved::Gone(path, Some(by)))),
                 Some(next) => match place(&next) {
-                    Place::Here { .. } => done.push((word, Resolved::Moved(path, next, by))),
+                    Place::Here { .. } => {
+                        done.push((word, Resolved::Moved(path, next, first)));
+                    }
                     Place::Outside => done.push((word, Resolved::Outside)),
-                    Place::Missing => renamed.push((word, path, next)),
+                    Place::Missing => renamed.push((word, path, first, next)),
                 },
             }
         }
@@ -189,14 +193,14 @@ fn follow(
             HashMap::new()
         });
         open = Vec::new();
-        for (word, path, next) in renamed {
+        for (word, path, first, next) in renamed {
             match again.get(&next) {
-                Some(by) => open.push((word, path, next, by.clone())),
+                Some(by) => open.push((word, path, first, next, by.clone())),
                 // Renamed, then gone from the work tree without a commit.
                 None => done.push((word, Resolved::Gone(path, None))),
             }
         }
     }
-    done.extend(open.into_iter().map(|(w, p, _, by)| (w, Resolved::Gone(p, Some(by)))));
+    done.extend(open.into_iter().map(|(w, p, .., by)| (w, Resolved::Gone(p, Some(by)))));
     done
 }
