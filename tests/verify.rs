@@ -624,3 +624,18 @@ fn a_path_renamed_twice_names_the_commit_that_renamed_it() {
     assert_eq!(retry["cites"][0]["to"], "jobs/retry.ts", "{retry}");
     assert_eq!(retry["cites"][0]["date"], "2026-10-10", "{retry}");
 }
+
+/// Issue #55, item 5: a function deleted from its file was "moved" into the very memory that
+/// cites it (a memory committed with the code holds its definition as a snippet).
+#[test]
+fn a_memory_is_never_where_a_function_moved_to() {
+    let repo = committed(&[("src/auth.py", "def refresh_token(u):\n    return u\n")]);
+    let top = repo.path();
+    let body = "`refresh_token()` in src/auth.py renews the token:\n\n    def refresh_token(u):\n";
+    remember(&repo, "tokens", "semantic", body);
+    repo.write("src/auth.py", "def login():\n    pass\n");
+    git(top, 10, &["add", "."]);
+    git(top, 10, &["commit", "-qm", "drop refresh_token, keep the memories"]);
+    let expected = (json!("gone"), json!("refresh_token"), json!("gone"));
+    assert_eq!(function_verdict(&repo), expected);
+}

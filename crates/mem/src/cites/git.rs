@@ -388,7 +388,8 @@ impl Git {
         Ok(found)
     }
 
-    /// The lines of the files at `rev` that hold one of `names` as a whole word.
+    /// The lines of the files at `rev` that hold one of `names` as a whole word, the project
+    /// root's memories left out: a memory that quotes a definition is not where it is.
     pub(super) fn grep(&self, rev: &str, names: &[&str]) -> Result<Vec<GrepLine>, Problem> {
         if names.is_empty() {
             return Ok(Vec::new());
@@ -397,7 +398,8 @@ impl Git {
         for name in names {
             args.extend(["-e", name]);
         }
-        args.extend([rev, "--"]);
+        let memories = format!(":(top,exclude){}", super::PROJECT_FOLDER);
+        args.extend([rev, "--", ":(top)", &memories]);
         let out = self.run(&args, b"")?;
         let prefix = format!("{rev}:");
         let mut lines = Vec::new();
@@ -406,6 +408,9 @@ impl Git {
             let (Some(path), Some(text)) = (parts.next(), parts.next()) else { continue };
             let path = String::from_utf8_lossy(path);
             let path = path.strip_prefix(&prefix).unwrap_or(&path).to_string();
+            if path.starts_with(&format!("{}/", super::PROJECT_FOLDER)) {
+                continue;
+            }
             lines.push(GrepLine { path, text: String::from_utf8_lossy(text).into_owned() });
         }
         Ok(lines)
