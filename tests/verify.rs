@@ -639,3 +639,35 @@ fn a_memory_is_never_where_a_function_moved_to() {
     let expected = (json!("gone"), json!("refresh_token"), json!("gone"));
     assert_eq!(function_verdict(&repo), expected);
 }
+
+/// Issue #55, item 5: a removed function defined in several files was "moved to" whichever
+/// `git grep` listed first (a test helper). It moved only to a file that did not define it when
+/// the memory was written, a file of its own kind (test or not) first; where every other file
+/// defined it already, it is gone from its file.
+#[test]
+fn a_function_moves_to_a_new_definition_not_to_a_namesake() {
+    let repo = committed(&[
+        ("src/auth.py", "def refresh_token(u):\n    return u\n\ndef close_session(s):\n    pass\n"),
+        ("src/tests/helpers.py", "def refresh_token(u):\n    return None\n"),
+        ("src/tests/db.py", "def close_session(s):\n    return None\n"),
+    ]);
+    let top = repo.path();
+    remember(&repo, "tokens", "semantic", "`refresh_token()` in src/auth.py renews the token");
+    remember(&repo, "close", "semantic", "`close_session()` in src/auth.py ends a session");
+    repo.write("src/auth.py", "def login():\n    pass\n");
+    repo.write("src/tokens/refresh.py", "def refresh_token(u):\n    return u\n");
+    git(top, 10, &["add", "."]);
+    git(top, 10, &["commit", "-qm", "move refresh_token, drop close_session"]);
+    let tokens = verified(&repo, "tokens");
+    let symbol = tokens["cites"].as_array().unwrap().iter().find(|c| c["symbol"].is_string());
+    let symbol = symbol.unwrap_or_else(|| panic!("{tokens}"));
+    assert_eq!(
+        (&symbol["status"], &symbol["to"]),
+        (&json!("moved"), &json!("src/tokens/refresh.py"))
+    );
+    let close = verified(&repo, "close");
+    let symbol = close["cites"].as_array().unwrap().iter().find(|c| c["symbol"].is_string());
+    let symbol = symbol.unwrap_or_else(|| panic!("{close}"));
+    assert_eq!(symbol["status"], "gone", "{close}");
+    assert_eq!(symbol["date"], "2026-10-10", "{close}");
+}

@@ -15,12 +15,18 @@ const MAX_TREE_GREPS: usize = 4;
 /// How many versions of a file are looked at to find the commit that removed a symbol.
 const MAX_VERSIONS: usize = 64;
 
+/// How many of the other files that define a symbol at HEAD are looked at, in the order of
+/// [`targets`], to find where it moved.
+const MAX_TARGETS: usize = 16;
+
 /// The symbols not found where their memory cites them (`pending`), judged by where `git grep`
 /// finds them defined at HEAD. Cited without a file: current where defined. Cited with a file
-/// that no longer defines it: moved to another file that defines it now, when the cited file
-/// defined it when the memory was written (or last confirmed); else it was elsewhere already:
-/// nothing moved since, no citation. Defined nowhere: see [`gone_symbols`]. The cited files'
-/// versions at the memories' commits are read at once.
+/// that no longer defines it: moved to another file that defines it now and did not when the
+/// memory was written (or last confirmed), the first in the order of [`targets`]; gone from its
+/// file when every other file that defines it did then already, or when none does (see
+/// [`gone_symbols`]). A symbol that its cited file did not define then was elsewhere already:
+/// nothing moved since, no citation. The files' versions at the memories' commits are read at
+/// once.
 pub(super) fn judge(
     git: &Git,
     bases: &[Option<&str>],
@@ -34,27 +40,30 @@ pub(super) fn judge(
     }
     let names = distinct(pending.iter().map(|(_, s, _)| s.name.clone()));
     let at_head = grep_defs(git, "HEAD", &names, problems);
-    let mut later = Vec::new();
-    let moved_specs: Vec<String> = pending
-        .iter()
-        .filter_map(|(i, symbol, pair)| {
-            let cited = pair.as_ref().and_then(Resolved::cited)?;
-            let defined = at_head.defs.get(&symbol.name)?;
-            let base = bases[*i]?;
-            (defined.iter().any(|d| d != cited)).then(|| format!("{base}:{cited}"))
-        })
-        .collect();
-    let then = versions(git, &distinct(moved_specs), problems);
-    let defined_then = |i: usize, path: &str, name: &str| match bases[i] {
-        // Written before the repository's first commit: nothing to compare with.
-        None => true,
+    let mut specs = Vec::new();
+    for (i, symbol, pair) in &pending {
+        let (Some(cited), Some(base)) = (pair.as_ref().and_then(Resolved::cited), bases[*i]) else {
+            continue;
+        };
+        let Some(defined) = at_head.defs.get(&symbol.name) else { continue };
+        let others = targets(cited, defined);
+        if !others.is_empty() {
+            specs.push(format!("{base}:{cited}"));
+            specs.extend(others.iter().map(|o| format!("{base}:{o}")));
+        }
+    }
+    let then = versions(git, &distinct(specs), problems);
+    // Whether `path` defined `name` at memory `i`'s commit; `unknown` when that cannot be read
+    // (written before the first commit, a file too large, or not in this partial clone).
+    let defined_then = |i: usize, path: &str, name: &str, unknown: bool| match bases[i] {
+        None => unknown,
         Some(base) => match then.get(&format!("{base}:{path}")) {
             Some(Version::Text(text)) => text.lines().any(|l| defs::defines(l, name)),
-            // Not readable here (large, or not in this partial clone): as before.
-            Some(_) => true,
+            Some(_) => unknown,
             None => false,
         },
     };
+    let mut later = Vec::new();
     for (i, symbol, pair) in pending {
         let name = &symbol.name;
         if at_head.env.contains_key(name) {
@@ -70,10 +79,19 @@ pub(super) fn judge(
             }
             // It was elsewhere already then: nothing moved since (a confirmation counts from
             // when it was made).
-            (Some(p), Some(_)) if !defined_then(i, &p, name) => continue,
+            (Some(p), Some(_)) if !defined_then(i, &p, name, true) => continue,
             (Some(p), Some(_)) => {
-                let to = defined.iter().find(|d| **d != p).cloned();
-                Cite { to, ..symbol_cite(&p, name, Status::Moved) }
+                let others = targets(&p, defined);
+                match others.into_iter().find(|d| !defined_then(i, d, name, false)) {
+                    Some(to) => {
+                        Cite { to: Some(to.clone()), ..symbol_cite(&p, name, Status::Moved) }
+                    }
+                    // Only namesakes that were there already: removed from its file.
+                    None => {
+                        later.push((i, symbol, pair));
+                        continue;
+                    }
+                }
             }
             (_, None) => {
                 later.push((i, symbol, pair));
@@ -83,6 +101,41 @@ pub(super) fn judge(
         out[i].verdict.cites.push(cite);
     }
     gone_symbols(git, bases, since, later, out, problems);
+}
+
+/// The files of `defined` other than `cited`, in the order a symbol's move is looked for: a
+/// file of the cited one's kind (a test, or not) first, then the one sharing the most leading
+/// folders with it, then by path; at most [`MAX_TARGETS`].
+fn targets<'a>(cited: &str, defined: &'a [String]) -> Vec<&'a String> {
+    let kind = is_test(cited);
+    let mut others: Vec<&String> = defined.iter().filter(|d| *d != cited).collect();
+    others.sort_by_key(|d| (is_test(d) != kind, std::cmp::Reverse(shared_folders(cited, d)), *d));
+    others.truncate(MAX_TARGETS);
+    others
+}
+
+/// How many leading folders `a` and `b` have in common.
+fn shared_folders(a: &str, b: &str) -> usize {
+    let folders = |path: &str| path.rsplit_once('/').map_or(String::new(), |(f, _)| f.to_string());
+    let (a, b) = (folders(a), folders(b));
+    a.split('/').zip(b.split('/')).take_while(|(x, y)| !x.is_empty() && x == y).count()
+}
+
+/// Whether `path` is a test's file: under a `test`, `tests`, `spec`, `__tests__`, `testing`,
+/// `testdata` or `fixtures` folder, or named `test_*`, `*_test.*`, `*-test.*`, `*_spec.*`,
+/// `*.test.*`, `*.spec.*` or `conftest.py`.
+fn is_test(path: &str) -> bool {
+    const FOLDERS: &[&str] =
+        &["test", "tests", "spec", "specs", "__tests__", "testing", "testdata", "fixtures"];
+    let path = path.to_ascii_lowercase();
+    let (folders, file) = path.rsplit_once('/').unwrap_or(("", &path));
+    let stem = file.split('.').next().unwrap_or(file);
+    folders.split('/').any(|f| FOLDERS.contains(&f))
+        || file.starts_with("test_")
+        || file == "conftest.py"
+        || ["_test", "-test", "_spec"].iter().any(|end| stem.ends_with(end))
+        || file.contains(".test.")
+        || file.contains(".spec.")
 }
 
 /// What `git grep` found of some names at one commit: where each is defined, and which are
@@ -301,4 +354,25 @@ fn symbol_removals(
             None
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_is_looked_for_in_files_of_the_cited_kind_then_nearest_then_by_path() {
+        let defined: Vec<String> =
+            ["a/tests/helpers.py", "z/tokens.py", "src/auth/new.py", "src/old.py", "src/x.py"]
+                .map(String::from)
+                .to_vec();
+        let order: Vec<&str> =
+            targets("src/old.py", &defined).into_iter().map(String::as_str).collect();
+        assert_eq!(order, ["src/auth/new.py", "src/x.py", "z/tokens.py", "a/tests/helpers.py"]);
+        let order: Vec<&str> =
+            targets("tests/test_old.py", &defined).into_iter().map(String::as_str).collect();
+        assert_eq!(order[0], "a/tests/helpers.py");
+        assert!(is_test("web/src/login.spec.ts") && is_test("pkg/conftest.py"));
+        assert!(!is_test("src/latest.py") && !is_test("src/contest/a.py"));
+    }
 }
