@@ -671,3 +671,24 @@ fn a_function_moves_to_a_new_definition_not_to_a_namesake() {
     assert_eq!(symbol["status"], "gone", "{close}");
     assert_eq!(symbol["date"], "2026-10-10", "{close}");
 }
+
+/// Issue #55, item 5: after `mem verify --fix` wrote a renamed file's new path into a memory,
+/// the file, edited since the memory was written, read current: it is compared with the file
+/// it was renamed from, as it was then.
+#[test]
+fn a_fixed_rename_of_a_file_edited_since_is_changed() {
+    let repo = committed(&[("worker/retry.ts", "export function retry() {\n  return 1;\n}\n")]);
+    let top = repo.path();
+    remember(&repo, "retry", "semantic", "The retry logic lives in `worker/retry.ts`.");
+    std::fs::create_dir_all(top.join("worker/backoff")).unwrap();
+    git(top, 10, &["mv", "worker/retry.ts", "worker/backoff/retry.ts"]);
+    git(top, 10, &["commit", "-qm", "rename"]);
+    repo.write("worker/backoff/retry.ts", "export function retry() {\n  return 2;\n}\n");
+    git(top, 12, &["commit", "-qam", "edit"]);
+    assert_eq!(verified(&repo, "retry")["code_status"], "moved");
+    repo.mem_in(".", &["verify", "--fix"], "").ok();
+    assert!(repo.read(".memory/retry.md").contains("`worker/backoff/retry.ts`"));
+    let fixed = verified(&repo, "retry");
+    assert_eq!(fixed["code_status"], "changed", "{fixed}");
+    assert_eq!(fixed["cites"][0]["lines"], 2, "{fixed}");
+}

@@ -297,6 +297,26 @@ impl Git {
         &self,
         pathspecs: &[String],
     ) -> Result<HashMap<String, Removal>, Problem> {
+        self.latest("--diff-filter=D", pathspecs)
+    }
+
+    /// The commits of HEAD's history that added a path `pathspecs` match (a rename counts as
+    /// its new path's addition), newest first: per path, the latest (see [`Git::deletions`]).
+    pub(super) fn additions(
+        &self,
+        pathspecs: &[String],
+    ) -> Result<HashMap<String, Removal>, Problem> {
+        self.latest("--diff-filter=A", pathspecs)
+    }
+
+    /// Per path that `pathspecs` match, the latest commit of HEAD's history whose change of it
+    /// `filter` (`--diff-filter=D`, `--diff-filter=A`) keeps, renames read as a delete and an
+    /// add.
+    fn latest(
+        &self,
+        filter: &str,
+        pathspecs: &[String],
+    ) -> Result<HashMap<String, Removal>, Problem> {
         let mut found = HashMap::new();
         if pathspecs.is_empty() {
             return Ok(found);
@@ -309,7 +329,7 @@ impl Git {
             "--no-renames",
             "--no-ext-diff",
             "--no-textconv",
-            "--diff-filter=D",
+            filter,
             "HEAD",
             "--",
         ];

@@ -178,7 +178,18 @@ fn changes(
         }
     }
     let specs = distinct(asks.iter().map(|(_, _, s)| s.clone()));
-    let then = super::symbols::versions(git, &specs, problems);
+    let mut then = super::symbols::versions(git, &specs, problems);
+    // A file the memory's commit did not have, renamed since from one it had (a path that
+    // `mem verify --fix` wrote): compared with that file as the commit had it.
+    let absent: Vec<String> = specs.iter().filter(|s| !then.contains_key(*s)).cloned().collect();
+    let origins = origins(git, absent, problems);
+    let old_specs = distinct(origins.values().cloned());
+    let old = super::symbols::versions(git, &old_specs, problems);
+    for (spec, origin) in origins {
+        if let Some(version) = old.get(&origin) {
+            then.insert(spec, version.clone());
+        }
+    }
     // A file over the read bound, then and now, is compared by its blob (a file over it only
     // then or only now changed: its size did).
     let path_of = |spec: &str| spec.split_once(':').map_or("", |(_, p)| p).to_string();
@@ -219,6 +230,61 @@ fn changes(
         lines.insert((i, word), change);
     }
     lines
+}
+
+/// For each `rev:path` spec of `specs` (a file that `rev` did not have), the `rev:old` spec of
+/// the file that `path` was renamed from since `rev` had it: each step back is the commit
+/// that last added the path and git's rename detection at it, at most
+/// [`paths::MAX_RENAMES`] steps, one `git log`, one `git diff-tree` and one `git cat-file` per
+/// step for all of them.
+fn origins(git: &Git, specs: Vec<String>, problems: &mut Vec<String>) -> HashMap<String, String> {
+    let mut found = HashMap::new();
+    // (spec asked, its rev, the path followed back)
+    let mut open: Vec<(String, String, String)> = specs
+        .into_iter()
+        .filter_map(|s| {
+            let (rev, path) = s.split_once(':')?;
+            let (rev, path) = (rev.to_string(), path.to_string());
+            Some((s, rev, path))
+        })
+        .collect();
+    for _ in 0..paths::MAX_RENAMES {
+        if open.is_empty() {
+            break;
+        }
+        let pathspecs = distinct(open.iter().map(|(.., p)| format!(":(literal){p}")));
+        let added = git.additions(&pathspecs).unwrap_or_else(|p| {
+            problems.push(p);
+            HashMap::new()
+        });
+        let commits =
+            distinct(open.iter().filter_map(|(.., p)| Some(added.get(p)?.commit.clone())));
+        let renames = git.renames(&commits).unwrap_or_else(|p| {
+            problems.push(p);
+            Default::default()
+        });
+        let back: Vec<(String, String, String)> = open
+            .into_iter()
+            .filter_map(|(spec, rev, path)| {
+                let by = renames.by_commit.get(&added.get(&path)?.commit)?;
+                let old = by.iter().find(|(_, new)| **new == path)?.0.clone();
+                Some((spec, rev, old))
+            })
+            .collect();
+        let asked: Vec<String> = back.iter().map(|(_, rev, old)| format!("{rev}:{old}")).collect();
+        let ids = git.blob_ids(&asked).unwrap_or_else(|p| {
+            problems.push(p);
+            vec![Blob::None; asked.len()]
+        });
+        open = Vec::new();
+        for ((spec, rev, old), (asked, id)) in back.into_iter().zip(asked.into_iter().zip(ids)) {
+            match id {
+                Blob::None => open.push((spec, rev, old)),
+                _ => drop(found.insert(spec, asked)),
+            }
+        }
+    }
+    found
 }
 
 /// The text of the work tree's file `path` (see [`Tree::read`]), read once per check.
