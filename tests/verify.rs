@@ -692,3 +692,28 @@ fn a_fixed_rename_of_a_file_edited_since_is_changed() {
     assert_eq!(fixed["code_status"], "changed", "{fixed}");
     assert_eq!(fixed["cites"][0]["lines"], 2, "{fixed}");
 }
+
+/// Issue #55, item 4: a staged `git mv` of a path that history had deleted once before was
+/// reported deleted by that old commit, and the cached verdict stayed wrong after the commit.
+#[test]
+fn a_staged_rename_is_moved_and_its_commit_is_named_once_made() {
+    let repo = committed(&[("app/flags.py", "def parse():\n    pass\n")]);
+    let top = repo.path();
+    git(top, 2, &["rm", "-q", "app/flags.py"]);
+    git(top, 2, &["commit", "-qm", "drop flags"]);
+    repo.write("app/flags.py", "def parse():\n    return 1\n");
+    git(top, 3, &["add", "."]);
+    git(top, 3, &["commit", "-qm", "flags again"]);
+    remember(&repo, "flags", "semantic", "Flags are parsed in app/flags.py");
+    assert_eq!(verified(&repo, "flags")["code_status"], "current");
+    git(top, 10, &["mv", "app/flags.py", "app/options.py"]);
+    let staged = verified(&repo, "flags");
+    assert_eq!(staged["code_status"], "moved", "{staged}");
+    assert_eq!(staged["cites"][0]["to"], "app/options.py", "{staged}");
+    assert!(staged["cites"][0].get("commit").is_none(), "not committed: {staged}");
+    git(top, 11, &["commit", "-qm", "rename flags"]);
+    let committed = verified(&repo, "flags");
+    assert_eq!(committed["code_status"], "moved", "{committed}");
+    assert_eq!(committed["cites"][0]["to"], "app/options.py", "{committed}");
+    assert_eq!(committed["cites"][0]["date"], "2026-10-11", "{committed}");
+}

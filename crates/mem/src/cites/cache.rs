@@ -23,8 +23,8 @@ const MAX_CACHE_BYTES: u64 = 64 << 20;
 
 /// The version of the verdicts a cache holds: a cache of another version is dropped whole (2:
 /// a partial clone's missing objects and files over the read bound are judged, not passed as
-/// current).
-const VERSION: u32 = 2;
+/// current; 3: a rename staged and not committed is moved, not deleted by an older commit).
+const VERSION: u32 = 3;
 
 #[derive(Default, Serialize, Deserialize)]
 struct Stored {
@@ -48,15 +48,17 @@ pub struct Cache {
 }
 
 /// Whether a verdict holds only for the HEAD and index it was computed at: a symbol gone (it
-/// may be defined again anywhere), a file deleted and not committed (its commit is to come),
-/// or something that could not be checked.
+/// may be defined again anywhere), a file deleted or renamed and not committed (its commit is
+/// to come), or something that could not be checked.
 fn depends_on_head(verdict: &Verdict) -> bool {
+    use super::Status::{Gone, Moved, Unavailable};
     verdict.unchecked.is_some()
-        || verdict.cites.iter().any(|c| c.status == super::Status::Unavailable)
-        || verdict
-            .cites
-            .iter()
-            .any(|c| c.status == super::Status::Gone && (c.symbol.is_some() || c.commit.is_none()))
+        || verdict.cites.iter().any(|c| c.status == Unavailable)
+        || verdict.cites.iter().any(|c| match c.status {
+            Gone => c.symbol.is_some() || c.commit.is_none(),
+            Moved => c.symbol.is_none() && c.commit.is_none(),
+            _ => false,
+        })
 }
 
 impl Cache {

@@ -408,6 +408,42 @@ impl Git {
         Ok(found)
     }
 
+    /// The renames staged in the index and not committed yet (`git mv`), old path to new, by
+    /// git's rename detection between HEAD and the index: nothing of the work tree is read.
+    pub(super) fn staged_renames(&self) -> Result<HashMap<String, String>, Problem> {
+        let args = [
+            "diff-index",
+            "--cached",
+            "-M",
+            "-r",
+            "-z",
+            "--name-status",
+            "--no-ext-diff",
+            "--no-textconv",
+            "HEAD",
+            "--",
+        ];
+        let out = self.run(&args, b"")?;
+        let fields: Vec<&[u8]> = nul_fields(&out).collect();
+        let mut found = HashMap::new();
+        let mut i = 0;
+        while i < fields.len() {
+            match fields[i].first() {
+                Some(b'R' | b'C') => {
+                    if let (b'R', Some(old), Some(new)) =
+                        (fields[i][0], fields.get(i + 1), fields.get(i + 2))
+                    {
+                        let old = String::from_utf8_lossy(old).into_owned();
+                        found.insert(old, String::from_utf8_lossy(new).into_owned());
+                    }
+                    i += 3;
+                }
+                _ => i += 2,
+            }
+        }
+        Ok(found)
+    }
+
     /// The lines of the files at `rev` that hold one of `names` as a whole word, the project
     /// root's memories left out: a memory that quotes a definition is not where it is.
     pub(super) fn grep(&self, rev: &str, names: &[&str]) -> Result<Vec<GrepLine>, Problem> {

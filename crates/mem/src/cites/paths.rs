@@ -1,7 +1,7 @@
 //! Where the path words of many memories lead, git asked once per kind of question for all of
-//! them: the work tree; the index (a delete not committed); for a word that is no tracked
-//! path, the one tracked or deleted file it names; the history's deletions, followed through
-//! git's renames.
+//! them: the work tree; the index and HEAD (a delete or a `git mv` staged and not committed);
+//! for a word that is no tracked path, the one tracked or deleted file it names; the history's
+//! deletions, followed through git's renames.
 
 use std::collections::HashMap;
 
@@ -35,18 +35,36 @@ pub(super) fn resolve(
     if !committed || missing.is_empty() {
         return resolved;
     }
-    // In the index but not in the work tree: deleted, not committed (one lookup each).
-    let in_index: Vec<String> = missing.iter().map(|w| format!(":{w}")).collect();
-    let ids = git.blob_ids(&in_index).unwrap_or_else(|p| {
+    // In the index but not in the work tree: deleted, not committed. In HEAD but not in the
+    // index: a delete or a rename staged (one lookup each).
+    let specs: Vec<String> =
+        missing.iter().flat_map(|w| [format!(":{w}"), format!("HEAD:{w}")]).collect();
+    let ids = git.blob_ids(&specs).unwrap_or_else(|p| {
         problems.push(p);
         Vec::new()
     });
+    let mut ids = ids.into_iter().chain(std::iter::repeat(Blob::None));
     let mut unknown = Vec::new();
-    let ids = ids.into_iter().chain(std::iter::repeat(Blob::None));
-    for (word, id) in missing.into_iter().zip(ids) {
-        match id {
-            Blob::None => unknown.push(word),
+    let mut staged = Vec::new();
+    for word in missing {
+        match (ids.next(), ids.next()) {
+            (Some(Blob::None), Some(Blob::None)) => unknown.push(word),
+            (Some(Blob::None), _) => staged.push(word),
             _ => drop(resolved.insert(word.clone(), Resolved::Gone(word, None))),
+        }
+    }
+    if !staged.is_empty() {
+        let renames = git.staged_renames().unwrap_or_else(|p| {
+            problems.push(p);
+            HashMap::new()
+        });
+        for word in staged {
+            let r = match renames.get(&word).map(|to| (to, place(to))) {
+                Some((to, Place::Here { .. })) => Resolved::Moved(word.clone(), to.clone(), None),
+                Some((_, Place::Outside)) => Resolved::Outside,
+                _ => Resolved::Gone(word.clone(), None),
+            };
+            resolved.insert(word, r);
         }
     }
     if unknown.is_empty() {
@@ -180,7 +198,7 @@ fn follow(
                 None => done.push((word, Resolved::Gone(path, Some(by)))),
                 Some(next) => match place(&next) {
                     Place::Here { .. } => {
-                        done.push((word, Resolved::Moved(path, next, first)));
+                        done.push((word, Resolved::Moved(path, next, Some(first))));
                     }
                     Place::Outside => done.push((word, Resolved::Outside)),
                     Place::Missing => renamed.push((word, path, first, next)),

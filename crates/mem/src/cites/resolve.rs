@@ -107,8 +107,8 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
                 (Some(Resolved::Moved(from, to, removal)), true) => {
                     let mut cite = symbol_cite(from, &symbol.name, Status::Moved);
                     cite.to = Some(to.clone());
-                    cite.commit = Some(removal.commit.clone());
-                    cite.date = Some(removal.date.clone());
+                    cite.commit = removal.as_ref().map(|r| r.commit.clone());
+                    cite.date = removal.as_ref().map(|r| r.date.clone());
                     out[i].verdict.cites.push(cite);
                 }
                 _ => pending.push((i, symbol.clone(), pair)),
@@ -322,8 +322,8 @@ fn path_cite(r: &Resolved, lines: Option<Change>) -> Cite {
         Resolved::Moved(_, to, by) => {
             cite.status = Status::Moved;
             cite.to = Some(to.clone());
-            cite.commit = Some(by.commit.clone());
-            cite.date = Some(by.date.clone());
+            cite.commit = by.as_ref().map(|b| b.commit.clone());
+            cite.date = by.as_ref().map(|b| b.date.clone());
         }
         Resolved::Unknown(_) => cite.status = Status::Unavailable,
         Resolved::Gone(_, by) => {

@@ -17,8 +17,9 @@ pub(super) enum Resolved {
     /// It is in the work tree at this path (the word itself, or the one file it is a suffix
     /// of).
     Here(String),
-    /// The path was renamed: from, to, by which commit.
-    Moved(String, String, Removal),
+    /// The path was renamed: from, to, by which commit (`None`: a rename staged in the index,
+    /// not committed).
+    Moved(String, String, Option<Removal>),
     /// The path is gone: which path, and the commit that removed it (`None`: not committed).
     Gone(String, Option<Removal>),
     /// The path was removed by a commit whose renames this partial clone cannot tell.
