@@ -717,3 +717,38 @@ fn a_staged_rename_is_moved_and_its_commit_is_named_once_made() {
     assert_eq!(committed["cites"][0]["to"], "app/options.py", "{committed}");
     assert_eq!(committed["cites"][0]["date"], "2026-10-11", "{committed}");
 }
+
+/// Issue #55, item 3 (subfolder-relative paths): a path written from a subfolder
+/// (`auth/session.py` for `backend/auth/session.py`) is the file it was the tail of when the
+/// memory was written. Deleted or renamed since, it is flagged even where another file ends
+/// with the same words now; a tail that named two files then is still not guessed.
+#[test]
+fn a_path_written_from_a_subfolder_is_the_file_it_named_then() {
+    let repo = committed(&[
+        ("backend/auth/session.py", "def set_cookie():\n    pass\n"),
+        ("src/app/config.py", "PORT = 80\nHOST = 'a'\n"),
+        ("a/lib/util.py", "def one():\n    pass\n"),
+        ("b/lib/util.py", "def two():\n    pass\n"),
+    ]);
+    let top = repo.path();
+    remember(&repo, "cookies", "semantic", "`auth/session.py` handles the cookies");
+    remember(&repo, "port", "semantic", "The port is set in config.py:1");
+    remember(&repo, "util", "semantic", "Helpers live in lib/util.py");
+    git(top, 10, &["rm", "-q", "backend/auth/session.py", "a/lib/util.py"]);
+    git(top, 10, &["mv", "src/app/config.py", "src/app/settings.py"]);
+    repo.write("plugins/auth/session.py", "def other():\n    pass\n");
+    repo.write("docs/config.py", "X = 1\n");
+    repo.write("tools/config.py", "Y = 2\n");
+    git(top, 10, &["add", "."]);
+    git(top, 10, &["commit", "-qm", "reshape"]);
+    let cookies = verified(&repo, "cookies");
+    assert_eq!(cookies["code_status"], "gone", "{cookies}");
+    assert_eq!(cookies["cites"][0]["path"], "backend/auth/session.py", "{cookies}");
+    assert_eq!(cookies["cites"][0]["date"], "2026-10-10", "{cookies}");
+    let port = verified(&repo, "port");
+    assert_eq!(port["code_status"], "moved", "{port}");
+    assert_eq!(port["cites"][0]["path"], "src/app/config.py", "{port}");
+    assert_eq!(port["cites"][0]["to"], "src/app/settings.py", "{port}");
+    let util = verified(&repo, "util");
+    assert_eq!(util["code_status"], "current", "two files ended with it then: {util}");
+}

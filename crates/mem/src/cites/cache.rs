@@ -23,8 +23,9 @@ const MAX_CACHE_BYTES: u64 = 64 << 20;
 
 /// The version of the verdicts a cache holds: a cache of another version is dropped whole (2:
 /// a partial clone's missing objects and files over the read bound are judged, not passed as
-/// current; 3: a rename staged and not committed is moved, not deleted by an older commit).
-const VERSION: u32 = 3;
+/// current; 3: a rename staged and not committed is moved, not deleted by an older commit; 4:
+/// a path written from a subfolder is the file it named when its memory was written).
+const VERSION: u32 = 4;
 
 #[derive(Default, Serialize, Deserialize)]
 struct Stored {

@@ -1,9 +1,10 @@
 //! Where the path words of many memories lead, git asked once per kind of question for all of
 //! them: the work tree; the index and HEAD (a delete or a `git mv` staged and not committed);
-//! for a word that is no tracked path, the one tracked or deleted file it names; the history's
-//! deletions, followed through git's renames.
+//! for a word that is no tracked path, the file it was the tail of when its memory was written
+//! (`auth/session.py` for `backend/auth/session.py`), else the one tracked or deleted file it
+//! names; the history's deletions, followed through git's renames.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::extract::Candidates;
 use super::git::{Blob, Git, Removal};
@@ -14,14 +15,17 @@ use super::{ByKey, distinct};
 /// How many renames in a row one path is followed through.
 pub(super) const MAX_RENAMES: usize = 4;
 
-/// What the path words of a check lead to, by path word.
+/// What the path words of a check lead to, by path word; the words of `found` that named
+/// another file when their memory was written are replaced by that file's path, and returned
+/// as (memory, word as written), so that the caller still watches them.
 pub(super) fn resolve(
     git: &Git,
     committed: bool,
     place: &mut impl FnMut(&str) -> Place,
-    found: &[Candidates],
+    found: &mut [Candidates],
+    bases: &[Option<&str>],
     problems: &mut Vec<String>,
-) -> ByKey<Resolved> {
+) -> (ByKey<Resolved>, Vec<(usize, String)>) {
     let words = distinct(found.iter().flat_map(|c| c.paths.iter().map(|p| p.text.clone())));
     let mut resolved: ByKey<Resolved> = HashMap::new();
     let mut missing = Vec::new();
@@ -33,7 +37,7 @@ pub(super) fn resolve(
         }
     }
     if !committed || missing.is_empty() {
-        return resolved;
+        return (resolved, Vec::new());
     }
     // In the index but not in the work tree: deleted, not committed. In HEAD but not in the
     // index: a delete or a rename staged (one lookup each).
@@ -68,51 +72,121 @@ pub(super) fn resolve(
         }
     }
     if unknown.is_empty() {
-        return resolved;
+        return (resolved, Vec::new());
     }
-    // A suffix of a tracked path (git matches the index against the pathspecs).
+    // The tracked paths (git matches the index against the pathspecs) and the deleted ones
+    // that each word is, or is the tail of.
     let suffixes: Vec<String> = unknown.iter().map(|w| format!(":(glob)**/{w}")).collect();
     let tracked = git.tracked(&suffixes).unwrap_or_else(|p| {
         problems.push(p);
         Vec::new()
     });
     let tracked = ByName::of(tracked.iter());
-    let mut still = Vec::new();
-    for word in unknown {
-        match tracked.unique(&word) {
-            Some(path) => {
-                let r = match place(&path) {
-                    Place::Here { .. } => Resolved::Here(path),
-                    Place::Outside => Resolved::Outside,
-                    Place::Missing => Resolved::Gone(path, None),
-                };
-                resolved.insert(word, r);
-            }
-            None => still.push(word),
-        }
-    }
-    // A deleted path: the word's own, else the one it is the suffix of. A word that is the
-    // tail of several tracked paths counts only as a deleted path of its own (a root
-    // `README.rst` deleted, `examples/*/README.rst` still there).
-    let deleted = git.deletions(&pathspecs(&still)).unwrap_or_else(|p| {
+    let deleted = git.deletions(&pathspecs(&unknown)).unwrap_or_else(|p| {
         problems.push(p);
         HashMap::new()
     });
     let names = ByName::of(deleted.keys());
-    let follow_up: Vec<(String, String, Removal)> = still
-        .into_iter()
-        .filter_map(|word| {
-            let path = if tracked.any(&word) {
-                deleted.contains_key(&word).then(|| word.clone())?
-            } else {
-                names.unique(&word)?
+    let written = at_their_commit(git, found, bases, &unknown, &tracked, &names, problems);
+    let mut follow_up: Vec<(String, String, Removal)> = Vec::new();
+    for (i, word, path) in &written {
+        let Some(k) = found[*i].paths.iter().position(|p| p.text == *word) else { continue };
+        found[*i].paths[k].text = path.clone();
+        if resolved.contains_key(path) || follow_up.iter().any(|(w, ..)| w == path) {
+            continue;
+        }
+        match place(path) {
+            Place::Here { .. } => drop(resolved.insert(path.clone(), Resolved::Here(path.clone()))),
+            Place::Outside => drop(resolved.insert(path.clone(), Resolved::Outside)),
+            Place::Missing => match deleted.get(path) {
+                Some(by) if !tracked.named(path).any(|p| p == path) => {
+                    follow_up.push((path.clone(), path.clone(), by.clone()));
+                }
+                // Tracked, gone from the work tree: deleted, not committed.
+                _ => drop(resolved.insert(path.clone(), Resolved::Gone(path.clone(), None))),
+            },
+        }
+    }
+    // The words that no memory's commit told apart: one tracked file they name, else one
+    // deleted path; a word that is the tail of several tracked files counts only as a deleted
+    // path of its own (a root `README.rst` deleted, `examples/*/README.rst` still there).
+    for word in unknown {
+        if resolved.contains_key(&word) || follow_up.iter().any(|(w, ..)| *w == word) {
+            continue;
+        }
+        if let Some(path) = tracked.unique(&word) {
+            let r = match place(&path) {
+                Place::Here { .. } => Resolved::Here(path),
+                Place::Outside => Resolved::Outside,
+                Place::Missing => Resolved::Gone(path, None),
             };
+            resolved.insert(word, r);
+            continue;
+        }
+        let path = if tracked.any(&word) {
+            deleted.contains_key(&word).then(|| word.clone())
+        } else {
+            names.unique(&word)
+        };
+        if let Some(path) = path {
             let removal = deleted[&path].clone();
-            Some((word, path, removal))
-        })
-        .collect();
+            follow_up.push((word, path, removal));
+        }
+    }
     resolved.extend(follow(git, place, follow_up, problems));
-    resolved
+    let rewritten =
+        written.into_iter().filter(|(_, word, path)| word != path).map(|(i, w, _)| (i, w));
+    let rewritten = rewritten.collect();
+    (resolved, rewritten)
+}
+
+/// For the words of `unknown` that are (or end) several tracked or deleted paths, the one that
+/// the commit each memory was written at held: the word itself when that commit had it, else
+/// the one such path it had. As (memory, word, path), for the words that name a path other
+/// than themselves or that a deleted path of their own shadows; one `git cat-file` for all.
+fn at_their_commit(
+    git: &Git,
+    found: &[Candidates],
+    bases: &[Option<&str>],
+    unknown: &[String],
+    tracked: &ByName,
+    deleted: &ByName,
+    problems: &mut Vec<String>,
+) -> Vec<(usize, String, String)> {
+    let unknown: HashSet<&str> = unknown.iter().map(String::as_str).collect();
+    // (memory, word, its base, the paths it may name)
+    let mut asks: Vec<(usize, &str, &str, Vec<String>)> = Vec::new();
+    for (i, c) in found.iter().enumerate() {
+        let Some(base) = bases[i] else { continue };
+        for word in c.paths.iter().map(|p| p.text.as_str()).filter(|w| unknown.contains(w)) {
+            let named = distinct(tracked.named(word).chain(deleted.named(word)).cloned());
+            if named.len() > 1 {
+                asks.push((i, word, base, named));
+            }
+        }
+    }
+    let specs = distinct(
+        asks.iter()
+            .flat_map(|(_, _, base, named)| named.iter().map(move |p| format!("{base}:{p}"))),
+    );
+    let ids = git.blob_ids(&specs).unwrap_or_else(|p| {
+        problems.push(p);
+        vec![Blob::None; specs.len()]
+    });
+    let then: HashSet<&String> =
+        specs.iter().zip(&ids).filter(|(_, id)| **id != Blob::None).map(|(s, _)| s).collect();
+    let mut out = Vec::new();
+    for (i, word, base, named) in asks {
+        let held: Vec<&String> =
+            named.iter().filter(|p| then.contains(&format!("{base}:{p}"))).collect();
+        let path = match held.as_slice() {
+            _ if held.iter().any(|p| *p == word) => word.to_string(),
+            [one] => one.to_string(),
+            _ => continue,
+        };
+        out.push((i, word.to_string(), path));
+    }
+    out
 }
 
 /// The pathspecs that find `words` as they are and as the suffix of a longer path.

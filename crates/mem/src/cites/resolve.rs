@@ -53,7 +53,6 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
     let mut places: HashMap<String, Place> = HashMap::new();
     let mut place =
         |path: &str| places.entry(path.to_string()).or_insert_with(|| tree.place(path)).clone();
-    let resolved = paths::resolve(&git, head.is_some(), &mut place, &found, &mut problems);
     let parents = match head {
         Some(_) => git.first_parents().unwrap_or_else(|p| {
             problems.push(p);
@@ -62,6 +61,9 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         None => Vec::new(),
     };
     let bases: Vec<Option<&str>> = subjects.iter().map(|s| commit_at(&parents, s.since)).collect();
+    let mut found = found;
+    let (resolved, rewritten) =
+        paths::resolve(&git, head.is_some(), &mut place, &mut found, &bases, &mut problems);
     // Each cited file of the work tree is read once, for its changes and for its symbols.
     let mut contents: HashMap<String, Option<String>> = HashMap::new();
     let changes = changes(&git, &tree, &found, &bases, &resolved, &mut contents, &mut problems);
@@ -128,6 +130,7 @@ pub(super) fn check(repo: &Repo, subjects: &[Subject]) -> Vec<Checked> {
         };
         checked.verdict = Verdict::of(verdict.cites, verdict.outside, note);
         let mut watch: Vec<String> = found[i].paths.iter().map(|p| p.text.clone()).collect();
+        watch.extend(rewritten.iter().filter(|(m, _)| *m == i).map(|(_, word)| word.clone()));
         for cite in &checked.verdict.cites {
             watch.push(cite.path.clone());
             watch.extend(cite.to.clone());
