@@ -87,24 +87,34 @@ pub(super) fn resolve(
         HashMap::new()
     });
     let names = ByName::of(deleted.keys());
-    let written = at_their_commit(git, found, bases, &unknown, &tracked, &names, problems);
     let mut follow_up: Vec<(String, String, Removal)> = Vec::new();
-    for (i, word, path) in &written {
-        let Some(k) = found[*i].paths.iter().position(|p| p.text == *word) else { continue };
-        found[*i].paths[k].text = path.clone();
-        if resolved.contains_key(path) || follow_up.iter().any(|(w, ..)| w == path) {
-            continue;
-        }
-        match place(path) {
-            Place::Here { .. } => drop(resolved.insert(path.clone(), Resolved::Here(path.clone()))),
-            Place::Outside => drop(resolved.insert(path.clone(), Resolved::Outside)),
-            Place::Missing => match deleted.get(path) {
-                Some(by) if !tracked.named(path).any(|p| p == path) => {
-                    follow_up.push((path.clone(), path.clone(), by.clone()));
-                }
+    let mut rewritten = Vec::new();
+    for (i, word, path) in at_their_commit(git, found, bases, &unknown, &tracked, &names, problems)
+    {
+        let known = resolved.contains_key(&path) || follow_up.iter().any(|(w, ..)| *w == path);
+        if !known {
+            let r = match place(&path) {
+                Place::Here { .. } => Some(Resolved::Here(path.clone())),
+                Place::Outside => Some(Resolved::Outside),
                 // Tracked, gone from the work tree: deleted, not committed.
-                _ => drop(resolved.insert(path.clone(), Resolved::Gone(path.clone(), None))),
-            },
+                Place::Missing if tracked.named(&path).any(|p| *p == path) => {
+                    Some(Resolved::Gone(path.clone(), None))
+                }
+                Place::Missing => {
+                    // Known only at that commit (another branch's): left to the rule below.
+                    let Some(by) = deleted.get(&path) else { continue };
+                    follow_up.push((path.clone(), path.clone(), by.clone()));
+                    None
+                }
+            };
+            if let Some(r) = r {
+                resolved.insert(path.clone(), r);
+            }
+        }
+        let Some(k) = found[i].paths.iter().position(|p| p.text == word) else { continue };
+        found[i].paths[k].text = path.clone();
+        if word != path {
+            rewritten.push((i, word));
         }
     }
     // The words that no memory's commit told apart: one tracked file they name, else one
@@ -134,16 +144,13 @@ pub(super) fn resolve(
         }
     }
     resolved.extend(follow(git, place, follow_up, problems));
-    let rewritten =
-        written.into_iter().filter(|(_, word, path)| word != path).map(|(i, w, _)| (i, w));
-    let rewritten = rewritten.collect();
     (resolved, rewritten)
 }
 
 /// For the words of `unknown` that are (or end) several tracked or deleted paths, the one that
 /// the commit each memory was written at held: the word itself when that commit had it, else
-/// the one such path it had. As (memory, word, path), for the words that name a path other
-/// than themselves or that a deleted path of their own shadows; one `git cat-file` for all.
+/// the one such path it had. As (memory, word, path), for each memory whose commit tells them
+/// apart; one `git cat-file` for all.
 fn at_their_commit(
     git: &Git,
     found: &[Candidates],
