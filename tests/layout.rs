@@ -293,7 +293,7 @@ fn agent_names() -> Vec<String> {
 
 /// The one file outside the agent module and an agent's own setup file that may name the
 /// agents: the setup table's registration.
-const REGISTRATION: &str = "src/cli/setup/mod.rs";
+const REGISTRATION: &str = "src/setup/mod.rs";
 
 /// Whether a line names `agent` (lower case) as a word start, in any case: `Agent::Codex`,
 /// `codex::find_rollout`, `".codex/hooks.json"`, `CODEX_HOME`.
@@ -306,7 +306,7 @@ fn names_agent(line: &str, agent: &str) -> bool {
 
 /// The files of `files` (path, text) that name one agent's function, constant, folder or name
 /// in code (comments aside, inline tests included) where no agent should be named: outside
-/// `crates/mem/src/agent/`, the agent's own `src/cli/setup/<agent>.rs`, test files (`tests.rs`) and
+/// `crates/mem/src/agent/`, the agent's own `src/setup/<agent>.rs`, test files (`tests.rs`) and
 /// [`REGISTRATION`]; each as `path: agent`.
 fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<String> {
     let mut found = Vec::new();
@@ -322,7 +322,7 @@ fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<St
             .filter(|l| !l.trim_start().starts_with("//") && !l.trim_start().starts_with("--"))
             .collect();
         for agent in agents {
-            if *rel == format!("src/cli/setup/{agent}.rs") {
+            if *rel == format!("src/setup/{agent}.rs") {
                 continue;
             }
             if code.iter().any(|line| names_agent(line, agent)) {
@@ -374,9 +374,9 @@ fn naming_an_agent_elsewhere_is_caught() {
             "// Claude Code keeps subagents apart.\nlet subagents = 1;\n",
         ),
         file("crates/mem/src/agent/codex.rs", "pub fn find_rollout() {}\n"),
-        file("src/cli/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
-        file("src/cli/setup/claude.rs", "let a = Agent::Codex;\n"),
-        file("src/cli/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
+        file("src/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
+        file("src/setup/claude.rs", "let a = Agent::Codex;\n"),
+        file("src/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
         file("crates/mem/src/health/tests.rs", "claude::folder_name(project);\n"),
         file("src/cli/agents.rs", "let name = \"encodex\"; let x = my_claude;\n"),
     ];
@@ -387,7 +387,7 @@ fn naming_an_agent_elsewhere_is_caught() {
             "src/cli/health.rs: claude",
             "src/cli/hook.rs: codex",
             "src/cli/capture.rs: claude",
-            "src/cli/setup/claude.rs: codex",
+            "src/setup/claude.rs: codex",
         ]
     );
 }

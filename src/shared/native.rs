@@ -1,30 +1,27 @@
 //! The agents' own memories joined as read-only layers (docs/agents.md, "The agents' own
 //! memories"): read by each agent's reader ([`mem::agent::MemorySpec`]) from the folders the
-//! environment gives ([`super::hook::homes`]), indexed into the root's `.mem/native/<layer>/`
+//! environment gives ([`crate::shared::gate::homes`]), indexed into the root's `.mem/native/<layer>/`
 //! and opened beside the project's and the user's layers; and `mem adopt`, which copies one
 //! into a root of mem's.
 
 use std::path::Path;
 
-use anyhow::Result;
 use mem::Engine;
 use mem::agent::Agent;
 use mem::engine::Layers;
 use mem::store::{Layer, RootSource};
 
-use super::hook;
-
 /// Writes again what changed in the agents' memories of the native layers `layers` joined
 /// (for `mem mcp`, which keeps its layers open: each tool call sees what an agent saved
 /// meanwhile); the reader's warnings were said when the layers were joined.
-pub(super) fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
+pub fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
     let joined: Vec<Layer> = layers.natives().collect();
     if joined.is_empty() {
         return;
     }
     let root = layers.project().root().to_path_buf();
     let project = mem::open::project_of(&root, RootSource::Ancestor, &root);
-    for (agent, read) in mem::open::read_natives(&hook::homes(), Some(&project)) {
+    for (agent, read) in mem::open::read_natives(&crate::shared::gate::homes(), Some(&project)) {
         if joined.contains(&Layer::Native(agent))
             && let Err(e) = mem::engine::index_native(&root, agent, &read, now)
         {
@@ -33,20 +30,9 @@ pub(super) fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
     }
 }
 
-/// Where a memory of `layer` lives, for people: `claude auto memory · feedback` for an
-/// agent's own (its label and kind), else the layer's name.
-pub(super) fn lives_in(layer: Layer, memory: &mem::Memory) -> String {
-    let Layer::Native(agent) = layer else { return format!("the {} layer", layer.as_str()) };
-    let label = agent.spec().memory.map_or(layer.as_str(), |m| m.label);
-    match memory.tags().get(1) {
-        Some(kind) => format!("{label} · {kind}"),
-        None => label.to_string(),
-    }
-}
-
 /// What `mem health` says of one agent's own memories.
 #[derive(serde::Serialize)]
-pub(super) struct NativeCount {
+pub struct NativeCount {
     /// The agent's name.
     agent: &'static str,
     /// Its layer's name.
@@ -63,7 +49,7 @@ pub(super) struct NativeCount {
 
 /// Per agent whose own memories are read for the root of `engine` (found as `source`): how many there are, how
 /// many are not adopted, and what its reader could not read (nothing when the layers are off).
-pub(super) fn counts(
+pub fn counts(
     engine: &Engine,
     source: RootSource,
     s: &mem::open::Surroundings,
@@ -100,7 +86,7 @@ fn adopted(engine: &Engine, s: &mem::open::Surroundings, id: &str) -> bool {
 }
 
 /// The lines of `mem health` on the agents' own memories ([`counts`]).
-pub(super) fn health_lines(counts: &[NativeCount]) -> String {
+pub fn health_lines(counts: &[NativeCount]) -> String {
     let mut text = String::new();
     for count in counts {
         let Some(agent) = Agent::from_name(count.agent) else { continue };
@@ -125,26 +111,11 @@ pub(super) fn health_lines(counts: &[NativeCount]) -> String {
     text
 }
 
-/// An error for a memory of an agent's own, which mem never changes (`forget`, `supersede`):
-/// adopt it, or change it in the agent.
-pub(super) fn refuse_read_only(layers: &mut Layers, id: &str) -> Result<()> {
-    if let Some(layer @ Layer::Native(agent)) = layers.locate(id) {
-        anyhow::bail!(
-            "{id} is {}'s own memory ({} layer, read only): adopt it with `mem adopt {id}`, or \
-             change it in {}",
-            agent.title(),
-            layer.as_str(),
-            agent.title()
-        );
-    }
-    Ok(())
-}
-
 /// The note `mem setup AGENT` prints once about the agent's own memories: mem reads them,
 /// and `mem adopt` copies them into mem; nothing for an agent that keeps none here.
-pub(super) fn setup_note(agent: Agent, project: &Path) -> String {
+pub fn setup_note(agent: Agent, project: &Path) -> String {
     let Some(spec) = agent.spec().memory else { return String::new() };
-    let found = mem::open::read_natives(&hook::homes(), Some(project))
+    let found = mem::open::read_natives(&crate::shared::gate::homes(), Some(project))
         .into_iter()
         .find(|(a, _)| *a == agent);
     let count = found.map_or(0, |(_, read)| read.memories.len());

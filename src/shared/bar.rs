@@ -4,12 +4,12 @@
 use std::io::IsTerminal;
 
 /// A progress bar for indexing files on stderr when it is a terminal, hidden otherwise.
-pub(super) fn progress_bar() -> Bar {
+pub fn progress_bar() -> Bar {
     progress_bar_for("indexing", "files")
 }
 
 /// A progress bar on stderr, drawn by indicatif, for the library's [`mem::progress::Progress`].
-pub(super) struct Bar(indicatif::ProgressBar);
+pub struct Bar(indicatif::ProgressBar);
 
 impl mem::progress::Progress for Bar {
     fn set_length(&self, len: u64) {
@@ -27,7 +27,7 @@ impl mem::progress::Progress for Bar {
 
 /// A progress bar "`doing` [bar] pos/len `things` (eta left)" on stderr when it is a
 /// terminal, hidden otherwise.
-pub(super) fn progress_bar_for(doing: &str, things: &str) -> Bar {
+pub fn progress_bar_for(doing: &str, things: &str) -> Bar {
     if std::io::stderr().is_terminal() {
         let bar =
             indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
@@ -44,6 +44,6 @@ pub(super) fn progress_bar_for(doing: &str, things: &str) -> Bar {
 
 /// Starts timing a duration (the binary measures; the engine never does).
 #[allow(clippy::disallowed_methods)]
-pub(super) fn stopwatch() -> std::time::Instant {
+pub fn stopwatch() -> std::time::Instant {
     std::time::Instant::now()
 }

@@ -86,7 +86,7 @@ pub fn not_chosen(root: &Path) -> String {
 /// /path/to/root` `` (quoted for a shell when it needs to be).
 pub fn allow_command(root: &Path) -> String {
     let path =
-        super::setup::command::shell_word(root).unwrap_or_else(|_| format!("'{}'", root.display()));
+        crate::setup::command::shell_word(root).unwrap_or_else(|_| format!("'{}'", root.display()));
     format!("`mem allow {path}`")
 }
 

@@ -29,11 +29,11 @@ use anyhow::{Context as _, Result, bail};
 use mem::agent::{Agent, Homes};
 use mem::store;
 
-use super::Globals;
-use super::hook::Started;
+use crate::shared::Globals;
+use crate::shared::gate::Started;
 
 /// What `mem setup` knows of one agent's configuration: the files it writes and the commands
-/// `mem health` finds in them. Each agent's file under `cli/setup/` declares one. "The agent's
+/// `mem health` finds in them. Each agent's file under `src/setup/` declares one. "The agent's
 /// folder" below is the folder of its user configuration (`Homes::config_of`).
 pub struct Entry {
     /// The files of a project's setup, relative to the project (checked for symbolic links
@@ -90,7 +90,7 @@ pub struct Args {
     /// `~/.config/opencode`) or `copilot` (GitHub Copilot CLI: `.github/hooks/mem.json` and
     /// `.github/mcp.json` in the project, or `hooks/mem.json` and `mcp-config.json` in
     /// `~/.copilot`).
-    #[arg(value_parser = super::hook::agent_parser())]
+    #[arg(value_parser = crate::shared::gate::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
     /// `user` (every project of this user; each uses its `.memory/` root when it has one,
@@ -210,7 +210,7 @@ impl Change {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
-    let homes = super::hook::homes();
+    let homes = crate::shared::gate::homes();
     let home = homes.user().context("cannot tell the home folder")?.to_path_buf();
     let setup = entry(args.agent);
     let this = std::env::current_exe()
@@ -219,7 +219,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let project = store::project_top(&cwd);
     let root = project.join(store::PROJECT_DIR);
     let others = match (args.remove, args.scope) {
-        (true, Scope::Project) => super::machine::others_set_up(&root, args.agent.name()),
+        (true, Scope::Project) => crate::shared::machine::others_set_up(&root, args.agent.name()),
         _ => Vec::new(),
     };
     let target = Target {
@@ -283,7 +283,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if target.scope == Scope::Project && root.is_dir() {
             folders.extend([root.clone(), root.join(store::STATE_DIR)]);
         }
-        folders.extend(super::machine::file().and_then(|f| Some(f.parent()?.to_path_buf())));
+        folders
+            .extend(crate::shared::machine::file().and_then(|f| Some(f.parent()?.to_path_buf())));
         let removed = write::remove_stale(&folders, ctx.now);
         if !removed.is_empty() {
             let list: Vec<String> = removed.iter().map(|p| p.display().to_string()).collect();
@@ -310,15 +311,15 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if changed.is_empty() && !create_root {
         let state = if args.remove { "has no mem entries" } else { "is already set up" };
         out.push_str(&format!("{agent} {state}; nothing to change\n"));
-        return super::output::print_text(&out);
+        return crate::shared::output::print_text(&out);
     }
     if args.dry_run {
         out.push_str("dry run: nothing written\n");
-        return super::output::print_text(&out);
+        return crate::shared::output::print_text(&out);
     }
     // Every target checked and written beside its file before any is replaced.
     let prepared = write::prepare(&changed)?;
-    super::output::print_text(&out)?;
+    crate::shared::output::print_text(&out)?;
     if target.scope == Scope::Project
         && !target.remove
         && let Some(warning) = path_warning(which::which(BARE).ok().as_deref(), &this)
@@ -326,18 +327,18 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: warning: {warning}");
     }
     if create_root {
-        super::init::init_root(&root, ctx.now)?;
+        crate::shared::open::init_root(&root, ctx.now)?;
     }
     write::commit(prepared)?;
     if target.scope == Scope::Project {
         let agent = args.agent.name();
         let recorded = if args.remove {
-            super::machine::forget_agent(&root, agent)
+            crate::shared::machine::forget_agent(&root, agent)
         } else {
-            super::machine::remember(&root, Some(agent))
+            crate::shared::machine::remember(&root, Some(agent))
         };
         if let Err(e) = recorded {
-            eprintln!("mem: warning: {}", super::output::describe(&e));
+            eprintln!("mem: warning: {}", crate::shared::output::describe(&e));
         }
     }
     let done = if args.remove { "removed mem from" } else { "set up mem in" };
@@ -363,14 +364,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if args.scope == Scope::User {
             text.push_str(&format!("note: {HELD_BACK_NOTE}\n"));
         }
-        text.push_str(&super::native::setup_note(args.agent, &target.project));
+        text.push_str(&crate::shared::native::setup_note(args.agent, &target.project));
     }
     // An agent reads its configuration when it starts: a running one goes on as it was.
     let what = if args.remove { "stop running" } else { "load" };
     text.push_str(&format!(
         "Restart {agent} (and any open session of it) to {what} the hooks and the mem server.\n"
     ));
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// What a setup at user scope says of the roots its commands hold back.

@@ -77,9 +77,9 @@ fn commands(project: &Path, _: &Path, home: Option<&Path>) -> Vec<Found> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::Started;
     use super::super::hooks::hooks;
     use super::*;
+    use crate::shared::gate::Started;
 
     #[test]
     fn hooks_use_the_event_names_whose_payloads_copilot_passes_alike() {

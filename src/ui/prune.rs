@@ -183,7 +183,7 @@ pub(super) async fn archive(
         let mut layers = app.layers();
         let engine = layers.project();
         engine.refresh(now, &mem::progress::Silent)?;
-        super::super::sync::sync_first(engine, now, false)?;
+        crate::shared::usage::sync_first(engine, now, false)?;
         let rules = engine.config().prune.clone();
         let chosen: std::collections::HashSet<&str> =
             fields.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.as_str()).collect();

@@ -130,7 +130,7 @@ fn defers_to_hooks(payload: &[u8], project: &Path, home: Option<&Path>) -> bool 
 /// user's and the agents' folders, `CODEX_HOME` among them), so that the session's server and
 /// its hooks, which get Codex's whole environment, have the same key.
 pub fn forwarded() -> Vec<String> {
-    super::super::served::key_vars()
+    crate::shared::served::key_vars()
 }
 
 /// The changes for Codex at `target`; `codex_home` is `$CODEX_HOME` or `~/.codex`.

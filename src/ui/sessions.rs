@@ -10,8 +10,9 @@ use maud::{Markup, html};
 use mem::format::whole_second;
 use mem::session::{Kind, LoggedEvent, ledger};
 
-use super::super::session::{Injected, fill_titles, injected, no_log_yet};
 use super::{Shared, html as ui};
+use crate::shared::injected::{Injected, fill_titles, injected};
+use crate::shared::words::no_log_yet;
 
 /// How many sessions a page of the list shows.
 const PAGE: usize = 100;

@@ -13,8 +13,10 @@ use axum::response::Response;
 use maud::html;
 use mem::agent::Agent;
 
-use super::super::{health, hook, setup};
 use super::{Shared, html as ui};
+use crate::setup;
+use crate::shared::coverage::{missed_causes, transcript_folders};
+use crate::shared::words::MISSED_HINT;
 
 /// How many days of the session log the per-day table shows.
 const DAYS: usize = 14;
@@ -26,13 +28,13 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
         let mut layers = app.layers();
         let engine = layers.project();
         let project = mem::health::project_dir(engine.root());
-        let homes = hook::homes();
-        let folders = health::transcript_folders(None, &project, &homes);
+        let homes = crate::shared::gate::homes();
+        let folders = transcript_folders(None, &project, &homes);
         // What `mem health --transcripts` reports of capture, without its other checks.
         let coverage = engine.coverage(&folders)?;
         let capture = engine.capture_summary(now)?;
         let configured = setup::configured(&project, &homes);
-        let causes = health::missed_causes(&coverage, &project, &configured, &homes);
+        let causes = missed_causes(&coverage, &project, &configured, &homes);
         let sessions = match mem::session::SessionLog::existing_in(engine.root())? {
             Some(log) => log.list(None, usize::MAX >> 1)?,
             None => Vec::new(),
@@ -89,7 +91,7 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
                     }
                 }
                 @for cause in &causes { p { "Cause: " (cause) } }
-                @if causes.is_empty() && !coverage.gaps.is_empty() { p { (health::MISSED_HINT) } }
+                @if causes.is_empty() && !coverage.gaps.is_empty() { p { (MISSED_HINT) } }
                 h2 { "Capture errors (last 24 hours)" }
                 p { (capture.ok) " captures, " (capture.errors) " failed, " (capture.unreadable) " unreadable lines in the log." }
                 @if let Some((at, why)) = &capture.last_error { p.error { "Last failure " (at) ": " (why) } }

@@ -9,7 +9,6 @@
 //! answered with a JSON-RPC parse error (rmcp would drop it). A method it does not have gets a
 //! -32601 that says so. See docs/mcp.md.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -23,11 +22,10 @@ use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientNotification, ClientRequest,
-    ContentBlock, ErrorCode, ErrorData, ProtocolVersion, ServerConfig, ServerResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ErrorData,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, ServerInitializeError};
-use rmcp::{Service, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::{ServiceExt, tool, tool_handler, tool_router};
 use serde_json::json;
 use tokio::sync::mpsc;
 
@@ -36,12 +34,15 @@ use self::args::{
     UsedArgs, with_recall_description,
 };
 use self::batch::Session;
+use self::methods::Served;
 use self::stdio::{filter, forward, write_lines};
-use super::Globals;
+use crate::shared::Globals;
+use crate::shared::served::{Listen, Socket};
 
 mod args;
 mod batch;
 mod held;
+mod methods;
 mod sessions;
 mod stdio;
 
@@ -58,7 +59,7 @@ pub struct Args {
 }
 
 /// Serves the root on stdio until the client closes stdin.
-pub fn run(args: Args, ctx: &Globals) -> Result<()> {
+pub fn run(args: Args, ctx: &Globals, listen: Listen) -> Result<()> {
     // Nothing is written before a client completes the handshake (a client that only probes,
     // or closes at once, leaves no `.mem/`), but a root that cannot be served stops us here.
     let (root, _) = ctx.locate_root(None)?;
@@ -73,6 +74,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         globals: ctx.clone(),
         layers: Arc::new(Mutex::new(None)),
         listening: Arc::clone(&listening),
+        listen,
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
         tool_router: with_recall_description(
@@ -125,8 +127,10 @@ struct MemServer {
     /// The open root (and user layer); `None` until a client completes the handshake or
     /// makes its first call, and while it cannot be opened. Shared with the hooks' socket.
     layers: Arc<Mutex<Option<Layers>>>,
-    /// The socket that answers the root's hooks (`src/cli/served/`), once the root is open.
-    listening: Arc<Mutex<Option<super::served::server::Listening>>>,
+    /// The socket that answers the root's hooks once the root is open, and what starts it
+    /// (`src/served.rs`'s `listen`, handed over by `crate::commands`).
+    listening: Arc<Mutex<Option<Box<dyn Socket>>>>,
+    listen: Listen,
     /// `--now`/`MEM_NOW`; without it, each call reads the clock.
     fixed_now: Option<Timestamp>,
     /// Refresh problems already written to stderr, so that a long session does not repeat them.
@@ -292,7 +296,7 @@ impl MemServer {
         self.call(true, |layers, _| {
             let id = MemoryId::new(&args.id)?;
             let (path, memory) = engine_of(layers, id.as_str())?.get(id.as_str())?;
-            to_json(&super::output::memory_json(&path, &memory))
+            to_json(&crate::shared::output::memory_json(&path, &memory))
         })
     }
 
@@ -348,7 +352,7 @@ impl MemServer {
     fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
         self.call(true, |layers, now| {
             let id = MemoryId::new(&args.id)?;
-            super::native::refuse_read_only(layers, id.as_str())?;
+            crate::shared::words::refuse_read_only(layers, id.as_str())?;
             to_json(&engine_of(layers, id.as_str())?.forget(
                 id.as_str(),
                 Some(&args.reason),
@@ -438,11 +442,11 @@ impl rmcp::ServerHandler for MemServer {
             return eprintln!("mem: {why}");
         }
         if let Err(e) = self.load(&mut lock(&self.layers)) {
-            eprintln!("mem: error: {}", super::output::describe(&e));
+            eprintln!("mem: error: {}", crate::shared::output::describe(&e));
             return;
         }
         // The root and the model are loaded: the root's hooks can be answered here.
-        match super::served::server::listen(&self.globals, Arc::clone(&self.layers)) {
+        match (self.listen)(&self.globals, Arc::clone(&self.layers)) {
             Ok(Some(listening)) => {
                 eprintln!(
                     "mem: hooks of this root are answered here ({})",
@@ -476,48 +480,6 @@ impl rmcp::ServerHandler for MemServer {
     }
 }
 
-/// [`MemServer`] as rmcp serves it: a request for a method it does not have (-32601) is
-/// answered with a message that says so and what it has, where rmcp gives the method's name
-/// alone.
-struct Served(MemServer);
-
-impl Service<RoleServer> for Served {
-    async fn handle_request(
-        &self,
-        request: ClientRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ServerResult, ErrorData> {
-        let method = request.method().to_string();
-        self.0.handle_request(request, context).await.map_err(|mut error| {
-            if error.code == ErrorCode::METHOD_NOT_FOUND {
-                error.message = format!(
-                    "Method not found: mem's MCP server has no method {method:?}; it serves \
-                     tools only (initialize, server/discover, ping, tools/list, tools/call)"
-                )
-                .into();
-                error.data.get_or_insert_with(|| json!({ "method": method }));
-            }
-            error
-        })
-    }
-
-    async fn handle_notification(
-        &self,
-        notification: ClientNotification,
-        context: NotificationContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.0.handle_notification(notification, context).await
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        Service::get_info(&self.0)
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Service::supported_protocol_versions(&self.0)
-    }
-}
-
 impl MemServer {
     /// Runs one tool call: takes the engine, refreshes the index first (unless the tool does,
     /// as recall does), and turns the outcome into a tool result. Every error, and even a
@@ -527,7 +489,7 @@ impl MemServer {
         refresh: bool,
         f: impl FnOnce(&mut Layers, Timestamp) -> Result<String>,
     ) -> CallToolResult {
-        let now = super::now(self.fixed_now);
+        let now = crate::shared::now(self.fixed_now);
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut slot = lock(&self.layers);
             let layers = self.open(&mut slot)?;
@@ -539,7 +501,7 @@ impl MemServer {
                     root.display()
                 );
             }
-            super::native::reindex(layers, now);
+            crate::shared::native::reindex(layers, now);
             if refresh {
                 for (_, report) in layers.refresh_for_recall(now, &mem::progress::Silent)? {
                     self.log_problems(&report);
@@ -554,7 +516,7 @@ impl MemServer {
         match outcome {
             Ok(json) => CallToolResult::success(vec![ContentBlock::text(json)]),
             Err(e) => {
-                let message = super::output::describe(&e);
+                let message = crate::shared::output::describe(&e);
                 eprintln!("mem: tool error: {message}");
                 CallToolResult::error(vec![ContentBlock::text(message)])
             }
@@ -564,7 +526,7 @@ impl MemServer {
     /// Writes a refresh's problems on stderr, each only the first time it is seen.
     fn log_problems(&self, report: &mem::RefreshReport) {
         let mut reported = lock(&self.reported);
-        for line in super::output::problem_lines(report) {
+        for line in crate::shared::output::problem_lines(report) {
             if reported.insert(line.clone()) {
                 eprintln!("{line}");
             }

@@ -20,14 +20,26 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncReadExt as _};
 
 pub mod client;
-pub mod server;
+
+/// A socket a session's server answers hooks on, removed when dropped.
+pub trait Socket: Send {
+    /// Where it listens.
+    fn path(&self) -> &Path;
+}
+
+/// How `mem mcp` starts answering the hooks of its root from the layers it holds (the served
+/// front end's `listen`, handed over by `crate::commands`): `Ok(None)` when served hooks are off.
+pub type Listen = fn(
+    &crate::shared::Globals,
+    std::sync::Arc<std::sync::Mutex<Option<mem::engine::Layers>>>,
+) -> Result<Option<Box<dyn Socket>>, String>;
 
 /// The variable that turns served hooks off (any value but empty or `0`).
 pub const OFF_ENV: &str = "MEM_NO_SERVER";
 
 /// The most bytes of one request line (it holds the prompt): a hook with a longer one works
 /// in-process, and a server reads no further.
-const MAX_REQUEST: u64 = 1 << 20;
+pub const MAX_REQUEST: u64 = 1 << 20;
 
 /// Whether served hooks are on in this process (`MEM_NO_SERVER` unset, empty or `0`).
 pub fn enabled() -> bool {
@@ -81,7 +93,7 @@ fn own_folder() -> Option<PathBuf> {
 /// one (or left it open), this user's own folder ([`own_folder`]), made first if there is none:
 /// a fresh folder of a random name (no one can make it first) recorded in the user's cache
 /// folder.
-fn listen_folder() -> Result<PathBuf, String> {
+pub fn listen_folder() -> Result<PathBuf, String> {
     if let Some(run) = runtime_folder() {
         return make_private(&run).map(|()| run);
     }
@@ -158,7 +170,7 @@ fn make_private(folder: &Path) -> Result<(), String> {
 }
 
 /// The start of the socket names of the servers of `root`: a hash of its canonical path.
-fn prefix(root: &Path) -> String {
+pub fn prefix(root: &Path) -> String {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let hash = blake3::hash(root.as_os_str().as_encoded_bytes()).to_hex();
     format!("{}-", &hash[..16])
@@ -180,7 +192,7 @@ fn sockets(folder: &Path, prefix: &str) -> Vec<(PathBuf, i32)> {
 }
 
 /// Whether the process `pid` is alive (a socket whose server is not is stale).
-fn alive(pid: i32) -> bool {
+pub fn alive(pid: i32) -> bool {
     rustix::process::Pid::from_raw(pid)
         .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
 }
@@ -347,7 +359,7 @@ fn line(value: &impl Serialize) -> Option<Vec<u8>> {
 }
 
 /// Writes `value` as one JSON line.
-fn send(mut to: impl Write, value: &impl Serialize) -> std::io::Result<()> {
+pub fn send(mut to: impl Write, value: &impl Serialize) -> std::io::Result<()> {
     let line = line(value).ok_or_else(|| std::io::Error::other("cannot write the message"))?;
     to.write_all(&line)?;
     to.flush()
@@ -355,7 +367,7 @@ fn send(mut to: impl Write, value: &impl Serialize) -> std::io::Result<()> {
 
 /// Reads one JSON line of at most `limit` bytes: a longer one is an error, and no byte past
 /// `limit` is read.
-async fn receive_async<T: for<'de> Deserialize<'de>>(
+pub async fn receive_async<T: for<'de> Deserialize<'de>>(
     from: &mut (impl AsyncBufRead + Unpin),
     limit: u64,
 ) -> std::io::Result<T> {

@@ -4,8 +4,8 @@
 mod hooks {
     use std::path::Path;
 
-    use crate::cli::setup::command::*;
-    use crate::cli::setup::hooks::*;
+    use crate::setup::command::*;
+    use crate::setup::hooks::*;
 
     #[test]
     fn shell_words_quote_what_a_shell_would_split() {
@@ -67,7 +67,7 @@ mod hooks {
                 .map(|h| h.command)
                 .collect::<Vec<_>>()
         };
-        use crate::cli::hook::Started;
+        use crate::shared::gate::Started;
         for command in written(Started::UserScope) {
             assert!(command.ends_with(" --user-scope || true"), "{command}");
             assert!(is_mem_hook(&command) && !is_unmarked(&command), "{command}");
@@ -93,10 +93,10 @@ mod json {
 
     use serde_json::Value;
 
-    use crate::cli::hook::Started;
-    use crate::cli::setup::command::Hook;
-    use crate::cli::setup::hooks::hooks;
-    use crate::cli::setup::json::*;
+    use crate::setup::command::Hook;
+    use crate::setup::hooks::hooks;
+    use crate::setup::json::*;
+    use crate::shared::gate::Started;
     use mem::agent::Agent;
 
     fn mine() -> Vec<Hook> {
@@ -154,8 +154,8 @@ mod json {
 mod check {
     use mem::agent::Homes;
 
-    use crate::cli::setup::check::*;
-    use crate::cli::setup::command::program_of;
+    use crate::setup::check::*;
+    use crate::setup::command::program_of;
 
     #[test]
     fn programs_are_split_from_their_arguments() {

@@ -1,4 +1,4 @@
-//! The server's side of served hooks, in `mem mcp`: a Unix socket (0600, in a private folder)
+//! The served hooks (a front end): the server's side, in `mem mcp`: a Unix socket (0600, in a private folder)
 //! whose connections from this user's processes are answered from the layers the MCP server
 //! holds, with the same calls a hook makes in-process (a refresh, then the context block), at
 //! the caller's time. The socket is removed when the server ends; one left by a killed server is
@@ -18,8 +18,8 @@ use mem::store::{Layer, RootSource};
 use tokio::net::UnixListener;
 use tokio::sync::Semaphore;
 
-use super::{Answer, Asked, Key, Reply, Request};
-use crate::cli::Globals;
+use crate::shared::Globals;
+use crate::shared::served::{self as protocol, Answer, Asked, Key, Reply, Request};
 
 /// How long a hook's request may wait for the layers while a tool call holds them (then it is
 /// answered [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
@@ -38,7 +38,7 @@ const READ: Duration = Duration::from_secs(2);
 const CONNECTIONS: usize = 8;
 
 /// The socket while the server listens; removed when dropped.
-pub struct Listening {
+struct Listening {
     path: PathBuf,
 }
 
@@ -48,9 +48,8 @@ impl Drop for Listening {
     }
 }
 
-impl Listening {
-    /// Where the socket is.
-    pub fn path(&self) -> &std::path::Path {
+impl protocol::Socket for Listening {
+    fn path(&self) -> &std::path::Path {
         &self.path
     }
 }
@@ -68,20 +67,20 @@ struct Shared {
 }
 
 /// Starts answering the hooks of the root `globals` finds, from `layers`, on a socket of its
-/// own; `Ok(None)` when served hooks are off ([`super::OFF_ENV`]). Must run inside the tokio
+/// own; `Ok(None)` when served hooks are off ([`protocol::OFF_ENV`]). Must run inside the tokio
 /// runtime, which runs the accept loop.
 pub fn listen(
     globals: &Globals,
     layers: Arc<Mutex<Option<Layers>>>,
-) -> Result<Option<Listening>, String> {
-    if !super::enabled() {
+) -> Result<Option<Box<dyn protocol::Socket>>, String> {
+    if !protocol::enabled() {
         return Ok(None);
     }
     let (root, source) = globals.locate_root(None).map_err(|e| e.to_string())?;
     let key = Key::of(&root, source);
-    let folder = super::listen_folder()?;
+    let folder = protocol::listen_folder()?;
     sweep(&folder);
-    let path = folder.join(format!("{}{}.sock", super::prefix(&root), std::process::id()));
+    let path = folder.join(format!("{}{}.sock", protocol::prefix(&root), std::process::id()));
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path)
         .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
@@ -94,7 +93,7 @@ pub fn listen(
     let answered = AtomicU64::new(0);
     let shared = Arc::new(Shared { layers, globals, source, key, answered, slots });
     tokio::spawn(accept(listener, shared));
-    Ok(Some(listening))
+    Ok(Some(Box::new(listening)))
 }
 
 /// How often the server looks for changed files between calls.
@@ -111,7 +110,7 @@ fn keep_fresh(layers: Arc<Mutex<Option<Layers>>>, fixed_now: Option<Timestamp>) 
             std::thread::sleep(FRESH_EVERY);
             let Ok(mut slot) = layers.try_lock() else { continue };
             let Some(layers) = slot.as_mut() else { continue };
-            let now = crate::cli::now(fixed_now);
+            let now = crate::shared::now(fixed_now);
             if layers.refresh_for_recall(now, &mem::progress::Silent).is_ok() {
                 embed_changed(layers);
             }
@@ -144,7 +143,7 @@ fn sweep(folder: &std::path::Path) {
             .and_then(|stem| stem.rsplit_once('-'))
             .and_then(|(_, pid)| pid.parse().ok());
         if let Some(pid) = pid
-            && !super::alive(pid)
+            && !protocol::alive(pid)
         {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -153,7 +152,7 @@ fn sweep(folder: &std::path::Path) {
 
 /// Takes connections until the runtime stops; each one from this user, while fewer than
 /// [`CONNECTIONS`] are served, has [`READ`] to send its request (at most
-/// [`super::MAX_REQUEST`] bytes), which is then answered on a blocking thread, so that the MCP
+/// [`protocol::MAX_REQUEST`] bytes), which is then answered on a blocking thread, so that the MCP
 /// server goes on meanwhile. What a connection read is freed when it ends, however it ends.
 async fn accept(listener: UnixListener, shared: Arc<Shared>) {
     loop {
@@ -166,14 +165,14 @@ async fn accept(listener: UnixListener, shared: Arc<Shared>) {
             }
         };
         // The folder is this user's only, and the peer is checked all the same.
-        if !stream.peer_cred().is_ok_and(|cred| cred.uid() == super::uid()) {
+        if !stream.peer_cred().is_ok_and(|cred| cred.uid() == protocol::uid()) {
             continue;
         }
         let Ok(slot) = Arc::clone(&shared.slots).try_acquire_owned() else { continue };
         let shared = Arc::clone(&shared);
         tokio::spawn(async move {
             let mut reader = tokio::io::BufReader::new(stream);
-            let read = super::receive_async::<Request>(&mut reader, super::MAX_REQUEST);
+            let read = protocol::receive_async::<Request>(&mut reader, protocol::MAX_REQUEST);
             let Ok(Ok(request)) = tokio::time::timeout(READ, read).await else { return };
             let Ok(stream) = reader.into_inner().into_std() else { return };
             if stream.set_nonblocking(false).is_err() {
@@ -222,7 +221,7 @@ fn serve(stream: &UnixStream, shared: &Shared, request: Request) {
             reply
         }
     };
-    let _ = super::send(stream, &reply);
+    let _ = protocol::send(stream, &reply);
 }
 
 /// The reply to a request of `key` that `call` does on the layers: [`Reply::Other`] for another
@@ -241,7 +240,7 @@ fn work(
         return Some(Reply::Other { differs });
     }
     let Some(mut layers) = lock(&shared.layers, tries) else { return Some(Reply::Busy) };
-    super::send(stream, &Reply::Accepted).ok()?;
+    protocol::send(stream, &Reply::Accepted).ok()?;
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(&mut layers)));
     Some(match outcome {
         Ok(Ok(reply)) => reply,

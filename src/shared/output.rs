@@ -7,19 +7,18 @@ use anyhow::Result;
 use mem::RefreshReport;
 
 /// Prints a refresh's notices and problems on stderr, one line each.
-pub(super) fn print_problems(report: &RefreshReport) {
+pub fn print_problems(report: &RefreshReport) {
     for line in problem_lines(report) {
         eprintln!("{line}");
     }
 }
 
 /// Whether `--verbose` was given: every problem on its own line.
-pub(super) static VERBOSE: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
+pub static VERBOSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// A refresh's notices and problems as [`print_problems`] prints them: one line per kind of
 /// problem, with a count and the first example, or every problem with `--verbose`.
-pub(super) fn problem_lines(report: &RefreshReport) -> Vec<String> {
+pub fn problem_lines(report: &RefreshReport) -> Vec<String> {
     let verbose = VERBOSE.load(std::sync::atomic::Ordering::Relaxed);
     let mut lines: Vec<String> =
         report.notices.iter().map(|notice| format!("mem: notice: {notice}")).collect();
@@ -64,7 +63,7 @@ pub(super) fn problem_lines(report: &RefreshReport) -> Vec<String> {
 
 /// A memory as JSON, the fields `mem show --json` and the MCP tool `get` share: the file's
 /// own fields, its whole front-matter and its body.
-pub(super) fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value {
+pub fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value {
     serde_json::json!({
         "id": memory.id(),
         "path": path,
@@ -80,7 +79,7 @@ pub(super) fn memory_json(path: &str, memory: &mem::Memory) -> serde_json::Value
 }
 
 /// Writes `value` as pretty JSON and a newline to stdout.
-pub(super) fn print_json(value: &impl serde::Serialize) -> Result<()> {
+pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let text = escape_controls(&serde_json::to_string_pretty(value)?);
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}")?;
@@ -90,7 +89,7 @@ pub(super) fn print_json(value: &impl serde::Serialize) -> Result<()> {
 /// JSON text with DEL and the C1 control characters (U+0080 to U+009F, CSI among them) escaped
 /// too: serde_json escapes only those below U+0020, and a terminal acts on the others. They
 /// can only stand inside strings, so the text stays the same JSON.
-pub(super) fn escape_controls(json: &str) -> String {
+pub fn escape_controls(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         if ('\u{7f}'..='\u{9f}').contains(&c) {
@@ -103,7 +102,7 @@ pub(super) fn escape_controls(json: &str) -> String {
 }
 
 /// Writes text to stdout.
-pub(super) fn print_text(text: &str) -> Result<()> {
+pub fn print_text(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     // A memory edited by hand may hold terminal escapes: they are dropped, never acted on.
     out.write_all(mem::format::without_controls(text).as_bytes())?;
@@ -112,7 +111,7 @@ pub(super) fn print_text(text: &str) -> Result<()> {
 }
 
 /// A borderless table whose columns line up.
-pub(super) fn table(header: &[&str]) -> comfy_table::Table {
+pub fn table(header: &[&str]) -> comfy_table::Table {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::NOTHING)
         .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
@@ -121,12 +120,12 @@ pub(super) fn table(header: &[&str]) -> comfy_table::Table {
 }
 
 /// A table as text, without the padding at the end of each line.
-pub(super) fn render(table: &comfy_table::Table) -> String {
+pub fn render(table: &comfy_table::Table) -> String {
     table.lines().map(|l| l.trim_end().to_string() + "\n").collect()
 }
 
 /// Ages as people say them: 5h, 12d, 8mo, 3y.
-pub(super) fn age(days: f64) -> String {
+pub fn age(days: f64) -> String {
     if days < 1.0 {
         format!("{}h", (days * 24.0).floor() as i64)
     } else if days < 60.0 {

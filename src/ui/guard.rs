@@ -145,7 +145,7 @@ pub(super) async fn gate(
     *request.uri_mut() = uri;
     // The page's links climb from its folder to the prefix.
     let depth = under.matches('/').count().saturating_sub(1);
-    let watch = super::super::bar::stopwatch();
+    let watch = crate::shared::bar::stopwatch();
     let mut response = super::html::DEPTH.scope(depth, next.run(request)).await;
     // How long the page took on the server (docs/benchmarks.md reads it).
     let took = format!("app;dur={:.3}", watch.elapsed().as_secs_f64() * 1000.0);

@@ -11,26 +11,25 @@ use mem::store::RootSource;
 use mem::{Engine, RefreshReport};
 
 use super::bar::progress_bar;
-use super::init::init_root;
 use super::output::{describe, print_problems};
 use super::{machine, user};
 
 /// What every subcommand needs from the global options.
 #[derive(Clone)]
-pub(crate) struct Globals {
-    pub(super) dir: Option<PathBuf>,
+pub struct Globals {
+    pub dir: Option<PathBuf>,
     /// "Now" for this command, read once.
-    pub(super) now: Timestamp,
+    pub now: Timestamp,
     /// The `--now` value, if any; `mem mcp` reads the clock per request without it.
-    pub(super) fixed_now: Option<Timestamp>,
+    pub fixed_now: Option<Timestamp>,
 }
 
 impl Globals {
     /// These globals for a hook `started` so: for a `--project-only` hook, the root is found
     /// from the payload's working directory alone, whatever `--dir`/`MEM_DIR` says (a shell's
     /// `MEM_DIR` must not draw every unrelated repository's sessions into one root).
-    pub(super) fn for_hook(&self, started: super::hook::Started) -> Globals {
-        let project_only = started == super::hook::Started::ProjectOnly;
+    pub fn for_hook(&self, started: super::gate::Started) -> Globals {
+        let project_only = started == super::gate::Started::ProjectOnly;
         let dir = if project_only { None } else { self.dir.clone() };
         Globals { dir, now: self.now, fixed_now: self.fixed_now }
     }
@@ -39,7 +38,7 @@ impl Globals {
     /// directory) depends on outside the library ([`mem::open::Surroundings`]): `--dir`, the
     /// data folder, the user configuration, this machine's record of roots, the agents'
     /// folders and the model, read here once.
-    pub(super) fn surroundings(&self, cwd: Option<&str>) -> Result<Surroundings> {
+    pub fn surroundings(&self, cwd: Option<&str>) -> Result<Surroundings> {
         let cwd = match cwd {
             // A relative `--dir` is the user's, relative to where they ran the command.
             Some(dir) if self.dir.is_none() && Path::new(dir).is_absolute() => PathBuf::from(dir),
@@ -54,33 +53,33 @@ impl Globals {
             user_config_file: user::path(),
             agents_memories: config.agents.read_own_memories,
             allowed: machine::roots().into_iter().map(|r| r.path).collect(),
-            homes: super::hook::homes(),
+            homes: super::gate::homes(),
             model: super::open::model_overrides()?,
         })
     }
 
     /// Finds the memory root, creating the per-user default on first use.
-    pub(super) fn root(&self) -> Result<PathBuf> {
+    pub fn root(&self) -> Result<PathBuf> {
         self.root_near(None)
     }
 
     /// Like [`Globals::root`], looking up from `cwd` (an agent's working directory, from a
     /// hook payload) instead of the process's when given.
-    pub(super) fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
+    pub fn root_near(&self, cwd: Option<&str>) -> Result<PathBuf> {
         Ok(self.find_root(cwd)?.0)
     }
 
     /// The memory root and how it was found (see [`Globals::root_near`]), the per-user root
     /// made on first use.
-    pub(super) fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
+    pub fn find_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let found = self.made(mem::open::locate(&self.surroundings(cwd)?)?)?;
         Ok((found.root, found.source))
     }
 
     /// `found`, the per-user root made if it was not yet.
-    pub(super) fn made(&self, found: Found) -> Result<Found> {
+    pub fn made(&self, found: Found) -> Result<Found> {
         if !found.is_made() {
-            init_root(&found.root, self.now)?;
+            super::open::init_root(&found.root, self.now)?;
             eprintln!("mem: created the default memory root {}", found.root.display());
         }
         Ok(found)
@@ -89,14 +88,14 @@ impl Globals {
     /// The memory root found from `cwd` (see [`Globals::root_near`]) when it exists: `None`
     /// for the per-user root not made yet, which a hook's side work (a turn recorded, a
     /// failure logged) never makes.
-    pub(super) fn existing_root_near(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
+    pub fn existing_root_near(&self, cwd: Option<&str>) -> Result<Option<PathBuf>> {
         let found = mem::open::locate(&self.surroundings(cwd)?)?;
         Ok(found.is_made().then_some(found.root))
     }
 
     /// Where the memory root is (see [`Globals::root_near`]), without creating the per-user
     /// one.
-    pub(super) fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
+    pub fn locate_root(&self, cwd: Option<&str>) -> Result<(PathBuf, RootSource)> {
         let found = mem::open::locate(&self.surroundings(cwd)?)?;
         Ok((found.root, found.source))
     }
@@ -105,7 +104,7 @@ impl Globals {
     /// ([`mem::open::open`]): the root as the project layer, the user layer named in the user
     /// configuration (`[layers] user`) beside it unless the root was given with
     /// `--dir`/`MEM_DIR` or is the user's root, and the agents' own memories.
-    pub(super) fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
+    pub fn layers_near(&self, cwd: Option<&str>) -> Result<Layers> {
         let s = self.surroundings(cwd)?;
         let found = mem::open::locate(&s)?;
         self.layers_at(&s, found)
@@ -113,7 +112,7 @@ impl Globals {
 
     /// [`Globals::layers_near`] for a root already found (a hook locates it once, for its gate
     /// and its answer).
-    pub(super) fn layers_at(&self, s: &Surroundings, found: Found) -> Result<Layers> {
+    pub fn layers_at(&self, s: &Surroundings, found: Found) -> Result<Layers> {
         let root = found.root.clone();
         let opened = mem::open::open_found(s, found, self.now)
             .with_context(|| format!("cannot open memory root {}", root.display()))?;
@@ -137,12 +136,12 @@ impl Globals {
     }
 
     /// Finds the memory root (creating the per-user default on first use) and opens it.
-    pub(super) fn engine(&self) -> Result<Engine> {
+    pub fn engine(&self) -> Result<Engine> {
         Ok(self.engine_found()?.0)
     }
 
     /// [`Globals::engine`] and how its root was found.
-    pub(super) fn engine_found(&self) -> Result<(Engine, RootSource)> {
+    pub fn engine_found(&self) -> Result<(Engine, RootSource)> {
         let (root, source) = self.find_root(None)?;
         let mut engine = super::open::engine_at(&root)?;
         engine.set_code_checks(source != RootSource::Explicit);
@@ -150,7 +149,7 @@ impl Globals {
     }
 
     /// Opens the root and brings its index up to date, printing what went wrong on stderr.
-    pub(super) fn refreshed_engine(&self) -> Result<(Engine, RefreshReport)> {
+    pub fn refreshed_engine(&self) -> Result<(Engine, RefreshReport)> {
         let mut engine = self.engine()?;
         let report = engine.refresh(self.now, &progress_bar())?;
         print_problems(&report);

@@ -8,11 +8,11 @@ use anyhow::Result;
 use mem::agent::Agent;
 use serde_json::json;
 
-use super::super::hook::Started;
 use super::command::{Hook, NEVER_BLOCKS, PROJECT_ONLY, USER_SCOPE, is_project_only, shell_word};
 use super::json::{self, with_hooks_of};
 use super::servers::with_server;
 use super::{Change, Target};
+use crate::shared::gate::Started;
 
 /// The hooks for `agent` with the `mem` at `exe`, named by the agent's events
 /// (`agent::Spec::events`): context at session start, the prompt's memories on each prompt, a

@@ -22,7 +22,7 @@ use mem::engine::Layers;
 use mem::store::Layer;
 use mem::{Engine, Memory};
 
-use super::Globals;
+use crate::shared::Globals;
 
 mod capture;
 mod guard;
@@ -64,7 +64,7 @@ impl App {
 
     /// "Now" for this request: `--now`/`MEM_NOW`, else the clock, read once.
     fn now(&self) -> Timestamp {
-        super::now(self.fixed_now)
+        crate::shared::now(self.fixed_now)
     }
 }
 
@@ -74,14 +74,14 @@ impl App {
 /// it be served.
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (root, source) = ctx.locate_root(None)?;
-    if let super::hook::Gate::HeldBack(_) =
-        super::hook::Gate::at(&root, source, super::hook::Started::UserScope)
+    if let crate::shared::gate::Gate::HeldBack(_) =
+        crate::shared::gate::Gate::at(&root, source, crate::shared::gate::Started::UserScope)
     {
         anyhow::bail!(
             "{}: mem ui does not serve it (its pages would show and change memories nobody \
              here chose); if you trust it, run {} (or name it with --dir)",
-            super::machine::not_chosen(&root),
-            super::machine::allow_command(&root)
+            crate::shared::machine::not_chosen(&root),
+            crate::shared::machine::allow_command(&root)
         );
     }
     let mut layers = ctx.layers_near(None)?;
@@ -93,8 +93,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         );
     }
     // A root without an index is indexed now, with the usual progress.
-    for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
-        super::output::print_problems(&report);
+    for (_, report) in layers.refresh(ctx.now, &crate::shared::bar::progress_bar())? {
+        crate::shared::output::print_problems(&report);
     }
     let listener = std::net::TcpListener::bind(("127.0.0.1", args.port)).with_context(|| {
         format!(
@@ -212,7 +212,7 @@ pub(super) fn forbidden(why: String) -> anyhow::Error {
 /// An error page: the error chain, escaped, with the status a [`Refused`] says, 404 for an id
 /// the engine does not know, 400 for a request it refused otherwise, else 500.
 fn failed(e: &anyhow::Error) -> Response {
-    let message = super::output::describe(e);
+    let message = crate::shared::output::describe(e);
     use mem::Error as E;
     let status = match (e.downcast_ref::<Refused>(), e.downcast_ref::<mem::Error>()) {
         (Some(refused), _) => refused.status,

@@ -12,8 +12,8 @@ use mem::engine::Layers;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 
-use super::super::hook::{Gate, Started};
 use super::{MemServer, lock};
+use crate::shared::gate::{Gate, Started};
 
 impl MemServer {
     /// Why the root is held back now, when it is: a `--user-scope` server whose root is not
@@ -30,8 +30,8 @@ impl MemServer {
                 "{}: this mem server, of the user's own agent configuration (--user-scope), \
                  holds it back: nothing of it is read or written; if you trust it, run {}, then \
                  call again",
-                super::super::machine::not_chosen(&root),
-                super::super::machine::allow_command(&root)
+                crate::shared::machine::not_chosen(&root),
+                crate::shared::machine::allow_command(&root)
             )),
         }
     }

@@ -51,7 +51,7 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
                     // An agent's own memory: where it lives in the agent, not mem's mirror of it.
                     p.meta {
                         span.kind { (memory.kind().as_str()) } " " span.layer { (layer.as_str()) } " "
-                        "importance " (memory.importance()) " · lives in " (super::super::native::lives_in(layer, &memory))
+                        "importance " (memory.importance()) " · lives in " (crate::shared::words::lives_in(layer, &memory))
                         @if let Some(file) = memory.source() { " · " code { (file) } }
                         " · last changed in the agent " (memory.created().strftime("%Y-%m-%d"))
                     }
@@ -70,7 +70,7 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
                     p { "R = " (format!("{:.3}", state.retention(now))) " now · strength S = "
                         (format!("{:.1}", state.effective_strength())) " days · R = exp(−t/S) · used "
                         (state.used) " times, retrieved " (state.retrieved) " times" }
-                    p { (super::super::show::prune_figure(state.prune_retention(since, now), since)) }
+                    p { (crate::shared::words::prune_figure(state.prune_retention(since, now), since)) }
                     (curve(&memory, (base, &events), since, now, threshold))
                     p.legend { "Blue: retention as prune counts it. Dashed: the prune threshold (" (threshold) "). Green: uses and the last access. Purple: usage observed from. Grey: retrievals. Red: today." }
                 }
@@ -265,7 +265,7 @@ fn change(
         let mut layers = app.layers();
         layers.refresh(now, &mem::progress::Silent)?;
         if writes {
-            crate::cli::native::refuse_read_only(&mut layers, id)
+            crate::shared::words::refuse_read_only(&mut layers, id)
                 .map_err(|e| super::forbidden(format!("{e:#}")))?;
         }
         let (layer, _, _) = super::find(&mut layers, id)?;

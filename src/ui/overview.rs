@@ -29,7 +29,7 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
             for (month, n) in engine.tally()?.by_month {
                 *months.entry(month).or_default() += n;
             }
-            let model = super::super::health::embedding_line(&engine.model_status());
+            let model = crate::shared::words::embedding_line(&engine.model_status());
             rows.push((*layer, stats, model));
         }
         let growth: Vec<(String, usize)> =

@@ -238,5 +238,5 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
 
 /// `word` quoted for a shell when it needs it (as `mem setup` quotes its paths).
 pub(super) fn shell_word(word: &str) -> String {
-    crate::cli::setup::command::shell_word(std::path::Path::new(word)).unwrap_or_default()
+    crate::setup::command::shell_word(std::path::Path::new(word)).unwrap_or_default()
 }
