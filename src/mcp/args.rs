@@ -110,7 +110,7 @@ pub(super) struct RecallArgs {
     pub(super) mode: Option<Mode>,
     #[serde(default)]
     #[schemars(
-        length(max = 32),
+        schema_with = "layer_schema",
         description = "Only memories of this layer: project, user, or \
         the name of an agent whose own memories mem reads (read only; each hit's `layer` names \
         it). Default: every layer."
@@ -120,6 +120,12 @@ pub(super) struct RecallArgs {
 
 fn default_k() -> u16 {
     20
+}
+
+/// The schema of recall's `layer`: one of the layers' names ([`Layer::names`]), or null.
+fn layer_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<Option<&str>> = Layer::names().into_iter().map(Some).chain([None]).collect();
+    schemars::json_schema!({ "type": ["string", "null"], "enum": names })
 }
 
 /// Arguments of the `remember` tool.

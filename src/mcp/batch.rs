@@ -6,7 +6,8 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use rmcp::model::{ClientJsonRpcMessage, ProtocolVersion};
+use rmcp::model::ProtocolVersion;
+use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage, InitializeRequestParams};
 use serde_json::{Value, json};
 
 /// What the filter (client to rmcp) and the forwarder (rmcp to client) know of the session.
@@ -90,28 +91,45 @@ impl Session {
             let line = line(&error(&Value::Null, &format!("Invalid request: {reason}")));
             return Split { to_rmcp: Vec::new(), answer: Some(line) };
         }
-        let (mut slots, mut to_rmcp) = (Vec::new(), Vec::new());
+        // A request cancelled within its own batch is neither run nor answered (rmcp would run
+        // it, or drop it unanswered and leave the batch waiting).
+        let cancelled: Vec<Value> = items
+            .iter()
+            .filter(|item| item["method"] == "notifications/cancelled")
+            .map(|item| item["params"]["requestId"].clone())
+            .collect();
+        let (mut slots, mut to_rmcp, mut ids) = (Vec::new(), Vec::new(), Vec::<Value>::new());
         for item in items {
             let id = match &item["id"] {
                 id @ (Value::String(_) | Value::Number(_)) => id.clone(),
                 _ => Value::Null,
             };
+            let request = item["method"].is_string() && !id.is_null();
+            if request && cancelled.contains(&id) {
+                continue;
+            }
+            let waiting = |slot: &Slot| matches!(slot, Slot::Waiting(w) if *w == id);
             let refused = if item["method"] == "initialize" {
-                Some("initialize cannot be part of a batch")
+                Some(invalid("initialize cannot be part of a batch", &id))
+            } else if request && (ids.contains(&id) || state.open.iter().flatten().any(waiting)) {
+                Some(invalid("its id is already one of a request not answered yet", &id))
+            } else if let Some(error) = invalid_params(&item) {
+                Some(error)
             } else if serde_json::from_value::<ClientJsonRpcMessage>(item.clone()).is_err() {
-                Some("not a JSON-RPC message of MCP")
+                Some(invalid("not a JSON-RPC message of MCP", &id))
             } else {
                 None
             };
+            if request {
+                ids.push(id.clone());
+            }
             match refused {
-                Some(reason) => {
-                    let message = format!("Invalid request in a batch: {reason}");
-                    slots.push(Slot::Answered(error(&id, &message)));
-                }
+                Some(error) => slots.push(Slot::Answered(error)),
+                None if cancelled.contains(&item["params"]["requestId"]) => {}
                 None => {
                     // A request gets a response; a notification, or a response of the
                     // client's, none.
-                    if item["method"].is_string() && !id.is_null() {
+                    if request {
                         slots.push(Slot::Waiting(id));
                     } else if item["method"] == "notifications/cancelled" {
                         state.cancel(&item["params"]["requestId"]);
@@ -193,8 +211,30 @@ fn error(id: &Value, message: &str) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32600, "message": message } })
 }
 
+/// The error of a batch's message refused for `reason`.
+fn invalid(reason: &str, id: &Value) -> Value {
+    error(id, &format!("Invalid request in a batch: {reason}"))
+}
+
+/// A JSON-RPC "Invalid params" error (-32602) for a request of a method the server has whose
+/// params do not parse (rmcp takes such a request for a method of another name, and answers
+/// that it has no such method); `None` for any other message.
+pub(super) fn invalid_params(message: &Value) -> Option<Value> {
+    let id = &message["id"];
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let parsed = match message["method"].as_str()? {
+        _ if id.is_null() => return None,
+        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
+        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).err(),
+        _ => None,
+    }?;
+    let method = &message["method"];
+    let text = format!("Invalid params: the params of {method} do not parse: {parsed}");
+    Some(json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32602, "message": text } }))
+}
+
 /// `value` as one line, with its `\n`.
-fn line(value: &Value) -> Vec<u8> {
+pub(super) fn line(value: &Value) -> Vec<u8> {
     let mut line = serde_json::to_vec(value).expect("a JSON value always serialises");
     line.push(b'\n');
     line

@@ -295,8 +295,17 @@ impl MemServer {
     fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
         self.call(true, |layers, _| {
             let id = MemoryId::new(&args.id)?;
-            let (path, memory) = engine_of(layers, id.as_str())?.get(id.as_str())?;
-            to_json(&crate::shared::output::memory_json(&path, &memory))
+            let layer = layers.locate(id.as_str()).unwrap_or(Layer::Project);
+            let engine = engine_of(layers, id.as_str())?;
+            let (path, memory) = engine.get(id.as_str())?;
+            if layer == Layer::Project {
+                return to_json(&crate::shared::output::memory_json(&path, &memory));
+            }
+            // Another layer's file is not under the project's root: its whole path.
+            let path = engine.root().join(&path).display().to_string();
+            let mut json = crate::shared::output::memory_json(&path, &memory);
+            json["layer"] = json!(layer.as_str());
+            to_json(&json)
         })
     }
 

@@ -78,7 +78,11 @@ impl MemServer {
     fn session_list(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
         self.listing("sessions", false, |layers, _| {
             let n = check_count("n", args.n)?;
-            to_json(&json!({ "sessions": layers.project().session_log()?.list(None, n)? }))
+            let sessions = match layers.project().existing_session_log()? {
+                Some(log) => log.list(None, n)?,
+                None => Vec::new(),
+            };
+            to_json(&json!({ "sessions": sessions }))
         })
     }
 
@@ -99,7 +103,10 @@ impl MemServer {
     fn session_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         self.listing("hits", false, |layers, _| {
             let k = check_count("k", args.k)?;
-            let hits = layers.project().session_log()?.search(&args.query, None, k)?;
+            let hits = match layers.project().existing_session_log()? {
+                Some(log) => log.search(&args.query, None, k)?,
+                None => Vec::new(),
+            };
             to_json(&json!({ "hits": hits }))
         })
     }
@@ -126,7 +133,10 @@ fn resume(layers: &mut mem::engine::Layers, args: ResumeArgs) -> Result<String> 
     if args.budget < 200 {
         bail!("budget must be at least 200, got {}", args.budget);
     }
-    let log = layers.project().session_log()?;
+    let root = layers.project().root().to_path_buf();
+    let Some(log) = layers.project().existing_session_log()? else {
+        bail!("{}", crate::shared::words::no_log_yet(&root));
+    };
     let session = match &args.id {
         Some(id) => log.session(id)?,
         None => match log.list(None, 1)?.into_iter().next() {

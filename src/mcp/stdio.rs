@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Stdin};
 use tokio::sync::mpsc::{Receiver, Sender};
 
-use super::batch::{Outgoing, Session};
+use super::batch::{Outgoing, Session, invalid_params, line as line_of};
 
 /// The longest line read from the client; a longer one gets a parse error, and is not held.
 const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
@@ -114,15 +114,21 @@ pub(super) async fn filter(mut to_rmcp: DuplexStream, out: Sender<Vec<u8>>, sess
                     None => written,
                 }
             }
-            Ok(Some(message)) => {
-                let completed = session.client_sent(&message);
-                line.push(b'\n');
-                let written = to_rmcp.write_all(&line).await.is_ok();
-                match completed {
-                    Some(answer) => written && out.send(answer).await.is_ok(),
-                    None => written,
+            Ok(Some(message)) => match invalid_params(&message) {
+                Some(error) => {
+                    eprintln!("mem: {}", error["error"]["message"].as_str().unwrap_or_default());
+                    out.send(line_of(&error)).await.is_ok()
                 }
-            }
+                None => {
+                    let completed = session.client_sent(&message);
+                    line.push(b'\n');
+                    let written = to_rmcp.write_all(&line).await.is_ok();
+                    match completed {
+                        Some(answer) => written && out.send(answer).await.is_ok(),
+                        None => written,
+                    }
+                }
+            },
             Err(reason) => {
                 eprintln!("mem: parse error: {reason}");
                 // By hand, for the usual order of the keys; `message` is a JSON string.

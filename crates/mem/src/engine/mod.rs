@@ -171,6 +171,15 @@ impl Engine {
         Ok(self.sessions.as_mut().expect("opened above"))
     }
 
+    /// The session log when the root has one (`None` before the first capture): for readers,
+    /// which must not create it.
+    pub fn existing_session_log(&mut self) -> Result<Option<&mut crate::session::SessionLog>> {
+        if self.sessions.is_none() && !self.state_dir.join(crate::session::FILE).exists() {
+            return Ok(None);
+        }
+        self.session_log().map(Some)
+    }
+
     /// The path of an indexed memory's file, relative to the root; an error names the fix when
     /// the id is malformed, unknown or used twice.
     pub fn path_of(&self, id: &str) -> Result<String> {
