@@ -109,8 +109,6 @@ enum Command {
     Man(man::Args),
 }
 
-/// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
-/// problem and for `mem recall` finding nothing).
 /// Hook mode (`--hook`, seen by `main` on the command line): whatever can be set aside is, so
 /// that the agent's hook still answers (a broken user configuration file, see
 /// [`user::set_aside_when_broken`]).
@@ -118,9 +116,13 @@ pub fn hook_mode() {
     user::set_aside_when_broken();
 }
 
+/// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
+/// problem and for `mem recall` finding nothing).
 pub fn run(cli: Cli) -> Result<u8> {
     crate::shared::output::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
-    let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
+    // A recall or a hook's context ends the process: its model is left to the exit.
+    let ends_soon = matches!(cli.command, Command::Recall(_) | Command::Context(_));
+    let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now, ends_soon };
     if !matches!(cli.command, Command::Completions(_) | Command::Man(_)) {
         // The user's own redaction patterns apply to everything this process writes.
         user::load()?;

@@ -87,7 +87,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         (false, false) => OnSimilar::Refuse,
     };
     let remembered = engine.remember(new, on_similar, ctx.now)?;
-    if let Some(warning) = engine.embedding_warning() {
+    if let Some(warning) = engine.model().warning() {
         eprintln!("mem: warning: {warning}; near-duplicates checked by TF-IDF only");
     }
     match remembered {

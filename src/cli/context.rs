@@ -65,8 +65,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         exclude: Vec::new(),
     };
     let context = layers.context(&options, ctx.now)?;
-    // The command ends with this block.
-    layers.project().leave_model_to_exit();
     if let Some(report) = &context.report {
         crate::shared::output::print_problems(report);
     }
@@ -137,7 +135,7 @@ fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading
         return None;
     }
     let source =
-        mem::embed::ModelSource::configured(&crate::shared::open::model_overrides().ok()?)?;
+        mem::embed::ModelSource::configured(&crate::shared::open::model_overrides(true).ok()?)?;
     let config = mem::config::Config::load(root).ok()?;
     if config.embed.mode == mem::config::RecallMode::Bm25 {
         return None;
@@ -232,8 +230,6 @@ fn answer(
             layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;
             let context = layers.context(&options, ctx.now)?;
-            // The hook ends with this answer.
-            layers.project().leave_model_to_exit();
             let (text, memories, sent) = (context.text, context.memories, context.sent);
             crate::shared::served::Answer { text, memories, sent, warnings: Vec::new() }
         }

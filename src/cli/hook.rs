@@ -1,4 +1,4 @@
-//! Hook mode (`--hook claude|codex`) of the commands an agent's hooks run: the payload read
+//! Hook mode (`--hook AGENT`) of the commands an agent's hooks run: the payload read
 //! from stdin, the answer in the shape that agent accepts, and exit status 0 whatever happens,
 //! so that no agent is ever blocked or looped by its memory. Failures go to stderr and to
 //! `.mem/capture.log` (reported by `mem health`).

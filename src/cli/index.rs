@@ -35,7 +35,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     }
     // Vectors for new and changed memories, when a model is configured; a model that cannot
     // be used leaves the keyword index as it is, with a warning.
-    let vectors = if engine.model_source().is_some() {
+    let vectors = if engine.model().source().is_some() {
         let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(vectors) => {

@@ -80,8 +80,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         ctx.now,
         &crate::shared::bar::progress_bar(),
     )?;
-    // The command ends with this recall.
-    layers.project().leave_model_to_exit();
     crate::shared::output::print_problems(&recall.report);
     if let Some(report) = &user_report {
         crate::shared::output::print_problems(report);

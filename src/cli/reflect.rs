@@ -49,7 +49,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     checked.validate().map_err(super::parse::option_error)?;
     crate::shared::usage::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     // With a usable model, observations are grouped by embedding cosine.
-    let embedding_threshold = if engine.model_source().is_some() {
+    let embedding_threshold = if engine.model().source().is_some() {
         let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(_) => {

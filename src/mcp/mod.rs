@@ -170,8 +170,8 @@ impl MemServer {
             );
         }
         let engine = layers.project();
-        if engine.model_source().is_some() {
-            match engine.embedder() {
+        if engine.model().source().is_some() {
+            match engine.model().embedder() {
                 Ok(embedder) => eprintln!(
                     "mem: embedding model loaded from {}",
                     embedder.source().dir.display()

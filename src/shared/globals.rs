@@ -22,6 +22,9 @@ pub struct Globals {
     pub now: Timestamp,
     /// The `--now` value, if any; `mem mcp` reads the clock per request without it.
     pub fixed_now: Option<Timestamp>,
+    /// The process ends with its command (one recall, a hook's context): a loaded model is left
+    /// to the exit ([`mem::embed::ModelOverrides::leave_at_exit`]).
+    pub ends_soon: bool,
 }
 
 impl Globals {
@@ -31,7 +34,7 @@ impl Globals {
     pub fn for_hook(&self, started: super::gate::Started) -> Globals {
         let project_only = started == super::gate::Started::ProjectOnly;
         let dir = if project_only { None } else { self.dir.clone() };
-        Globals { dir, now: self.now, fixed_now: self.fixed_now }
+        Globals { dir, ..self.clone() }
     }
 
     /// What opening the memory for the folder `cwd` (a hook payload's, else the working
@@ -54,7 +57,7 @@ impl Globals {
             agents_memories: config.agents.read_own_memories,
             allowed: machine::roots().into_iter().map(|r| r.path).collect(),
             homes: super::gate::homes(),
-            model: super::open::model_overrides()?,
+            model: super::open::model_overrides(self.ends_soon)?,
         })
     }
 

@@ -10,7 +10,7 @@ use super::user;
 
 /// Opens the memory root `root`, printing its configuration warnings on stderr.
 pub fn engine_at(root: &Path) -> Result<Engine> {
-    let engine = Engine::open_with(root, &model_overrides()?)
+    let engine = Engine::open_with(root, &model_overrides(false)?)
         .with_context(|| format!("cannot open memory root {}", root.display()))?;
     for warning in engine.warnings() {
         eprintln!("mem: warning: {warning}");
@@ -19,13 +19,15 @@ pub fn engine_at(root: &Path) -> Result<Engine> {
 }
 
 /// The model folder and ONNX Runtime library: the environment's, else the user
-/// configuration's (an empty variable counts as unset).
-pub fn model_overrides() -> Result<mem::embed::ModelOverrides> {
+/// configuration's (an empty variable counts as unset); the model left to the exit when the
+/// process `ends_soon`.
+pub fn model_overrides(ends_soon: bool) -> Result<mem::embed::ModelOverrides> {
     let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     let user = user::load()?;
     Ok(mem::embed::ModelOverrides {
         model_dir: env(mem::embed::MODEL_DIR_ENV).or(user.embed.model_dir),
         runtime: env(mem::embed::ORT_LIB_ENV).or(user.embed.ort_library),
+        leave_at_exit: ends_soon,
     })
 }
 

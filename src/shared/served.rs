@@ -219,7 +219,7 @@ impl Key {
         put("binary", format!("{} {exe:?}", env!("CARGO_PKG_VERSION")).as_bytes());
         let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         put("root", format!("{} {source:?}", canonical.display()).as_bytes());
-        let model = super::open::model_overrides().ok();
+        let model = super::open::model_overrides(false).ok();
         put("model", format!("{model:?}").as_bytes());
         let user = super::user::path().and_then(|path| std::fs::read(path).ok());
         put("user configuration", &user.unwrap_or_default());
