@@ -7,6 +7,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod cli;
+mod commands;
+mod mcp;
+mod served;
+mod setup;
+mod shared;
+mod ui;
 
 /// mimalloc: indexing allocates and frees millions of small strings from two threads at once,
 /// where it costs about a quarter of glibc's malloc time (docs/benchmarks.md, "Indexing"). Its
@@ -23,9 +29,9 @@ fn main() -> ExitCode {
         std::env::args_os().any(|a| a == "--hook" || a.to_string_lossy().starts_with("--hook="));
     let failed = if hook { ExitCode::SUCCESS } else { ExitCode::from(2) };
     if hook {
-        cli::hook_mode();
+        commands::hook_mode();
     }
-    let args = match cli::Cli::try_parse() {
+    let args = match commands::Cli::try_parse() {
         Ok(args) => args,
         Err(e) if hook && e.use_stderr() => {
             let _ = e.print();
@@ -33,11 +39,11 @@ fn main() -> ExitCode {
         }
         Err(e) => e.exit(),
     };
-    match cli::run(args) {
+    match commands::run(args) {
         Ok(code) => ExitCode::from(code),
-        Err(e) if cli::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if shared::output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mem: error: {}", cli::describe(&e));
+            eprintln!("mem: error: {}", shared::output::describe(&e));
             failed
         }
     }

@@ -249,3 +249,71 @@ fn a_planted_circle_is_caught() {
         [["crates/mem/src/cites/resolve.rs", "crates/mem/src/cites/symbols.rs"]]
     );
 }
+
+/// The binary's front ends (issue #54): each stands on the library and on what `src/shared/`
+/// and `src/setup/` hold, and on no other front end; only `src/commands.rs` (and `main.rs`)
+/// knows them all.
+const FRONT_ENDS: [&str; 4] = ["cli", "mcp", "served", "ui"];
+
+/// The top module of the binary a file belongs to (`src/ui/pool.rs` -> `ui`), if any.
+fn top_module(rel: &str) -> Option<&str> {
+    let rest = rel.strip_prefix("src/")?;
+    let top = rest.split('/').next()?;
+    Some(top.strip_suffix(".rs").unwrap_or(top))
+}
+
+/// The imports that break the rule: a front end's file importing another front end's, or a
+/// shared file importing a front end's, as `from -> to`.
+fn front_end_crossings(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let mut crossings = Vec::new();
+    for (from, targets) in graph {
+        let Some(here) = top_module(from) else { continue };
+        if matches!(here, "main" | "commands") {
+            continue;
+        }
+        for to in targets {
+            let Some(there) = top_module(to) else { continue };
+            if there != here && FRONT_ENDS.contains(&there) {
+                crossings.push(format!("{from} -> {to}"));
+            }
+        }
+    }
+    crossings
+}
+
+#[test]
+fn no_front_end_imports_another() {
+    let graph = edges(&workspace());
+    let tops: BTreeSet<&str> = graph.keys().filter_map(|f| top_module(f)).collect();
+    for front in FRONT_ENDS {
+        assert!(tops.contains(front), "the front end {front} was read: {tops:?}");
+    }
+    let crossings = front_end_crossings(&graph);
+    assert!(
+        crossings.is_empty(),
+        "a front end (or what they share) imports a front end:\n{}",
+        crossings.join("\n")
+    );
+}
+
+/// The check itself: a planted import of the page from the MCP server is caught, and one from
+/// the shared folder; the dispatch's and a front end's own imports are not.
+#[test]
+fn a_planted_front_end_import_is_caught() {
+    let file = |rel: &str, code: &str| (rel.to_string(), code.lines().map(String::from).collect());
+    let mut files = vec![
+        file("src/main.rs", "mod commands;\nmod mcp;\nmod shared;\nmod ui;\n"),
+        file("src/commands.rs", "use crate::{mcp, ui};\n"),
+        file("src/mcp/mod.rs", "use crate::shared::Globals;\nuse self::args::X;\n"),
+        file("src/mcp/args.rs", "use super::MemServer;\n"),
+        file("src/ui/mod.rs", "use crate::shared::Globals;\n"),
+        file("src/shared/mod.rs", "pub struct Globals;\n"),
+    ];
+    assert!(front_end_crossings(&edges(&files)).is_empty(), "{:?}", edges(&files));
+    files[3] = file("src/mcp/args.rs", "let page = crate::ui::render(x);\n");
+    files[5] = file("src/shared/mod.rs", "use crate::mcp::MemServer;\n");
+    assert_eq!(
+        front_end_crossings(&edges(&files)),
+        ["src/mcp/args.rs -> src/ui/mod.rs", "src/shared/mod.rs -> src/mcp/mod.rs"]
+    );
+}

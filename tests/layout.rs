@@ -1,6 +1,7 @@
 //! The source layout the docs promise: every file of `src/` named in docs/architecture.md (and
-//! no file named there missing), no source file over 600 lines, no front-end crate or
-//! environment read below the CLI, and no import circle between the library's modules.
+//! no file named there missing) in a short code map, no source file over 600 lines, no
+//! front-end crate or environment read below the CLI, and no import circle between the
+//! library's modules.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -87,6 +88,119 @@ fn architecture_doc_names_every_source_file() {
         .collect();
     let gone: Vec<&String> = named.iter().filter(|n| !files.contains(n)).collect();
     assert!(gone.is_empty(), "docs/architecture.md names files that do not exist: {gone:?}");
+}
+
+/// The most characters one entry of the code map may take: a file's path and a few words of
+/// what it holds (the longest was 128 when this was written).
+const MAX_MAP_ENTRY: usize = 150;
+
+/// The most of docs/architecture.md the code map may take, in percent of its bytes (about 44
+/// when this was written; it was 75 of 84 KB before issue #54).
+const MAX_MAP_SHARE: usize = 50;
+
+/// What the recipe of "Adding an agent" must name: every kind of file an agent's addition
+/// touches that is easy to forget.
+const RECIPE_NAMES: [&str; 9] = [
+    "crates/mem/src/agent/<name>.rs",
+    "crates/mem/src/agent/mod.rs",
+    "crates/mem/src/agent/tests.rs",
+    "src/setup/<name>.rs",
+    "src/setup/mod.rs",
+    "tests/main.rs",
+    "scripts/e2e-agents.sh",
+    "README.md",
+    "code map",
+];
+
+/// The section of `doc` under the heading `## {title}`, up to the next `## ` heading.
+fn doc_section<'a>(doc: &'a str, title: &str) -> Option<&'a str> {
+    let heading = format!("\n## {title}\n");
+    let start = doc.find(&heading)? + 1;
+    let body = start + heading.len() - 1;
+    let end = doc[body..].find("\n## ").map_or(doc.len(), |at| body + at);
+    Some(&doc[start..end])
+}
+
+/// What keeps the code map of `doc` from being short: its share of the whole over
+/// [`MAX_MAP_SHARE`], and each entry (a line starting with `- `, with the indented lines that
+/// go on from it) over [`MAX_MAP_ENTRY`] characters.
+fn long_code_map(doc: &str) -> Vec<String> {
+    let Some(map) = doc_section(doc, "Code map") else {
+        return vec!["no \"## Code map\" section".to_string()];
+    };
+    let mut found = Vec::new();
+    let share = map.len() * 100 / doc.len().max(1);
+    if share > MAX_MAP_SHARE {
+        found.push(format!("the code map is {share} % of the file (at most {MAX_MAP_SHARE} %)"));
+    }
+    let mut entries: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in map.lines() {
+        if line.starts_with("- ") {
+            entries.push(line.to_string());
+            open = true;
+        } else if open && line.starts_with(' ') {
+            let entry = entries.last_mut().expect("an entry is open");
+            entry.push(' ');
+            entry.push_str(line.trim());
+        } else {
+            open = false;
+        }
+    }
+    for entry in entries {
+        let chars = entry.chars().count();
+        if chars > MAX_MAP_ENTRY {
+            let start: String = entry.chars().take(60).collect();
+            found.push(format!("{chars} characters (at most {MAX_MAP_ENTRY}): {start}…"));
+        }
+    }
+    found
+}
+
+/// What the "Adding an agent" section of `doc` does not name of [`RECIPE_NAMES`].
+fn recipe_omits(doc: &str) -> Vec<&'static str> {
+    let recipe = doc_section(doc, "Adding an agent").unwrap_or("");
+    RECIPE_NAMES.into_iter().filter(|name| !recipe.contains(name)).collect()
+}
+
+/// Issue #54: the code map stays a map (short entries, well under the whole file), and the
+/// recipe for a new agent names every file it touches.
+#[test]
+fn the_code_map_is_short() {
+    let doc = read("docs/architecture.md");
+    let long = long_code_map(&doc);
+    assert!(long.is_empty(), "docs/architecture.md's code map:\n{}", long.join("\n"));
+    let omitted = recipe_omits(&doc);
+    assert!(omitted.is_empty(), "docs/architecture.md's \"Adding an agent\" omits {omitted:?}");
+}
+
+/// The check itself: an over-long entry (on one line or going on to the next), a map that
+/// takes most of the file, and a recipe that forgets `tests/main.rs` are each caught; a short
+/// map is not.
+#[test]
+fn a_long_code_map_is_caught() {
+    let prose = format!("# Architecture\n\n## The crates\n\n{}\n", "Words. ".repeat(200));
+    let recipe = format!("## Adding an agent\n\n{}\n", RECIPE_NAMES.join(", "));
+    let short = "## Code map\n\n- `src/main.rs`: the exit statuses.\n";
+    let doc = format!("{prose}\n{recipe}\n{short}");
+    assert!(long_code_map(&doc).is_empty(), "{:?}", long_code_map(&doc));
+    assert!(recipe_omits(&doc).is_empty());
+
+    let words = "what it holds, ".repeat(10);
+    let long_line = format!("{short}- `src/commands.rs`: {words}\n");
+    let found = long_code_map(&format!("{prose}\n{recipe}\n{long_line}"));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].contains("`src/commands.rs`"), "{found:?}");
+    let wrapped = format!("{short}- `src/commands.rs`: {}\n  {}\n", &words[..80], &words[80..]);
+    assert_eq!(long_code_map(&format!("{prose}\n{recipe}\n{wrapped}")).len(), 1);
+
+    let many = format!("{short}{}", "- `src/main.rs`: the exit statuses.\n".repeat(60));
+    let found = long_code_map(&format!("{prose}\n{recipe}\n{many}"));
+    assert!(found.len() == 1 && found[0].contains("% of the file"), "{found:?}");
+    assert_eq!(long_code_map(&prose), ["no \"## Code map\" section"]);
+
+    let forgetful = doc.replace("tests/main.rs", "tests/");
+    assert_eq!(recipe_omits(&forgetful), ["tests/main.rs"]);
 }
 
 #[test]
@@ -293,7 +407,7 @@ fn agent_names() -> Vec<String> {
 
 /// The one file outside the agent module and an agent's own setup file that may name the
 /// agents: the setup table's registration.
-const REGISTRATION: &str = "src/cli/setup/mod.rs";
+const REGISTRATION: &str = "src/setup/mod.rs";
 
 /// Whether a line names `agent` (lower case) as a word start, in any case: `Agent::Codex`,
 /// `codex::find_rollout`, `".codex/hooks.json"`, `CODEX_HOME`.
@@ -306,7 +420,7 @@ fn names_agent(line: &str, agent: &str) -> bool {
 
 /// The files of `files` (path, text) that name one agent's function, constant, folder or name
 /// in code (comments aside, inline tests included) where no agent should be named: outside
-/// `crates/mem/src/agent/`, the agent's own `src/cli/setup/<agent>.rs`, test files (`tests.rs`) and
+/// `crates/mem/src/agent/`, the agent's own `src/setup/<agent>.rs`, test files (`tests.rs`) and
 /// [`REGISTRATION`]; each as `path: agent`.
 fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<String> {
     let mut found = Vec::new();
@@ -322,7 +436,7 @@ fn agents_named_outside(files: &[(String, String)], agents: &[String]) -> Vec<St
             .filter(|l| !l.trim_start().starts_with("//") && !l.trim_start().starts_with("--"))
             .collect();
         for agent in agents {
-            if *rel == format!("src/cli/setup/{agent}.rs") {
+            if *rel == format!("src/setup/{agent}.rs") {
                 continue;
             }
             if code.iter().any(|line| names_agent(line, agent)) {
@@ -374,9 +488,9 @@ fn naming_an_agent_elsewhere_is_caught() {
             "// Claude Code keeps subagents apart.\nlet subagents = 1;\n",
         ),
         file("crates/mem/src/agent/codex.rs", "pub fn find_rollout() {}\n"),
-        file("src/cli/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
-        file("src/cli/setup/claude.rs", "let a = Agent::Codex;\n"),
-        file("src/cli/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
+        file("src/setup/codex.rs", "const HOOKS: &str = \".codex/hooks.json\";\n"),
+        file("src/setup/claude.rs", "let a = Agent::Codex;\n"),
+        file("src/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
         file("crates/mem/src/health/tests.rs", "claude::folder_name(project);\n"),
         file("src/cli/agents.rs", "let name = \"encodex\"; let x = my_claude;\n"),
     ];
@@ -387,7 +501,7 @@ fn naming_an_agent_elsewhere_is_caught() {
             "src/cli/health.rs: claude",
             "src/cli/hook.rs: codex",
             "src/cli/capture.rs: claude",
-            "src/cli/setup/claude.rs: codex",
+            "src/setup/claude.rs: codex",
         ]
     );
 }

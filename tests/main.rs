@@ -57,6 +57,8 @@ mod library;
 mod local;
 /// `mem mcp`: the MCP server over real stdio, with hand-written JSON-RPC.
 mod mcp;
+/// `mem mcp` driven by the official MCP Python SDK (scripts/mcp-client.sh).
+mod mcp_client;
 /// The agents' own memories as read-only layers: recall by layer, adopt, never twice, bad files.
 mod native;
 /// The agents' own memories with the real agents: one agent's memory reaches the others, once.

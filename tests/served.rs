@@ -1,4 +1,4 @@
-//! Hooks answered by the session's `mem mcp` (src/cli/served/): the same answer as in-process,
+//! Hooks answered by the session's `mem mcp` (src/served.rs, src/shared/served.rs): the same answer as in-process,
 //! at the caller's time; only for the same key; and nothing lost when the server is killed.
 //! Each test gives its commands a private `XDG_RUNTIME_DIR`, so that no socket of another test
 //! (or of the developer's own sessions) is ever found.

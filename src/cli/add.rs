@@ -7,7 +7,7 @@ use mem::engine::{OnSimilar, Remembered, Similar};
 use mem::store::Layer;
 use mem::{MemoryType, NewMemory};
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem add`.
 #[derive(Debug, clap::Args)]
@@ -66,11 +66,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         bail!(
             "no user layer: name one with `[layers] user = \"~/.local/share/mem\"` in {} (a root \
              given with --dir or MEM_DIR is searched alone)",
-            super::user::path()
+            crate::shared::user::path()
                 .map_or("the user configuration file".into(), |p| p.display().to_string())
         );
     };
-    super::output::print_problems(&engine.refresh(ctx.now, &super::bar::progress_bar())?);
+    crate::shared::output::print_problems(
+        &engine.refresh(ctx.now, &crate::shared::bar::progress_bar())?,
+    );
     let new = NewMemory {
         text,
         kind: args.kind,
@@ -85,7 +87,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         (false, false) => OnSimilar::Refuse,
     };
     let remembered = engine.remember(new, on_similar, ctx.now)?;
-    if let Some(warning) = engine.embedding_warning() {
+    if let Some(warning) = engine.model().warning() {
         eprintln!("mem: warning: {warning}; near-duplicates checked by TF-IDF only");
     }
     match remembered {
@@ -97,11 +99,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 "mem: already remembered as {id} ({path}); not written again, counted as used"
             );
             if args.json {
-                super::output::print_json(
+                crate::shared::output::print_json(
                     &serde_json::json!({ "id": id, "path": path, "duplicate": true }),
                 )
             } else {
-                super::output::print_text(&format!(
+                crate::shared::output::print_text(&format!(
                     "{id}\t{}\n",
                     engine.root().join(&path).display()
                 ))
@@ -116,10 +118,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 eprintln!("mem: {old} is superseded by {}", added.id);
             }
             if args.json {
-                super::output::print_json(&added)
+                crate::shared::output::print_json(&added)
             } else {
                 let path = engine.root().join(&added.path);
-                super::output::print_text(&format!("{}\t{}\n", added.id, path.display()))
+                crate::shared::output::print_text(&format!("{}\t{}\n", added.id, path.display()))
             }
         }
     }

@@ -5,8 +5,7 @@ use anyhow::Result;
 use mem::agent::Agent;
 use mem::store::Layer;
 
-use super::globals::Globals;
-use super::hook;
+use crate::shared::Globals;
 
 /// Arguments of `mem adopt`.
 #[derive(Debug, clap::Args)]
@@ -14,7 +13,7 @@ pub struct AdoptArgs {
     /// Ids of the agents' memories (from `mem recall --layer AGENT`, `mem show`).
     ids: Vec<String>,
     /// Every memory of this agent not adopted yet.
-    #[arg(long, value_name = "AGENT", value_parser = hook::agent_parser())]
+    #[arg(long, value_name = "AGENT", value_parser = crate::shared::gate::agent_parser())]
     all_from: Option<Agent>,
     /// Where to: project or user. Default: the user layer for the agent's personal kinds (a
     /// Claude Code `user` or `feedback` memory), when there is one, else the project.
@@ -23,7 +22,7 @@ pub struct AdoptArgs {
 }
 
 /// `mem adopt ID... | --all-from AGENT [--layer project|user]`.
-pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
+pub fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
     let AdoptArgs { ids, all_from, layer } = args;
     let mut layers = globals.layers_near(None)?;
     layers.refresh(globals.now, &mem::progress::Silent)?;
@@ -47,7 +46,7 @@ pub(super) fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
     }
     let mut failed = 0;
     for id in &ids {
-        match layers.adopt(id, layer, hook::homes().user(), globals.now) {
+        match layers.adopt(id, layer, crate::shared::gate::homes().user(), globals.now) {
             Ok(adopted) => {
                 let redacted = match adopted.redacted {
                     0 => String::new(),

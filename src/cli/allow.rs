@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result, bail};
 use mem::store::{self, RootSource};
 
-use super::{Globals, machine};
+use crate::shared::{Globals, machine};
 
 /// Arguments of `mem allow`.
 #[derive(Debug, clap::Args)]
@@ -39,7 +39,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if out.is_empty() {
             out.push_str("no memory root is recorded on this machine\n");
         }
-        return super::output::print_text(&out);
+        return crate::shared::output::print_text(&out);
     }
     let cwd = std::env::current_dir().context("cannot read the working directory")?;
     let folder = match args.folder {
@@ -56,10 +56,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let root = root.canonicalize().unwrap_or(root);
     if args.revoke {
         let done = if machine::revoke(&root)? { "revoked" } else { "was not allowed" };
-        return super::output::print_text(&format!("{done}: {}\n", root.display()));
+        return crate::shared::output::print_text(&format!("{done}: {}\n", root.display()));
     }
     machine::remember(&root, None)?;
-    super::output::print_text(&format!(
+    crate::shared::output::print_text(&format!(
         "allowed: {} (its memories reach sessions started in it; `mem allow --revoke` undoes it)\n",
         root.display()
     ))

@@ -5,7 +5,7 @@ use anyhow::{Result, anyhow};
 use mem::Engine;
 use mem::capture::{self, LogEntry, Written};
 
-use super::Globals;
+use crate::shared::Globals;
 use mem::agent::Agent;
 
 /// Arguments of `mem capture`.
@@ -21,19 +21,19 @@ pub struct Args {
     /// Run as this agent's hook: print nothing on stdout (what both agents accept) and exit 0
     /// even when the capture fails; the failure is on stderr and in .mem/capture.log, and
     /// `mem health` reports it.
-    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
+    #[arg(long, value_parser = crate::shared::gate::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
     /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
     /// docs/agents.md).
     #[command(flatten)]
-    registration: super::hook::Registration,
+    registration: crate::shared::gate::Registration,
     /// Capture, as the hooks would have, every session of this project that `mem health
     /// --transcripts` lists as never captured (the agents' own folders), each into the root
     /// its working directory resolves to; exit 1 when some failed (listed).
     #[arg(long, conflicts_with_all = ["payload", "hook", "json"])]
     missed: bool,
     /// With --missed: only this agent's sessions.
-    #[arg(long, requires = "missed", value_parser = super::hook::agent_parser(), value_name = "AGENT")]
+    #[arg(long, requires = "missed", value_parser = crate::shared::gate::agent_parser(), value_name = "AGENT")]
     agent: Option<Agent>,
     /// With --missed: list the sessions it would capture, and capture nothing.
     #[arg(long, requires = "missed")]
@@ -47,7 +47,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let hook = args.hook.is_some();
     match capture(args, ctx) {
         Err(e) if hook => {
-            eprintln!("mem: capture hook: {}", super::output::describe(&e));
+            eprintln!("mem: capture hook: {}", crate::shared::output::describe(&e));
             Ok(0)
         }
         done => done.map(|()| 0),
@@ -58,13 +58,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
 fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let engine = ctx.engine()?;
     let project = mem::health::project_dir(engine.root());
-    let folders = super::health::transcript_folders(None, &project, &super::hook::homes());
+    let folders =
+        crate::shared::coverage::transcript_folders(None, &project, &crate::shared::gate::homes());
     let coverage = engine.coverage(&folders)?;
     drop(engine);
     let gaps: Vec<_> =
         coverage.gaps.into_iter().filter(|g| args.agent.is_none_or(|a| a == g.agent)).collect();
     if gaps.is_empty() {
-        return super::output::print_text(&format!(
+        return crate::shared::output::print_text(&format!(
             "no session of {} is missing ({} found, {} captured)\n",
             project.display(),
             coverage.found,
@@ -85,9 +86,9 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
         let agent = gap.agent.name();
         if args.dry_run {
             let root = ctx.locate_root(Some(&cwd)).map(|(root, _)| root.display().to_string());
-            let into =
-                root.unwrap_or_else(|e| format!("(no root: {})", super::output::describe(&e)));
-            super::output::print_text(&format!(
+            let into = root
+                .unwrap_or_else(|e| format!("(no root: {})", crate::shared::output::describe(&e)));
+            crate::shared::output::print_text(&format!(
                 "would capture\t{agent}\t{}\t{into}\n",
                 gap.session_id
             ))?;
@@ -106,7 +107,7 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
             json: false,
             payload: Some(payload.to_string()),
             hook: None,
-            registration: super::hook::Registration::default(),
+            registration: crate::shared::gate::Registration::default(),
             missed: false,
             agent: None,
             dry_run: false,
@@ -116,12 +117,12 @@ fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
                 "{agent} {} ({}): {}",
                 gap.session_id,
                 gap.path,
-                super::output::describe(&e)
+                crate::shared::output::describe(&e)
             ));
         }
     }
     if args.dry_run {
-        return super::output::print_text(&format!(
+        return crate::shared::output::print_text(&format!(
             "dry run: {} sessions, nothing captured\n",
             gaps.len()
         ))
@@ -150,12 +151,12 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let cwd = mem::capture::Payload::read(bytes).cwd;
     // The root is located once, for the gate and the capture.
     let located = ctx.surroundings(cwd.as_deref()).and_then(|s| Ok(mem::open::locate(&s)?));
-    if started != super::hook::Started::Own {
+    if started != crate::shared::gate::Started::Own {
         let found = located.as_ref().map_err(|e| anyhow!("{e:#}"))?;
-        match super::hook::Gate::at(&found.root, found.source, started) {
-            super::hook::Gate::Act => {}
-            super::hook::Gate::Outside => return Ok(()),
-            super::hook::Gate::HeldBack(line) => {
+        match crate::shared::gate::Gate::at(&found.root, found.source, started) {
+            crate::shared::gate::Gate::Act => {}
+            crate::shared::gate::Gate::Outside => return Ok(()),
+            crate::shared::gate::Gate::HeldBack(line) => {
                 eprintln!("{line}");
                 return Ok(());
             }
@@ -183,9 +184,9 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     {
         return Ok(());
     }
-    let homes = super::hook::homes();
+    let homes = crate::shared::gate::homes();
     if let Some(agent) = hook
-        && super::setup::defers_to_hooks(agent, &payload, &mem::health::project_dir(&root), &homes)
+        && crate::setup::defers_to_hooks(agent, &payload, &mem::health::project_dir(&root), &homes)
     {
         return Ok(());
     }
@@ -200,7 +201,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     let captured = engine.capture(&payload, &homes, ctx.now)?;
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
-    super::output::print_problems(&report);
+    crate::shared::output::print_problems(&report);
     if captured.skipped_lines > 0 {
         eprintln!(
             "mem: notice: skipped {} {} of {} ({} not JSON even after cleaning, {} over {} MiB)",
@@ -213,7 +214,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         );
     }
     if args.json {
-        return super::output::print_json(&captured);
+        return crate::shared::output::print_json(&captured);
     }
     if args.hook.is_some() {
         let wrote = matches!(captured.written, Written::Created | Written::Updated)
@@ -222,7 +223,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         if wrote {
             // The session's `mem mcp`, which holds the model, embeds what was written now,
             // while the agent waits for this hook: the next prompt's hook finds it embedded.
-            super::served::client::refresh(&root, source, ctx.now);
+            crate::shared::served::client::refresh(&root, source, ctx.now);
         }
         return Ok(());
     }
@@ -254,7 +255,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
             if captured.facts.stated > 0 {
                 text.push_str(&facts_line(&captured.facts));
             }
-            super::output::print_text(&text)
+            crate::shared::output::print_text(&text)
         }
     }
 }

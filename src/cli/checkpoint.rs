@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use std::path::Path;
 
-use super::Globals;
+use crate::shared::Globals;
 use mem::agent::Agent;
 use mem::capture::Payload;
 
@@ -26,12 +26,12 @@ pub struct Args {
     /// Run as this agent's UserPromptSubmit hook: read its payload on stdin, checkpoint the
     /// repository of its working directory (none outside one), record the checkpoint in the
     /// session log against the turn the prompt starts, print nothing, exit 0 even on failure.
-    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT", conflicts_with = "label")]
+    #[arg(long, value_parser = crate::shared::gate::agent_parser(), value_name = "AGENT", conflicts_with = "label")]
     hook: Option<Agent>,
     /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
     /// docs/agents.md).
     #[command(flatten)]
-    registration: hook::Registration,
+    registration: crate::shared::gate::Registration,
     #[command(subcommand)]
     action: Option<Action>,
 }
@@ -82,7 +82,7 @@ fn workspace(ctx: &Globals) -> Result<Workspace> {
 /// `mem.toml` of the memory root found from `dir` when it sets a smaller one.
 fn workspace_at(ctx: &Globals, dir: &Path) -> Result<Workspace> {
     let workspace = Workspace::find(dir)?;
-    let user = super::user::load()?.checkpoint.max_file_bytes;
+    let user = crate::shared::user::load()?.checkpoint.max_file_bytes;
     let root = ctx
         .locate_root(dir.to_str())
         .ok()
@@ -120,7 +120,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         };
         let removed = workspace.prune(keep, cutoff)?;
         if args.json {
-            return super::output::print_json(&serde_json::json!({ "removed": removed }));
+            return crate::shared::output::print_json(&serde_json::json!({ "removed": removed }));
         }
         println!("removed {} checkpoints", removed.len());
         return Ok(());
@@ -128,14 +128,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let label = args.label.unwrap_or_else(|| "checkpoint".to_string());
     let taken = workspace.checkpoint(&label, ctx.now)?;
     if args.json {
-        return super::output::print_json(&taken);
+        return crate::shared::output::print_json(&taken);
     }
     let mut text = match taken.new {
         true => format!("checkpoint {}\n", taken.id),
         false => format!("nothing changed since checkpoint {}\n", taken.id),
     };
     text.push_str(&skipped_text(&taken.skipped_roots, &taken.skipped_files));
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// What a checkpoint left out, one line each.
@@ -177,7 +177,7 @@ pub fn list(args: ListArgs, ctx: &Globals) -> Result<()> {
                 value
             })
             .collect();
-        return super::output::print_json(&list);
+        return crate::shared::output::print_json(&list);
     }
     let mut text = String::new();
     if list.is_empty() {
@@ -200,13 +200,13 @@ pub fn list(args: ListArgs, ctx: &Globals) -> Result<()> {
         ));
     }
     // Labels, session ids and names come from others: printed without control characters.
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
     let rewound = workspace(ctx)?.rewind(&args.id, &args.paths, args.dry_run, ctx.now)?;
     if args.json {
-        return super::output::print_json(&rewound);
+        return crate::shared::output::print_json(&rewound);
     }
     let verb = |done: &str, would: &str| if args.dry_run { would } else { done }.to_string();
     let mut text = String::new();
@@ -242,7 +242,7 @@ pub fn rewind(args: RewindArgs, ctx: &Globals) -> Result<()> {
     if let Some(before) = &rewound.before {
         text.push_str(&format!("undo with: mem rewind {before}\n"));
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// The checkpoint hook: the repository of the agent's working directory checkpointed before
@@ -296,7 +296,7 @@ fn checkpoint_turn(ctx: &Globals, event: &Payload) -> Result<()> {
 /// read into the log first, one more than the prompts there, unless the transcript already
 /// holds this one.
 fn prompt_turn(log: &mut SessionLog, session: &str, event: &Payload) -> Result<i64> {
-    if let Some(transcript) = event.transcript_file(&hook::homes()) {
+    if let Some(transcript) = event.transcript_file(&crate::shared::gate::homes()) {
         log.import(&transcript, session, None)?;
     }
     let mut turn = log.turns(session)? + 1;

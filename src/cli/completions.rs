@@ -16,7 +16,7 @@ pub struct Args {
 /// Prints the completion script generated from the command-line definitions.
 pub fn run(args: Args) -> Result<()> {
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut super::Cli::command(), "mem", &mut script);
+    clap_complete::generate(args.shell, &mut crate::commands::Cli::command(), "mem", &mut script);
     let mut out = std::io::stdout().lock();
     out.write_all(&script)?;
     out.flush()?;

@@ -6,7 +6,7 @@ use anyhow::Result;
 use mem::engine::ContextOptions;
 use mem::session::SessionLog;
 
-use super::Globals;
+use crate::shared::Globals;
 use mem::agent::Agent;
 use mem::capture::Payload;
 
@@ -35,12 +35,12 @@ pub struct Args {
     /// memories relevant to the prompt, else the block; print it as the JSON the agent reads
     /// (nothing when nothing is relevant) and exit 0 even on failure, which is logged in
     /// .mem/capture.log. See docs/agents.md.
-    #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT")]
+    #[arg(long, value_parser = crate::shared::gate::agent_parser(), value_name = "AGENT")]
     hook: Option<Agent>,
     /// With --hook: which registration started it (`--project-only`, `--user-scope`; see
     /// docs/agents.md).
     #[command(flatten)]
-    registration: hook::Registration,
+    registration: crate::shared::gate::Registration,
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
@@ -52,8 +52,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         // The model loads while the index is refreshed.
         layers.project().start_loading_model(None);
     }
-    for (_, report) in layers.refresh(ctx.now, &super::bar::progress_bar())? {
-        super::output::print_problems(&report);
+    for (_, report) in layers.refresh(ctx.now, &crate::shared::bar::progress_bar())? {
+        crate::shared::output::print_problems(&report);
     }
     let options = ContextOptions {
         task: args.task,
@@ -65,12 +65,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         exclude: Vec::new(),
     };
     let context = layers.context(&options, ctx.now)?;
-    // The command ends with this block.
-    layers.project().leave_model_to_exit();
     if let Some(report) = &context.report {
-        super::output::print_problems(report);
+        crate::shared::output::print_problems(report);
     }
-    super::output::print_text(&context.text)
+    crate::shared::output::print_text(&context.text)
 }
 
 /// `--hook`: never fails the agent's hook; a failure is reported on stderr and logged.
@@ -136,7 +134,8 @@ fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading
     if !task {
         return None;
     }
-    let source = mem::embed::ModelSource::configured(&super::open::model_overrides().ok()?)?;
+    let source =
+        mem::embed::ModelSource::configured(&crate::shared::open::model_overrides(true).ok()?)?;
     let config = mem::config::Config::load(root).ok()?;
     if config.embed.mode == mem::config::RecallMode::Bm25 {
         return None;
@@ -163,7 +162,7 @@ fn answer(
     let (root, source) = (found.root.clone(), found.source);
     // The session's `mem mcp`, when it listens, answers with the model it holds; else a prompt
     // is embedded here, and the model loads while the ledger and the index are read.
-    let listening = super::served::client::listening(&root);
+    let listening = crate::shared::served::client::listening(&root);
     let task = event.prompt.is_some() || args.task.is_some();
     let early = if listening { None } else { early_model(&root, task) };
     let name = event.hook_event.as_deref().unwrap_or(agent.spec().events.start);
@@ -205,9 +204,10 @@ fn answer(
         options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
     }
     // The session's `mem mcp` answers when it can (it has the model loaded), else this process.
-    let asked = super::served::Asked { agent: agent.name().to_string(), cwd: event.cwd.clone() };
+    let asked =
+        crate::shared::served::Asked { agent: agent.name().to_string(), cwd: event.cwd.clone() };
     let served = listening
-        .then(|| super::served::client::context(&root, source, ctx.now, &options, asked))
+        .then(|| crate::shared::served::client::context(&root, source, ctx.now, &options, asked))
         .flatten();
     let context = match served {
         Some(served) => {
@@ -230,10 +230,8 @@ fn answer(
             layers.without_native(agent);
             layers.refresh(ctx.now, &mem::progress::Silent)?;
             let context = layers.context(&options, ctx.now)?;
-            // The hook ends with this answer.
-            layers.project().leave_model_to_exit();
             let (text, memories, sent) = (context.text, context.memories, context.sent);
-            super::served::Answer { text, memories, sent, warnings: Vec::new() }
+            crate::shared::served::Answer { text, memories, sent, warnings: Vec::new() }
         }
     };
     if context.memories == 0 {

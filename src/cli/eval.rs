@@ -9,7 +9,7 @@ use mem::RecallOptions;
 use mem::config::{Fusion, RecallMode};
 use mem::eval::{self, Summary};
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem eval`.
 #[derive(Debug, clap::Args)]
@@ -62,7 +62,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     engine.set_embed_config(embed).map_err(super::parse::option_error)?;
     if modes.iter().any(|m| *m != RecallMode::Bm25) {
         // Every vector first, so that latencies are those of a warm recall.
-        engine.sync_vectors(None, &super::bar::progress_bar_for("embedding", "memories"))?;
+        engine
+            .sync_vectors(None, &crate::shared::bar::progress_bar_for("embedding", "memories"))?;
     }
     let hidden = mem::progress::Silent;
     let mut reports = Vec::new();
@@ -74,7 +75,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         };
         let mut results = Vec::with_capacity(queries.len());
         for q in &queries {
-            let started = super::bar::stopwatch();
+            let started = crate::shared::bar::stopwatch();
             let mem::Recall { hits, report, .. } =
                 engine.recall(&q.query, &options, ctx.now, &hidden)?;
             if let Some(warning) = report.warnings.first() {
@@ -88,13 +89,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     }
     if args.json {
         if let [(_, report)] = reports.as_slice() {
-            return super::output::print_json(report);
+            return crate::shared::output::print_json(report);
         }
         let by_mode: serde_json::Map<String, serde_json::Value> = reports
             .iter()
             .map(|(mode, report)| Ok((mode.as_str().to_string(), serde_json::to_value(report)?)))
             .collect::<Result<_>>()?;
-        return super::output::print_json(&by_mode);
+        return crate::shared::output::print_json(&by_mode);
     }
     let several = reports.len() > 1;
     let mut header =
@@ -102,7 +103,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if several {
         header.insert(0, "mode");
     }
-    let mut table = super::output::table(&header);
+    let mut table = crate::shared::output::table(&header);
     for (mode, report) in &reports {
         let mut add = |name: &str, summary: &Summary| {
             let mut cells = row(name, summary);
@@ -116,7 +117,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             add(kind, summary);
         }
     }
-    let mut text = super::output::render(&table);
+    let mut text = crate::shared::output::render(&table);
     for (mode, report) in &reports {
         let misses: Vec<String> = report
             .queries
@@ -131,7 +132,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             text.push('\n');
         }
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 fn row(name: &str, s: &Summary) -> Vec<Cell> {

@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem forget`.
 #[derive(Debug, clap::Args)]
@@ -27,7 +27,7 @@ pub struct SupersedeArgs {
 pub fn forget(args: ForgetArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let forgotten = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
-    super::output::print_text(&format!(
+    crate::shared::output::print_text(&format!(
         "invalid from {}\t{}\t{}\n",
         forgotten.invalid_at, forgotten.id, forgotten.path
     ))
@@ -36,5 +36,5 @@ pub fn forget(args: ForgetArgs, ctx: &Globals) -> Result<()> {
 pub fn supersede(args: SupersedeArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     let path = engine.supersede(&args.old, &args.by, ctx.now)?;
-    super::output::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))
+    crate::shared::output::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))
 }

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use mem::agent::{Agent, Homes, Missed};
-use mem::engine::ModelStatus;
-use mem::health::Sources;
+use mem::agent::{Agent, Homes};
 
-use super::Globals;
+use crate::shared::Globals;
+use crate::shared::coverage::{missed_causes, transcript_folders};
+use crate::shared::words::{MISSED_HINT, embedding_line, status};
 
 /// Arguments of `mem health`.
 #[derive(Debug, clap::Args)]
@@ -32,26 +32,26 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let (mut engine, source) = ctx.engine_found()?;
     let project = mem::health::project_dir(engine.root());
-    let homes = super::hook::homes();
+    let homes = crate::shared::gate::homes();
     let folders =
         args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project, &homes));
     let health = engine.health(ctx.now, folders.as_ref())?;
-    let configured = super::setup::configured(&project, &homes);
-    let hooks_run = configured.iter().all(super::setup::Configured::runs);
+    let configured = crate::setup::configured(&project, &homes);
+    let hooks_run = configured.iter().all(crate::setup::Configured::runs);
     let missing = missing_user_hooks(engine.root(), &configured, &homes);
     let unmarked = configured.iter().any(|c| c.unmarked);
     let ok = health.ok() && hooks_run && missing.is_empty() && !unmarked;
     let status_code = if ok { 0 } else { UNHEALTHY };
-    let served =
-        super::served::enabled().then(|| super::served::client::status(engine.root(), source));
-    let native = super::native::counts(&engine, source, &ctx.surroundings(None)?);
+    let served = crate::shared::served::enabled()
+        .then(|| crate::shared::served::client::status(engine.root(), source));
+    let native = crate::shared::native::counts(&engine, source, &ctx.surroundings(None)?);
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
         value["agents_own_memories"] = serde_json::to_value(&native)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["ok"] = serde_json::Value::Bool(ok);
-        super::output::print_json(&value)?;
+        crate::shared::output::print_json(&value)?;
         return Ok(status_code);
     }
     let mut text = files_lines(&health);
@@ -80,10 +80,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     if let Some(code) = &health.code {
         text.push_str(&code_line(code));
     }
-    text.push_str(&super::native::health_lines(&native));
+    text.push_str(&crate::shared::native::health_lines(&native));
     text.push_str(&embedding_line(&health.embedding));
     text.push_str(&status(true, "hooks", &served_line(served.as_deref())));
-    super::output::print_text(&text)?;
+    crate::shared::output::print_text(&text)?;
     Ok(status_code)
 }
 
@@ -250,7 +250,7 @@ fn logs_lines(health: &mem::engine::Health) -> String {
 fn coverage_lines(
     cov: &mem::health::Coverage,
     project: &Path,
-    configured: &[super::setup::Configured],
+    configured: &[crate::setup::Configured],
     homes: &Homes,
 ) -> String {
     let mut text = String::new();
@@ -289,44 +289,11 @@ fn coverage_lines(
     text
 }
 
-/// What to do about missing sessions no agent's spec names a cause for.
-pub(super) const MISSED_HINT: &str = "`mem capture --missed` captures them (sessions from \
-     before the hooks ran: before the project or its hooks were trusted, or while mem was not \
-     on PATH)";
-
-/// Why the sessions `cov` found missing were not captured, as each agent's spec tells.
-pub(super) fn missed_causes(
-    cov: &mem::health::Coverage,
-    project: &Path,
-    configured: &[super::setup::Configured],
-    homes: &Homes,
-) -> Vec<String> {
-    let files: Vec<PathBuf> = configured.iter().map(|c| PathBuf::from(&c.file)).collect();
-    let untrusted = configured.iter().any(|c| c.trusted == Some(false));
-    let mut causes = Vec::new();
-    for agent in Agent::ALL {
-        let transcripts: Vec<&Path> =
-            cov.gaps.iter().filter(|g| g.agent == agent).map(|g| Path::new(&g.path)).collect();
-        if transcripts.is_empty() {
-            continue;
-        }
-        let missed = Missed {
-            project,
-            home: homes.of(agent),
-            transcripts: &transcripts,
-            configured: &files,
-            untrusted,
-        };
-        causes.extend((agent.spec().missed_because)(&missed));
-    }
-    causes
-}
-
 /// What the `mem mcp` servers of the root say of this process's hooks (`None`: served hooks
 /// are off), as the hooks line of `mem health` says it.
 fn served_line(servers: Option<&[(u32, u64, Vec<String>)]>) -> String {
     let Some(servers) = servers else {
-        return format!("answered in-process ({} is set)", super::served::OFF_ENV);
+        return format!("answered in-process ({} is set)", crate::shared::served::OFF_ENV);
     };
     if let Some((pid, answered, _)) = servers.iter().find(|(_, _, differs)| differs.is_empty()) {
         return format!(
@@ -364,57 +331,9 @@ fn served_json(servers: Option<&[(u32, u64, Vec<String>)]>) -> serde_json::Value
     serde_json::json!({ "enabled": servers.is_some(), "servers": servers.unwrap_or_default() })
 }
 
-/// The line on the embedding model.
-pub(super) fn embedding_line(embedding: &ModelStatus) -> String {
-    let (ok, detail) = match embedding {
-        ModelStatus::NotConfigured => (
-            true,
-            "no model configured: recall is BM25 only ([embed] model_dir in the user configuration \
-             or MEM_EMBED_MODEL_DIR \
-             adds one; scripts/fetch-model.sh fetches it)"
-                .to_string(),
-        ),
-        ModelStatus::Ready { dir, dim, vectors, memories } => (
-            true,
-            format!(
-                "model in {dir} loads ({dim}-d); {vectors}/{memories} memories have vectors{}",
-                if vectors < memories { "; `mem index` computes the rest" } else { "" }
-            ),
-        ),
-        ModelStatus::Broken { message, .. } => {
-            (false, format!("{message}; recall falls back to BM25"))
-        }
-    };
-    status(ok, "embedding", &detail)
-}
-
-/// Where to find the sessions of `project`: `given`, widened when it is an agent's folder of
-/// the project to those of its subfolders (`agent::Spec::widen_folder`); without `given`, the
-/// agents' own folders and stores.
-pub(super) fn transcript_folders(given: Option<&Path>, project: &Path, homes: &Homes) -> Sources {
-    let Some(given) = given else {
-        let folders = Agent::ALL
-            .into_iter()
-            .filter_map(|a| Some((a.spec().transcript_folders)(homes.of(a)?, project)))
-            .flatten()
-            .collect();
-        let stores = Agent::ALL
-            .into_iter()
-            .filter(|a| a.spec().stored.is_some())
-            .filter_map(|a| Some((a, homes.of(a)?.to_path_buf())))
-            .collect();
-        return Sources { folders, stores };
-    };
-    let folders = Agent::ALL
-        .into_iter()
-        .find_map(|a| (a.spec().widen_folder)(given, project))
-        .unwrap_or_else(|| vec![given.to_path_buf()]);
-    Sources { folders, stores: Vec::new() }
-}
-
 /// The lines on the commands the agents run mem by: one when they all start a mem, else one
 /// per command that starts nothing, with what to do.
-fn agent_commands(configured: &[super::setup::Configured]) -> String {
+fn agent_commands(configured: &[crate::setup::Configured]) -> String {
     let broken: Vec<_> = configured.iter().filter(|c| !c.runs()).collect();
     if broken.is_empty() {
         let mut runs: Vec<&str> = configured.iter().filter_map(|c| c.runs.as_deref()).collect();
@@ -455,17 +374,17 @@ fn agent_commands(configured: &[super::setup::Configured]) -> String {
 /// `--remove` elsewhere), with that file: their sessions started in a subfolder go uncaptured.
 fn missing_user_hooks(
     root: &Path,
-    configured: &[super::setup::Configured],
+    configured: &[crate::setup::Configured],
     homes: &Homes,
 ) -> Vec<(Agent, PathBuf)> {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let Some(record) = super::machine::roots().into_iter().find(|r| r.path == root) else {
+    let Some(record) = crate::shared::machine::roots().into_iter().find(|r| r.path == root) else {
         return Vec::new();
     };
     let Some(home) = homes.user() else { return Vec::new() };
     let mut missing = Vec::new();
     for agent in record.agents.iter().filter_map(|name| Agent::from_name(name)) {
-        let entry = super::setup::entry(agent);
+        let entry = crate::setup::entry(agent);
         let Some(file) = (entry.project_only_hooks)(home, homes.config_of(agent)) else { continue };
         if !configured.iter().any(|c| Path::new(&c.file) == file) {
             missing.push((agent, file));
@@ -476,7 +395,7 @@ fn missing_user_hooks(
 
 /// The lines on the user-level commands that lack `--user-scope` (written by an older setup at
 /// user scope): they use a cloned repository's root that nobody here made or allowed.
-fn unmarked_lines(configured: &[super::setup::Configured]) -> String {
+fn unmarked_lines(configured: &[crate::setup::Configured]) -> String {
     let unmarked: Vec<_> = configured.iter().filter(|c| c.unmarked).collect();
     let mut text = status(
         false,
@@ -514,9 +433,4 @@ fn code_line(code: &mem::engine::CodeCheck) -> String {
          verify` lists them, `mem verify --fix` rewrites renamed paths\n",
         "code", code.citing, code.gone, code.moved
     )
-}
-
-/// One status line: a check mark or a cross, the area, the finding.
-fn status(ok: bool, what: &str, detail: &str) -> String {
-    format!("{} {what:<9} {detail}\n", if ok { "✓" } else { "✗" })
 }

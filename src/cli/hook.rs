@@ -1,4 +1,4 @@
-//! Hook mode (`--hook claude|codex`) of the commands an agent's hooks run: the payload read
+//! Hook mode (`--hook AGENT`) of the commands an agent's hooks run: the payload read
 //! from stdin, the answer in the shape that agent accepts, and exit status 0 whatever happens,
 //! so that no agent is ever blocked or looped by its memory. Failures go to stderr and to
 //! `.mem/capture.log` (reported by `mem health`).
@@ -7,88 +7,20 @@ use std::io::{IsTerminal, Read};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
-use mem::agent::{Agent, Homes};
+use mem::agent::Agent;
 use mem::capture::{self, Payload};
 
-use mem::store::RootSource;
-
-use super::Globals;
+use crate::shared::Globals;
+use crate::shared::gate::{Gate, Started};
 
 /// How long stdin may stay silent before the payload is given up on. Some hook runners do not
 /// close stdin, so reading stops as soon as a whole payload has arrived.
 const STDIN_IDLE: Duration = Duration::from_secs(10);
 
-/// The values of an argument that names an agent (`--hook`, `mem setup`): each agent's name,
-/// in alphabetical order.
-pub fn agent_parser() -> impl clap::builder::TypedValueParser<Value = Agent> {
-    let mut names = Agent::ALL.map(Agent::name);
-    names.sort();
-    use clap::builder::TypedValueParser as _;
-    clap::builder::PossibleValuesParser::new(names)
-        .map(|name| Agent::from_name(&name).expect("a name clap checked"))
-}
-
-/// The help of `--project-only`, which every hook command takes.
-pub const PROJECT_ONLY_HELP: &str = "With --hook: do nothing unless the payload's working \
-directory is in a project with a memory root (a hook in the user's own agent configuration, set \
-up by `mem setup --scope project` so that sessions started in a project's subfolders are \
-captured, never captures elsewhere)";
-
-/// The help of `--user-scope`, which every hook command takes.
-pub const USER_SCOPE_HELP: &str = "With --hook: started by the user's own agent configuration, \
-which runs it in every folder (`mem setup --scope user` writes it): a memory root found above the \
-working directory that was not made, set up or allowed on this machine (a cloned repository's \
-.memory/) is held back, nothing of it reaches the session and nothing is captured into it, until \
-`mem allow` there";
-
-/// Which registration of mem in an agent's configuration started a command, as its flags say:
-/// a hook command or `mem mcp` cannot tell by itself which settings file it was read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Started {
-    /// A project's own files (no flag; the agent asked the user to trust the folder), or the
-    /// user by hand: the root found is used as it is.
-    Own,
-    /// The user's own file, for the sake of the projects set up on this machine
-    /// (`--project-only`): only a project's root, and only one in the record.
-    ProjectOnly,
-    /// The user's own file, for every folder (`--user-scope`): a root found above the working
-    /// directory only when it is in the record; `--dir`/`MEM_DIR` and the per-user root as
-    /// they are.
-    UserScope,
-}
-
-/// The flags by which a hook command says which registration started it (see [`Started`]).
-#[derive(Clone, Copy, Debug, Default, clap::Args)]
-pub struct Registration {
-    /// See [`PROJECT_ONLY_HELP`].
-    #[arg(long, requires = "hook", help = PROJECT_ONLY_HELP)]
-    project_only: bool,
-    /// See [`USER_SCOPE_HELP`].
-    #[arg(long, requires = "hook", conflicts_with = "project_only", help = USER_SCOPE_HELP)]
-    user_scope: bool,
-}
-
-impl Registration {
-    /// The registration these flags name.
-    pub fn started(self) -> Started {
-        match (self.project_only, self.user_scope) {
-            (true, _) => Started::ProjectOnly,
-            (_, true) => Started::UserScope,
-            _ => Started::Own,
-        }
-    }
-}
-
-/// The user's home folder and every agent's, read from the environment (each agent's
-/// variable, named by its spec).
-pub fn homes() -> Homes {
-    Homes::new(dirs::home_dir(), |var| std::env::var_os(var))
-}
-
 /// A hook that failed: the reason on stderr and, when the memory root can be found, in
 /// `.mem/capture.log`, where `mem health` reports it. The agent sees exit status 0.
 pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyhow::Error) {
-    let message = format!("{command} hook: {}", super::output::describe(error));
+    let message = format!("{command} hook: {}", crate::shared::output::describe(error));
     let cwd = Payload::read(payload).cwd;
     let Ok(Some(root)) = ctx.existing_root_near(cwd.as_deref()) else {
         eprintln!("mem: {message} (not logged: no memory root)");
@@ -98,41 +30,6 @@ pub fn report_failure(ctx: &Globals, payload: &[u8], command: &str, error: &anyh
     match capture::append_log(&root, &entry) {
         Ok(()) => eprintln!("mem: {message}"),
         Err(e) => eprintln!("mem: {message} (and could not log it: {e})"),
-    }
-}
-
-/// What a command started by a user-level registration ([`Started::ProjectOnly`],
-/// [`Started::UserScope`]: the agent runs it in every folder) does at the root it finds.
-pub enum Gate {
-    /// Act: the root is the user's choice (made, set up or allowed on this machine, given with
-    /// `--dir`/`MEM_DIR`, the per-user root), or the project's own files started the command.
-    Act,
-    /// Nothing: no project with a memory root there (`--project-only` only).
-    Outside,
-    /// Leave the root alone and say this line: it was not made, set up or allowed on this
-    /// machine (a cloned repository's `.memory/`), so its memories may not reach the session,
-    /// nor the session's digest its folder.
-    HeldBack(String),
-}
-
-impl Gate {
-    /// The gate for the root `root`, found as `source`, of a command `started` so.
-    pub fn at(root: &std::path::Path, source: RootSource, started: Started) -> Gate {
-        match (started, source) {
-            (Started::Own, _) => return Gate::Act,
-            (Started::ProjectOnly, RootSource::Default) => return Gate::Outside,
-            (Started::UserScope, RootSource::Default | RootSource::Explicit) => return Gate::Act,
-            _ => {}
-        }
-        if super::machine::is_known(root) {
-            return Gate::Act;
-        }
-        Gate::HeldBack(format!(
-            "mem: {}: its memories are held back and nothing is captured into it; if you trust \
-             it, run {}",
-            super::machine::not_chosen(root),
-            super::machine::allow_command(root)
-        ))
     }
 }
 
@@ -233,7 +130,7 @@ pub fn run_answer(
         });
     let failed = match answer {
         Ok(Some(Answer { text, delivered })) => {
-            match super::output::print_text(&format!("{text}\n")) {
+            match crate::shared::output::print_text(&format!("{text}\n")) {
                 Err(e) => Some(e.context(
                     "the answer could not be written to the agent (the ledger does not count it \
                      as sent)",

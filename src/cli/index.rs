@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem index`.
 #[derive(Debug, clap::Args)]
@@ -20,11 +20,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
-    let started = super::bar::stopwatch();
+    let started = crate::shared::bar::stopwatch();
     let mut engine = ctx.engine()?;
-    let progress = super::bar::progress_bar();
+    let progress = crate::shared::bar::progress_bar();
     // Usage reaches the files before the derived state is thrown away.
-    super::sync::sync_first(&mut engine, ctx.now, !args.rebuild || args.no_sync)?;
+    crate::shared::usage::sync_first(&mut engine, ctx.now, !args.rebuild || args.no_sync)?;
     let mut report = if args.rebuild {
         engine.rebuild(ctx.now, &progress)?
     } else {
@@ -35,8 +35,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     }
     // Vectors for new and changed memories, when a model is configured; a model that cannot
     // be used leaves the keyword index as it is, with a warning.
-    let vectors = if engine.model_source().is_some() {
-        let bar = super::bar::progress_bar_for("embedding", "memories");
+    let vectors = if engine.model().source().is_some() {
+        let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(vectors) => {
                 report.notices.extend(vectors.discarded.clone());
@@ -50,11 +50,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     } else {
         None
     };
-    super::output::print_problems(&report);
+    crate::shared::output::print_problems(&report);
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let total = report.added + report.updated + report.unchanged + report.touched;
     if args.json {
-        return super::output::print_json(&json!({
+        return crate::shared::output::print_json(&json!({
             "memories": total,
             "added": report.added,
             "updated": report.updated,
@@ -69,7 +69,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let vectors = vectors.map_or(String::new(), |v| {
         format!("; vectors: {} embedded, {} kept, {} removed", v.embedded, v.reused, v.removed)
     });
-    super::output::print_text(&format!(
+    crate::shared::output::print_text(&format!(
         "{total} memories indexed: {} added, {} updated, {} removed, {} unchanged; {} bad{vectors} ({elapsed_ms:.0} ms)\n",
         report.added,
         report.updated,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use mem::store;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem init`.
 #[derive(Debug, clap::Args)]
@@ -38,30 +38,16 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             PathBuf::from(".")
         }
     };
-    let report = init_root(&dir, ctx.now)?;
+    let report = crate::shared::open::init_root(&dir, ctx.now)?;
     let shown = dir.display();
     let kind = if args.project { "project memory root" } else { "memory root" };
     if report.wrote_config {
-        super::output::print_text(&format!(
+        crate::shared::output::print_text(&format!(
             "initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n"
         ))
     } else {
-        super::output::print_text(&format!(
+        crate::shared::output::print_text(&format!(
             "{shown} is already a memory root; nothing overwritten\n"
         ))
     }
-}
-
-/// Makes `dir` a memory root (see [`store::init`]) and starts observing its usage now, unless
-/// it already does: time before that is not time without use (docs/decay.md).
-pub(super) fn init_root(dir: &std::path::Path, now: jiff::Timestamp) -> Result<store::InitReport> {
-    let report = store::init(dir)?;
-    mem::Engine::open(dir)
-        .and_then(|mut engine| engine.start_observing(now))
-        .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
-    // Made here: the user's own (see `machine`).
-    if let Err(e) = super::machine::remember(dir, None) {
-        eprintln!("mem: warning: {}", super::output::describe(&e));
-    }
-    Ok(report)
 }

@@ -4,7 +4,7 @@ use anyhow::Result;
 use comfy_table::Cell;
 use mem::MemoryType;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem list`.
 #[derive(Debug, clap::Args)]
@@ -30,12 +30,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         records.truncate(limit);
     }
     if args.json {
-        return super::output::print_json(&records);
+        return crate::shared::output::print_json(&records);
     }
     if records.is_empty() {
         return Ok(());
     }
-    let mut table = super::output::table(&["id", "type", "imp", "created", "title", "path"]);
+    let mut table =
+        crate::shared::output::table(&["id", "type", "imp", "created", "title", "path"]);
     for r in &records {
         table.add_row(vec![
             Cell::new(&r.id),
@@ -46,5 +47,5 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             Cell::new(&r.path),
         ]);
     }
-    super::output::print_text(&super::output::render(&table))
+    crate::shared::output::print_text(&crate::shared::output::render(&table))
 }

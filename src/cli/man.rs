@@ -18,7 +18,7 @@ pub struct Args {
 
 /// Prints `mem.1`, or writes every page into `--out`.
 pub fn run(args: Args) -> Result<()> {
-    let command = super::Cli::command();
+    let command = crate::commands::Cli::command();
     if let Some(dir) = args.out {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create the folder {}", dir.display()))?;

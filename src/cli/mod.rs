@@ -1,206 +1,29 @@
-//! The command-line front end: clap definitions, one module per subcommand, and the shared
-//! helpers that print reports. The only place that prints or reads the clock.
+//! The command-line front end: one module per subcommand, each printing its own report.
+//! It shares with the other front ends only what `crate::shared` holds.
 
-mod add;
-mod adopt;
-mod allow;
-mod bar;
-mod capture;
-mod checkpoint;
-mod completions;
-mod context;
-mod eval;
-mod forget;
-mod globals;
-mod health;
-mod hook;
-mod index;
-mod init;
-mod list;
-mod machine;
-mod man;
-mod mcp;
-mod native;
-mod open;
-mod output;
-mod parse;
-mod prune;
-mod recall;
-mod redact;
-mod reflect;
-mod served;
-mod session;
-mod setup;
-mod show;
-mod stats;
-mod sync;
-mod ui;
-mod used;
-mod user;
-mod verify;
-
-use std::path::PathBuf;
-
-use anyhow::Result;
-use clap::{Parser, Subcommand};
-use jiff::Timestamp;
-
-pub(crate) use self::globals::Globals;
-pub use self::output::{describe, is_broken_pipe};
-
-/// Local long-term memory for AI coding agents: Markdown memories, ranked recall.
-#[derive(Debug, Parser)]
-#[command(name = "mem", version, about, max_term_width = 100)]
-pub struct Cli {
-    /// Memory root to use (default: $MEM_DIR, else the nearest folder above with a mem.toml,
-    /// else the per-user root under the XDG data directory).
-    #[arg(long, global = true, env = "MEM_DIR", value_name = "DIR")]
-    dir: Option<PathBuf>,
-    /// Take this time as "now" (RFC 3339, e.g. 2026-11-30T12:00:00Z), for reproducible runs.
-    #[arg(long, global = true, env = "MEM_NOW", value_name = "TIME", value_parser = parse::parse_now)]
-    now: Option<Timestamp>,
-    /// List every problem found in the files (by default: one line per kind, with a count
-    /// and an example).
-    #[arg(long, short = 'v', global = true)]
-    verbose: bool,
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Make a folder a memory root (a commented mem.toml, .mem/ in .gitignore); --project makes
-    /// the repository's .memory/ folder its project root.
-    Init(init::Args),
-    /// Write a new memory (text as argument or on stdin).
-    Add(add::Args),
-    /// Bring the index up to date by checking every file (recall checks folders and what it returns).
-    Index(index::Args),
-    /// Rank memories for a task by relevance × recency × importance.
-    Recall(recall::Args),
-    /// Print one memory.
-    Show(show::Args),
-    /// List memories, newest first.
-    List(list::Args),
-    /// Count memories by type, index size, bad files.
-    Stats(stats::Args),
-    /// Measure recall quality and latency on a labelled query file.
-    Eval(eval::Args),
-    /// Record that memories helped; they grow stronger and decay more slowly.
-    Used(used::Args),
-    /// Write the usage log into the memory files' `access:` front-matter.
-    Sync(sync::Args),
-    /// Copy an agent's own memory (Claude Code auto memory, Codex, Gemini CLI) into mem:
-    /// redacted, with its origin in `source`, under the same id.
-    Adopt(adopt::AdoptArgs),
-    /// Mark a memory invalid from now on (it stays on disk; recall leaves it out).
-    Forget(forget::ForgetArgs),
-    /// Mark a memory as replaced by another.
-    Supersede(forget::SupersedeArgs),
-    /// Replace the secrets already in the memory files (those `mem health` reports).
-    Redact(redact::Args),
-    /// Suggest (--dry-run) or archive memories that faded, went unused, are invalid or duplicated.
-    Prune(prune::Args),
-    /// Bring an archived memory back.
-    Restore(prune::RestoreArgs),
-    /// Consolidate clusters of related observations into higher-level memories.
-    Reflect(reflect::Args),
-    /// Print a compact Markdown block of key memories (and a recall for --task) for a session start.
-    Context(context::Args),
-    /// Verify the root: index against files, parse errors, usage log, captures, session coverage.
-    Health(health::Args),
-    /// Check the project root's memories against the code they cite (current, changed, moved,
-    /// gone); exit 1 when something cited is gone or moved.
-    Verify(verify::Args),
-    /// Serve this root to AI agents over the Model Context Protocol (stdio).
-    ///
-    /// An MCP client starts it and speaks JSON-RPC on its stdin and stdout until it closes
-    /// stdin. Register it as the command `mem` with the arguments `mcp` (add `--dir DIR` to pin
-    /// the root; in the user's own configuration, which starts it in every folder, `mcp
-    /// --user-scope`); the tools are recall, remember, get, recent, forget, used, and
-    /// session_list, session_search and session_resume over the session log. See docs/mcp.md.
-    Mcp(mcp::Args),
-    /// Capture an agent session (hook payload on stdin) as one episodic memory.
-    Capture(capture::Args),
-    /// Wire mem into a coding agent (Claude Code, Codex, Gemini CLI, OpenCode, GitHub Copilot
-    /// CLI): hooks and MCP server in its own config files.
-    Setup(setup::Args),
-    /// Let sessions use a memory root this machine did not make or set up (a cloned
-    /// repository's, one someone else owns).
-    Allow(allow::Args),
-    /// Snapshot the git working tree under refs/mem/checkpoints/ (HEAD, index and branches untouched).
-    Checkpoint(checkpoint::Args),
-    /// List the checkpoints of this repository, newest first.
-    Checkpoints(checkpoint::ListArgs),
-    /// Restore files to a checkpoint, after checkpointing the present (so it can be undone).
-    Rewind(checkpoint::RewindArgs),
-    /// The session log: list, show, search and resume agent sessions that `mem capture` logged.
-    Session(session::Args),
-    /// Serve a local web page over this root on 127.0.0.1: search with the why, decay curves,
-    /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md); a
-    /// root this machine did not make, set up or allow is refused (`mem allow`).
-    Ui(ui::Args),
-    /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
-    Completions(completions::Args),
-    /// Print the manual page (roff), or write one page per command with --out DIR.
-    Man(man::Args),
-}
-
-/// Runs the parsed command; the exit status on success (0, or 1 for `mem health` finding a
-/// problem and for `mem recall` finding nothing).
-/// Hook mode (`--hook`, seen by `main` on the command line): whatever can be set aside is, so
-/// that the agent's hook still answers (a broken user configuration file, see
-/// [`user::set_aside_when_broken`]).
-pub fn hook_mode() {
-    user::set_aside_when_broken();
-}
-
-pub fn run(cli: Cli) -> Result<u8> {
-    output::VERBOSE.store(cli.verbose, std::sync::atomic::Ordering::Relaxed);
-    let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now };
-    if !matches!(cli.command, Command::Completions(_) | Command::Man(_)) {
-        // The user's own redaction patterns apply to everything this process writes.
-        user::load()?;
-    }
-    let done = match cli.command {
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
-        Command::Health(args) => return health::run(args, &ctx),
-        Command::Verify(args) => return verify::run(args, &ctx),
-        Command::Init(args) => init::run(args, &ctx),
-        Command::Add(args) => add::run(args, &ctx),
-        Command::Index(args) => index::run(args, &ctx),
-        Command::Recall(args) => return recall::run(args, &ctx),
-        Command::Show(args) => show::run(args, &ctx),
-        Command::List(args) => list::run(args, &ctx),
-        Command::Stats(args) => stats::run(args, &ctx),
-        Command::Eval(args) => eval::run(args, &ctx),
-        Command::Used(args) => used::run(args, &ctx),
-        Command::Sync(args) => sync::run(args, &ctx),
-        Command::Adopt(args) => adopt::adopt(args, &ctx),
-        Command::Checkpoint(args) => checkpoint::run(args, &ctx),
-        Command::Checkpoints(args) => checkpoint::list(args, &ctx),
-        Command::Rewind(args) => checkpoint::rewind(args, &ctx),
-        Command::Session(args) => session::run(args, &ctx),
-        Command::Forget(args) => forget::forget(args, &ctx),
-        Command::Supersede(args) => forget::supersede(args, &ctx),
-        Command::Redact(args) => redact::run(args, &ctx),
-        Command::Prune(args) => prune::run(args, &ctx),
-        Command::Restore(args) => prune::restore(args, &ctx),
-        Command::Reflect(args) => reflect::run(args, &ctx),
-        Command::Capture(args) => return capture::run(args, &ctx),
-        Command::Context(args) => context::run(args, &ctx),
-        Command::Mcp(args) => mcp::run(args, &ctx),
-        Command::Ui(args) => ui::run(args, &ctx),
-        Command::Setup(args) => setup::run(args, &ctx),
-        Command::Allow(args) => allow::run(args, &ctx),
-    };
-    done.map(|()| 0)
-}
-
-/// "Now": `fixed` (from `--now` or `MEM_NOW`) when given, else the clock. The one place the
-/// binary reads the clock: once per command, or once per request for `mem mcp`.
-#[allow(clippy::disallowed_methods)]
-fn now(fixed: Option<Timestamp>) -> Timestamp {
-    fixed.unwrap_or_else(Timestamp::now)
-}
+pub mod add;
+pub mod adopt;
+pub mod allow;
+pub mod capture;
+pub mod checkpoint;
+pub mod completions;
+pub mod context;
+pub mod eval;
+pub mod forget;
+pub mod health;
+pub mod hook;
+pub mod index;
+pub mod init;
+pub mod list;
+pub mod man;
+pub mod parse;
+pub mod prune;
+pub mod recall;
+pub mod redact;
+pub mod reflect;
+pub mod session;
+pub mod show;
+pub mod stats;
+pub mod sync;
+pub mod used;
+pub mod verify;

@@ -26,9 +26,7 @@ pub(super) fn layer_parser() -> impl clap::builder::TypedValueParser<Value = mem
 pub(super) fn any_layer_parser() -> impl clap::builder::TypedValueParser<Value = mem::store::Layer>
 {
     use clap::builder::{PossibleValuesParser, TypedValueParser};
-    let natives = mem::agent::Agent::ALL.into_iter().filter_map(|a| Some(a.spec().memory?.layer));
-    let names: Vec<&'static str> = ["project", "user"].into_iter().chain(natives).collect();
-    PossibleValuesParser::new(names)
+    PossibleValuesParser::new(mem::store::Layer::names())
         .map(|s| s.parse().expect("clap checked it is a possible value"))
 }
 

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use comfy_table::Cell;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem prune`.
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ pub struct RestoreArgs {
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     // A dry run changes nothing: unsynced events are folded in memory instead.
-    super::sync::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
+    crate::shared::usage::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     let mut rules = engine.config().prune.clone();
     if let Some(v) = args.threshold {
         rules.retention_threshold = v;
@@ -60,10 +60,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let candidates = engine.prune_candidates(&rules, ctx.now)?;
     if args.dry_run {
         if args.json {
-            return super::output::print_json(&candidates);
+            return crate::shared::output::print_json(&candidates);
         }
         if candidates.is_empty() {
-            return super::output::print_text("nothing to prune\n");
+            return crate::shared::output::print_text("nothing to prune\n");
         }
         let mut text = candidate_table(&candidates, ctx.now);
         let them = if candidates.len() == 1 { "it" } else { "them" };
@@ -71,7 +71,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             "\n{}; `mem prune` moves {them} to archive/ (nothing is deleted)\n",
             summary(&candidates)
         ));
-        return super::output::print_text(&text);
+        return crate::shared::output::print_text(&text);
     }
     let archived = engine.archive(&candidates, ctx.now)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;
@@ -82,7 +82,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         let moved: Vec<&str> = archived.moved.iter().map(|(id, _)| id.as_str()).collect();
         let candidates: Vec<_> =
             candidates.iter().filter(|c| moved.contains(&c.id.as_str())).collect();
-        return super::output::print_json(&candidates);
+        return crate::shared::output::print_json(&candidates);
     }
     let mut text = String::new();
     for (id, to) in &archived.moved {
@@ -92,14 +92,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         "{} memories archived; `mem restore ID` brings one back\n",
         archived.moved.len()
     ));
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// The candidates as a table that fits the terminal: title, type, importance, age, last use,
 /// reasons, id.
 fn candidate_table(candidates: &[mem::prune::Candidate], now: jiff::Timestamp) -> String {
     let mut table =
-        super::output::table(&["title", "type", "imp", "age", "last use", "reasons", "id"]);
+        crate::shared::output::table(&["title", "type", "imp", "age", "last use", "reasons", "id"]);
     // On a terminal, long cells wrap to its width; piped output is never wrapped.
     table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
     for c in candidates {
@@ -108,7 +108,10 @@ fn candidate_table(candidates: &[mem::prune::Candidate], now: jiff::Timestamp) -
             Some(at) => {
                 format!(
                     "{} ago",
-                    super::output::age(mem::score::age_days(now.as_second(), at.as_second()))
+                    crate::shared::output::age(mem::score::age_days(
+                        now.as_second(),
+                        at.as_second()
+                    ))
                 )
             }
             None => "never".to_string(),
@@ -117,13 +120,13 @@ fn candidate_table(candidates: &[mem::prune::Candidate], now: jiff::Timestamp) -
             Cell::new(mem::format::clip(&c.title, 48)),
             Cell::new(c.kind.as_str()),
             Cell::new(c.importance),
-            Cell::new(super::output::age(c.age_days)),
+            Cell::new(crate::shared::output::age(c.age_days)),
             Cell::new(last),
             Cell::new(reasons.join("; ")),
             Cell::new(&c.id),
         ]);
     }
-    super::output::render(&table)
+    crate::shared::output::render(&table)
 }
 
 /// "12 candidates: 1 superseded, 11 faded".
@@ -140,5 +143,5 @@ pub fn restore(args: RestoreArgs, ctx: &Globals) -> Result<()> {
     let mut engine = ctx.engine()?;
     let path = engine.restore(&args.id)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;
-    super::output::print_text(&format!("restored\t{}\t{path}\n", args.id))
+    crate::shared::output::print_text(&format!("restored\t{}\t{path}\n", args.id))
 }

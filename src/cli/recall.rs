@@ -6,7 +6,7 @@ use mem::config::RecallMode;
 use mem::engine::LayeredRecall;
 use mem::{Hit, MemoryType, RecallOptions};
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem recall`.
 #[derive(Debug, clap::Args)]
@@ -73,13 +73,16 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         min_strength: args.min_strength,
     };
     let query = args.query.join(" ");
-    let LayeredRecall { recall, user_report } =
-        layers.recall_in(&query, &options, args.layer, ctx.now, &super::bar::progress_bar())?;
-    // The command ends with this recall.
-    layers.project().leave_model_to_exit();
-    super::output::print_problems(&recall.report);
+    let LayeredRecall { recall, user_report } = layers.recall_in(
+        &query,
+        &options,
+        args.layer,
+        ctx.now,
+        &crate::shared::bar::progress_bar(),
+    )?;
+    crate::shared::output::print_problems(&recall.report);
     if let Some(report) = &user_report {
-        super::output::print_problems(report);
+        crate::shared::output::print_problems(report);
     }
     let hits = &recall.hits;
     if hits.is_empty() {
@@ -92,7 +95,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             .cloned()
             .map(|h| Hit { layer: h.layer.or(Some(mem::store::Layer::Project)), ..h })
             .collect();
-        super::output::print_json(&hits)?;
+        crate::shared::output::print_json(&hits)?;
         return Ok(if hits.is_empty() { NOTHING } else { 0 });
     }
     if hits.is_empty() {
@@ -112,7 +115,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         columns.extend(mem::score::FACTORS.iter().map(|f| f.name));
         header.splice(2..2, columns);
     }
-    let mut table = super::output::table(&header);
+    let mut table = crate::shared::output::table(&header);
     for hit in hits {
         let mut cells = row(hit, args.explain, semantic);
         if layered {
@@ -120,7 +123,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         }
         table.add_row(cells);
     }
-    let mut text = super::output::render(&table);
+    let mut text = crate::shared::output::render(&table);
     if args.explain {
         text.push_str(&code_lines(hits));
         text.push_str(&recall.explain(layers.project().config()));
@@ -131,7 +134,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             );
         }
     }
-    super::output::print_text(&text)?;
+    crate::shared::output::print_text(&text)?;
     Ok(0)
 }
 
@@ -159,7 +162,7 @@ fn row(hit: &Hit, explain: bool, semantic: bool) -> Vec<Cell> {
         Cell::new(format!("{:.3}", hit.score)),
         Cell::new(r.kind),
         Cell::new(r.importance),
-        Cell::new(super::output::age(hit.age_days)),
+        Cell::new(crate::shared::output::age(hit.age_days)),
         Cell::new(match &r.invalid_at {
             Some(at) => format!(
                 "[invalid since {}] {}",

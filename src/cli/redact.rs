@@ -3,7 +3,7 @@
 
 use anyhow::Result;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem redact`.
 #[derive(Debug, clap::Args)]
@@ -29,5 +29,5 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if files.is_empty() {
         text.push_str("no secret in the memory files\n");
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }

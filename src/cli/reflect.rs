@@ -4,7 +4,7 @@ use anyhow::{Result, bail};
 use mem::MemoryType;
 use mem::engine::{ReflectOptions, Summarize};
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem reflect`.
 #[derive(Debug, clap::Args)]
@@ -47,10 +47,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
     checked.validate().map_err(super::parse::option_error)?;
-    super::sync::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
+    crate::shared::usage::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     // With a usable model, observations are grouped by embedding cosine.
-    let embedding_threshold = if engine.model_source().is_some() {
-        let bar = super::bar::progress_bar_for("embedding", "memories");
+    let embedding_threshold = if engine.model().source().is_some() {
+        let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
         match engine.sync_vectors(None, &bar) {
             Ok(_) => {
                 let threshold = args.threshold.unwrap_or(engine.config().embed.reflect_threshold);
@@ -77,14 +77,16 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let proposals = engine.reflect_plan(&options, ctx.now)?;
     if args.dry_run {
         if args.json {
-            return super::output::print_json(&proposals);
+            return crate::shared::output::print_json(&proposals);
         }
         let measure = match options.embedding_threshold {
             Some(t) => format!("grouped by embedding cosine >= {t}"),
             None => format!("grouped by TF-IDF cosine >= {}", options.threshold),
         };
         if proposals.is_empty() {
-            return super::output::print_text(&format!("no cluster to consolidate ({measure})\n"));
+            return crate::shared::output::print_text(&format!(
+                "no cluster to consolidate ({measure})\n"
+            ));
         }
         let mut text = format!("{measure}\n\n");
         for p in &proposals {
@@ -110,10 +112,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
             text.push('\n');
         }
-        return super::output::print_text(&text);
+        return crate::shared::output::print_text(&text);
     }
     // The command comes from the user (flag or user configuration), never from the root.
-    let user = super::user::load()?.reflect;
+    let user = crate::shared::user::load()?.reflect;
     let command = args.summarizer.or(user.summarizer).unwrap_or_default();
     let summarizer = (!command.trim().is_empty()).then(|| Summarizer {
         command,
@@ -130,7 +132,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("mem: reflection skipped: {failure}");
     }
     if args.json {
-        super::output::print_json(&report)?;
+        crate::shared::output::print_json(&report)?;
     } else {
         let mut text = String::new();
         for w in &report.written {
@@ -140,7 +142,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         if report.written.is_empty() && report.failed.is_empty() {
             text.push_str("no cluster to consolidate\n");
         }
-        super::output::print_text(&text)?;
+        crate::shared::output::print_text(&text)?;
     }
     if !report.failed.is_empty() {
         bail!(

@@ -5,12 +5,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 use mem::format::whole_second;
-use mem::session::ledger::{self, Injection, Sent};
+use mem::session::ledger::{self};
 use mem::session::resume::{self, one_line};
 use mem::session::{Kind, LoggedEvent, SessionLog};
-use mem::store::Layer;
 
-use super::Globals;
+use crate::shared::Globals;
+use crate::shared::injected::{Injected, fill_titles, injected};
+use crate::shared::words::no_log_yet;
 use mem::agent::Agent;
 use mem::capture::Payload;
 
@@ -88,7 +89,7 @@ enum Action {
         /// Answer this agent's SessionStart hook: read its payload on stdin, resume the session
         /// it continues (after a resume or a compaction) or else the previous session of its
         /// folder, print it as the JSON the agent reads, exit 0 even on failure.
-        #[arg(long, value_parser = super::hook::agent_parser(), value_name = "AGENT", conflicts_with_all = ["id", "turn"])]
+        #[arg(long, value_parser = crate::shared::gate::agent_parser(), value_name = "AGENT", conflicts_with_all = ["id", "turn"])]
         hook: Option<Agent>,
     },
 }
@@ -99,17 +100,6 @@ pub(super) fn open(root: &Path) -> Result<SessionLog> {
         Some(log) => Ok(log),
         None => bail!("{}", no_log_yet(root)),
     }
-}
-
-/// What to say when `root` has no session log yet.
-pub(super) fn no_log_yet(root: &Path) -> String {
-    let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    format!(
-        "no session log yet in {}: `mem capture` writes it from the agents' hooks (`mem setup \
-         AGENT` installs them, AGENT one of {})",
-        root.display(),
-        names.join(", ")
-    )
 }
 
 /// A folder as the log records projects: absolute, as the agent saw it (its cwd).
@@ -123,9 +113,13 @@ fn folder(dir: &Path) -> Result<String> {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Action::Resume { hook: Some(agent), budget, .. } = args.action {
-        return hook::run(ctx, agent, "session resume", hook::Started::Own, |agent, _, event| {
-            resume_hook(ctx, agent, event, budget)
-        });
+        return hook::run(
+            ctx,
+            agent,
+            "session resume",
+            crate::shared::gate::Started::Own,
+            |agent, _, event| resume_hook(ctx, agent, event, budget),
+        );
     }
     let log = open(&ctx.root()?)?;
     match args.action {
@@ -133,7 +127,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             let project = project.as_deref().map(folder).transpose()?;
             let sessions = log.list(project.as_deref(), limit)?;
             if json {
-                return super::output::print_json(&sessions);
+                return crate::shared::output::print_json(&sessions);
             }
             let mut out = String::new();
             if sessions.is_empty() {
@@ -150,7 +144,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     one_line(s.first_prompt.as_deref().unwrap_or(""), 80)
                 ));
             }
-            super::output::print_text(&out)
+            crate::shared::output::print_text(&out)
         }
         Action::Show { id, turn, full, json } => {
             let session = log.session(&id)?;
@@ -174,7 +168,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
             let shown = with_totals(shown, &totals);
             if json {
-                return super::output::print_json(&shown);
+                return crate::shared::output::print_json(&shown);
             }
             let mut out = String::new();
             for s in &shown {
@@ -187,13 +181,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                     )),
                 }
             }
-            super::output::print_text(&out)
+            crate::shared::output::print_text(&out)
         }
         Action::Search { query, project, limit, json } => {
             let project = project.as_deref().map(folder).transpose()?;
             let hits = log.search(&query.join(" "), project.as_deref(), limit)?;
             if json {
-                return super::output::print_json(&hits);
+                return crate::shared::output::print_json(&hits);
             }
             let mut out = String::new();
             for h in &hits {
@@ -209,7 +203,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             if hits.is_empty() {
                 eprintln!("mem: no event matches");
             }
-            super::output::print_text(&out)
+            crate::shared::output::print_text(&out)
         }
         Action::Resume { id, budget, turn, hook: None } => {
             let session = match id {
@@ -225,32 +219,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 }
             };
             let events = log.events(&session.id, turn)?;
-            super::output::print_text(&resume::render(&session, &events, budget as usize))
+            crate::shared::output::print_text(&resume::render(&session, &events, budget as usize))
         }
         Action::Resume { hook: Some(_), .. } => unreachable!("answered above"),
     }
-}
-
-/// What one context hook call put into the session's context, or where its context started
-/// again (`event` `reset`, no memories).
-#[derive(Debug, serde::Serialize)]
-pub(super) struct Injected {
-    /// Always `injected`, beside the events' kinds.
-    kind: &'static str,
-    pub(super) turn: i64,
-    pub(super) at: Option<jiff::Timestamp>,
-    pub(super) event: String,
-    pub(super) memories: Vec<InjectedMemory>,
-    pub(super) chars: usize,
-}
-
-/// One memory an injection sent, and its title.
-#[derive(Debug, serde::Serialize)]
-pub(super) struct InjectedMemory {
-    #[serde(flatten)]
-    pub(super) sent: Sent,
-    /// Its title in the root now (`None`: no memory has its id any more).
-    pub(super) title: Option<String>,
 }
 
 /// What the context hooks put into a session's context with one turn.
@@ -290,35 +262,6 @@ impl Shown<'_> {
     }
 }
 
-/// The ledger's rows grouped by hook call (same turn, event and time).
-pub(super) fn injected(rows: &[Injection]) -> Vec<Injected> {
-    let mut groups: Vec<Injected> = Vec::new();
-    for row in rows {
-        let same = groups.last_mut().filter(|g| {
-            g.turn == row.turn && g.event == row.event && g.at == row.at && row.sent.is_some()
-        });
-        match (same, &row.sent) {
-            (Some(group), Some(sent)) => {
-                group.chars += sent.chars;
-                group.memories.push(InjectedMemory { sent: sent.clone(), title: None });
-            }
-            _ => groups.push(Injected {
-                kind: "injected",
-                turn: row.turn,
-                at: row.at,
-                event: row.event.clone(),
-                chars: row.sent.as_ref().map_or(0, |s| s.chars),
-                memories: row
-                    .sent
-                    .iter()
-                    .map(|s| InjectedMemory { sent: s.clone(), title: None })
-                    .collect(),
-            }),
-        }
-    }
-    groups
-}
-
 /// Fills in the title of each memory `groups` name, from the root's layers as they are now
 /// (read from the files the index names, which the hooks brought up to date before sending):
 /// a memory since deleted, or every one when the root cannot be opened (a warning), has none.
@@ -331,29 +274,12 @@ fn add_titles(ctx: &Globals, groups: &mut [Injected]) {
         Err(e) => {
             eprintln!(
                 "mem: warning: the memories' titles cannot be shown: {}",
-                super::output::describe(&e)
+                crate::shared::output::describe(&e)
             );
             return;
         }
     };
     fill_titles(&mut layers, groups);
-}
-
-/// Fills in the title of each memory `groups` name from `layers` (`None` for one no layer
-/// holds now).
-pub(super) fn fill_titles(layers: &mut mem::engine::Layers, groups: &mut [Injected]) {
-    let mut titles: std::collections::HashMap<String, Option<String>> = Default::default();
-    for memory in groups.iter_mut().flat_map(|g| g.memories.iter_mut()) {
-        let id = &memory.sent.memory;
-        if !titles.contains_key(id) {
-            let title = [Layer::Project, Layer::User].into_iter().find_map(|layer| {
-                let (_, found) = layers.engine(layer)?.get(id).ok()?;
-                Some(found.title())
-            });
-            titles.insert(id.clone(), title);
-        }
-        memory.title = titles[id].clone();
-    }
 }
 
 /// The totals of each turn that had memories sent, in order of turns.
@@ -447,7 +373,9 @@ fn resume_hook(
     let root = ctx.root_near(event.cwd.as_deref())?;
     let Some(mut log) = SessionLog::existing_in(&root)? else { return Ok(None) };
     let current = event.session_id.as_deref();
-    if let (Some(id), Some(transcript)) = (current, event.transcript_file(&hook::homes())) {
+    if let (Some(id), Some(transcript)) =
+        (current, event.transcript_file(&crate::shared::gate::homes()))
+    {
         log.import(&transcript, id, None)?;
     }
     let continued = match current {

@@ -3,7 +3,7 @@
 use anyhow::Result;
 use serde_json::json;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem show`.
 #[derive(Debug, clap::Args)]
@@ -13,20 +13,6 @@ pub struct Args {
     /// Print the fields, the whole front-matter and the body as JSON.
     #[arg(long)]
     json: bool,
-}
-
-/// The retention prune compares with its threshold, said with where its clock starts: the
-/// line `mem show` prints under the retention, and the one the page of a memory shows.
-pub(super) fn prune_figure(prune_retention: f64, since: Option<jiff::Timestamp>) -> String {
-    match since {
-        Some(since) => format!(
-            "for pruning R = {prune_retention:.3} (time counted from {}, when usage observation began)",
-            mem::format::whole_second(since)
-        ),
-        None => format!(
-            "for pruning R = {prune_retention:.3} (usage not observed yet in this root: nothing fades)"
-        ),
-    }
 }
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
@@ -45,7 +31,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         }
     };
     let (path, memory) = engine.get(&args.id)?;
-    let lives = layer.map(|l| super::native::lives_in(l, &memory));
+    let lives = layer.map(|l| crate::shared::words::lives_in(l, &memory));
     let decay = engine.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
     // The usage read once: the memory's state, and when observation began (for prune's figure).
@@ -67,7 +53,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let prune_retention = state.prune_retention(since, ctx.now);
     let age_days = state.age_days(ctx.now);
     if args.json {
-        let mut value = super::output::memory_json(&path, &memory);
+        let mut value = crate::shared::output::memory_json(&path, &memory);
         let usage = json!({
             "last_access": state.last,
             "access_count": state.used,
@@ -91,7 +77,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 all.insert("lives_in".into(), json!(lives));
             }
         }
-        return super::output::print_json(&value);
+        return crate::shared::output::print_json(&value);
     }
     let mut text = String::new();
     text.push_str(&format!("id          {}\n", memory.id()));
@@ -103,7 +89,11 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     text.push_str(&format!("type        {}\n", memory.kind()));
     text.push_str(&format!("importance  {}\n", memory.importance()));
     text.push_str(&format!("created     {}\n", memory.created()));
-    text.push_str(&format!("last access {} ({} ago)\n", state.last, super::output::age(age_days)));
+    text.push_str(&format!(
+        "last access {} ({} ago)\n",
+        state.last,
+        crate::shared::output::age(age_days)
+    ));
     text.push_str(&format!(
         "usage       used {} times, retrieved {} times\n",
         state.used, state.retrieved
@@ -112,7 +102,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         "retention   R = {retention:.3} (strength S = {:.1} days, R = exp(-t/S))\n",
         state.effective_strength()
     ));
-    text.push_str(&format!("            {}\n", prune_figure(prune_retention, since)));
+    text.push_str(&format!(
+        "            {}\n",
+        crate::shared::words::prune_figure(prune_retention, since)
+    ));
     if let Some(at) = memory.invalid_at() {
         text.push_str(&format!("invalid     since {at}\n"));
     }
@@ -145,7 +138,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// Where the memory `id` of the root `root` was stated, by the session log; nothing when the

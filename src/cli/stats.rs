@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem stats`.
 #[derive(Debug, clap::Args)]
@@ -16,10 +16,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, report) = ctx.refreshed_engine()?;
     let stats = engine.stats(&report)?;
     if args.json {
-        return super::output::print_json(&stats);
+        return crate::shared::output::print_json(&stats);
     }
     let by_type: Vec<String> = stats.by_type.iter().map(|(t, n)| format!("{t} {n}")).collect();
-    super::output::print_text(&format!(
+    crate::shared::output::print_text(&format!(
         "root           {}\nmemories       {} ({})\nindex          {:.1} KiB in .mem/\nbad files      {}\nduplicate ids  {}\n",
         stats.root.display(),
         stats.memories,

@@ -2,7 +2,7 @@
 
 use anyhow::{Result, bail};
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem sync`.
 #[derive(Debug, clap::Args)]
@@ -28,7 +28,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         eprintln!("{failure}  [its access: line stays; it is still read]");
     }
     if args.json {
-        super::output::print_json(&report)?;
+        crate::shared::output::print_json(&report)?;
     } else {
         let recovered = if report.recovered > 0 {
             format!(" ({} interrupted syncs settled)", report.recovered)
@@ -53,29 +53,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
                 report.files, report.usage_file
             ));
         }
-        super::output::print_text(&text)?;
+        crate::shared::output::print_text(&text)?;
     }
     if !report.failed.is_empty() {
         bail!("{} files could not be migrated (listed above)", report.failed.len());
-    }
-    Ok(())
-}
-
-/// Writes the usage log into the files before a command that reads or moves them all, unless
-/// `skip` or `[usage] sync = false`. Files that cannot be synced are reported on stderr; their
-/// events wait in the log.
-pub(super) fn sync_first(engine: &mut mem::Engine, now: jiff::Timestamp, skip: bool) -> Result<()> {
-    if skip || !engine.config().usage.sync {
-        return Ok(());
-    }
-    let hidden = mem::progress::Silent;
-    engine.refresh(now, &hidden)?;
-    let report = engine.sync(now)?;
-    for failure in &report.failed {
-        eprintln!("{failure}  [its access: line stays; it is still read]");
-    }
-    if report.files > 0 {
-        engine.refresh(now, &hidden)?;
     }
     Ok(())
 }

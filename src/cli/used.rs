@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem used`.
 #[derive(Debug, clap::Args)]
@@ -29,7 +29,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     for (id, path) in args.ids.iter().zip(paths) {
         text.push_str(&format!("used\t{id}\t{path}\n"));
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }
 
 /// `mem used` of ids some of which live in a layer other than the project's: each layer
@@ -58,5 +58,5 @@ fn other_layers(args: &Args, ctx: &Globals) -> Result<()> {
             text.push_str(&format!("used\t{id}\t{path}\n"));
         }
     }
-    super::output::print_text(&text)
+    crate::shared::output::print_text(&text)
 }

@@ -5,7 +5,7 @@
 use anyhow::Result;
 use mem::cites::Status;
 
-use super::Globals;
+use crate::shared::Globals;
 
 /// Arguments of `mem verify`.
 #[derive(Debug, clap::Args)]
@@ -32,13 +32,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     if let Some(id) = &args.confirm {
         engine.confirm(id, ctx.now)?;
-        super::output::print_text(&format!("confirmed\t{id}\n"))?;
+        crate::shared::output::print_text(&format!("confirmed\t{id}\n"))?;
         return Ok(0);
     }
     if args.fix {
         let fixed = engine.fix_renames(args.dry_run)?;
         if args.json {
-            super::output::print_json(&fixed)?;
+            crate::shared::output::print_json(&fixed)?;
             return Ok(0);
         }
         let mut text = String::new();
@@ -51,13 +51,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         let verb = if args.dry_run { "would rewrite" } else { "rewrote" };
         let done = fixed.iter().filter(|f| f.refused.is_none()).count();
         eprintln!("mem: {verb} {done} memories (renamed paths only)");
-        super::output::print_text(&text)?;
+        crate::shared::output::print_text(&text)?;
         return Ok(0);
     }
     let verified = engine.verify()?;
     let flagged = verified.iter().any(|v| v.code_status.is_some_and(Status::is_flagged));
     if args.json {
-        super::output::print_json(&verified)?;
+        crate::shared::output::print_json(&verified)?;
     } else {
         let mut text = String::new();
         for v in &verified {
@@ -77,7 +77,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         if verified.is_empty() {
             eprintln!("mem: no memory cites code of this repository");
         }
-        super::output::print_text(&text)?;
+        crate::shared::output::print_text(&text)?;
     }
     Ok(if flagged { FLAGGED } else { 0 })
 }

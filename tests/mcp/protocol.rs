@@ -264,3 +264,45 @@ fn a_batch_is_refused_with_the_reason_at_other_versions() {
         server.finish();
     }
 }
+
+/// Issue #55, item 10: a batch holding a request and its own cancellation, or one id twice,
+/// was never answered (the server waited for a response rmcp would not give). Now the
+/// cancelled request is neither run nor answered, the second use of an id gets a -32600 of its
+/// own, and a `tools/call` whose params do not parse gets -32602 in a batch as on its own line.
+#[test]
+fn a_batch_with_its_own_cancellation_or_an_id_twice_is_answered() {
+    let dir = Dir::new();
+    let mut server = initialized_at(&dir, "2025-03-26");
+    let remember = |id: Value, text: &str| {
+        json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": "remember", "arguments": { "text": text } } })
+    };
+    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": { "requestId": 21, "reason": "changed my mind" } });
+    server.send(&json!([remember(json!(21), "Cancelled before it ran"), cancel,
+                        { "jsonrpc": "2.0", "id": 22, "method": "ping" }]));
+    let answer = next_line(&mut server, "a batch with its own cancellation");
+    assert_eq!(answer, json!([{ "jsonrpc": "2.0", "id": 22, "result": {} }]));
+    server.send(&json!([remember(json!(23), "The first of two with one id"),
+                        { "jsonrpc": "2.0", "id": 23, "method": "ping" },
+                        { "jsonrpc": "2.0", "id": 24, "method": "tools/call",
+                          "params": { "name": 5 } }]));
+    let answer = next_line(&mut server, "a batch with an id twice");
+    let answers = answer.as_array().unwrap_or_else(|| panic!("not an array: {answer}"));
+    let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(23), &json!(23), &json!(24)], "{answer}");
+    assert_eq!(answers[0]["result"]["isError"], false, "{answer}");
+    assert_eq!(answers[1]["error"]["code"], -32600, "{answer}");
+    assert!(answers[1]["error"]["message"].as_str().unwrap().contains("already"), "{answer}");
+    assert_eq!(answers[2]["error"]["code"], -32602, "{answer}");
+    // Alone on its line, the same request is -32602 too, and the server goes on.
+    server.send(&json!({ "jsonrpc": "2.0", "id": 25, "method": "tools/call",
+                         "params": { "arguments": {} } }));
+    let alone = next_line(&mut server, "a tools/call without a name");
+    assert_eq!(alone["error"]["code"], -32602, "{alone}");
+    let hits = server.list("recall", "hits", json!({ "query": "cancelled before it ran" }));
+    assert!(hits.as_array().unwrap().iter().all(|h| h["title"] != "Cancelled before it ran"));
+    let hits = server.list("recall", "hits", json!({ "query": "first of two with one id" }));
+    assert_eq!(hits.as_array().unwrap().len(), 1, "{hits}");
+    server.finish();
+}

@@ -5,7 +5,7 @@
 //!
 //! Adding an agent (docs/architecture.md, "Adding an agent"): a file here with its [`Spec`],
 //! a variant of [`Agent`] with its arm in [`Agent::spec`] and its place in [`Agent::ALL`],
-//! then its tests and docs; `mem setup` writes its configuration from `src/cli/setup/`.
+//! then its tests and docs; `mem setup` writes its configuration from `src/setup/`.
 
 use std::path::{Path, PathBuf};
 

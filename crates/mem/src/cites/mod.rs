@@ -8,7 +8,7 @@
 //!
 //! Git is asked safely (`git.rs`): a cloned repository's hooks, fsmonitor, diff drivers and
 //! filters never run. Whatever cannot be checked (no git, no commits, a shallow history) is
-//! said in [`Verdict::unchecked`], never an error. Verdicts are cached in `.mem/cites.bin`
+//! said in [`Verdict::unchecked`], never an error. Verdicts are cached in `.mem/cites.json`
 //! (`cache.rs`), keyed by the repository's HEAD and index and each cited path's stat.
 
 use std::collections::{BTreeMap, HashMap, HashSet};

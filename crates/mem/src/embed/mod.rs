@@ -52,6 +52,9 @@ pub struct ModelOverrides {
     pub model_dir: Option<PathBuf>,
     /// The ONNX Runtime library, instead of the one in the model folder.
     pub runtime: Option<PathBuf>,
+    /// Leave a loaded model to the process's exit instead of freeing it with its engine: for
+    /// a process that ends soon (a hook, `mem recall`).
+    pub leave_at_exit: bool,
 }
 
 impl ModelSource {
@@ -493,12 +496,13 @@ mod tests {
     #[test]
     fn the_model_comes_from_the_front_end_only() {
         assert_eq!(ModelSource::configured(&ModelOverrides::default()), None);
-        let folder = ModelOverrides { model_dir: Some("/m".into()), runtime: None };
+        let folder = ModelOverrides { model_dir: Some("/m".into()), ..Default::default() };
         let s = ModelSource::configured(&folder).unwrap();
         assert_eq!(s.runtime, Path::new("/m/libonnxruntime.so"));
         let overrides = ModelOverrides {
             model_dir: Some("/m".into()),
             runtime: Some("/lib/libonnxruntime.so.1".into()),
+            leave_at_exit: false,
         };
         let s = ModelSource::configured(&overrides).unwrap();
         assert_eq!(s.dir, Path::new("/m"));

@@ -68,8 +68,8 @@ impl Engine {
     /// cosine of at least `[embed] near_duplicate` with any memory when a model is configured
     /// and usable, else a TF-IDF cosine of at least `[admission] near_duplicate` against the
     /// ten closest memories by BM25. A model that cannot be used is reported by
-    /// [`Engine::embedding_warning`].
-    pub fn admit(&mut self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
+    /// [`Model::warning`](super::Model::warning).
+    pub(crate) fn admit(&mut self, new: &NewMemory, now: Timestamp) -> Result<Admission> {
         self.admit_among(new, now, |_| true)
     }
 
@@ -107,12 +107,12 @@ impl Engine {
             }
             bodies.push((hit.record.id.clone(), path, body.to_string()));
         }
-        if self.model_source().is_some() && self.config.embed.near_duplicate < 1.0 {
+        if self.model.source().is_some() && self.config.embed.near_duplicate < 1.0 {
             let threshold = self.config.embed.near_duplicate;
             let limit = self.config.embed.recall_embed_limit;
             let hidden = crate::progress::Silent;
             let nearest = self.sync_vectors(Some(limit), &hidden).and_then(|synced| {
-                let vector = self.embed_query(&new.text)?;
+                let vector = self.model.embed(&new.text)?;
                 Ok((self.nearest(&vector, 10, threshold), synced.pending))
             });
             let nearest = nearest.map(|(found, pending)| {

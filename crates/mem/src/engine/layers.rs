@@ -261,10 +261,10 @@ impl Layers {
             .map(|e| (Layer::User, e))
             .chain(self.natives.iter_mut().map(|(a, e)| (Layer::Native(*a), e)));
         for (layer, engine) in engines {
-            let lent = project.lend_model(engine);
+            let lent = project.model.lend(&mut engine.model);
             let theirs = engine.recall_question(&question, &quiet, now, progress);
             if lent {
-                engine.lend_model(project);
+                engine.model.lend(&mut project.model);
             }
             let theirs = theirs?;
             if recall.relevance.is_none() {

@@ -1,5 +1,6 @@
 //! The engine: one memory root, its settings and its index, behind the operations every front
-//! end (the CLI today) calls. It never prints and never reads the clock: `now` is an argument.
+//! end (the command line, the MCP server, the served hooks, the page) calls. It never prints
+//! and never reads the clock: `now` is an argument.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,7 @@ mod fresh;
 mod health;
 mod held;
 mod layers;
+mod model;
 mod native;
 mod recall;
 mod reflect;
@@ -41,6 +43,7 @@ pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
 pub use self::health::{CodeCheck, Health, InterruptedMove, Stats, UsageCheck};
 pub use self::layers::{LayeredRecall, Layers, merge};
+pub use self::model::Model;
 pub use self::native::{
     Adopted, NATIVE_DIR, index_native, native_file, native_folder, native_type,
 };
@@ -79,6 +82,7 @@ pub struct Engine {
     usage: Option<UsageLog>,
     sessions: Option<crate::session::SessionLog>,
     semantic: semantic::Semantic,
+    model: model::Model,
     warnings: Vec<String>,
     /// When each memory was last used, for ranking recency (see [`crate::usage::last_used`]).
     last_used: crate::usage::last_used::LastUsed,
@@ -127,7 +131,8 @@ impl Engine {
             thesaurus,
             usage: None,
             sessions: None,
-            semantic: semantic::Semantic::configured(overrides),
+            semantic: semantic::Semantic::new(),
+            model: model::Model::configured(overrides),
             warnings: config.ignored_keys(),
             config,
             last_used: Default::default(),
@@ -153,7 +158,7 @@ impl Engine {
     }
 
     /// The usage log, opened on first use.
-    pub fn usage(&mut self) -> Result<&mut UsageLog> {
+    pub(crate) fn usage(&mut self) -> Result<&mut UsageLog> {
         if self.usage.is_none() {
             let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
             self.usage = Some(UsageLog::open(&self.state_dir.join(usage::FILE), busy)?);
@@ -162,7 +167,7 @@ impl Engine {
     }
 
     /// The session log, opened (created if needed) on first use.
-    pub fn session_log(&mut self) -> Result<&mut crate::session::SessionLog> {
+    pub(crate) fn session_log(&mut self) -> Result<&mut crate::session::SessionLog> {
         if self.sessions.is_none() {
             let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
             let path = self.state_dir.join(crate::session::FILE);
@@ -171,9 +176,18 @@ impl Engine {
         Ok(self.sessions.as_mut().expect("opened above"))
     }
 
+    /// The session log when the root has one (`None` before the first capture): for readers,
+    /// which must not create it.
+    pub fn existing_session_log(&mut self) -> Result<Option<&mut crate::session::SessionLog>> {
+        if self.sessions.is_none() && !self.state_dir.join(crate::session::FILE).exists() {
+            return Ok(None);
+        }
+        self.session_log().map(Some)
+    }
+
     /// The path of an indexed memory's file, relative to the root; an error names the fix when
     /// the id is malformed, unknown or used twice.
-    pub fn path_of(&self, id: &str) -> Result<String> {
+    pub(crate) fn path_of(&self, id: &str) -> Result<String> {
         let id = MemoryId::new(id)?;
         let mut paths = self.index.paths_of(id.as_str())?;
         match paths.len() {

@@ -2,7 +2,7 @@
 
 use jiff::Timestamp;
 
-use super::{Engine, semantic};
+use super::{Engine, model};
 use crate::config::RecallMode;
 use crate::format::MemoryType;
 use crate::index::{Hit, RefreshReport, Search, Validity};
@@ -138,7 +138,7 @@ impl Engine {
     /// [`super::Layers`] asks both its engines: the question is analysed once, and each run of
     /// the search reads it. The people it names are this root's to resolve: the engine works on
     /// its own copy.
-    pub fn recall_question(
+    pub(crate) fn recall_question(
         &mut self,
         question: &Question,
         options: &RecallOptions,
@@ -193,13 +193,13 @@ impl Engine {
         // The query is embedded while the index is refreshed: two jobs for two cores.
         let (refreshed, mut query_vector) = match mode {
             RecallMode::Bm25 => (self.refresh_for_recall(now, progress), None),
-            _ => match self.take_embedder() {
+            _ => match self.model.take() {
                 Ok(mut embedder) => {
                     let (refreshed, vector) = rayon::join(
                         || self.refresh_for_recall(now, progress),
-                        || semantic::embed_one(&mut embedder, &embedded),
+                        || model::embed_one(&mut embedder, &embedded),
                     );
-                    self.put_embedder(embedder);
+                    self.model.put(embedder);
                     (refreshed, Some(vector))
                 }
                 Err(e) => (self.refresh_for_recall(now, progress), Some(Err(e))),
@@ -214,7 +214,7 @@ impl Engine {
         // new root, another tool's files): then the question is embedded again without them.
         if matches!(query_vector, Some(Ok(_))) && question.embedded() != embedded {
             let now_known = question.embedded().to_string();
-            query_vector = Some(self.embed_query(&now_known));
+            query_vector = Some(self.model.embed(&now_known));
             embedded = now_known;
         }
         let mut fallback = None;
@@ -281,7 +281,7 @@ impl Engine {
 
     /// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot
     /// be written is a notice (returned), not an error: recall still answers.
-    pub fn record_retrievals(
+    pub(crate) fn record_retrievals(
         &mut self,
         query: &str,
         hits: &[Hit],
@@ -406,7 +406,7 @@ impl Engine {
     }
 
     /// The synonyms a question is expanded with (empty when expansion is off).
-    pub fn expansions(&self, question: &Question) -> Vec<String> {
+    pub(crate) fn expansions(&self, question: &Question) -> Vec<String> {
         let weight = self.config.query.expansion_weight;
         crate::index::expansions(&self.thesaurus, question.tokens(), weight).into_iter().collect()
     }

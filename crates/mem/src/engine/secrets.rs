@@ -21,7 +21,7 @@ impl Engine {
     /// Of the memory files `files` of the root (a walk of it), those whose body holds secrets,
     /// in their order. A file that cannot be read or does not parse is left to the index's
     /// checks.
-    pub fn secret_files(&self, files: &[store::FileStat]) -> Vec<SecretFile> {
+    pub(crate) fn secret_files(&self, files: &[store::FileStat]) -> Vec<SecretFile> {
         self.with_secrets(files).into_iter().map(|(file, _)| file).collect()
     }
 

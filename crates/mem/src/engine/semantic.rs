@@ -8,12 +8,13 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 
 use super::Engine;
+use super::model::Model;
+use crate::Result;
 use crate::config::RecallMode;
+use crate::embed::Loading;
 use crate::embed::vectors::{self, Discarded, Key, VectorStore};
-use crate::embed::{EmbedError, Embedder, Loading, ModelSource};
 use crate::index::content_hash;
 use crate::store::Stamp;
-use crate::{Error, Result};
 
 /// Vectors written to disk at least every this many newly embedded memories, so an
 /// interrupted `mem index` keeps most of its work.
@@ -21,8 +22,6 @@ const CHECKPOINT: usize = 256;
 
 /// The model and vectors of an engine.
 pub(super) struct Semantic {
-    source: Option<ModelSource>,
-    model: Slot,
     vectors: Option<Loaded>,
     /// The index version after the last sync that left nothing to do, while the vectors in
     /// memory are the ones it left: the next sync with the same index has nothing to check.
@@ -37,14 +36,6 @@ struct Wanted {
     hash: [u8; 16],
 }
 
-enum Slot {
-    Unloaded,
-    /// Being loaded on a thread of its own ([`Engine::start_loading_model`]).
-    Loading(Loading),
-    Ready(Box<Embedder>),
-    Failed(String),
-}
-
 struct Loaded {
     store: VectorStore,
     /// The file's stamp when it was read or written: another process's write is noticed and
@@ -53,14 +44,9 @@ struct Loaded {
 }
 
 impl Semantic {
-    /// The model configured for `root` (not loaded yet).
-    pub(super) fn configured(overrides: &crate::embed::ModelOverrides) -> Semantic {
-        Semantic {
-            source: ModelSource::configured(overrides),
-            model: Slot::Unloaded,
-            vectors: None,
-            synced: None,
-        }
+    /// No vectors read yet.
+    pub(super) fn new() -> Semantic {
+        Semantic { vectors: None, synced: None }
     }
 }
 
@@ -105,26 +91,20 @@ pub struct VectorReport {
     pub discarded: Option<String>,
 }
 
-/// The embedding of one text.
-pub(super) fn embed_one(embedder: &mut Embedder, text: &str) -> Result<Vec<f32>> {
-    let mut vectors = embedder.embed(&[text], 1)?;
-    Ok(vectors.pop().unwrap_or_default())
-}
-
 fn file_stamp(path: &Path) -> Option<Stamp> {
     std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
 impl Engine {
-    /// The configured embedding model, if any.
-    pub fn model_source(&self) -> Option<&ModelSource> {
-        self.semantic.source.as_ref()
+    /// The embedding model.
+    pub fn model(&mut self) -> &mut Model {
+        &mut self.model
     }
 
     /// The recall mode to use: the one asked for, else `[embed] mode` when a model is
     /// configured, else BM25.
     pub fn recall_mode(&self, asked: Option<RecallMode>) -> RecallMode {
-        match (asked, &self.semantic.source) {
+        match (asked, self.model.source()) {
             (Some(mode), _) => mode,
             (None, Some(_)) => self.config.embed.mode,
             (None, None) => RecallMode::Bm25,
@@ -144,43 +124,12 @@ impl Engine {
         Ok(())
     }
 
-    /// The loaded model, loading it on first use. A model that failed to load is not tried
-    /// again by this engine; the same error comes back.
-    pub fn embedder(&mut self) -> Result<&mut Embedder> {
-        let Some(source) = &self.semantic.source else {
-            return Err(Error::NoModel);
-        };
-        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
-            Slot::Unloaded => {
-                self.semantic.model = match Embedder::load(source) {
-                    Ok(embedder) => Slot::Ready(Box::new(embedder)),
-                    Err(e) => Slot::Failed(e.to_string()),
-                }
-            }
-            Slot::Loading(loading) => {
-                self.semantic.model = match loading.wait() {
-                    Ok(embedder) => Slot::Ready(Box::new(embedder)),
-                    Err(e) => Slot::Failed(e.to_string()),
-                }
-            }
-            done => self.semantic.model = done,
-        }
-        match &mut self.semantic.model {
-            Slot::Ready(embedder) => Ok(embedder),
-            Slot::Failed(message) => Err(Error::Embed(EmbedError::Unusable(message.clone()))),
-            Slot::Unloaded | Slot::Loading(_) => unreachable!("loaded above"),
-        }
-    }
-
     /// Starts loading the configured model on another thread, when a recall in `mode` (else
     /// the configured one) is to use it and it is not loaded yet: a process that will embed
     /// soon loads it while it reads and refreshes the index. [`Engine::embedder`] waits for it.
     pub fn start_loading_model(&mut self, mode: Option<RecallMode>) {
-        if self.wants_model(mode)
-            && let Some(source) = self.semantic.source.clone()
-            && let Some(loading) = Loading::start(source)
-        {
-            self.semantic.model = Slot::Loading(loading);
+        if self.wants_model(mode) {
+            self.model.start_loading();
         }
     }
 
@@ -188,47 +137,24 @@ impl Engine {
     /// and none is loaded yet (see [`Engine::start_loading_model`]); otherwise it is waited for
     /// and dropped.
     pub fn give_model(&mut self, loading: Loading) {
-        if self.wants_model(None) && self.semantic.source.as_ref() == Some(loading.source()) {
-            self.semantic.model = Slot::Loading(loading);
-        }
-    }
-
-    /// Leaves the model to the end of the process instead of freeing it: for a short-lived
-    /// process about to exit (a hook), which saves the milliseconds ONNX Runtime's session and
-    /// the tokenizer take to free what the system reclaims at exit anyway.
-    pub fn leave_model_to_exit(&mut self) {
-        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
-            Slot::Ready(embedder) => std::mem::forget(embedder),
-            Slot::Loading(loading) => {
-                if let Ok(embedder) = loading.wait() {
-                    std::mem::forget(embedder);
-                }
-            }
-            other => self.semantic.model = other,
+        if self.wants_model(None) {
+            self.model.give(loading);
         }
     }
 
     /// Whether a recall in `mode` (else the configured one) needs the model and it is neither
     /// loaded nor loading.
     fn wants_model(&self, mode: Option<RecallMode>) -> bool {
-        matches!(self.semantic.model, Slot::Unloaded) && self.recall_mode(mode) != RecallMode::Bm25
-    }
-
-    /// Why the configured model could not be used, once this engine has tried to load it.
-    pub fn embedding_warning(&self) -> Option<String> {
-        match &self.semantic.model {
-            Slot::Failed(message) => Some(format!("embedding model: {message}")),
-            _ => None,
-        }
+        self.model.is_idle() && self.recall_mode(mode) != RecallMode::Bm25
     }
 
     /// The model's state, loading it if it is configured.
     pub fn model_status(&mut self) -> ModelStatus {
-        let Some(source) = &self.semantic.source else {
+        let Some(source) = self.model.source() else {
             return ModelStatus::NotConfigured;
         };
         let dir = source.dir.display().to_string();
-        let dim = match self.embedder() {
+        let dim = match self.model.embedder() {
             Ok(embedder) => embedder.dim(),
             Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
         };
@@ -284,7 +210,7 @@ impl Engine {
             return Ok(None);
         }
         let (checksum, dim) = {
-            let embedder = self.embedder()?;
+            let embedder = self.model.embedder()?;
             (embedder.checksum(), embedder.dim())
         };
         let (store, discarded) = VectorStore::load(&path, checksum, dim)?;
@@ -357,8 +283,10 @@ impl Engine {
         // (less padding) and stored in id order, as before.
         for window in todo.chunks(CHECKPOINT) {
             let texts: Vec<&str> = window.iter().map(|(_, _, t)| t.as_str()).collect();
-            let embedded =
-                self.embedder()?.embed_by_length(&texts, batch, &mut |n| progress.inc(n as u64))?;
+            let embedded = self
+                .model
+                .embedder()?
+                .embed_by_length(&texts, batch, &mut |n| progress.inc(n as u64))?;
             let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
             for ((id, key, _), v) in window.iter().zip(&embedded) {
                 store.insert(id, *key, v);
@@ -374,47 +302,6 @@ impl Engine {
         }
         self.semantic.synced = (report.pending == 0).then(|| self.index.version());
         Ok(report)
-    }
-
-    /// The query's embedding.
-    pub(super) fn embed_query(&mut self, query: &str) -> Result<Vec<f32>> {
-        embed_one(self.embedder()?, query)
-    }
-
-    /// Takes the model out of the engine (loading it first), so that it can run beside a
-    /// refresh; [`Engine::put_embedder`] gives it back.
-    pub(super) fn take_embedder(&mut self) -> Result<Box<Embedder>> {
-        self.embedder()?;
-        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
-            Slot::Ready(embedder) => Ok(embedder),
-            _ => unreachable!("embedder() succeeded"),
-        }
-    }
-
-    /// Gives back the model [`Engine::take_embedder`] took.
-    pub(super) fn put_embedder(&mut self, embedder: Box<Embedder>) {
-        self.semantic.model = Slot::Ready(embedder);
-    }
-
-    /// Moves this engine's loaded model into `to` when both are configured with the same
-    /// model and `to` has not loaded it: two roots searched together load it once. Whether
-    /// it moved.
-    pub(super) fn lend_model(&mut self, to: &mut Engine) -> bool {
-        if self.semantic.source != to.semantic.source
-            || !matches!(to.semantic.model, Slot::Unloaded)
-        {
-            return false;
-        }
-        match std::mem::replace(&mut self.semantic.model, Slot::Unloaded) {
-            loaded @ (Slot::Ready(_) | Slot::Loading(_)) => {
-                to.semantic.model = loaded;
-                true
-            }
-            other => {
-                self.semantic.model = other;
-                false
-            }
-        }
     }
 
     /// The `k` memories nearest to `query_vector`, best first, with cosine at least

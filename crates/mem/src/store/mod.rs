@@ -46,6 +46,14 @@ impl Layer {
         }
     }
 
+    /// The name of every layer recall can search: `project`, `user`, then each agent's own
+    /// memories (the layer names of the agents' specs).
+    pub fn names() -> Vec<&'static str> {
+        let natives =
+            crate::agent::Agent::ALL.into_iter().filter_map(|a| Some(a.spec().memory?.layer));
+        ["project", "user"].into_iter().chain(natives).collect()
+    }
+
     /// Whether mem writes to this layer (an agent's own memories it only reads).
     pub fn writable(self) -> bool {
         !matches!(self, Layer::Native(_))
