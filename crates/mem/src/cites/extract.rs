@@ -11,8 +11,9 @@
 //!   that starts with `/` or `~`, or climbs out with `..`, is reported as outside;
 //! - a symbol is a call (`issue_session()`), a qualified name (`AuthService.refresh`,
 //!   `walk::Builder`: in backticks, or anywhere with `::` or a capitalised qualifier), or, in
-//!   backticks, a capitalised (`AuthService`) or UPPER_CASE (`MAX_RETRIES`) word. A bare
-//!   lowercase word in backticks (`pnpm`, `serde_json`) is never one.
+//!   backticks, a capitalised (`AuthService`), UPPER_CASE (`MAX_RETRIES`) or joined
+//!   (`make_context`, `parseArgs`) word. A plain lowercase word in backticks (`pnpm`) is never
+//!   one.
 
 /// The longest candidate word considered: longer ones are not names anyone types.
 const MAX_WORD: usize = 200;
@@ -196,10 +197,15 @@ fn is_identifier(part: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// A word in backticks that can only be a name: capitalised (`AuthService`) or UPPER_CASE
-/// (`MAX_RETRIES`), never a bare lowercase word.
+/// A word in backticks that can only be a name: capitalised (`AuthService`), UPPER_CASE
+/// (`MAX_RETRIES`), or a lowercase word joined as names are (`make_context`, `parseArgs`),
+/// never a plain lowercase word (`pnpm`, `retry`).
 fn is_named_word(word: &str) -> bool {
-    is_identifier(word) && word.len() >= 3 && word.starts_with(|c: char| c.is_ascii_uppercase())
+    let joined =
+        |w: &str| w.trim_start_matches('_').contains('_') || w.contains(char::is_uppercase);
+    is_identifier(word)
+        && word.len() >= 3
+        && (word.starts_with(|c: char| c.is_ascii_uppercase()) || joined(word))
 }
 
 /// The folders at the top of a file system that an absolute path of a memory names when it
@@ -344,8 +350,13 @@ mod tests {
             ["refresh", "Builder"]
         );
         assert_eq!(symbols("the `AuthService` and `MAX_RETRIES`"), ["AuthService", "MAX_RETRIES"]);
-        // Bare lowercase words, prose abbreviations and capitalised prose are not symbols.
-        assert_eq!(symbols("use `serde_json` e.g. with Session and `retry`"), Vec::<String>::new());
+        // Plain lowercase words, prose abbreviations and capitalised prose are not symbols;
+        // lowercase words joined as names are (the repository decides whether they count).
+        assert_eq!(symbols("use `pnpm` e.g. with Session and `retry`"), Vec::<String>::new());
+        assert_eq!(
+            symbols("use `serde_json`, `make_context`, `parseArgs` and `_private`"),
+            ["serde_json", "make_context", "parseArgs"]
+        );
         assert_eq!(symbols("calls AuthService.refresh on expiry"), ["refresh"]);
     }
 
