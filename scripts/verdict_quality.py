@@ -389,8 +389,8 @@ def main():
         print(f"all forms: precision {p:.3f} ({tp}/{tp + fp}), recall {r:.3f} ({tp}/{tp + fn})")
         checked = [row for row in rows if row[0]["form"] not in UNCHECKED_FORMS]
         tp, fp, fn, p, r = figures(checked)
-        print(f"without the forms docs/format.md leaves unchecked (a function without "
-              f"parentheses): precision {p:.3f} ({tp}/{tp + fp}), recall {r:.3f} ({tp}/{tp + fn})")
+        print(f"without the functions written without parentheses (docs/format.md checks only those "
+              f"joined as names are): precision {p:.3f} ({tp}/{tp + fp}), recall {r:.3f} ({tp}/{tp + fn})")
         right, wrong = moves(rows)
         print(f"moved to: {right} of {right + len(wrong)} `to` right (a path: where git's renames "
               f"lead; a function: a file that defines it at HEAD)")
