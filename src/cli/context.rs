@@ -134,13 +134,7 @@ fn early_model(root: &std::path::Path, task: bool) -> Option<mem::embed::Loading
     if !task {
         return None;
     }
-    let source =
-        mem::embed::ModelSource::configured(&crate::shared::open::model_overrides(true).ok()?)?;
-    let config = mem::config::Config::load(root).ok()?;
-    if config.embed.mode == mem::config::RecallMode::Bm25 {
-        return None;
-    }
-    mem::embed::Loading::start(source)
+    mem::open::start_model(root, &crate::shared::open::model_overrides(true).ok()?)
 }
 
 /// The hook's answer, or `None` when there is nothing to add. What the session's context

@@ -155,6 +155,19 @@ fn user_engine(
     Ok(user)
 }
 
+/// The model a recall at `root` will use, loading from now on a thread of its own (see
+/// [`crate::embed::Loading`]): `None` when `overrides` name none or the root's recall is BM25
+/// only. For a process that knows its root before it opens it (a hook): the model loads while
+/// the rest is read, and [`Engine::give_model`] hands it to the engine.
+pub fn start_model(root: &Path, overrides: &ModelOverrides) -> Option<crate::embed::Loading> {
+    let source = crate::embed::ModelSource::configured(overrides)?;
+    let config = crate::Config::load(root).ok()?;
+    if config.embed.mode == crate::config::RecallMode::Bm25 {
+        return None;
+    }
+    crate::embed::Loading::start(source)
+}
+
 /// Makes `dir` a memory root ([`store::init`]) and starts observing its usage now, unless it
 /// already does: time before that is not time without use (docs/decay.md).
 pub fn make_root(dir: &Path, now: Timestamp) -> Result<store::InitReport> {
