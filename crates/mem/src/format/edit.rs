@@ -59,6 +59,15 @@ pub fn with_body(text: &str, body: &str) -> Result<String, FormatError> {
     Ok(edited)
 }
 
+/// The key mem sets to "now" on every edit of a memory's body or fields it makes.
+pub const UPDATED: &str = "updated";
+
+/// The edit that records an edit made at `now`: `updated` set to it, to the second (add it to
+/// the edits of every change of a memory's body or fields; not to machine bookkeeping).
+pub fn updated_at(now: Timestamp) -> (&'static str, Option<String>) {
+    (UPDATED, Some(whole_second(now).to_string()))
+}
+
 /// A list of ids as a one-line YAML flow sequence.
 pub fn yaml_ids(ids: &[MemoryId]) -> String {
     let items: Vec<String> = ids.iter().map(|id| yaml_text(id.as_str())).collect();

@@ -34,6 +34,7 @@ pub struct Memory {
     kind: MemoryType,
     importance: u8,
     created: Timestamp,
+    updated: Option<Timestamp>,
     tags: Vec<String>,
     source: Option<String>,
     access: Option<Access>,
@@ -96,6 +97,7 @@ impl Memory {
         let kind = fields.kind()?;
         let importance = fields.importance()?;
         let created = fields.time("created")?.ok_or(FormatError::Missing("created"))?;
+        let updated = fields.time(UPDATED)?;
         let tags = fields.tags()?;
         let source = fields.source()?;
         let access = fields.access()?;
@@ -112,6 +114,7 @@ impl Memory {
             kind,
             importance,
             created,
+            updated,
             tags,
             source,
             access,
@@ -174,6 +177,7 @@ impl Memory {
             kind: new.kind,
             importance: new.importance,
             created,
+            updated: None,
             tags,
             source,
             access: None,
@@ -215,6 +219,11 @@ impl Memory {
     /// When the memory was created.
     pub fn created(&self) -> Timestamp {
         self.created
+    }
+
+    /// When mem last edited the memory's body or fields (`updated`), if it has.
+    pub fn updated(&self) -> Option<Timestamp> {
+        self.updated
     }
 
     /// Tags as written (trimmed, blanks dropped).
