@@ -239,6 +239,14 @@ fn bad_usage_and_validity_fields_are_reported() {
         &dir,
         "str.md:5: field `access`: strength must be a positive number of days, found -3",
     );
+    dir.write(
+        "upd.md",
+        "---\nid: upd\ntype: semantic\ncreated: 2026-01-01\nupdated: 5\n---\nredis\n",
+    );
+    reported(
+        &dir,
+        "upd.md:5: field `updated`: expected an RFC 3339 time like 2026-11-29T23:46:04Z, found a number",
+    );
 }
 
 #[test]
