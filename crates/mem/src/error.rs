@@ -82,6 +82,10 @@ pub enum Error {
     /// A new memory's content is not acceptable (no text, importance out of range).
     #[error("{0}")]
     InvalidMemory(String),
+    /// Two versions of a memory file cannot be merged (a side is not a memory, or they hold
+    /// different memories): the git merge driver leaves the conflict to git.
+    #[error("{0}")]
+    Merge(String),
     /// A memory cannot be marked as replaced by itself.
     #[error("a memory cannot supersede itself")]
     SelfSupersede,
