@@ -66,6 +66,9 @@ enum Command {
     Prune(prune::Args),
     /// Bring an archived memory back.
     Restore(prune::RestoreArgs),
+    /// Resolve a memory file a git merge left conflict markers in: the later edit (by
+    /// `updated`) stays, the earlier one becomes a memory of its own, superseded.
+    Resolve(merge::ResolveArgs),
     /// Merge two versions of a memory file: run by git (`merge.mem.driver`, registered by
     /// `mem init --project` and `mem setup`), not by hand.
     #[command(hide = true)]
@@ -155,6 +158,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Redact(args) => redact::run(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
+        Command::Resolve(args) => merge::resolve(args, &ctx),
         Command::MergeDriver(args) => merge::driver(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
         Command::Capture(args) => return capture::run(args, &ctx),

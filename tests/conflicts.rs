@@ -1,5 +1,6 @@
-//! Two clones edit the same memory (issue #56): `updated` records each edit, and the merge
-//! driver keeps both texts without a conflict marker.
+//! Two clones edit the same memory (issue #56): `updated` records each edit, the merge driver
+//! keeps both texts without a conflict marker, and a file that still holds markers never
+//! reaches the model until `mem resolve` splits it.
 
 use std::path::Path;
 use std::process::Command;
@@ -193,6 +194,57 @@ fn fields_alone_merge_one_by_one() {
     assert_eq!(shown["tags"], serde_json::json!(["net", "prod"]));
 }
 
+/// Issue #56, item 3: a clone without the driver gets git's markers; the file is out of recall
+/// and of the context block, `mem health` fails naming it and `mem resolve`, which fixes it.
+#[test]
+fn markers_left_by_a_merge_without_the_driver_never_reach_the_model() {
+    let (origin, a) = origin();
+    let b = Clone::of(origin.path());
+    a.edit("net", "2026-03-01T00:00:00Z", "The API listens on 9090.");
+    a.git(&["commit", "-qam", "A"]);
+    a.git(&["push", "-q", "origin", "main"]);
+    b.edit("net", "2026-04-01T00:00:00Z", "The API listens on 7070.");
+    b.git(&["commit", "-qam", "B"]);
+    let health = b.mem(&["health"]);
+    assert!(health.stdout.contains("! merge     "), "{}", health.stdout);
+    assert!(health.stdout.contains("`mem init --project` registers it"), "{}", health.stdout);
+    let pull = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(["pull", "--no-rebase", "origin", "main"])
+        .current_dir(b.dir.path())
+        .env("HOME", b.dir.home())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(!pull.status.success(), "git leaves a conflict");
+    assert_eq!(b.marked().len(), 1);
+
+    let recall = b.mem(&["recall", "--json", "API listens"]);
+    assert_eq!(recall.code, 1, "nothing recalled: {}", recall.stdout);
+    assert!(recall.stderr.contains("port.md:"), "{}", recall.stderr);
+    assert!(recall.stderr.contains("git conflict markers"), "{}", recall.stderr);
+    let context = b.mem(&["context", "--task", "which port does the API listen on"]);
+    assert!(!context.ok().contains("listens on"), "{}", context.stdout);
+    let health = b.mem(&["health"]);
+    assert_eq!(health.code, 1, "{}", health.stdout);
+    assert!(
+        health.stdout.contains("port.md holds git conflict markers: `mem resolve port.md` keeps"),
+        "{}",
+        health.stdout
+    );
+
+    let resolved = b.mem(&["resolve", "port.md"]).ok().to_string();
+    assert!(resolved.contains("resolved port.md: port holds the later edit"), "{resolved}");
+    assert!(b.marked().is_empty());
+    assert!(b.read("port.md").contains("The API listens on 7070."), "B's edit is the later");
+    let all = b.mem(&["recall", "--json", "--include-invalid", "API listens"]).json();
+    assert_eq!(crate::util::ids(&all).len(), 2, "{all}");
+    assert_eq!(b.mem(&["health"]).code, 0);
+    let again = b.mem(&["resolve", "port.md"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("port.md holds no whole git conflict"), "{}", again.stderr);
+}
+
 /// Issue #56, item 2: `mem init --project` run twice (and in a clone that has the root)
 /// writes the attribute and the git configuration once.
 #[test]
@@ -207,8 +259,9 @@ fn init_registers_the_driver_once() {
     assert!(a.git(&["status", "--porcelain"]).trim().is_empty(), "nothing new to commit");
 }
 
-/// Bad input of the driver: a side that is not a memory fails (git then writes its markers) and
-/// changes nothing.
+/// Bad inputs of the driver and of `mem resolve`: a side that is not a memory fails (git then
+/// writes its markers) and changes nothing; a path outside the root, or a conflict whose sides
+/// are two memories, is refused and the file left as it is.
 #[test]
 fn what_cannot_be_merged_is_left_as_it_is() {
     let dir = Dir::new();
@@ -225,6 +278,16 @@ fn what_cannot_be_merged_is_left_as_it_is() {
         out.stderr
     );
     assert_eq!(dir.read("a"), good, "ours untouched");
+
+    let two = "---\n<<<<<<< HEAD\nid: m\n=======\nid: n\n>>>>>>> b\ntype: semantic\ncreated: 2026-01-01\n---\nx\n";
+    dir.write("two.md", two);
+    let out = dir.mem(&["resolve", "two.md"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("two.md: ours is the memory \"m\" and theirs \"n\": two memories, not two versions of one; the file is left as it is"), "{}", out.stderr);
+    assert_eq!(dir.read("two.md"), two);
+    let out = dir.mem(&["resolve", "/etc/hostname"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("is not in the memory root"), "{}", out.stderr);
 }
 
 /// Issue #56, item 2: `mem setup AGENT` in a clone that has the project root already registers

@@ -142,6 +142,13 @@ fn files_lines(health: &mem::engine::Health) -> String {
     for reason in i.bad.iter().chain(&i.unreadable) {
         text.push_str(&format!("    {reason}\n"));
     }
+    for path in &i.conflicted {
+        text.push_str(&format!(
+            "    {path} holds git conflict markers: `mem resolve {}` keeps both sides as \
+             memories (the later edit stays, the earlier is superseded)\n",
+            crate::setup::command::shell_word(Path::new(path)).unwrap_or_else(|_| path.clone())
+        ));
+    }
     for mem::engine::InterruptedMove { id, path, archived } in &health.interrupted_moves {
         text.push_str(&status(
             false,

@@ -1,5 +1,6 @@
-//! The hidden `mem merge-driver %O %A %B %P` git runs: two edits of one memory made one without
-//! a conflict marker, the earlier kept as a superseded memory (docs/teams.md, "Conflicts").
+//! `mem resolve PATH` and the hidden `mem merge-driver %O %A %B %P` git runs: two edits of one
+//! memory made one without a conflict marker, the earlier kept as a superseded memory
+//! (docs/teams.md, "Conflicts").
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +8,14 @@ use anyhow::{Context as _, Result, anyhow};
 use mem::store::{self, Overwrite};
 
 use crate::shared::Globals;
+
+/// Arguments of `mem resolve`.
+#[derive(Debug, clap::Args)]
+pub struct ResolveArgs {
+    /// The memory file holding git's conflict markers, as `mem health` names it (relative to
+    /// the memory root), or a path to it from here.
+    path: PathBuf,
+}
 
 /// Arguments of `mem merge-driver` (git gives them: see docs/teams.md).
 #[derive(Debug, clap::Args)]
@@ -19,6 +28,40 @@ pub struct DriverArgs {
     theirs: PathBuf,
     /// The file's path in the work tree (`%P`), from its top: the earlier edit goes beside it.
     path: String,
+}
+
+pub fn resolve(args: ResolveArgs, ctx: &Globals) -> Result<()> {
+    let (mut engine, _) = ctx.refreshed_engine()?;
+    let rel = inside(engine.root(), &args.path)?;
+    let done = engine.resolve(&rel, ctx.now)?;
+    let mut text = format!("resolved {}: {} holds the later edit\n", done.path, done.id);
+    if let Some(earlier) = &done.earlier {
+        text.push_str(&format!(
+            "the earlier edit of the text is {earlier} (superseded by {})\n",
+            done.id
+        ));
+    }
+    text.push_str("in a git merge, `git add` the files and commit\n");
+    crate::shared::output::print_text(&text)
+}
+
+/// `path` relative to the memory root `root`: as given when the root holds it, else the file
+/// it names from here, which must be inside the root.
+fn inside(root: &Path, path: &Path) -> Result<String> {
+    if path.is_relative() && root.join(path).is_file() {
+        let rel = path.to_str().ok_or_else(|| anyhow!("{} is not valid UTF-8", path.display()))?;
+        return Ok(rel.trim_start_matches("./").to_string());
+    }
+    let real = std::fs::canonicalize(path).with_context(|| {
+        format!("{} is neither in the memory root {} nor here", path.display(), root.display())
+    })?;
+    let root = std::fs::canonicalize(root)
+        .with_context(|| format!("cannot read the memory root {}", root.display()))?;
+    let rel = real
+        .strip_prefix(&root)
+        .map_err(|_| anyhow!("{} is not in the memory root {}", path.display(), root.display()))?;
+    let parts: Option<Vec<&str>> = rel.components().map(|c| c.as_os_str().to_str()).collect();
+    Ok(parts.ok_or_else(|| anyhow!("{} is not valid UTF-8", rel.display()))?.join("/"))
 }
 
 /// Run by git as the merge driver: exits non-zero (git then writes its conflict markers) when

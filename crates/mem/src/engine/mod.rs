@@ -30,6 +30,7 @@ mod layers;
 mod native;
 mod recall;
 mod reflect;
+mod resolve;
 mod secrets;
 mod semantic;
 mod sync;
@@ -49,6 +50,7 @@ pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
     Written,
 };
+pub use self::resolve::Resolved;
 pub use self::secrets::SecretFile;
 pub use self::semantic::{ModelStatus, VectorReport};
 pub use self::sync::SyncReport;

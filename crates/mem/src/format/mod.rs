@@ -10,11 +10,13 @@ use jiff::Timestamp;
 use serde_norway::{Mapping, Value};
 
 mod bounds;
+mod conflict;
 mod edit;
 mod id;
 mod parts;
 
 pub use self::bounds::{MAX_FLOW_OPENERS, MAX_FRONT_MATTER_BYTES};
+pub use self::conflict::{Sides, conflict_line, split_conflicts};
 pub use self::edit::*;
 pub use self::id::*;
 use self::parts::Fields;
@@ -77,6 +79,11 @@ impl Memory {
 
     /// Parses a memory file's text.
     pub fn parse(text: &str) -> Result<Memory, FormatError> {
+        // Before anything else: markers in the front-matter would read as a YAML error, and in
+        // the body as text, where they would reach the model with both sides.
+        if let Some(line) = conflict_line(text) {
+            return Err(FormatError::ConflictMarkers { line });
+        }
         let (yaml, body) = split_front_matter(text)?;
         bounds::check(yaml)?;
         let value: Value = serde_norway::from_str(yaml).map_err(|e| FormatError::Yaml {

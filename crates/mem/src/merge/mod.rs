@@ -1,5 +1,5 @@
 //! Two versions of one memory file made one, without a conflict marker: what the git merge
-//! driver (`mem merge-driver`, [`driver`]) does (docs/teams.md, "Conflicts").
+//! driver (`mem merge-driver`, [`driver`]) and `mem resolve` do (docs/teams.md, "Conflicts").
 //!
 //! The later edit is the side with the later `updated` (a side without one is older; a tie
 //! goes to ours). A field that only one side changed since the merge base keeps that change;

@@ -119,6 +119,9 @@ fn what_is_not_one_memory_is_refused() {
         e.to_string().starts_with("theirs is not a memory file (line 1: no front-matter"),
         "{e}"
     );
+    let marked = file("", "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n");
+    let e = merge(None, &marked, &good, now()).unwrap_err();
+    assert!(e.to_string().contains("ours is not a memory file (line 6: git conflict"), "{e}");
     let other = good.replace("id: m", "id: n");
     let e = merge(None, &good, &other, now()).unwrap_err();
     assert!(e.to_string().contains("two memories, not two versions of one"), "{e}");
