@@ -39,15 +39,15 @@ fn edits_record_updated_and_bookkeeping_does_not() {
 }
 
 /// A clone of the bare repository `origin` into `dir`, as a machine with its own home.
-struct Clone {
+struct Machine {
     dir: Dir,
 }
 
-impl Clone {
-    fn of(origin: &Path) -> Clone {
+impl Machine {
+    fn of(origin: &Path) -> Machine {
         let dir = Dir::new();
         git(&dir, &["clone", "-q", origin.to_str().unwrap(), "."]);
-        Clone { dir }
+        Machine { dir }
     }
 
     fn git(&self, args: &[&str]) -> String {
@@ -107,10 +107,10 @@ fn git(dir: &Dir, args: &[&str]) -> String {
 
 /// A bare repository whose project root holds the memory `port`, committed by a first clone
 /// that ran `mem init --project`; the bare repository and that clone.
-fn origin() -> (Dir, Clone) {
+fn origin() -> (Dir, Machine) {
     let origin = Dir::new();
     git(&origin, &["init", "-q", "--bare"]);
-    let first = Clone::of(origin.path());
+    let first = Machine::of(origin.path());
     first.mem(&["init", "--project"]).ok();
     first.edit("net", T0, "The API listens on 8080.");
     first.dir.write(
@@ -129,7 +129,7 @@ fn origin() -> (Dir, Clone) {
 #[test]
 fn two_clones_edit_one_memory_and_both_texts_are_kept() {
     let (origin, a) = origin();
-    let b = Clone::of(origin.path());
+    let b = Machine::of(origin.path());
     let out = b.mem(&["init", "--project"]).ok().to_string();
     assert!(out.contains("registered mem's git merge driver: `merge.mem.driver`"), "{out}");
 
@@ -167,7 +167,7 @@ fn two_clones_edit_one_memory_and_both_texts_are_kept() {
 #[test]
 fn fields_alone_merge_one_by_one() {
     let (origin, a) = origin();
-    let b = Clone::of(origin.path());
+    let b = Machine::of(origin.path());
     b.mem(&["init", "--project"]).ok();
     let base = a.read("port.md");
     let with = |lines: &str| base.replace("---\n#", &format!("{lines}---\n#"));
@@ -199,7 +199,7 @@ fn fields_alone_merge_one_by_one() {
 #[test]
 fn markers_left_by_a_merge_without_the_driver_never_reach_the_model() {
     let (origin, a) = origin();
-    let b = Clone::of(origin.path());
+    let b = Machine::of(origin.path());
     a.edit("net", "2026-03-01T00:00:00Z", "The API listens on 9090.");
     a.git(&["commit", "-qam", "A"]);
     a.git(&["push", "-q", "origin", "main"]);
@@ -295,7 +295,7 @@ fn what_cannot_be_merged_is_left_as_it_is() {
 #[test]
 fn setup_registers_the_driver_in_a_clone() {
     let (origin, _a) = origin();
-    let b = Clone::of(origin.path());
+    let b = Machine::of(origin.path());
     let out = b.mem(&["setup", "claude", "--scope", "project"]).ok().to_string();
     assert!(out.contains("registered mem's git merge driver: `merge.mem.driver`"), "{out}");
     assert_eq!(b.git(&["config", "--get-all", "merge.mem.driver"]).lines().count(), 1);
