@@ -39,10 +39,11 @@ impl Engine {
     pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<Forgotten> {
         let id = MemoryId::new(id)?;
         let invalid_at = whole_second(now);
-        let mut edits = vec![("invalid_at", Some(invalid_at.to_string())), updated_at(now)];
+        let mut edits = vec![("invalid_at", Some(invalid_at.to_string()))];
         if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
             edits.push(("invalid_reason", Some(yaml_text(reason))));
         }
+        edits.push(updated_at(now));
         let path = self.edit(id.as_str(), &edits)?;
         self.refresh(now, &crate::progress::Silent)?;
         Ok(Forgotten { id: id.to_string(), path, invalid_at })
