@@ -66,6 +66,13 @@ enum Command {
     Prune(prune::Args),
     /// Bring an archived memory back.
     Restore(prune::RestoreArgs),
+    /// Resolve a memory file a git merge left conflict markers in: the later edit (by
+    /// `updated`) stays, the earlier one becomes a memory of its own, superseded.
+    Resolve(merge::ResolveArgs),
+    /// Merge two versions of a memory file: run by git (`merge.mem.driver`, registered by
+    /// `mem init --project` and `mem setup`), not by hand.
+    #[command(hide = true)]
+    MergeDriver(merge::DriverArgs),
     /// Consolidate clusters of related observations into higher-level memories.
     Reflect(reflect::Args),
     /// Print a compact Markdown block of key memories (and a recall for --task) for a session start.
@@ -123,8 +130,9 @@ pub fn run(cli: Cli) -> Result<u8> {
     // A recall or a hook's context ends the process: its model is left to the exit.
     let ends_soon = matches!(cli.command, Command::Recall(_) | Command::Context(_));
     let ctx = Globals { dir: cli.dir, now: now(cli.now), fixed_now: cli.now, ends_soon };
-    if !matches!(cli.command, Command::Completions(_) | Command::Man(_)) {
-        // The user's own redaction patterns apply to everything this process writes.
+    if !matches!(cli.command, Command::Completions(_) | Command::Man(_) | Command::MergeDriver(_)) {
+        // The user's own redaction patterns apply to everything this process writes (the
+        // merge driver writes only what git gives it, and must not fail on a broken file).
         user::load()?;
     }
     let done = match cli.command {
@@ -152,6 +160,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Redact(args) => redact::run(args, &ctx),
         Command::Prune(args) => prune::run(args, &ctx),
         Command::Restore(args) => prune::restore(args, &ctx),
+        Command::Resolve(args) => merge::resolve(args, &ctx),
+        Command::MergeDriver(args) => merge::driver(args, &ctx),
         Command::Reflect(args) => reflect::run(args, &ctx),
         Command::Capture(args) => return capture::run(args, &ctx),
         Command::Context(args) => context::run(args, &ctx),

@@ -239,6 +239,40 @@ fn bad_usage_and_validity_fields_are_reported() {
         &dir,
         "str.md:5: field `access`: strength must be a positive number of days, found -3",
     );
+    dir.write(
+        "upd.md",
+        "---\nid: upd\ntype: semantic\ncreated: 2026-01-01\nupdated: 5\n---\nredis\n",
+    );
+    reported(
+        &dir,
+        "upd.md:5: field `updated`: expected an RFC 3339 time like 2026-11-29T23:46:04Z, found a number",
+    );
+}
+
+/// Issue #56, item 3: git's conflict markers, in the body or across the front-matter, make a
+/// bad file that names `mem resolve`; the text of neither side is recalled.
+#[test]
+fn conflict_markers_are_reported_and_never_recalled() {
+    let dir = root_with_one_good();
+    let head = "---\nid: port\ntype: semantic\ncreated: 2026-01-01\n---\n# Redis port\n";
+    dir.write(
+        "body.md",
+        format!(
+            "{head}<<<<<<< HEAD\nredis listens on 6380\n=======\nredis listens on 6381\n>>>>>>> b\n"
+        ),
+    );
+    dir.write(
+        "front.md",
+        "---\nid: front\ntype: semantic\n<<<<<<< HEAD\ncreated: 2026-01-01\n=======\ncreated: 2026-01-02\n>>>>>>> b\n---\nredis\n",
+    );
+    let why = "git conflict markers: a merge left both sides of a change here; `mem resolve` on \
+               this file keeps each side as a memory  [skipped]";
+    reported(&dir, &format!("body.md:7: {why}"));
+    reported(&dir, &format!("front.md:4: {why}"));
+    // Markers that are not a whole conflict, or indented, are text.
+    dir.write("quoted.md", format!("{head}    <<<<<<< HEAD\n    =======\n    >>>>>>> b\n"));
+    let out = dir.mem(&["recall", "redis", "--json"]);
+    assert!(ids(&out.json()).contains(&"port".to_string()), "{}", out.stdout);
 }
 
 #[test]

@@ -15,6 +15,8 @@ mod bad_input;
 mod capture;
 /// Workspace checkpoints and rewind in throw-away git repositories.
 mod checkpoint;
+/// Two clones edit one memory: `updated`, the git merge driver, conflict markers, `mem resolve`.
+mod conflicts;
 /// GitHub Copilot CLI end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod copilot_e2e;
 /// The crash harness: every writing command killed at random moments, invariants checked.

@@ -92,8 +92,13 @@ fn reflect_writes_once_then_updates_the_grown_cluster() {
             .ok()
             .contains(&format!("consolidated into {redis_reflection}"))
     );
+    // The link is an edit of the source (issue #56, item 1): `updated` says when.
     assert!(
-        dir.read("redis-3.md").contains(&format!("consolidated_into: {redis_reflection}\n---\n"))
+        dir.read("redis-3.md").contains(&format!(
+            "consolidated_into: {redis_reflection}\nupdated: 2026-11-30T12:00:00Z\n---\n"
+        )),
+        "{}",
+        dir.read("redis-3.md")
     );
 
     let again = at(&dir, &["reflect", "--json"]).json();

@@ -66,10 +66,10 @@ fn forgotten_facts_leave_recall_but_not_the_past() {
     let dir = scenario();
     let out = at(&dir, "2026-04-01T00:00:00Z", &["forget", "idle", "--reason", "moved to Datadog"]);
     assert!(out.ok().contains("invalid from 2026-04-01T00:00:00Z"), "{}", out.stdout);
-    assert!(
-        dir.read("idle.md")
-            .contains("invalid_at: 2026-04-01T00:00:00Z\ninvalid_reason: moved to Datadog\n---\n")
-    );
+    assert!(dir.read("idle.md").contains(
+        "invalid_at: 2026-04-01T00:00:00Z\ninvalid_reason: moved to Datadog\n\
+         updated: 2026-04-01T00:00:00Z\n---\n"
+    ));
     let later = |extra: &[&str]| {
         let mut args = vec!["recall", "grafana dashboards", "--json", "--no-record"];
         args.extend_from_slice(extra);

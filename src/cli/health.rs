@@ -45,16 +45,28 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let served = crate::shared::served::enabled()
         .then(|| crate::shared::served::client::status(engine.root(), source));
     let native = crate::shared::native::counts(&engine, source, &ctx.surroundings(None)?);
+    // A warning, not a failure: nothing is wrong with the files until a merge of two edits.
+    let no_driver = mem::merge::driver::missing(engine.root());
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
         value["agents_own_memories"] = serde_json::to_value(&native)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
+        value["merge_driver_missing"] = serde_json::Value::Bool(no_driver);
         value["ok"] = serde_json::Value::Bool(ok);
         crate::shared::output::print_json(&value)?;
         return Ok(status_code);
     }
     let mut text = files_lines(&health);
+    if no_driver {
+        text.push_str(&format!(
+            "! {:<9} {} asks git to merge memories with mem's driver, and this clone has none in \
+             its git configuration: a merge of two edits of one memory leaves conflict markers; \
+             `mem init --project` registers it\n",
+            "merge",
+            engine.root().join(mem::merge::driver::ATTRIBUTES_FILE).display()
+        ));
+    }
     text.push_str(&logs_lines(&health));
     if let Some(cov) = &health.coverage {
         text.push_str(&coverage_lines(cov, &project, &configured, &homes));
@@ -129,6 +141,13 @@ fn files_lines(health: &mem::engine::Health) -> String {
     ));
     for reason in i.bad.iter().chain(&i.unreadable) {
         text.push_str(&format!("    {reason}\n"));
+    }
+    for path in &i.conflicted {
+        text.push_str(&format!(
+            "    {path} holds git conflict markers: `mem resolve {}` keeps both sides as \
+             memories (the later edit stays, the earlier is superseded)\n",
+            crate::setup::command::shell_word(Path::new(path)).unwrap_or_else(|_| path.clone())
+        ));
     }
     for mem::engine::InterruptedMove { id, path, archived } in &health.interrupted_moves {
         text.push_str(&status(

@@ -41,13 +41,18 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let report = crate::shared::open::init_root(&dir, ctx.now)?;
     let shown = dir.display();
     let kind = if args.project { "project memory root" } else { "memory root" };
-    if report.wrote_config {
-        crate::shared::output::print_text(&format!(
-            "initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n"
-        ))
+    let mut text = if report.wrote_config {
+        format!("initialised {kind} {shown} (mem.toml, .gitignore, usage/)\n")
     } else {
-        crate::shared::output::print_text(&format!(
-            "{shown} is already a memory root; nothing overwritten\n"
-        ))
+        format!("{shown} is already a memory root; nothing overwritten\n")
+    };
+    if args.project {
+        // Also in a clone that has the root already: the driver lives in the clone's own
+        // git configuration, which no clone brings (docs/teams.md, "Conflicts").
+        match crate::shared::merge::register(&dir) {
+            Ok(line) => text.push_str(&line.unwrap_or_default()),
+            Err(e) => eprintln!("mem: warning: {}", crate::shared::output::describe(&e)),
+        }
     }
+    crate::shared::output::print_text(&text)
 }

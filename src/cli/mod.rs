@@ -16,6 +16,7 @@ pub mod index;
 pub mod init;
 pub mod list;
 pub mod man;
+pub mod merge;
 pub mod parse;
 pub mod prune;
 pub mod recall;

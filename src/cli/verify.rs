@@ -36,7 +36,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         return Ok(0);
     }
     if args.fix {
-        let fixed = engine.fix_renames(args.dry_run)?;
+        let fixed = engine.fix_renames(args.dry_run, ctx.now)?;
         if args.json {
             crate::shared::output::print_json(&fixed)?;
             return Ok(0);

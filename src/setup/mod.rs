@@ -308,9 +308,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         ));
     }
     let agent = args.agent.title();
+    // A clone set up before (or by a mem without it) may still lack the git merge driver.
+    let registers = target.scope == Scope::Project && !target.remove && !args.dry_run;
     if changed.is_empty() && !create_root {
         let state = if args.remove { "has no mem entries" } else { "is already set up" };
         out.push_str(&format!("{agent} {state}; nothing to change\n"));
+        if registers && root.is_dir() {
+            out.push_str(&merge_driver(&root));
+        }
         return crate::shared::output::print_text(&out);
     }
     if args.dry_run {
@@ -347,6 +352,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         Scope::User => "user configuration".to_string(),
     };
     let mut text = format!("{done} {agent} ({scope})\n");
+    if registers {
+        text.push_str(&merge_driver(&root));
+    }
     let project_only = (setup.project_only_hooks)(&target.home, agent_home).is_some();
     if args.remove && !target.others.is_empty() && project_only {
         let list: Vec<String> = target.others.iter().map(|p| p.display().to_string()).collect();
@@ -372,6 +380,19 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         "Restart {agent} (and any open session of it) to {what} the hooks and the mem server.\n"
     ));
     crate::shared::output::print_text(&text)
+}
+
+/// Registers mem's git merge driver for the project root `root` (docs/teams.md,
+/// "Conflicts"): the line saying what was written, if anything; a failure is a warning, the
+/// setup itself is done.
+fn merge_driver(root: &Path) -> String {
+    match crate::shared::merge::register(root) {
+        Ok(line) => line.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("mem: warning: {}", crate::shared::output::describe(&e));
+            String::new()
+        }
+    }
 }
 
 /// What a setup at user scope says of the roots its commands hold back.

@@ -1,7 +1,7 @@
 //! What the front ends share, and nothing that is one of them: the process's settings and the
 //! root they find (`globals`), the registration and gate of agent-started commands, the machine's
-//! record of roots, the user's configuration, printing, the served hooks' protocol and client,
-//! and the sentences more than one front end says.
+//! record of roots, the git merge driver's registration, the user's configuration, printing, the
+//! served hooks' protocol and client, and the sentences more than one front end says.
 
 pub mod bar;
 pub mod coverage;
@@ -9,6 +9,7 @@ pub mod gate;
 pub mod globals;
 pub mod injected;
 pub mod machine;
+pub mod merge;
 pub mod native;
 pub mod open;
 pub mod output;

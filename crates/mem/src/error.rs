@@ -82,6 +82,11 @@ pub enum Error {
     /// A new memory's content is not acceptable (no text, importance out of range).
     #[error("{0}")]
     InvalidMemory(String),
+    /// Two versions of a memory file cannot be merged (a side is not a memory, or they hold
+    /// different memories): the git merge driver leaves the conflict to git, `mem resolve`
+    /// leaves the file as it is.
+    #[error("{0}")]
+    Merge(String),
     /// A memory cannot be marked as replaced by itself.
     #[error("a memory cannot supersede itself")]
     SelfSupersede,
@@ -352,6 +357,15 @@ pub enum FormatError {
         /// The limit.
         limit: usize,
     },
+    /// The file holds git's conflict markers: a merge without mem's merge driver left both
+    /// sides of a change in it.
+    #[error(
+        "git conflict markers: a merge left both sides of a change here; `mem resolve` on this file keeps each side as a memory"
+    )]
+    ConflictMarkers {
+        /// Line of the first `<<<<<<<`.
+        line: usize,
+    },
 }
 
 impl FormatError {
@@ -363,7 +377,9 @@ impl FormatError {
             | FormatError::Unterminated
             | FormatError::NotMapping => Some(1),
             FormatError::Yaml { line, .. } | FormatError::Field { line, .. } => *line,
-            FormatError::NotUtf8 { line, .. } | FormatError::TooNested { line, .. } => Some(*line),
+            FormatError::NotUtf8 { line, .. }
+            | FormatError::TooNested { line, .. }
+            | FormatError::ConflictMarkers { line } => Some(*line),
             FormatError::Missing(_)
             | FormatError::TooLarge { .. }
             | FormatError::FrontMatterTooLarge { .. } => None,

@@ -47,6 +47,7 @@ pub mod git;
 pub mod health;
 pub mod index;
 pub mod json;
+pub mod merge;
 pub mod open;
 pub mod progress;
 pub mod prune;

@@ -170,7 +170,7 @@ impl Engine {
             source: Some(format!("{SESSION_SOURCE}{session_id}")),
         };
         let created = transcript.first_at.unwrap_or(now);
-        let (rel, written) = self.write_session(id, new, created, project.as_deref())?;
+        let (rel, written) = self.write_session(id, new, created, project.as_deref(), now)?;
         Ok((rel, written, summary.redacted))
     }
 
@@ -187,13 +187,15 @@ impl Engine {
     }
 
     /// Writes a session memory: a new file, or the existing one with its body and the lines
-    /// capture owns (`source`, `project`) replaced. Under the root's lock.
+    /// capture owns (`source`, `project`) replaced and `updated` set to `now` (when that
+    /// changes anything). Under the root's lock.
     fn write_session(
         &mut self,
         id: &MemoryId,
         new: NewMemory,
         created: Timestamp,
         project: Option<&str>,
+        now: Timestamp,
     ) -> Result<(String, Written)> {
         let rel = format!("{SESSIONS_DIR}/{id}.md");
         let path = self.root().join(&rel);
@@ -239,6 +241,8 @@ impl Engine {
                     if updated == text {
                         return Ok((rel.clone(), Written::Unchanged));
                     }
+                    let updated = edit_front_matter(&updated, &[crate::format::updated_at(now)])
+                        .map_err(parse_error)?;
                     store::write_atomic(&path, updated.as_bytes(), Overwrite::Yes)?;
                     Ok((rel.clone(), Written::Updated))
                 }

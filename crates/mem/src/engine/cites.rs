@@ -251,8 +251,9 @@ impl Engine {
     /// The memories whose only flagged citations are renamed paths (`moved` paths, no symbol),
     /// each with the diff that writes the new path where the old one stood; unless `dry_run`,
     /// the files are rewritten (atomically, holding the root's lock). The one place mem edits a
-    /// memory's body. Call [`Engine::refresh`] first.
-    pub fn fix_renames(&mut self, dry_run: bool) -> Result<Vec<Fixed>> {
+    /// memory's body it did not write; `updated` is set to `now`. Call [`Engine::refresh`]
+    /// first.
+    pub fn fix_renames(&mut self, dry_run: bool, now: Timestamp) -> Result<Vec<Fixed>> {
         let mut fixed = Vec::new();
         for v in self.verify()? {
             let flagged: Vec<&crate::cites::Cite> =
@@ -286,6 +287,9 @@ impl Engine {
                 continue; // cited by a suffix only: the memory is left to its author
             }
             let new_text = crate::format::with_body(&text, &new_body)
+                .and_then(|t| {
+                    crate::format::edit_front_matter(&t, &[crate::format::updated_at(now)])
+                })
                 .map_err(|source| Error::Parse { path: v.path.clone().into(), source })?;
             let diff = similar::TextDiff::from_lines(&text, &new_text)
                 .unified_diff()

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use super::Engine;
 use crate::config::PruneConfig;
 use crate::decay::State;
-use crate::format::{Memory, MemoryId, edit_front_matter, whole_second, yaml_text};
+use crate::format::{Memory, MemoryId, edit_front_matter, updated_at, whole_second, yaml_text};
 use crate::prune::{self, Candidate};
 use crate::store::{self, ARCHIVE_DIR, Overwrite};
 use crate::{Error, Result};
@@ -43,6 +43,7 @@ impl Engine {
         if let Some(reason) = reason.map(str::trim).filter(|r| !r.is_empty()) {
             edits.push(("invalid_reason", Some(yaml_text(reason))));
         }
+        edits.push(updated_at(now));
         let path = self.edit(id.as_str(), &edits)?;
         self.refresh(now, &crate::progress::Silent)?;
         Ok(Forgotten { id: id.to_string(), path, invalid_at })
@@ -59,6 +60,7 @@ impl Engine {
         let edits = [
             ("invalid_at", Some(whole_second(now).to_string())),
             ("superseded_by", Some(yaml_text(new_id.as_str()))),
+            updated_at(now),
         ];
         let path = self.edit(old, &edits)?;
         self.refresh(now, &crate::progress::Silent)?;

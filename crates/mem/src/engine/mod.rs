@@ -32,6 +32,7 @@ mod model;
 mod native;
 mod recall;
 mod reflect;
+mod resolve;
 mod secrets;
 mod semantic;
 mod sync;
@@ -52,6 +53,7 @@ pub use self::reflect::{
     Proposal, REFLECTIONS_DIR, ReflectOptions, ReflectReport, SUMMARY_PROMPT, SourceRef, Summarize,
     Written,
 };
+pub use self::resolve::Resolved;
 pub use self::secrets::SecretFile;
 pub use self::semantic::{ModelStatus, VectorReport};
 pub use self::sync::SyncReport;

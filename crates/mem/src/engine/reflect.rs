@@ -286,6 +286,7 @@ impl Engine {
                 let edits = [
                     ("derived_from", Some(yaml_ids(&ids))),
                     ("importance", Some(d.importance.to_string())),
+                    crate::format::updated_at(now),
                 ];
                 self.rewrite(&existing.path, |old| {
                     with_body(old, &format!("# {}\n\n{text}", d.title))
@@ -298,7 +299,10 @@ impl Engine {
         // finds them close to this reflection and joins them to it instead of starting over.
         let reflection_id = MemoryId::new(&id)?;
         for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
-            let edits = [("consolidated_into", Some(yaml_text(reflection_id.as_str())))];
+            let edits = [
+                ("consolidated_into", Some(yaml_text(reflection_id.as_str()))),
+                crate::format::updated_at(now),
+            ];
             self.rewrite(&source.path, |old| edit_front_matter(old, &edits))?;
         }
         Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })

@@ -1,10 +1,12 @@
 //! Secrets already in memory files (written before mem redacted every write, or by hand):
 //! found for `mem health`, replaced by `mem redact`.
 
+use jiff::Timestamp;
 use serde::Serialize;
 
 use super::Engine;
 use crate::Result;
+use crate::format::updated_at;
 use crate::store::{self, Overwrite};
 use crate::untrusted::{self, Links};
 
@@ -26,13 +28,16 @@ impl Engine {
     }
 
     /// Replaces the secrets in the bodies of the root's memory files (the front-matter is left
-    /// as it is), each file written whole and at once; with `dry_run`, writes nothing. The
-    /// files that held some.
-    pub fn redact_files(&mut self, dry_run: bool) -> Result<Vec<SecretFile>> {
+    /// as it is but for `updated`, set to `now`), each file written whole and at once; with
+    /// `dry_run`, writes nothing. The files that held some.
+    pub fn redact_files(&mut self, dry_run: bool, now: Timestamp) -> Result<Vec<SecretFile>> {
         let found = self.with_secrets(&store::scan(&self.root).files);
         if !dry_run {
             for (file, text) in &found {
                 let path = self.root.join(&file.path);
+                let text = crate::format::edit_front_matter(text, &[updated_at(now)]).map_err(
+                    |source| crate::Error::Parse { path: file.path.clone().into(), source },
+                )?;
                 store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
             }
         }

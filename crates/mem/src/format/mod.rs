@@ -10,11 +10,13 @@ use jiff::Timestamp;
 use serde_norway::{Mapping, Value};
 
 mod bounds;
+mod conflict;
 mod edit;
 mod id;
 mod parts;
 
 pub use self::bounds::{MAX_FLOW_OPENERS, MAX_FRONT_MATTER_BYTES};
+pub use self::conflict::{Sides, conflict_line, split_conflicts};
 pub use self::edit::*;
 pub use self::id::*;
 use self::parts::Fields;
@@ -34,6 +36,7 @@ pub struct Memory {
     kind: MemoryType,
     importance: u8,
     created: Timestamp,
+    updated: Option<Timestamp>,
     tags: Vec<String>,
     source: Option<String>,
     access: Option<Access>,
@@ -76,6 +79,11 @@ impl Memory {
 
     /// Parses a memory file's text.
     pub fn parse(text: &str) -> Result<Memory, FormatError> {
+        // Before anything else: markers in the front-matter would read as a YAML error, and in
+        // the body as text, where they would reach the model with both sides.
+        if let Some(line) = conflict_line(text) {
+            return Err(FormatError::ConflictMarkers { line });
+        }
         let (yaml, body) = split_front_matter(text)?;
         bounds::check(yaml)?;
         let value: Value = serde_norway::from_str(yaml).map_err(|e| FormatError::Yaml {
@@ -96,6 +104,7 @@ impl Memory {
         let kind = fields.kind()?;
         let importance = fields.importance()?;
         let created = fields.time("created")?.ok_or(FormatError::Missing("created"))?;
+        let updated = fields.time(UPDATED)?;
         let tags = fields.tags()?;
         let source = fields.source()?;
         let access = fields.access()?;
@@ -112,6 +121,7 @@ impl Memory {
             kind,
             importance,
             created,
+            updated,
             tags,
             source,
             access,
@@ -174,6 +184,7 @@ impl Memory {
             kind: new.kind,
             importance: new.importance,
             created,
+            updated: None,
             tags,
             source,
             access: None,
@@ -215,6 +226,11 @@ impl Memory {
     /// When the memory was created.
     pub fn created(&self) -> Timestamp {
         self.created
+    }
+
+    /// When mem last edited the memory's body or fields (`updated`), if it has.
+    pub fn updated(&self) -> Option<Timestamp> {
+        self.updated
     }
 
     /// Tags as written (trimmed, blanks dropped).

@@ -226,9 +226,10 @@ fn memory_text() -> impl Strategy<Value = String> {
         proptest::collection::btree_map("x_[a-z_]{1,8}", unknown_value(), 0..4),
         any::<String>(),
         0i64..4_000_000_000,
+        proptest::option::of(0i64..4_000_000_000),
     )
         .prop_filter("id must be valid", |(id, ..)| MemoryId::new(id).is_ok())
-        .prop_map(|(id, ty, importance, tags, extra, body, secs)| {
+        .prop_map(|(id, ty, importance, tags, extra, body, secs, updated)| {
             let mut front = Mapping::new();
             front.insert("id".into(), id.into());
             front.insert("type".into(), ty.into());
@@ -237,6 +238,10 @@ fn memory_text() -> impl Strategy<Value = String> {
             }
             let created = Timestamp::from_second(secs).unwrap();
             front.insert("created".into(), created.to_string().into());
+            if let Some(secs) = updated {
+                let updated = Timestamp::from_second(secs).unwrap();
+                front.insert("updated".into(), updated.to_string().into());
+            }
             if !tags.is_empty() {
                 front.insert(
                     "tags".into(),
@@ -260,7 +265,31 @@ proptest! {
         prop_assert_eq!(&first, &second);
         prop_assert_eq!(&written, &second.render());
         prop_assert!(text.ends_with(second.body()));
+        prop_assert_eq!(first.updated(), second.updated());
+        // Recording an edit keeps every other field and is read back to the second.
+        let now = Timestamp::from_second(4_000_000_000).unwrap();
+        let edited = Memory::parse(&edit_front_matter(&written, &[updated_at(now)]).unwrap())
+            .unwrap();
+        prop_assert_eq!(edited.updated(), Some(now));
+        prop_assert_eq!(edited.created(), second.created());
+        prop_assert_eq!(edited.body(), second.body());
     }
+}
+
+/// Issue #56, item 1: `updated` is a time like `created`; a bad one makes the file bad.
+#[test]
+fn updated_is_an_optional_time() {
+    let head = "---\nid: x\ntype: semantic\ncreated: 2026-01-01\n";
+    assert_eq!(Memory::parse(&format!("{head}---\n")).unwrap().updated(), None);
+    let m = Memory::parse(&format!("{head}updated: 2026-02-03T04:05:06Z\n---\n")).unwrap();
+    assert_eq!(m.updated(), Some("2026-02-03T04:05:06Z".parse().unwrap()));
+    let e = err(&format!("{head}updated: soon\n---\n"));
+    assert_eq!(e.line(), Some(5));
+    assert!(e.to_string().starts_with("field `updated`: \"soon\" is not a valid time"), "{e}");
+    let e = err(&format!("{head}updated: 2026\n---\n"));
+    assert!(e.to_string().contains("expected an RFC 3339 time"), "{e}");
+    let now: Timestamp = "2026-11-30T12:00:00.7Z".parse().unwrap();
+    assert_eq!(updated_at(now), ("updated", Some("2026-11-30T12:00:00Z".to_string())));
 }
 
 /// Issue #52, item 3: a cut falls between words ("…passes on st…" cut a word in two), except in

@@ -30,6 +30,9 @@ pub struct IndexCheck {
     pub orphaned: Vec<String>,
     /// Files that fail to parse, as `path:line: reason`.
     pub bad: Vec<String>,
+    /// Those of them that hold git's conflict markers (`mem resolve PATH` splits each), as
+    /// paths relative to the root.
+    pub conflicted: Vec<String>,
     /// What the walk could not read.
     pub unreadable: Vec<String>,
     /// Session ids of the memories whose `source` is `session/<id>`, read from the files.
@@ -49,14 +52,14 @@ impl IndexCheck {
 
 /// Compares every file's content (by hash, not by mtime) with the manifest, in parallel.
 pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64) -> IndexCheck {
-    type Read = std::result::Result<([u8; 16], Option<String>), String>;
+    type Read = std::result::Result<([u8; 16], Option<String>), (String, bool)>;
     let results: Vec<(String, Read)> = scan
         .files
         .par_iter()
         .map(|f| {
             let outcome = match read_limited(&root.join(&f.rel), max_bytes) {
-                Err(crate::store::ReadError::Io(e)) => Err(format!("{}: {e}", f.rel)),
-                Err(crate::store::ReadError::Format(e)) => Err(format!("{}: {e}", f.rel)),
+                Err(crate::store::ReadError::Io(e)) => Err((format!("{}: {e}", f.rel), false)),
+                Err(crate::store::ReadError::Format(e)) => Err((format!("{}: {e}", f.rel), false)),
                 Ok(bytes) => match Memory::parse_bytes(&bytes) {
                     Ok(m) => Ok((
                         content_hash(&bytes),
@@ -65,8 +68,10 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
                             .map(String::from),
                     )),
                     Err(e) => {
-                        Err(crate::Error::Parse { path: f.rel.clone().into(), source: e }
-                            .to_string())
+                        let conflicted =
+                            matches!(e, crate::format::FormatError::ConflictMarkers { .. });
+                        let shown = crate::Error::Parse { path: f.rel.clone().into(), source: e };
+                        Err((shown.to_string(), conflicted))
                     }
                 },
             };
@@ -85,7 +90,12 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
     };
     for (rel, outcome) in results {
         match (outcome, manifest.files.get(&rel)) {
-            (Err(reason), _) => check.bad.push(reason),
+            (Err((reason, conflicted)), _) => {
+                if conflicted {
+                    check.conflicted.push(rel.clone());
+                }
+                check.bad.push(reason);
+            }
             (Ok((_, session)), None) => {
                 check.sessions.extend(session);
                 check.missing.push(rel);
@@ -102,7 +112,13 @@ pub fn check_index(root: &Path, manifest: &Manifest, scan: &Scan, max_bytes: u64
         scan.files.iter().map(|f| f.rel.as_str()).collect();
     check.orphaned =
         manifest.files.keys().filter(|rel| !on_disk.contains(&rel[..])).cloned().collect();
-    for list in [&mut check.missing, &mut check.stale, &mut check.orphaned, &mut check.bad] {
+    for list in [
+        &mut check.missing,
+        &mut check.stale,
+        &mut check.orphaned,
+        &mut check.bad,
+        &mut check.conflicted,
+    ] {
         list.sort();
     }
     check
