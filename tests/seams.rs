@@ -27,13 +27,13 @@ pub(crate) fn payload(event: &str, cwd: &std::path::Path, extra: &str) -> String
     )
 }
 
-/// Item 17: `[layers] usr = …` (a typo) in the user configuration file stopped the context and
-/// checkpoint hooks of every project. Hooks warn and go on without the file; commands run by
-/// hand still refuse it.
+/// Item 17: a user configuration file that cannot be used (here a value of the wrong type)
+/// stopped the context and checkpoint hooks of every project. Hooks warn and go on without the
+/// file; commands run by hand still refuse it.
 #[test]
-fn a_typo_in_the_user_configuration_does_not_stop_the_hooks() {
+fn a_broken_user_configuration_does_not_stop_the_hooks() {
     let repo = project();
-    repo.write_user_config("[layers]\nusr = \"~/notes\"\n");
+    repo.write_user_config("[layers]\nuser = 5\n");
     let start = repo.mem_in(
         ".",
         &["context", "--hook", "claude"],
@@ -42,7 +42,7 @@ fn a_typo_in_the_user_configuration_does_not_stop_the_hooks() {
     assert_eq!(start.code, 0, "{start:?}");
     assert!(start.stdout.contains("Postgres 16"), "{start:?}");
     assert!(start.stderr.contains("going on without the user configuration"), "{start:?}");
-    assert!(start.stderr.contains("usr"), "{start:?}");
+    assert!(start.stderr.contains("[layers]") || start.stderr.contains("user"), "{start:?}");
     let prompt = repo.mem_in(
         ".",
         &["context", "--hook", "gemini"],
@@ -55,6 +55,36 @@ fn a_typo_in_the_user_configuration_does_not_stop_the_hooks() {
     let by_hand = repo.mem_in(".", &["recall", "orders"], "");
     assert_eq!(by_hand.code, 2, "{by_hand:?}");
     assert!(by_hand.stderr.contains("config.toml is not valid"), "{by_hand:?}");
+}
+
+/// Issue #56, item 6: an unknown key (`[layers] usr`, a typo, or `user_remote`, a setting of a
+/// newer mem) made the whole file an error that stopped every command, and set the whole file
+/// aside in hooks. It is warned about, ignored, and the rest of the file is used.
+#[test]
+fn an_unknown_key_in_the_user_configuration_is_warned_about_and_ignored() {
+    let repo = project();
+    let notes = repo.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    repo.mem_in(".", &["init", notes.to_str().unwrap()], "").ok();
+    let config = format!(
+        "[layers]\nusr = \"~/typo\"\nuser_remote = \"git@example.invalid:me/notes.git\"\nuser = {:?}\n",
+        notes.to_str().unwrap()
+    );
+    repo.write_user_config(&config);
+    let by_hand = repo.mem_in(".", &["recall", "orders"], "");
+    assert_eq!(by_hand.code, 0, "{by_hand:?}");
+    assert!(by_hand.stderr.contains("unknown key layers.usr ignored"), "{by_hand:?}");
+    assert!(by_hand.stderr.contains("unknown key layers.user_remote ignored"), "{by_hand:?}");
+    // The rest of the file is used: the user layer it names is joined.
+    let added = repo.mem_in(".", &["add", "--layer", "user", "I prefer tabs to spaces"], "");
+    assert_eq!(added.code, 0, "{added:?}");
+    assert_eq!(
+        std::fs::read_dir(&notes)
+            .unwrap()
+            .filter(|e| { e.as_ref().unwrap().path().extension().is_some_and(|x| x == "md") })
+            .count(),
+        1
+    );
 }
 
 /// `mem <args>` in `cwd` with `home` as HOME (and its config folders), `env` added, `stdin` fed.

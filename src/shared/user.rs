@@ -13,9 +13,10 @@ use serde::Deserialize;
 /// The file's name under the `mem` folder of the user's configuration folder.
 const FILE: &str = "config.toml";
 
-/// The user's settings; every key is optional.
+/// The user's settings; every key is optional, and a key this version does not know is
+/// warned about and ignored (a newer version's setting must not stop an older one's hooks).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct UserConfig {
     /// `[embed]`.
     pub embed: Embed,
@@ -33,7 +34,7 @@ pub struct UserConfig {
 
 /// `[redact]` of the user configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Redact {
     /// The user's own secrets (a national id, a customer's name), as regular expressions:
     /// redacted wherever mem redacts, as `[REDACTED:user]` (a group named `secret` narrows what
@@ -43,7 +44,7 @@ pub struct Redact {
 
 /// `[agents]` of the user configuration.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Agents {
     /// Whether the agents' own memories are read as read-only layers (a root's `mem.toml`
     /// may turn it off for its project).
@@ -58,7 +59,7 @@ impl Default for Agents {
 
 /// `[checkpoint]` of the user configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Checkpoint {
     /// Files larger than this are left out of workspace checkpoints (a root's `mem.toml` may
     /// lower it).
@@ -67,7 +68,7 @@ pub struct Checkpoint {
 
 /// `[layers]` of the user configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Layers {
     /// The user's memory root, searched beside every project's (relative paths start at the
     /// configuration file's folder; `~/` is the home folder).
@@ -76,7 +77,7 @@ pub struct Layers {
 
 /// `[embed]` of the user configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Embed {
     /// The model folder (relative paths start at the configuration file's folder).
     pub model_dir: Option<PathBuf>,
@@ -86,7 +87,7 @@ pub struct Embed {
 
 /// `[reflect]` of the user configuration.
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(default)]
 pub struct Reflect {
     /// The command `mem reflect` runs to write a cluster's summary.
     pub summarizer: Option<String>,
@@ -143,8 +144,18 @@ fn load_from(path: &Path) -> Result<UserConfig> {
         Ok(None) => return Ok(UserConfig::default()),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
+    let invalid = || format!("{} is not valid", path.display());
+    let mut unknown = Vec::new();
+    let parsed = toml::de::Deserializer::parse(&text).with_context(invalid)?;
     let mut config: UserConfig =
-        toml::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?;
+        serde_ignored::deserialize(parsed, |key| unknown.push(key.to_string()))
+            .with_context(invalid)?;
+    for key in unknown {
+        eprintln!(
+            "mem: warning: {}: unknown key {key} ignored (a setting of another version of mem?)",
+            path.display()
+        );
+    }
     // Compiled once, here: a file whose patterns do not compile is not used.
     mem::capture::set_user_patterns(&config.redact.patterns)
         .map_err(|e| anyhow::anyhow!("{} is not valid: [redact] {e}", path.display()))?;
@@ -167,7 +178,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relative_paths_start_at_the_file_and_unknown_keys_are_errors() {
+    fn relative_paths_start_at_the_file_and_unknown_keys_are_ignored() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(FILE);
         assert!(load_from(&file).unwrap().embed.model_dir.is_none());
@@ -177,8 +188,15 @@ mod tests {
         assert_eq!(config.embed.model_dir, Some(dir.path().join("model")));
         assert_eq!(config.layers.user, dirs::home_dir().map(|h| h.join("mem")));
         assert_eq!(config.reflect.summarizer.as_deref(), Some("cat"));
-        std::fs::write(&file, "[embed]\nmodel = \"x\"\n").unwrap();
+        // An unknown key is ignored (and warned about); a known key of the wrong type is not.
+        std::fs::write(
+            &file,
+            "[embed]\nmodel = \"x\"\nmodel_dir = \"m\"\n[layers]\nuser_remote = \"u\"\n",
+        )
+        .unwrap();
+        assert_eq!(load_from(&file).unwrap().embed.model_dir, Some(dir.path().join("m")));
+        std::fs::write(&file, "[embed]\nmodel_dir = 5\n").unwrap();
         let e = format!("{:#}", load_from(&file).unwrap_err());
-        assert!(e.contains("config.toml is not valid") && e.contains("unknown field"), "{e}");
+        assert!(e.contains("config.toml is not valid") && e.contains("invalid type"), "{e}");
     }
 }
