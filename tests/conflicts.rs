@@ -39,32 +39,32 @@ fn edits_record_updated_and_bookkeeping_does_not() {
 }
 
 /// A clone of the bare repository `origin` into `dir`, as a machine with its own home.
-struct Machine {
-    dir: Dir,
+pub(crate) struct Machine {
+    pub(crate) dir: Dir,
 }
 
 impl Machine {
-    fn of(origin: &Path) -> Machine {
+    pub(crate) fn of(origin: &Path) -> Machine {
         let dir = Dir::new();
         git(&dir, &["clone", "-q", origin.to_str().unwrap(), "."]);
         Machine { dir }
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         git(&self.dir, args)
     }
 
     /// `mem ARGS` run in the clone, the project root found from there.
-    fn mem(&self, args: &[&str]) -> crate::util::Out {
+    pub(crate) fn mem(&self, args: &[&str]) -> crate::util::Out {
         self.dir.mem_in("", args, "")
     }
 
-    fn read(&self, rel: &str) -> String {
+    pub(crate) fn read(&self, rel: &str) -> String {
         self.dir.read(&format!(".memory/{rel}"))
     }
 
     /// Writes the memory `port` with these tags, this time in `updated` and this text.
-    fn edit(&self, tags: &str, updated: &str, text: &str) {
+    pub(crate) fn edit(&self, tags: &str, updated: &str, text: &str) {
         let extra = format!("tags: [{tags}]\nupdated: {updated}\n---\n#");
         let file = memory("port", "semantic", 5, T0, &format!("# Port\n{text}\n"))
             .replace("---\n#", &extra);
@@ -72,7 +72,7 @@ impl Machine {
     }
 
     /// The files of the root that hold a conflict marker.
-    fn marked(&self) -> Vec<String> {
+    pub(crate) fn marked(&self) -> Vec<String> {
         let mut found = Vec::new();
         for entry in std::fs::read_dir(self.dir.path().join(".memory")).unwrap() {
             let path = entry.unwrap().path();
@@ -88,6 +88,13 @@ impl Machine {
 /// git in `dir`, with that machine's home and no identity but the one given here; the merge
 /// driver git starts gets the fixed "now".
 fn git(dir: &Dir, args: &[&str]) -> String {
+    let (ok, text) = try_git(dir, args);
+    assert!(ok, "git {args:?}: {text}");
+    text
+}
+
+/// git in `dir` as [`git`] runs it; whether it succeeded, and what it said.
+pub(crate) fn try_git(dir: &Dir, args: &[&str]) -> (bool, String) {
     let out = Command::new("git")
         .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
         .args(["-c", "init.defaultBranch=main", "-c", "pull.rebase=false"])
@@ -101,13 +108,12 @@ fn git(dir: &Dir, args: &[&str]) -> String {
         .expect("git runs");
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "git {args:?}: {text}");
-    text
+    (out.status.success(), text)
 }
 
 /// A bare repository whose project root holds the memory `port`, committed by a first clone
 /// that ran `mem init --project`; the bare repository and that clone.
-fn origin() -> (Dir, Machine) {
+pub(crate) fn origin() -> (Dir, Machine) {
     let origin = Dir::new();
     git(&origin, &["init", "-q", "--bare"]);
     let first = Machine::of(origin.path());

@@ -81,6 +81,8 @@ mod recall;
 mod reflect;
 /// Inputs a repository controls: git config, attributes, missing objects, huge blobs, names.
 mod repository;
+/// A memory retired on one machine and edited on another: each combination's one state.
+mod retired;
 /// Rewind and checkpoints on the tree: kind changes, byte names, the checkpoint's ignore rules,
 /// worktrees, the size cap, home, concurrency, submodules, control characters.
 mod rewind;

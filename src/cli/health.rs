@@ -149,6 +149,18 @@ fn files_lines(health: &mem::engine::Health) -> String {
             crate::setup::command::shell_word(Path::new(path)).unwrap_or_else(|_| path.clone())
         ));
     }
+    for path in &health.unmerged {
+        let word = crate::setup::command::shell_word(Path::new(path)).unwrap_or(path.clone());
+        text.push_str(&status(
+            false,
+            "merge",
+            &format!(
+                "{path} is unmerged: retired on one side and edited on the other; mem reads the \
+                 edit as a live memory until `git add {word}` keeps it or `git rm {word}` \
+                 retires it (run in the root's folder)"
+            ),
+        ));
+    }
     for mem::engine::InterruptedMove { id, path, archived } in &health.interrupted_moves {
         text.push_str(&status(
             false,

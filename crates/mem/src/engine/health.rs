@@ -66,6 +66,10 @@ pub struct Health {
     /// Memories both in the root and in `archive/` (a prune or restore killed between its two
     /// steps); the next prune or restore of the memory finishes the move.
     pub interrupted_moves: Vec<InterruptedMove>,
+    /// Memory files git left unmerged, relative to the root: a pull met a memory retired on
+    /// one side (archived, removed) and edited on the other (a modify/delete conflict, which
+    /// no merge driver sees). The edited file is read meanwhile, as a live memory.
+    pub unmerged: Vec<String>,
     /// The memories checked against the project's code (`mem verify`), in a project root: a
     /// warning when some cite code that is gone or moved, never a failure.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,6 +117,7 @@ impl Health {
             && self.coverage.as_ref().is_none_or(|c| c.gaps.is_empty())
             && self.leftovers.is_empty()
             && self.interrupted_moves.is_empty()
+            && self.unmerged.is_empty()
             && self.secrets.is_empty()
             && !matches!(self.embedding, ModelStatus::Broken { .. })
     }
@@ -217,6 +222,7 @@ impl Engine {
         };
         let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
         let interrupted_moves = self.interrupted_moves()?;
+        let unmerged = self.unmerged();
         let embedding = self.model_status();
         let code = match self.repo() {
             Some(_) => Some(self.code_check()?),
@@ -232,6 +238,7 @@ impl Engine {
             embedding,
             leftovers,
             interrupted_moves,
+            unmerged,
             code,
             stated_facts: self.stated_facts()?,
             // The walk the index was checked against: the files are not listed again.
@@ -281,6 +288,23 @@ impl Engine {
         }
         found.sort();
         Ok(found)
+    }
+
+    /// The files under the root that git's index holds unmerged (`git ls-files -u`), each
+    /// once; none outside a git work tree or when git cannot tell.
+    fn unmerged(&self) -> Vec<String> {
+        let args = ["ls-files", "-u", "-z", "--", "."];
+        let Ok(out) = crate::git::Runner::new(&self.root).run(&args, &[], b"", None) else {
+            return Vec::new();
+        };
+        let mut paths: Vec<String> = out
+            .stdout
+            .split(|b| *b == 0)
+            .filter_map(|entry| entry.splitn(2, |b| *b == b'\t').nth(1))
+            .map(|path| String::from_utf8_lossy(path).into_owned())
+            .collect();
+        paths.dedup();
+        paths
     }
 
     /// Counts of what is indexed; `report` is the refresh that preceded it.
