@@ -308,3 +308,32 @@ fn setup_registers_the_driver_in_a_clone() {
     let again = b.mem(&["setup", "claude", "--scope", "project"]).ok().to_string();
     assert!(again.contains("already set up") && !again.contains("registered"), "{again}");
 }
+
+/// Issue #56, item 7: what a clone pushes holds the memories and their usage files, and
+/// nothing of the session log, the injection ledger, the transcripts mem keeps or the index:
+/// after a captured session, `git add -A` and a push, the remote's tree has no `.mem/`.
+#[test]
+fn a_push_after_a_captured_session_holds_no_session_data() {
+    let (origin, a) = origin();
+    let transcript = a.dir.path().join("session.jsonl");
+    let line = serde_json::json!({ "type": "user", "sessionId": "s-private", "cwd": a.dir.path(),
+        "timestamp": "2026-11-30T11:00:00Z",
+        "message": { "role": "user", "content": "my private prompt about the port" } });
+    std::fs::write(&transcript, format!("{line}\n")).unwrap();
+    let stop = serde_json::json!({ "session_id": "s-private", "hook_event_name": "Stop",
+        "transcript_path": transcript, "cwd": a.dir.path() });
+    let captured = a.dir.mem_in("", &["capture", "--hook", "claude"], stop.to_string());
+    assert_eq!(captured.code, 0, "{captured:?}");
+    assert!(a.dir.path().join(".memory/.mem").join(mem::session::FILE).exists());
+    std::fs::remove_file(&transcript).unwrap();
+    a.git(&["add", "-A"]);
+    a.git(&["commit", "-qm", "after a session"]);
+    a.git(&["push", "-q", "origin", "main"]);
+    let bare = Dir::new();
+    git(&bare, &["clone", "-q", origin.path().to_str().unwrap(), "."]);
+    let tree = git(&bare, &["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(tree.lines().any(|p| p.starts_with(".memory/")), "{tree}");
+    assert!(!tree.lines().any(|p| p.contains(".mem/")), "{tree}");
+    let all = git(&bare, &["log", "--all", "-p", "--format=%H"]);
+    assert!(!all.contains(mem::session::FILE), "the session log was never committed");
+}
