@@ -245,6 +245,10 @@ fn markers_left_by_a_merge_without_the_driver_never_reach_the_model() {
     assert!(b.read("port.md").contains("The API listens on 7070."), "B's edit is the later");
     let all = b.mem(&["recall", "--json", "--include-invalid", "API listens"]).json();
     assert_eq!(crate::util::ids(&all).len(), 2, "{all}");
+    // Git still holds the merge open until the resolved file is added.
+    let health = b.mem(&["health"]);
+    assert!(health.stdout.contains("port.md is unmerged in git"), "{}", health.stdout);
+    b.git(&["add", ".memory/port.md"]);
     assert_eq!(b.mem(&["health"]).code, 0);
     let again = b.mem(&["resolve", "port.md"]);
     assert_eq!(again.code, 2);

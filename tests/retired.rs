@@ -75,7 +75,7 @@ fn archived_on_one_side_and_edited_on_the_other_is_a_conflict_health_names() {
     assert_eq!(recalled(&b, false), ["port"], "the edit is read meanwhile");
     let health = b.mem(&["health"]);
     assert_eq!(health.code, 1, "{}", health.stdout);
-    assert!(health.stdout.contains("port.md is unmerged"), "{}", health.stdout);
+    assert!(health.stdout.contains("port.md is unmerged in git"), "{}", health.stdout);
     assert!(health.stdout.contains("`git rm port.md` retires it"), "{}", health.stdout);
     b.git(&["rm", "-q", ".memory/port.md"]);
     b.git(&["commit", "-qm", "retired"]);

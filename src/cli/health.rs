@@ -155,9 +155,10 @@ fn files_lines(health: &mem::engine::Health) -> String {
             false,
             "merge",
             &format!(
-                "{path} is unmerged: retired on one side and edited on the other; mem reads the \
-                 edit as a live memory until `git add {word}` keeps it or `git rm {word}` \
-                 retires it (run in the root's folder)"
+                "{path} is unmerged in git (a merge stopped on it: retired on one side and \
+                 edited on the other, or both edited without the merge driver); mem reads the \
+                 file as it is until `git add {word}` keeps it (after `mem resolve {word}` if it \
+                 holds markers) or `git rm {word}` retires it (run in the root's folder)"
             ),
         ));
     }
