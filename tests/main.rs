@@ -121,3 +121,5 @@ mod usage;
 mod verify;
 /// Memories checked against the code they cite, with the real agents: the notes reach the model.
 mod verify_e2e;
+/// Linked git worktrees share the main worktree's project root; `[project] per_worktree`.
+mod worktrees;

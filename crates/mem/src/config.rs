@@ -45,6 +45,18 @@ pub struct Config {
     pub checkpoint: CheckpointConfig,
     /// The agents' own memories.
     pub agents: AgentsConfig,
+    /// The project's root and its git worktrees.
+    pub project: ProjectConfig,
+}
+
+/// `[project]`: a project root in a git repository with linked worktrees (docs/teams.md,
+/// "Worktrees"). A root may set it: it only chooses between two roots of one repository.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectConfig {
+    /// `true`: each linked worktree keeps its own `.memory/`; `false` (the default): they all
+    /// use the main worktree's.
+    pub per_worktree: bool,
 }
 
 /// `[agents]`: whether the agents' own memories are read as read-only layers for this root.

@@ -79,9 +79,12 @@ pub struct Opened {
 /// Where the memory root for `s` is, without making the per-user one: `--dir` when given,
 /// else the nearest root above the folder, else the per-user root. A root above the folder
 /// that someone else owns is refused unless it is [`Surroundings::allowed`] (as git refuses a
-/// repository another user owns since CVE-2022-24765).
+/// repository another user owns since CVE-2022-24765). In a linked git worktree, the main
+/// worktree's root is taken only when it passes the same check; else the worktree's own.
 pub fn locate(s: &Surroundings) -> Result<Found> {
-    let (root, source) = store::find_root(s.dir.as_deref(), &s.cwd, s.per_user.clone())?;
+    let trusted = |root: &Path| foreign_owner(root).is_none() || is_allowed(s, root);
+    let (root, source) =
+        store::find_root_with(s.dir.as_deref(), &s.cwd, s.per_user.clone(), &trusted)?;
     if source == RootSource::Ancestor
         && let Some(owner) = foreign_owner(&root)
         && !is_allowed(s, &root)

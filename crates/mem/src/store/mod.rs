@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{CONFIG_FILE, DEFAULT_CONFIG};
 
 mod walk;
+pub mod worktree;
 
 pub use self::walk::{
     DirStamp, FileStat, Scan, ScanIssue, Stamp, is_memory_path, is_under, mtime_ns, names_hash,
@@ -98,11 +99,24 @@ pub enum RootSource {
 
 /// Picks the memory root: `explicit` if given (it must exist), else the nearest ancestor of
 /// `cwd` that is a root (holds a `mem.toml`) or holds a project root (`.memory/mem.toml`, which
-/// wins over a `mem.toml` beside it), else `default` (created on first use).
+/// wins over a `mem.toml` beside it), a linked git worktree's being the main worktree's
+/// ([`worktree::shared_root`]), else `default` (created on first use).
 pub fn find_root(
     explicit: Option<&Path>,
     cwd: &Path,
     default: Option<PathBuf>,
+) -> Result<(PathBuf, RootSource)> {
+    find_root_with(explicit, cwd, default, &|_| true)
+}
+
+/// [`find_root`], a linked worktree's shared root taken only when `accept` takes it (the
+/// owner check of `open::locate`): else the worktree's own root is looked for, as in a
+/// repository without worktrees.
+pub fn find_root_with(
+    explicit: Option<&Path>,
+    cwd: &Path,
+    default: Option<PathBuf>,
+    accept: &dyn Fn(&Path) -> bool,
 ) -> Result<(PathBuf, RootSource)> {
     if let Some(dir) = explicit {
         let dir = if dir.is_absolute() { dir.to_path_buf() } else { cwd.join(dir) };
@@ -115,6 +129,9 @@ pub fn find_root(
         return Ok((dir, RootSource::Explicit));
     }
     for dir in cwd.ancestors() {
+        if let Some(shared) = worktree::shared_root(dir).filter(|root| accept(root)) {
+            return Ok((shared, RootSource::Ancestor));
+        }
         let project = dir.join(PROJECT_DIR);
         if holds_config(&project)? {
             return Ok((project, RootSource::Ancestor));
