@@ -438,7 +438,8 @@ fn a_shallow_clone_and_a_linked_worktree_are_checked_as_far_as_they_go() {
     git(repo.path(), 22, &["worktree", "add", "-q", "--detach", wt.to_str().unwrap()]);
     assert!(wt.join(".git").is_file());
     std::fs::create_dir(wt.join(".memory")).unwrap();
-    std::fs::write(wt.join(".memory/mem.toml"), "").unwrap();
+    // Its own root (a linked worktree shares the main one's by default, docs/teams.md).
+    std::fs::write(wt.join(".memory/mem.toml"), "[project]\nper_worktree = true\n").unwrap();
     copy_root(&wt);
     let mut cmd = Command::new(crate::util::bin());
     cmd.args(["verify", "--json"]).current_dir(&wt);

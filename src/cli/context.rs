@@ -166,6 +166,9 @@ fn answer(
         .as_deref()
         .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
     let mut ledger = None;
+    // Held from reading the ledger to recording what was sent: an agent that starts the next
+    // hook before this one's process has recorded (Copilot CLI) waits, and sees it sent.
+    let turn_lock = session.as_ref().and_then(|_| ledger_lock(&root));
     if let Some((session, _)) = session {
         match Ledger::before(&root, agent, session, name, event, ctx.now) {
             Ok(Some(found)) => ledger = Some(found),
@@ -235,8 +238,32 @@ fn answer(
     let delivered = ledger.map(|mut ledger| {
         let (name, sent, now) = (name.to_string(), context.sent, ctx.now);
         Box::new(move || -> Result<()> {
-            Ok(ledger.log.record_injections(&ledger.session, ledger.turn, &name, &sent, now)?)
+            let recorded =
+                ledger.log.record_injections(&ledger.session, ledger.turn, &name, &sent, now);
+            drop(turn_lock);
+            Ok(recorded?)
         }) as Box<dyn FnOnce() -> Result<()>>
     });
     Ok(Some(hook::Answer { text, delivered }))
+}
+
+/// How long a context hook waits for another hook of the same root to record what it sent.
+const LEDGER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// An exclusive lock on `.mem/ledger.lock` of `root`, taken within [`LEDGER_WAIT`] (released
+/// when dropped, or when the process ends); `None` when it cannot be had in time, and the hook
+/// goes on as before.
+fn ledger_lock(root: &std::path::Path) -> Option<std::fs::File> {
+    let path = mem::store::state_dir(root).ok()?.join("ledger.lock");
+    let file = std::fs::File::options().create(true).truncate(false).write(true).open(path).ok()?;
+    let start = crate::shared::bar::stopwatch();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Some(file),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LEDGER_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            Err(_) => return None,
+        }
+    }
 }
