@@ -91,6 +91,10 @@ struct Ledger {
     held: Vec<mem::session::ledger::Sent>,
     /// The fact memories taken from the session's own prompts: its history holds them.
     facts: Vec<String>,
+    /// `.mem/ledger.lock`, held from reading the ledger until what was sent is recorded (the
+    /// ledger dropped): an agent that starts the next hook before this one's process has
+    /// recorded (Copilot CLI) waits, and sees it sent. `None`: not had in time.
+    _turn: Option<std::fs::File>,
 }
 
 impl Ledger {
@@ -106,6 +110,7 @@ impl Ledger {
         event: &Payload,
         now: jiff::Timestamp,
     ) -> mem::Result<Option<Ledger>> {
+        let turn_lock = ledger_lock(root);
         let mut log = SessionLog::open_in(root)?;
         // The prompts the log has of the session (each Stop's capture brings in the turn that
         // ended), and this one.
@@ -124,7 +129,7 @@ impl Ledger {
         }
         let held = log.in_context(session)?;
         let facts = log.facts_of(session)?;
-        Ok(Some(Ledger { log, session: session.to_string(), turn, held, facts }))
+        Ok(Some(Ledger { log, session: session.to_string(), turn, held, facts, _turn: turn_lock }))
     }
 }
 
@@ -166,9 +171,6 @@ fn answer(
         .as_deref()
         .and_then(|s| mem::capture::check_session_id(s).ok().map(|digest| (s, digest)));
     let mut ledger = None;
-    // Held from reading the ledger to recording what was sent: an agent that starts the next
-    // hook before this one's process has recorded (Copilot CLI) waits, and sees it sent.
-    let turn_lock = session.as_ref().and_then(|_| ledger_lock(&root));
     if let Some((session, _)) = session {
         match Ledger::before(&root, agent, session, name, event, ctx.now) {
             Ok(Some(found)) => ledger = Some(found),
@@ -238,10 +240,8 @@ fn answer(
     let delivered = ledger.map(|mut ledger| {
         let (name, sent, now) = (name.to_string(), context.sent, ctx.now);
         Box::new(move || -> Result<()> {
-            let recorded =
-                ledger.log.record_injections(&ledger.session, ledger.turn, &name, &sent, now);
-            drop(turn_lock);
-            Ok(recorded?)
+            // The ledger, and with it the lock, goes once this is recorded.
+            Ok(ledger.log.record_injections(&ledger.session, ledger.turn, &name, &sent, now)?)
         }) as Box<dyn FnOnce() -> Result<()>>
     });
     Ok(Some(hook::Answer { text, delivered }))

@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{CallToolRequestParams, ClientJsonRpcMessage, InitializeRequestParams};
+use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 /// What the filter (client to rmcp) and the forwarder (rmcp to client) know of the session.
@@ -221,11 +222,11 @@ fn invalid(reason: &str, id: &Value) -> Value {
 /// that it has no such method); `None` for any other message.
 pub(super) fn invalid_params(message: &Value) -> Option<Value> {
     let id = &message["id"];
-    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    let params = &message["params"];
     let parsed = match message["method"].as_str()? {
         _ if id.is_null() => return None,
-        "tools/call" => serde_json::from_value::<CallToolRequestParams>(params).err(),
-        "initialize" => serde_json::from_value::<InitializeRequestParams>(params).err(),
+        "tools/call" => CallToolRequestParams::deserialize(params).err(),
+        "initialize" => InitializeRequestParams::deserialize(params).err(),
         _ => None,
     }?;
     let method = &message["method"];
