@@ -3,7 +3,6 @@
 //! reaches the model until `mem resolve` splits it.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::util::{Dir, NOW, memory};
 
@@ -95,20 +94,8 @@ fn git(dir: &Dir, args: &[&str]) -> String {
 
 /// git in `dir` as [`git`] runs it; whether it succeeded, and what it said.
 pub(crate) fn try_git(dir: &Dir, args: &[&str]) -> (bool, String) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(["-c", "init.defaultBranch=main", "-c", "pull.rebase=false"])
-        .args(args)
-        .current_dir(dir.path())
-        .env("HOME", dir.home())
-        .env("XDG_CONFIG_HOME", dir.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("MEM_NOW", NOW)
-        .output()
-        .expect("git runs");
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
+    let out = crate::util::git_at(dir.path(), dir.home(), args);
+    (out.code == 0, out.stdout + &out.stderr)
 }
 
 /// A bare repository whose project root holds the memory `port`, committed by a first clone
@@ -214,15 +201,8 @@ fn markers_left_by_a_merge_without_the_driver_never_reach_the_model() {
     let health = b.mem(&["health"]);
     assert!(health.stdout.contains("! merge     "), "{}", health.stdout);
     assert!(health.stdout.contains("`mem init --project` registers it"), "{}", health.stdout);
-    let pull = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-        .args(["pull", "--no-rebase", "origin", "main"])
-        .current_dir(b.dir.path())
-        .env("HOME", b.dir.home())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(!pull.status.success(), "git leaves a conflict");
+    let (pulled, _) = try_git(&b.dir, &["pull", "--no-rebase", "origin", "main"]);
+    assert!(!pulled, "git leaves a conflict");
     assert_eq!(b.marked().len(), 1);
 
     let recall = b.mem(&["recall", "--json", "API listens"]);

@@ -234,6 +234,22 @@ fn collect(out: std::process::Output) -> Out {
     }
 }
 
+/// `git ARGS` in `dir` as a machine whose home is `home` runs it: no system configuration, the
+/// identity and the default branch on the command line, the fixed "now" for a `mem` git starts
+/// (the merge driver). Its environment is the one given here, not [`clean_env`]'s.
+pub fn git_at(dir: &Path, home: &Path, args: &[&str]) -> Out {
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+        .args(["-c", "init.defaultBranch=main", "-c", "pull.rebase=false"])
+        .args(args)
+        .current_dir(dir)
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("MEM_NOW", NOW);
+    collect(cmd.stdin(Stdio::null()).output().expect("git runs"))
+}
+
 /// A memory file's text.
 pub fn memory(id: &str, kind: &str, importance: u8, created: &str, body: &str) -> String {
     format!(

@@ -43,19 +43,9 @@ impl Repo {
 
     /// `git ARGS` in `dir`, hermetic: an empty home, the identity on the command line.
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(["-c", "init.defaultBranch=main"])
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", &self.home)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .expect("git runs");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        text
+        let out = crate::util::git_at(dir, &self.home, args);
+        assert_eq!(out.code, 0, "git {args:?}: {}", out.stderr);
+        out.stdout
     }
 
     /// `mem ARGS` in `dir`, the root found from there as a shell or a hook finds it.
