@@ -18,7 +18,7 @@ fn verify(c: &mut Criterion) {
     let root = dir.path().join(".memory");
     let mut engine = Engine::open(&root).unwrap();
     engine.refresh(now(), &mem::progress::Silent).unwrap();
-    let verified = engine.verify().unwrap();
+    let verified = engine.code.verify(&engine.files).unwrap();
     assert!(verified.len() > 8_000, "most memories cite code: {}", verified.len());
     let cache = root.join(".mem").join(mem::cites::CACHE_FILE);
     let mut group = c.benchmark_group("verify");
@@ -26,11 +26,11 @@ fn verify(c: &mut Criterion) {
     group.bench_function("cold/10000", |b| {
         b.iter(|| {
             let _ = std::fs::remove_file(&cache);
-            engine.verify().unwrap()
+            engine.code.verify(&engine.files).unwrap()
         });
     });
-    engine.verify().unwrap();
-    group.bench_function("warm/10000", |b| b.iter(|| engine.verify().unwrap()));
+    engine.code.verify(&engine.files).unwrap();
+    group.bench_function("warm/10000", |b| b.iter(|| engine.code.verify(&engine.files).unwrap()));
     group.finish();
 }
 

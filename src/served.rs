@@ -125,9 +125,9 @@ fn keep_fresh(layers: Arc<Mutex<Option<Layers>>>, fixed_now: Option<Timestamp>) 
 fn embed_changed(layers: &mut Layers) {
     for layer in [Layer::Project, Layer::User] {
         let Some(engine) = layers.engine(layer) else { continue };
-        if engine.recall_mode(None) != mem::config::RecallMode::Bm25 {
-            let limit = engine.config().embed.recall_embed_limit;
-            let _ = engine.sync_vectors(Some(limit), &mem::progress::Silent);
+        if engine.vectors.recall_mode(&engine.files, None) != mem::config::RecallMode::Bm25 {
+            let limit = engine.files.config().embed.recall_embed_limit;
+            let _ = engine.vectors.sync(&engine.files, Some(limit), &mem::progress::Silent);
         }
     }
 }
@@ -304,9 +304,9 @@ fn answer(
 
 /// The configuration warnings of each open root, project first.
 pub fn warnings(layers: &mut Layers) -> Vec<String> {
-    let mut all = layers.project().warnings().to_vec();
+    let mut all = layers.project().files.warnings().to_vec();
     if let Some(user) = layers.engine(Layer::User) {
-        all.extend(user.warnings().iter().cloned());
+        all.extend(user.files.warnings().iter().cloned());
     }
     all
 }

@@ -349,8 +349,8 @@ fn check_usage(root: &Path, before: &BTreeMap<String, Vec<u8>>, context: &str) {
         })
         .collect();
     let mut engine = mem::Engine::open(root).unwrap();
-    let decay = engine.config().decay.clone();
-    let view = engine.usage_view().unwrap();
+    let decay = engine.files.config().decay.clone();
+    let view = engine.usage.view(&engine.files).unwrap();
     for (path, bytes) in memory_files(root) {
         let memory = mem::Memory::parse_bytes(&bytes).unwrap();
         let id = memory.id().to_string();

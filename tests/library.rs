@@ -30,6 +30,7 @@ fn a_program_opens_a_project_recalls_and_records_a_use() {
     let layers = &mut opened.layers;
     let added = layers
         .project()
+        .files
         .add(
             NewMemory {
                 text: "Invoices are numbered per year, never reused".into(),
@@ -50,6 +51,7 @@ fn a_program_opens_a_project_recalls_and_records_a_use() {
     assert_eq!(hit.layer.unwrap_or(Layer::Project), Layer::Project);
 
     layers.project().used(std::slice::from_ref(&added.id), now, false).unwrap();
-    let uses = layers.project().usage_view().unwrap().use_counts();
+    let project = layers.project();
+    let uses = project.usage.view(&project.files).unwrap().use_counts();
     assert_eq!(uses.get(&added.id), Some(&1));
 }

@@ -70,6 +70,9 @@ mod native_e2e;
 mod once_e2e;
 /// OpenCode end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod opencode_e2e;
+/// The engine split by what it does: `impl Engine` in its own module, no type of over 30
+/// public methods.
+mod parts;
 /// A project's memory root inside a git repository, and the agents' hooks run as the agents
 /// run them.
 mod project;

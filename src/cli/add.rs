@@ -87,7 +87,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         (false, false) => OnSimilar::Refuse,
     };
     let remembered = engine.remember(new, on_similar, ctx.now)?;
-    if let Some(warning) = engine.model().warning() {
+    if let Some(warning) = engine.vectors.model().warning() {
         eprintln!("mem: warning: {warning}; near-duplicates checked by TF-IDF only");
     }
     match remembered {
@@ -105,7 +105,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             } else {
                 crate::shared::output::print_text(&format!(
                     "{id}\t{}\n",
-                    engine.root().join(&path).display()
+                    engine.files.root().join(&path).display()
                 ))
             }
         }
@@ -120,7 +120,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             if args.json {
                 crate::shared::output::print_json(&added)
             } else {
-                let path = engine.root().join(&added.path);
+                let path = engine.files.root().join(&added.path);
                 crate::shared::output::print_text(&format!("{}\t{}\n", added.id, path.display()))
             }
         }

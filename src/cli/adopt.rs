@@ -34,7 +34,8 @@ pub fn adopt(args: AdoptArgs, globals: &Globals) -> Result<()> {
                 agent.title()
             );
         };
-        let mut theirs: Vec<String> = engine.list(&[], &[])?.into_iter().map(|m| m.id).collect();
+        let mut theirs: Vec<String> =
+            engine.files.list(&[], &[])?.into_iter().map(|m| m.id).collect();
         theirs.retain(|id| !layers.is_adopted(id));
         theirs.sort();
         ids.extend(theirs);

@@ -57,10 +57,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
 /// `--missed`: the sessions health finds never captured, captured now (see [`Args::missed`]).
 fn missed(args: &Args, ctx: &Globals) -> Result<u8> {
     let engine = ctx.engine()?;
-    let project = mem::health::project_dir(engine.root());
+    let project = mem::health::project_dir(engine.files.root());
     let folders =
         crate::shared::coverage::transcript_folders(None, &project, &crate::shared::gate::homes());
-    let coverage = engine.coverage(&folders)?;
+    let coverage = engine.files.coverage(&folders)?;
     drop(engine);
     let gaps: Vec<_> =
         coverage.gaps.into_iter().filter(|g| args.agent.is_none_or(|a| a == g.agent)).collect();
@@ -250,7 +250,7 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
                 1 => " (1 secret redacted)".to_string(),
                 n => format!(" ({n} secrets redacted)"),
             };
-            let path = engine.root().join(path);
+            let path = engine.files.root().join(path);
             let mut text = format!("{verb}\t{}\t{}{redacted}\n", captured.id, path.display());
             if captured.facts.stated > 0 {
                 text.push_str(&facts_line(&captured.facts));

@@ -50,7 +50,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let mut layers = ctx.layers_near(None)?;
     if args.task.is_some() {
         // The model loads while the index is refreshed.
-        layers.project().start_loading_model(None);
+        let project = layers.project();
+        project.vectors.start_loading_model(&project.files, None);
     }
     for (_, report) in layers.refresh(ctx.now, &crate::shared::bar::progress_bar())? {
         crate::shared::output::print_problems(&report);
@@ -218,9 +219,15 @@ fn answer(
         None => {
             let mut layers = ctx.layers_at(&surroundings, found)?;
             match early {
-                Some(loading) => layers.project().give_model(loading),
+                Some(loading) => {
+                    let project = layers.project();
+                    project.vectors.give_model(&project.files, loading);
+                }
                 // A server listened but did not answer (another key, busy): load it from now.
-                None if options.task.is_some() => layers.project().start_loading_model(None),
+                None if options.task.is_some() => {
+                    let project = layers.project();
+                    project.vectors.start_loading_model(&project.files, None);
+                }
                 None => {}
             }
             // The agent holds its own memories already: never sent to it again, nor mem's

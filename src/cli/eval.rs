@@ -48,22 +48,26 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     for q in &queries {
         for id in &q.relevant {
-            if let Err(e) = engine.get(id) {
+            if let Err(e) = engine.files.get(id) {
                 bail!("query {}: relevant id {id:?} cannot be used: {e}", q.qid);
             }
         }
     }
-    let modes = if args.mode.is_empty() { vec![engine.recall_mode(None)] } else { args.mode };
-    let mut embed = engine.config().embed.clone();
+    let modes = if args.mode.is_empty() {
+        vec![engine.vectors.recall_mode(&engine.files, None)]
+    } else {
+        args.mode
+    };
+    let mut embed = engine.files.config().embed.clone();
     embed.fusion = args.fusion.unwrap_or(embed.fusion);
     embed.vector_weight = args.vector_weight.unwrap_or(embed.vector_weight);
     embed.rrf_k = args.rrf_k.unwrap_or(embed.rrf_k);
     embed.min_cosine = args.min_cosine.unwrap_or(embed.min_cosine);
-    engine.set_embed_config(embed).map_err(super::parse::option_error)?;
+    engine.files.set_embed_config(embed).map_err(super::parse::option_error)?;
     if modes.iter().any(|m| *m != RecallMode::Bm25) {
         // Every vector first, so that latencies are those of a warm recall.
-        engine
-            .sync_vectors(None, &crate::shared::bar::progress_bar_for("embedding", "memories"))?;
+        let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
+        engine.vectors.sync(&engine.files, None, &bar)?;
     }
     let hidden = mem::progress::Silent;
     let mut reports = Vec::new();

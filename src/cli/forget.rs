@@ -26,7 +26,7 @@ pub struct SupersedeArgs {
 
 pub fn forget(args: ForgetArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let forgotten = engine.forget(&args.id, args.reason.as_deref(), ctx.now)?;
+    let forgotten = engine.files.forget(&args.id, args.reason.as_deref(), ctx.now)?;
     crate::shared::output::print_text(&format!(
         "invalid from {}\t{}\t{}\n",
         forgotten.invalid_at, forgotten.id, forgotten.path
@@ -35,6 +35,6 @@ pub fn forget(args: ForgetArgs, ctx: &Globals) -> Result<()> {
 
 pub fn supersede(args: SupersedeArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let path = engine.supersede(&args.old, &args.by, ctx.now)?;
+    let path = engine.files.supersede(&args.old, &args.by, ctx.now)?;
     crate::shared::output::print_text(&format!("superseded by {}\t{}\t{path}\n", args.by, args.old))
 }

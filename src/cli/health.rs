@@ -31,22 +31,22 @@ pub const UNHEALTHY: u8 = 1;
 pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     // No refresh: the point is to see what a refresh would have to fix.
     let (mut engine, source) = ctx.engine_found()?;
-    let project = mem::health::project_dir(engine.root());
+    let project = mem::health::project_dir(engine.files.root());
     let homes = crate::shared::gate::homes();
     let folders =
         args.transcripts.as_ref().map(|dir| transcript_folders(dir.as_deref(), &project, &homes));
     let health = engine.health(ctx.now, folders.as_ref())?;
     let configured = crate::setup::configured(&project, &homes);
     let hooks_run = configured.iter().all(crate::setup::Configured::runs);
-    let missing = missing_user_hooks(engine.root(), &configured, &homes);
+    let missing = missing_user_hooks(engine.files.root(), &configured, &homes);
     let unmarked = configured.iter().any(|c| c.unmarked);
     let ok = health.ok() && hooks_run && missing.is_empty() && !unmarked;
     let status_code = if ok { 0 } else { UNHEALTHY };
     let served = crate::shared::served::enabled()
-        .then(|| crate::shared::served::client::status(engine.root(), source));
+        .then(|| crate::shared::served::client::status(engine.files.root(), source));
     let native = crate::shared::native::counts(&engine, source, &ctx.surroundings(None)?);
     // A warning, not a failure: nothing is wrong with the files until a merge of two edits.
-    let no_driver = mem::merge::driver::missing(engine.root());
+    let no_driver = mem::merge::driver::missing(engine.files.root());
     if args.json {
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
@@ -64,7 +64,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
              its git configuration: a merge of two edits of one memory leaves conflict markers; \
              `mem init --project` registers it\n",
             "merge",
-            engine.root().join(mem::merge::driver::ATTRIBUTES_FILE).display()
+            engine.files.root().join(mem::merge::driver::ATTRIBUTES_FILE).display()
         ));
     }
     text.push_str(&logs_lines(&health));

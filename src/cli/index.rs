@@ -31,13 +31,13 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         engine.refresh(ctx.now, &progress)?
     };
     if !report.changed() {
-        report.duplicates = engine.duplicates();
+        report.duplicates = engine.files.duplicates();
     }
     // Vectors for new and changed memories, when a model is configured; a model that cannot
     // be used leaves the keyword index as it is, with a warning.
-    let vectors = if engine.model().source().is_some() {
+    let vectors = if engine.vectors.model().source().is_some() {
         let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
-        match engine.sync_vectors(None, &bar) {
+        match engine.vectors.sync(&engine.files, None, &bar) {
             Ok(vectors) => {
                 report.notices.extend(vectors.discarded.clone());
                 Some(vectors)

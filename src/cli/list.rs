@@ -25,7 +25,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, _) = ctx.refreshed_engine()?;
-    let mut records = engine.list(&args.kinds, &args.tags)?;
+    let mut records = engine.files.list(&args.kinds, &args.tags)?;
     if let Some(limit) = args.limit {
         records.truncate(limit);
     }

@@ -32,8 +32,8 @@ pub struct DriverArgs {
 
 pub fn resolve(args: ResolveArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let rel = inside(engine.root(), &args.path)?;
-    let done = engine.resolve(&rel, ctx.now)?;
+    let rel = inside(engine.files.root(), &args.path)?;
+    let done = engine.files.resolve(&rel, ctx.now)?;
     let mut text = format!("resolved {}: {} holds the later edit\n", done.path, done.id);
     if let Some(earlier) = &done.earlier {
         text.push_str(&format!(

@@ -42,7 +42,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
     // A dry run changes nothing: unsynced events are folded in memory instead.
     crate::shared::usage::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
-    let mut rules = engine.config().prune.clone();
+    let mut rules = engine.files.config().prune.clone();
     if let Some(v) = args.threshold {
         rules.retention_threshold = v;
     }
@@ -55,7 +55,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     if let Some(v) = args.unused_days {
         rules.unused_days = v;
     }
-    let checked = mem::Config { prune: rules.clone(), ..engine.config().clone() };
+    let checked = mem::Config { prune: rules.clone(), ..engine.files.config().clone() };
     checked.validate().map_err(super::parse::option_error)?;
     let candidates = engine.prune_candidates(&rules, ctx.now)?;
     if args.dry_run {
@@ -73,7 +73,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         ));
         return crate::shared::output::print_text(&text);
     }
-    let archived = engine.archive(&candidates, ctx.now)?;
+    let archived = engine.files.archive(&candidates, ctx.now)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;
     for refusal in &archived.refused {
         eprintln!("mem: warning: not archived: {refusal}");
@@ -141,7 +141,7 @@ fn summary(candidates: &[mem::prune::Candidate]) -> String {
 
 pub fn restore(args: RestoreArgs, ctx: &Globals) -> Result<()> {
     let mut engine = ctx.engine()?;
-    let path = engine.restore(&args.id)?;
+    let path = engine.files.restore(&args.id)?;
     engine.refresh(ctx.now, &mem::progress::Silent)?;
     crate::shared::output::print_text(&format!("restored\t{}\t{path}\n", args.id))
 }

@@ -58,9 +58,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let mut layers = ctx.layers_near(None)?;
     if args.layer.is_none_or(|l| l == mem::store::Layer::Project) {
         // The model loads while the index is refreshed.
-        layers.project().start_loading_model(args.mode);
+        let project = layers.project();
+        project.vectors.start_loading_model(&project.files, args.mode);
     }
-    let record_retrievals = layers.project().config().usage.record_retrievals;
+    let record_retrievals = layers.project().files.config().usage.record_retrievals;
     let options = RecallOptions {
         kinds: args.kinds,
         tags: args.tags,
@@ -126,7 +127,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let mut text = crate::shared::output::render(&table);
     if args.explain {
         text.push_str(&code_lines(hits));
-        text.push_str(&recall.explain(layers.project().config()));
+        text.push_str(&recall.explain(layers.project().files.config()));
         if layered {
             text.push_str(
                 "two layers searched: each layer's scores are multiplied by its best strength \

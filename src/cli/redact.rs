@@ -15,7 +15,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let files = engine.redact_files(args.dry_run, ctx.now)?;
+    let files = engine.files.redact_files(args.dry_run, ctx.now)?;
     if !args.dry_run && !files.is_empty() {
         // The index learns of the rewritten files now.
         engine.refresh(ctx.now, &mem::progress::Silent)?;

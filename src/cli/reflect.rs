@@ -42,18 +42,19 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    let settings = engine.config().reflect.clone();
-    let mut checked = engine.config().clone();
+    let settings = engine.files.config().reflect.clone();
+    let mut checked = engine.files.config().clone();
     checked.reflect.threshold = args.threshold.unwrap_or(settings.threshold);
     checked.reflect.min_cluster = args.min_cluster.unwrap_or(settings.min_cluster);
     checked.validate().map_err(super::parse::option_error)?;
     crate::shared::usage::sync_first(&mut engine, ctx.now, args.dry_run || args.no_sync)?;
     // With a usable model, observations are grouped by embedding cosine.
-    let embedding_threshold = if engine.model().source().is_some() {
+    let embedding_threshold = if engine.vectors.model().source().is_some() {
         let bar = crate::shared::bar::progress_bar_for("embedding", "memories");
-        match engine.sync_vectors(None, &bar) {
+        match engine.vectors.sync(&engine.files, None, &bar) {
             Ok(_) => {
-                let threshold = args.threshold.unwrap_or(engine.config().embed.reflect_threshold);
+                let threshold =
+                    args.threshold.unwrap_or(engine.files.config().embed.reflect_threshold);
                 if !(threshold > 0.0 && threshold < 1.0) {
                     bail!("--threshold must be between 0 and 1, found {threshold}");
                 }

@@ -19,7 +19,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut project, _) = ctx.refreshed_engine()?;
     let mut layers;
     // A memory of another layer (the user's, an agent's own) is looked up there.
-    let (engine, layer) = match project.get(&args.id) {
+    let (engine, layer) = match project.files.get(&args.id) {
         Ok(_) => (&mut project, None),
         Err(e) => {
             layers = ctx.layers_near(None)?;
@@ -30,12 +30,12 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
             }
         }
     };
-    let (path, memory) = engine.get(&args.id)?;
+    let (path, memory) = engine.files.get(&args.id)?;
     let lives = layer.map(|l| crate::shared::words::lives_in(l, &memory));
-    let decay = engine.config().decay.clone();
+    let decay = engine.files.config().decay.clone();
     // Like recall, show still answers when the usage log cannot be read: from the file alone.
     // The usage read once: the memory's state, and when observation began (for prune's figure).
-    let (state, since) = match engine.usage_view() {
+    let (state, since) = match engine.usage.view(&engine.files) {
         Ok(view) => (view.state(&memory, &decay), view.since),
         Err(e) => {
             eprintln!("mem: warning: usage log not read, showing the file's own usage: {e}");
@@ -44,7 +44,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     };
     // A fact taken from a session: where it was stated (the project's session log).
     let stated = match layer {
-        None => stated_in(engine.root(), memory.id().as_str()),
+        None => stated_in(engine.files.root(), memory.id().as_str()),
         Some(_) => Vec::new(),
     };
     let retention = state.retention(ctx.now);

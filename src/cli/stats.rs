@@ -14,7 +14,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (engine, report) = ctx.refreshed_engine()?;
-    let stats = engine.stats(&report)?;
+    let stats = engine.files.stats(&report)?;
     if args.json {
         return crate::shared::output::print_json(&stats);
     }

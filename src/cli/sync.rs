@@ -14,7 +14,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    if !engine.config().usage.sync {
+    if !engine.files.config().usage.sync {
         bail!(
             "[usage] sync = false in mem.toml: usage stays in .mem/usage.db and no file is written"
         );

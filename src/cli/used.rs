@@ -17,7 +17,7 @@ pub struct Args {
 
 pub fn run(args: Args, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
-    if args.ids.iter().any(|id| engine.get(id).is_err()) {
+    if args.ids.iter().any(|id| engine.files.get(id).is_err()) {
         // Some live in another layer (the user's, an agent's own: its local log only).
         return other_layers(&args, ctx);
     }

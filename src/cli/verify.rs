@@ -36,7 +36,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         return Ok(0);
     }
     if args.fix {
-        let fixed = engine.fix_renames(args.dry_run, ctx.now)?;
+        let fixed = engine.code.fix_renames(&mut engine.files, args.dry_run, ctx.now)?;
         if args.json {
             crate::shared::output::print_json(&fixed)?;
             return Ok(0);
@@ -54,7 +54,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         crate::shared::output::print_text(&text)?;
         return Ok(0);
     }
-    let verified = engine.verify()?;
+    let verified = engine.code.verify(&engine.files)?;
     let flagged = verified.iter().any(|v| v.code_status.is_some_and(Status::is_flagged));
     if args.json {
         crate::shared::output::print_json(&verified)?;

@@ -159,7 +159,7 @@ impl MemServer {
         }
         let mut layers = self.globals.layers_near(None)?;
         if let Some(user) = layers.engine(Layer::User) {
-            eprintln!("mem: user layer {}", user.root().display());
+            eprintln!("mem: user layer {}", user.files.root().display());
         }
         // The operating system reports changes: a call that finds none reads no file.
         for (layer, reason) in layers.watch() {
@@ -170,8 +170,8 @@ impl MemServer {
             );
         }
         let engine = layers.project();
-        if engine.model().source().is_some() {
-            match engine.model().embedder() {
+        if engine.vectors.model().source().is_some() {
+            match engine.vectors.model().embedder() {
                 Ok(embedder) => eprintln!(
                     "mem: embedding model loaded from {}",
                     embedder.source().dir.display()
@@ -204,7 +204,7 @@ impl MemServer {
                 kinds: args.kind.map(MemoryType::from).into_iter().collect(),
                 tags: args.tags,
                 limit,
-                record: layers.project().config().usage.record_retrievals,
+                record: layers.project().files.config().usage.record_retrievals,
                 mode: args.mode.map(RecallMode::from),
                 min_strength: mem::engine::DEFAULT_MIN_STRENGTH,
                 ..Default::default()
@@ -245,7 +245,7 @@ impl MemServer {
                 }
                 bail!("there is no user layer: the user configuration names none ([layers] user)");
             };
-            let limit = engine.config().limits.max_file_bytes.min(MAX_TEXT_BYTES);
+            let limit = engine.files.config().limits.max_file_bytes.min(MAX_TEXT_BYTES);
             let size = args.text.len() as u64;
             if size > limit {
                 bail!(
@@ -297,12 +297,12 @@ impl MemServer {
             let id = MemoryId::new(&args.id)?;
             let layer = layers.locate(id.as_str()).unwrap_or(Layer::Project);
             let engine = engine_of(layers, id.as_str())?;
-            let (path, memory) = engine.get(id.as_str())?;
+            let (path, memory) = engine.files.get(id.as_str())?;
             if layer == Layer::Project {
                 return to_json(&crate::shared::output::memory_json(&path, &memory));
             }
             // Another layer's file is not under the project's root: its whole path.
-            let path = engine.root().join(&path).display().to_string();
+            let path = engine.files.root().join(&path).display().to_string();
             let mut json = crate::shared::output::memory_json(&path, &memory);
             json["layer"] = json!(layer.as_str());
             to_json(&json)
@@ -330,7 +330,7 @@ impl MemServer {
             let mut records = Vec::new();
             for layer in [Layer::Project, Layer::User] {
                 let Some(engine) = layers.engine(layer) else { continue };
-                for record in engine.list(&kinds, &[])? {
+                for record in engine.files.list(&kinds, &[])? {
                     let mut value = serde_json::to_value(&record)?;
                     if layered {
                         value["layer"] = json!(layer.as_str());
@@ -362,7 +362,7 @@ impl MemServer {
         self.call(true, |layers, now| {
             let id = MemoryId::new(&args.id)?;
             crate::shared::words::refuse_read_only(layers, id.as_str())?;
-            to_json(&engine_of(layers, id.as_str())?.forget(
+            to_json(&engine_of(layers, id.as_str())?.files.forget(
                 id.as_str(),
                 Some(&args.reason),
                 now,

@@ -78,7 +78,7 @@ impl MemServer {
     fn session_list(&self, Parameters(args): Parameters<ListArgs>) -> CallToolResult {
         self.listing("sessions", false, |layers, _| {
             let n = check_count("n", args.n)?;
-            let sessions = match layers.project().existing_session_log()? {
+            let sessions = match layers.project().sessions.existing()? {
                 Some(log) => log.list(None, n)?,
                 None => Vec::new(),
             };
@@ -103,7 +103,7 @@ impl MemServer {
     fn session_search(&self, Parameters(args): Parameters<SearchArgs>) -> CallToolResult {
         self.listing("hits", false, |layers, _| {
             let k = check_count("k", args.k)?;
-            let hits = match layers.project().existing_session_log()? {
+            let hits = match layers.project().sessions.existing()? {
                 Some(log) => log.search(&args.query, None, k)?,
                 None => Vec::new(),
             };
@@ -133,8 +133,8 @@ fn resume(layers: &mut mem::engine::Layers, args: ResumeArgs) -> Result<String> 
     if args.budget < 200 {
         bail!("budget must be at least 200, got {}", args.budget);
     }
-    let root = layers.project().root().to_path_buf();
-    let Some(log) = layers.project().existing_session_log()? else {
+    let root = layers.project().files.root().to_path_buf();
+    let Some(log) = layers.project().sessions.existing()? else {
         bail!("{}", crate::shared::words::no_log_yet(&root));
     };
     let session = match &args.id {

@@ -147,7 +147,7 @@ impl Globals {
     pub fn engine_found(&self) -> Result<(Engine, RootSource)> {
         let (root, source) = self.find_root(None)?;
         let mut engine = super::open::engine_at(&root)?;
-        engine.set_code_checks(source != RootSource::Explicit);
+        engine.code.set_checks(source != RootSource::Explicit);
         Ok((engine, source))
     }
 

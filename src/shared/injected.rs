@@ -63,7 +63,7 @@ pub fn fill_titles(layers: &mut mem::engine::Layers, groups: &mut [Injected]) {
         let id = &memory.sent.memory;
         if !titles.contains_key(id) {
             let title = [Layer::Project, Layer::User].into_iter().find_map(|layer| {
-                let (_, found) = layers.engine(layer)?.get(id).ok()?;
+                let (_, found) = layers.engine(layer)?.files.get(id).ok()?;
                 Some(found.title())
             });
             titles.insert(id.clone(), title);

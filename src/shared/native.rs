@@ -19,7 +19,7 @@ pub fn reindex(layers: &mut Layers, now: jiff::Timestamp) {
     if joined.is_empty() {
         return;
     }
-    let root = layers.project().root().to_path_buf();
+    let root = layers.project().files.root().to_path_buf();
     let project = mem::open::project_of(&root, RootSource::Ancestor, &root);
     for (agent, read) in mem::open::read_natives(&crate::shared::gate::homes(), Some(&project)) {
         if joined.contains(&Layer::Native(agent))
@@ -54,10 +54,10 @@ pub fn counts(
     source: RootSource,
     s: &mem::open::Surroundings,
 ) -> Vec<NativeCount> {
-    if !mem::open::natives_enabled(s, source, engine.config()) {
+    if !mem::open::natives_enabled(s, source, engine.files.config()) {
         return Vec::new();
     }
-    let project = mem::open::project_of(engine.root(), source, &s.cwd);
+    let project = mem::open::project_of(engine.files.root(), source, &s.cwd);
     let mut counts = Vec::new();
     for (agent, read) in mem::open::read_natives(&s.homes, Some(&project)) {
         if read.memories.is_empty() && read.warnings.is_empty() {
@@ -80,8 +80,8 @@ pub fn counts(
 /// that `mem health`, which changes no index, counts an adoption made just before.
 fn adopted(engine: &Engine, s: &mem::open::Surroundings, id: &str) -> bool {
     let file = format!("{id}.md");
-    engine.get(id).is_ok()
-        || engine.root().join(&file).is_file()
+    engine.files.get(id).is_ok()
+        || engine.files.root().join(&file).is_file()
         || s.user_layer.as_ref().is_some_and(|dir| dir.join(&file).is_file())
 }
 

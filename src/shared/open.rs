@@ -12,7 +12,7 @@ use super::user;
 pub fn engine_at(root: &Path) -> Result<Engine> {
     let engine = Engine::open_with(root, &model_overrides(false)?)
         .with_context(|| format!("cannot open memory root {}", root.display()))?;
-    for warning in engine.warnings() {
+    for warning in engine.files.warnings() {
         eprintln!("mem: warning: {warning}");
     }
     Ok(engine)
@@ -36,7 +36,7 @@ pub fn model_overrides(ends_soon: bool) -> Result<mem::embed::ModelOverrides> {
 pub fn init_root(dir: &std::path::Path, now: jiff::Timestamp) -> Result<mem::store::InitReport> {
     let report = mem::store::init(dir)?;
     mem::Engine::open(dir)
-        .and_then(|mut engine| engine.start_observing(now))
+        .and_then(|mut engine| engine.usage.start_observing(&engine.files, now))
         .with_context(|| format!("cannot start usage observation in {}", dir.display()))?;
     // Made here: the user's own (see `machine`).
     if let Err(e) = super::machine::remember(dir, None) {

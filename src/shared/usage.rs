@@ -6,7 +6,7 @@ use anyhow::Result;
 /// `skip` or `[usage] sync = false`. Files that cannot be synced are reported on stderr; their
 /// events wait in the log.
 pub fn sync_first(engine: &mut mem::Engine, now: jiff::Timestamp, skip: bool) -> Result<()> {
-    if skip || !engine.config().usage.sync {
+    if skip || !engine.files.config().usage.sync {
         return Ok(());
     }
     let hidden = mem::progress::Silent;

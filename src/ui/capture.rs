@@ -27,15 +27,15 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
         let now = app.now();
         let mut layers = app.layers();
         let engine = layers.project();
-        let project = mem::health::project_dir(engine.root());
+        let project = mem::health::project_dir(engine.files.root());
         let homes = crate::shared::gate::homes();
         let folders = transcript_folders(None, &project, &homes);
         // What `mem health --transcripts` reports of capture, without its other checks.
-        let coverage = engine.coverage(&folders)?;
-        let capture = engine.capture_summary(now)?;
+        let coverage = engine.files.coverage(&folders)?;
+        let capture = engine.files.capture_summary(now)?;
         let configured = setup::configured(&project, &homes);
         let causes = missed_causes(&coverage, &project, &configured, &homes);
-        let sessions = match mem::session::SessionLog::existing_in(engine.root())? {
+        let sessions = match mem::session::SessionLog::existing_in(engine.files.root())? {
             Some(log) => log.list(None, usize::MAX >> 1)?,
             None => Vec::new(),
         };

@@ -29,10 +29,10 @@ pub(super) async fn page(State(app): State<Shared>, Path(id): Path<String>) -> R
         let (layer, path, memory) = super::find(&mut layers, &id)?;
         let layered = layers.layered();
         let engine = super::engine(&mut layers, layer);
-        let decay = engine.config().decay.clone();
-        let threshold = engine.config().prune.retention_threshold;
+        let decay = engine.files.config().decay.clone();
+        let threshold = engine.files.config().prune.retention_threshold;
         // As `mem show`: the file's own usage when the usage log cannot be read.
-        let (notice, base, events, since) = match engine.usage_view() {
+        let (notice, base, events, since) = match engine.usage.view(&engine.files) {
             Ok(view) => {
                 let (base, events) = view.history(&memory, &decay);
                 (None, base, events, view.since)
@@ -191,12 +191,13 @@ fn timeline(events: &[Reinforcement]) -> Markup {
 /// The citations of a memory and their verdicts, as `mem verify` states them (none when the
 /// root is not a project's or checks are off).
 fn citations(engine: &mem::Engine, memory: &Memory) -> Vec<String> {
-    if engine.repo().is_none() {
+    if engine.code.repo(&engine.files).is_none() {
         return Vec::new();
     }
     // Its own record by its id: the page's time does not grow with the store.
-    let Ok(Some(record)) = engine.record(memory.id().as_str()) else { return Vec::new() };
-    let Some(Some(verdict)) = engine.verdicts(&[&record]).into_iter().next() else {
+    let Ok(Some(record)) = engine.files.record(memory.id().as_str()) else { return Vec::new() };
+    let Some(Some(verdict)) = engine.code.verdicts(&engine.files, &[&record]).into_iter().next()
+    else {
         return Vec::new();
     };
     verdict.cites.iter().map(|c| format!("{} {}", c.label(), c.what_happened())).collect()
@@ -241,7 +242,7 @@ pub(super) async fn forget(
 ) -> Response {
     change(&app, &id, true, |engine, now| {
         let reason = Some(form.reason.trim()).filter(|r| !r.is_empty());
-        engine.forget(&id, reason, now).map(drop)
+        engine.files.forget(&id, reason, now).map(drop)
     })
 }
 

@@ -268,7 +268,7 @@ fn find(layers: &mut Layers, id: &str) -> Result<(Layer, String, Memory)> {
     let natives: Vec<Layer> = layers.natives().collect();
     for layer in [Layer::Project, Layer::User].into_iter().chain(natives) {
         let Some(engine) = layers.engine(layer) else { continue };
-        match engine.get(id) {
+        match engine.files.get(id) {
             Ok((path, memory)) => return Ok((layer, path, memory)),
             Err(e) => {
                 first_error.get_or_insert(e);

@@ -24,12 +24,12 @@ pub(super) async fn page(State(app): State<Shared>) -> Response {
         let mut months: BTreeMap<String, usize> = BTreeMap::new();
         for (layer, report) in &reports {
             let Some(engine) = layers.engine(*layer) else { continue };
-            let stats = engine.stats(report)?;
+            let stats = engine.files.stats(report)?;
             // From the index's fast field, not every memory's record.
-            for (month, n) in engine.tally()?.by_month {
+            for (month, n) in engine.files.tally()?.by_month {
                 *months.entry(month).or_default() += n;
             }
-            let model = crate::shared::words::embedding_line(&engine.model_status());
+            let model = crate::shared::words::embedding_line(&engine.vectors.status(&engine.files));
             rows.push((*layer, stats, model));
         }
         let growth: Vec<(String, usize)> =

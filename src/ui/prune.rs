@@ -66,8 +66,8 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         let mut layers = app.layers();
         let engine = layers.project();
         engine.refresh(now, &mem::progress::Silent)?;
-        let rules = engine.config().prune.clone();
-        let decay = engine.config().decay.clone();
+        let rules = engine.files.config().prune.clone();
+        let decay = engine.files.config().decay.clone();
         let candidates = engine.prune_candidates_untitled(&rules, now)?;
         let mut groups: Vec<(&'static str, Vec<&Candidate>)> = Vec::new();
         for c in &candidates {
@@ -88,16 +88,16 @@ pub(super) async fn page(State(app): State<Shared>, Query(params): Query<Params>
         let (list, page, pages) = page_of(list, params.page)?;
         // Only the shown page's titles and archived files are read.
         let mut list: Vec<Candidate> = list.iter().map(|c| (*c).clone()).collect();
-        engine.add_titles(&mut list)?;
-        let mut archived = engine.archived_paths();
+        engine.files.add_titles(&mut list)?;
+        let mut archived = engine.files.archived_paths();
         archived.sort();
         let (archived_shown, archived_page, archived_pages) = page_of(&archived, params.archived)?;
-        let archived_shown = engine.archived_at(archived_shown)?;
+        let archived_shown = engine.files.archived_at(archived_shown)?;
         // Curves for the candidates shown only.
-        let view = engine.usage_view()?;
+        let view = engine.usage.view(&engine.files)?;
         let mut curves = Vec::with_capacity(list.len());
         for c in &list {
-            curves.push(engine.get(&c.id).ok().map(|(_, memory)| {
+            curves.push(engine.files.get(&c.id).ok().map(|(_, memory)| {
                 let (base, events) = view.history(&memory, &decay);
                 let threshold = rules.retention_threshold;
                 super::memory::curve(&memory, (base, &events), view.since, now, threshold)
@@ -184,7 +184,7 @@ pub(super) async fn archive(
         let engine = layers.project();
         engine.refresh(now, &mem::progress::Silent)?;
         crate::shared::usage::sync_first(engine, now, false)?;
-        let rules = engine.config().prune.clone();
+        let rules = engine.files.config().prune.clone();
         let chosen: std::collections::HashSet<&str> =
             fields.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.as_str()).collect();
         // "Archive all" of a reason: every candidate listed under it.
@@ -194,7 +194,7 @@ pub(super) async fn archive(
             .into_iter()
             .filter(|c| all.map_or(chosen.contains(c.id.as_str()), |kind| kind_of(c) == kind))
             .collect();
-        let archived = engine.archive(&candidates, now)?;
+        let archived = engine.files.archive(&candidates, now)?;
         engine.refresh(now, &mem::progress::Silent)?;
         if let Some(refusal) = archived.refused.first() {
             anyhow::bail!("not archived: {refusal}");
@@ -218,12 +218,12 @@ pub(super) async fn restore(
         let mut layers = app.layers();
         let engine = layers.project();
         let ids: Vec<String> = if fields.iter().any(|(k, v)| k == "all" && v == "archive") {
-            engine.archived()?.into_iter().map(|(_, m)| m.id().to_string()).collect()
+            engine.files.archived()?.into_iter().map(|(_, m)| m.id().to_string()).collect()
         } else {
             fields.iter().filter(|(k, _)| k == "id").map(|(_, v)| v.clone()).collect()
         };
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let outcomes = engine.restore_many(&ids)?;
+        let outcomes = engine.files.restore_many(&ids)?;
         engine.refresh(now, &mem::progress::Silent)?;
         let refused: Vec<String> = ids
             .iter()

@@ -98,22 +98,27 @@ fn first_screen(layers: &mut Layers, now: jiff::Timestamp) -> Result<Markup> {
     let mut used: Vec<(Layer, mem::index::Record, u64)> = Vec::new();
     for layer in all {
         let Some(engine) = layers.engine(layer) else { continue };
-        let tally = engine.tally()?;
+        let tally = engine.files.tally()?;
         let by_kind =
             MemoryType::ALL.iter().map(|k| tally.by_type.get(k).copied().unwrap_or(0)).collect();
         counts.push((layer, by_kind));
         // Enough of the newest that the valid ones fill the list.
-        let newest = engine.newest(FIRST * 4)?;
+        let newest = engine.files.newest(FIRST * 4)?;
         recent.extend(newest.into_iter().filter(|r| valid(r)).take(FIRST).map(|r| (layer, r)));
-        let mut uses: Vec<(String, u64)> =
-            engine.usage_view().map(|v| v.use_counts()).unwrap_or_default().into_iter().collect();
+        let mut uses: Vec<(String, u64)> = engine
+            .usage
+            .view(&engine.files)
+            .map(|v| v.use_counts())
+            .unwrap_or_default()
+            .into_iter()
+            .collect();
         uses.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut taken = 0;
         for (id, n) in uses {
             if taken == FIRST {
                 break;
             }
-            if let Ok(Some(r)) = engine.record(&id).map(|r| r.filter(|r| valid(r))) {
+            if let Ok(Some(r)) = engine.files.record(&id).map(|r| r.filter(|r| valid(r))) {
                 used.push((layer, r, n));
                 taken += 1;
             }
@@ -176,7 +181,7 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     let LayeredRecall { recall, .. } =
         layers.recall_in(&params.q, &options, only, now, &mem::progress::Silent)?;
     let shown: Vec<&mem::Hit> = recall.hits.iter().collect();
-    let explain = recall.explain(layers.project().config());
+    let explain = recall.explain(layers.project().files.config());
     // A hybrid or vector recall that ranked with BM25 alone says so.
     let fallback = recall.fallback.clone();
     let mut command = format!("mem recall {}", shell_word(&params.q));

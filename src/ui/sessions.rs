@@ -32,7 +32,7 @@ pub(super) fn when(at: Option<jiff::Timestamp>) -> String {
 /// `GET /sessions`.
 pub(super) async fn list(State(app): State<Shared>, Query(params): Query<Params>) -> Response {
     super::respond(|| {
-        let root = app.layers().project().root().to_path_buf();
+        let root = app.layers().project().files.root().to_path_buf();
         // No log yet is an empty list here (the command says how to start one).
         let log = mem::session::SessionLog::existing_in(&root)?;
         let total = log.as_ref().map(|l| l.count()).transpose()?.unwrap_or(0);
@@ -87,7 +87,7 @@ pub(super) async fn show(State(app): State<Shared>, Path(id): Path<String>) -> R
         let mut layers = app.layers();
         // No log yet, or no such session in it: not there; a log that cannot be read is a
         // failure (500), said as such.
-        let root = layers.project().root();
+        let root = layers.project().files.root();
         let Some(log) = mem::session::SessionLog::existing_in(root)? else {
             return Err(super::not_there(no_log_yet(root)));
         };

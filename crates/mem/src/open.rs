@@ -112,7 +112,7 @@ pub fn open_found(s: &Surroundings, found: Found, now: Timestamp) -> Result<Open
         made.push(found.root.clone());
     }
     let mut project = engine_at(&found.root, &s.model, &mut warnings)?;
-    project.set_code_checks(found.source != RootSource::Explicit);
+    project.code.set_checks(found.source != RootSource::Explicit);
     let user_dir = match (&found.source, &s.user_layer) {
         (RootSource::Explicit, _) | (_, None) => None,
         (_, Some(dir)) if same_folder(dir, &found.root) => None,
@@ -154,14 +154,14 @@ fn user_engine(
         made.push(dir.to_path_buf());
     }
     let mut user = engine_at(dir, &s.model, warnings)?;
-    user.set_code_checks(false);
+    user.code.set_checks(false);
     Ok(user)
 }
 
 /// The model a recall at `root` will use, loading from now on a thread of its own (see
 /// [`crate::embed::Loading`]): `None` when `overrides` name none or the root's recall is BM25
 /// only. For a process that knows its root before it opens it (a hook): the model loads while
-/// the rest is read, and [`Engine::give_model`] hands it to the engine.
+/// the rest is read, and [`Vectors::give_model`](crate::engine::Vectors::give_model) hands it to the engine.
 pub fn start_model(root: &Path, overrides: &ModelOverrides) -> Option<crate::embed::Loading> {
     let source = crate::embed::ModelSource::configured(overrides)?;
     let config = crate::Config::load(root).ok()?;
@@ -175,7 +175,8 @@ pub fn start_model(root: &Path, overrides: &ModelOverrides) -> Option<crate::emb
 /// already does: time before that is not time without use (docs/decay.md).
 pub fn make_root(dir: &Path, now: Timestamp) -> Result<store::InitReport> {
     let report = store::init(dir)?;
-    Engine::open(dir)?.start_observing(now)?;
+    let mut engine = Engine::open(dir)?;
+    engine.usage.start_observing(&engine.files, now)?;
     Ok(report)
 }
 
@@ -187,7 +188,7 @@ pub fn engine_at(
     warnings: &mut Vec<String>,
 ) -> Result<Engine> {
     let engine = Engine::open_with(root, model)?;
-    warnings.extend(engine.warnings().iter().cloned());
+    warnings.extend(engine.files.warnings().iter().cloned());
     Ok(engine)
 }
 
@@ -239,8 +240,8 @@ pub fn join_natives(
 ) -> Vec<String> {
     let mut warnings = Vec::new();
     let mut open = layers.take_natives();
-    let root = layers.project().root().to_path_buf();
-    if !natives_enabled(s, source, layers.project().config()) {
+    let root = layers.project().files.root().to_path_buf();
+    if !natives_enabled(s, source, layers.project().files.config()) {
         return warnings;
     }
     let project = project_of(&root, source, &s.cwd);
@@ -258,7 +259,7 @@ pub fn join_natives(
                 return Ok(engine);
             }
             let mut engine = engine_at(&folder, &s.model, &mut warnings)?;
-            engine.set_code_checks(false);
+            engine.code.set_checks(false);
             Ok(engine)
         })();
         match opened {

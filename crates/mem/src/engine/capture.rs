@@ -17,14 +17,31 @@ use crate::json::MAX_LINE_BYTES;
 use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 
-use super::Engine;
+use super::{Files, Sessions, Usage, Vectors};
 
-impl Engine {
+/// The parts of an engine that one capture reads and writes.
+pub(super) struct Capturing<'a> {
+    /// The root the session memory and the facts are written in.
+    pub(super) files: &'a mut Files,
+    /// The usage log the facts said again are recorded in.
+    pub(super) usage: &'a mut Usage,
+    /// The session log the transcript's events are imported into.
+    pub(super) sessions: &'a mut Sessions,
+    /// The model that tells a new fact from a near-duplicate.
+    pub(super) vectors: &'a mut Vectors,
+}
+
+impl Capturing<'_> {
     /// Captures a session from a hook payload: reads its transcript, writes or updates
     /// `sessions/session-<session_id>.md`, and appends the outcome, success or failure, to
     /// `.mem/capture.log`. An error that could not be logged says so too. A payload that
     /// names no transcript is looked up by session id in the agents' folders (`homes`).
-    pub fn capture(&mut self, payload: &[u8], homes: &Homes, now: Timestamp) -> Result<Captured> {
+    pub(super) fn capture(
+        &mut self,
+        payload: &[u8],
+        homes: &Homes,
+        now: Timestamp,
+    ) -> Result<Captured> {
         let mut entry = LogEntry::new(now);
         let result = self.capture_into(payload, homes, now, &mut entry);
         match &result {
@@ -37,7 +54,7 @@ impl Engine {
                 entry.error = Some(e.to_string());
             }
         }
-        let logged = append_log(self.root(), &entry);
+        let logged = append_log(self.files.root(), &entry);
         match (result, logged) {
             (result, Ok(())) => result,
             (Ok(captured), Err(e)) => Err(fail(
@@ -72,7 +89,7 @@ impl Engine {
         entry.hook_event.clone_from(&payload.hook_event);
         let (session_id, id) = payload.session()?;
         let stored = match payload.transcript_path {
-            None => self.stored_transcript(session_id, homes)?,
+            None => stored_transcript(&self.files.state_dir, session_id, homes)?,
             Some(_) => None,
         };
         let path = match stored {
@@ -182,7 +199,7 @@ impl Engine {
         session: &str,
         memory: Option<&str>,
     ) -> Result<usize> {
-        let imported = self.session_log()?.import(transcript, session, memory)?;
+        let imported = self.sessions.log()?.import(transcript, session, memory)?;
         Ok(imported.events)
     }
 
@@ -198,16 +215,16 @@ impl Engine {
         now: Timestamp,
     ) -> Result<(String, Written)> {
         let rel = format!("{SESSIONS_DIR}/{id}.md");
-        let path = self.root().join(&rel);
+        let path = self.files.root().join(&rel);
         let parse_error = |source| Error::Parse { path: rel.clone().into(), source };
         let mut owned = vec![("source", new.source.as_deref().map(yaml_text))];
         if let Some(project) = project {
             owned.push(("project", Some(yaml_text(project))));
         }
-        self.with_lock(|engine| {
-            check_sessions_folder(engine.root())?;
+        self.files.with_lock(|files| {
+            check_sessions_folder(files.root())?;
             // The session file itself may be a link out of the root: never written through.
-            store::inside_root(engine.root(), &rel)?;
+            store::inside_root(files.root(), &rel)?;
             let old = match std::fs::read(&path) {
                 Ok(bytes) => Some(bytes),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -286,43 +303,41 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
-impl Engine {
-    /// The transcript of a session that an agent keeps in a store of its own
-    /// ([`crate::agent::Stored`]), written from the store into
-    /// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
-    /// `None` when no agent's store holds the session.
-    fn stored_transcript(&self, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
-        for agent in Agent::ALL {
-            let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
-                continue;
-            };
-            let lines = (stored.transcript)(home, session_id).map_err(|e| {
-                let file = (stored.file)(home);
-                fail(
-                    CaptureFailure::Transcript,
-                    format!("cannot read session {session_id} in {}: {e}", file.display()),
-                )
-            })?;
-            let Some(lines) = lines else { continue };
-            // The copy keeps no secret of the session, and only its owner reads it.
-            let mut text = String::new();
-            for line in &lines {
-                let (line, _) = crate::capture::redact_json(line);
-                text.push_str(&serde_json::to_string(&line).expect("JSON serialises"));
-                text.push('\n');
-            }
-            let dir = self.state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
-            private_dir(&dir)?;
-            let path = dir.join(format!("{session_id}.jsonl"));
-            let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
-            if !same {
-                store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
-            }
-            set_mode(&path, 0o600)?;
-            return Ok(Some(path));
+/// The transcript of a session that an agent keeps in a store of its own
+/// ([`crate::agent::Stored`]), written from the store into
+/// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
+/// `None` when no agent's store holds the session.
+fn stored_transcript(state_dir: &Path, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
+    for agent in Agent::ALL {
+        let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
+            continue;
+        };
+        let lines = (stored.transcript)(home, session_id).map_err(|e| {
+            let file = (stored.file)(home);
+            fail(
+                CaptureFailure::Transcript,
+                format!("cannot read session {session_id} in {}: {e}", file.display()),
+            )
+        })?;
+        let Some(lines) = lines else { continue };
+        // The copy keeps no secret of the session, and only its owner reads it.
+        let mut text = String::new();
+        for line in &lines {
+            let (line, _) = crate::capture::redact_json(line);
+            text.push_str(&serde_json::to_string(&line).expect("JSON serialises"));
+            text.push('\n');
         }
-        Ok(None)
+        let dir = state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
+        private_dir(&dir)?;
+        let path = dir.join(format!("{session_id}.jsonl"));
+        let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
+        if !same {
+            store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
+        }
+        set_mode(&path, 0o600)?;
+        return Ok(Some(path));
     }
+    Ok(None)
 }
 
 /// Makes `dir` and the folder above it (`transcripts/`) when missing, readable by their owner

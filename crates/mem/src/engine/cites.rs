@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use jiff::Timestamp;
 
-use super::Engine;
+use super::Files;
 use crate::cites::{Cache, Repo, Status, Subject, Verdict};
 use crate::format::MemoryType;
 use crate::index::{Hit, Record};
@@ -49,89 +49,46 @@ pub fn states_how_things_are(kind: MemoryType) -> bool {
     matches!(kind, MemoryType::Semantic | MemoryType::Procedural)
 }
 
-impl Engine {
+/// Whether an engine's memories are checked against its repository's code.
+pub struct Code {
+    on: bool,
+}
+
+impl Code {
+    /// Checks on (only a project root is ever checked).
+    pub(super) fn new() -> Code {
+        Code { on: true }
+    }
+
     /// Turns the checking of this root's memories against its repository's code on or off (the
     /// CLI turns it off for a root given with `--dir` or `MEM_DIR`); on by default, and only a
     /// project root is ever checked.
-    pub fn set_code_checks(&mut self, on: bool) {
-        self.code_checks = on;
+    pub fn set_checks(&mut self, on: bool) {
+        self.on = on;
     }
 
     /// The repository this root's memories are checked against: a project root's (see
     /// [`Repo::of_root`]) with checks on; `None` otherwise.
-    pub fn repo(&self) -> Option<Repo> {
-        self.code_checks.then(|| Repo::of_root(&self.root)).flatten()
+    pub fn repo(&self, files: &Files) -> Option<Repo> {
+        self.on.then(|| Repo::of_root(&files.root)).flatten()
     }
 
     /// The verdicts of `records` (in order), from the cache where still valid; `None` for
     /// each when this root is not checked. A memory's citations count from its creation or
-    /// its last confirmation ([`Engine::confirm`]), whichever is later.
-    pub fn verdicts(&self, records: &[&Record]) -> Vec<Option<Verdict>> {
-        let Some(repo) = self.repo() else { return vec![None; records.len()] };
-        self.verdicts_of(&repo, records).into_iter().map(Some).collect()
-    }
-
-    /// The verdicts of `records` against `repo`, through its cache (saved when it changed).
-    fn verdicts_of(&self, repo: &Repo, records: &[&Record]) -> Vec<Verdict> {
-        let mut cache = Cache::open(repo, &self.state_dir);
-        let out = self.verdicts_in(&mut cache, records);
-        cache.save();
-        out
-    }
-
-    /// The verdicts of `records` from `cache`, those missing or out of date computed and
-    /// stored in it.
-    fn verdicts_in(&self, cache: &mut Cache, records: &[&Record]) -> Vec<Verdict> {
-        let keyed: Vec<(String, i64)> = records.iter().map(|r| self.cite_key(r)).collect();
-        let mut out: Vec<Option<Verdict>> =
-            keyed.iter().map(|(key, _)| cache.get(key).cloned()).collect();
-        let missing: Vec<usize> = (0..records.len()).filter(|i| out[*i].is_none()).collect();
-        if !missing.is_empty() {
-            let texts: Vec<String> = missing.iter().map(|i| self.cited_text(records[*i])).collect();
-            let items: Vec<(String, Subject)> = missing
-                .iter()
-                .zip(&texts)
-                .map(|(i, text)| (keyed[*i].0.clone(), Subject { text, since: keyed[*i].1 }))
-                .collect();
-            for (i, verdict) in missing.iter().zip(cache.verdicts(&items)) {
-                out[*i] = Some(verdict);
-            }
-        }
-        let keys: HashSet<&str> = keyed.iter().map(|(k, _)| k.as_str()).collect();
-        cache.note_used(&keys);
-        out.into_iter().map(Option::unwrap_or_default).collect()
-    }
-
-    /// The cache key of a record (its file as indexed, and when its citations count from) and
-    /// that time in seconds.
-    fn cite_key(&self, r: &Record) -> (String, i64) {
-        let confirmed = self.last_used.confirmed(crate::format::id_key(&r.id));
-        let since = r.created.as_second().max(confirmed.unwrap_or(i64::MIN));
-        let key = format!("{}\t{}\t{}\t{since}", r.path, r.stamp.size, r.stamp.mtime_ns);
-        (key, since)
-    }
-
-    /// A memory's title and body, as its citations are read from (empty when its file cannot
-    /// be read: it cites nothing then).
-    fn cited_text(&self, r: &Record) -> String {
-        let path = self.root.join(&r.path);
-        let Ok(bytes) = crate::store::read_limited(&path, self.config.limits.max_file_bytes) else {
-            return String::new();
-        };
-        match crate::format::Memory::parse_bytes(&bytes) {
-            Ok(memory) => format!("{}\n{}", r.title, memory.body()),
-            Err(_) => String::new(),
-        }
+    /// its last confirmation ([`Usage::confirm`]), whichever is later.
+    pub fn verdicts(&self, files: &Files, records: &[&Record]) -> Vec<Option<Verdict>> {
+        let Some(repo) = self.repo(files) else { return vec![None; records.len()] };
+        verdicts_of(files, &repo, records).into_iter().map(Some).collect()
     }
 
     /// Gives each hit its verdict and applies the `code` factor to those that state how things
     /// are and whose cited code is all gone; the hits are then ranked again. Only the hits
     /// (recall's top window) are checked, never the whole root.
-    pub(super) fn judge_hits(&self, hits: &mut [Hit]) {
-        let Some(repo) = self.repo().filter(|_| !hits.is_empty()) else { return };
+    pub(super) fn judge_hits(&self, files: &Files, hits: &mut [Hit]) {
+        let Some(repo) = self.repo(files).filter(|_| !hits.is_empty()) else { return };
         let records: Vec<&Record> = hits.iter().map(|h| &h.record).collect();
-        let verdicts = self.verdicts_of(&repo, &records);
-        let ranking = &self.config.ranking;
+        let verdicts = verdicts_of(files, &repo, &records);
+        let ranking = &files.config.ranking;
         let mut demoted = false;
         for (hit, verdict) in hits.iter_mut().zip(verdicts) {
             if states_how_things_are(hit.record.kind) && verdict.all_gone() {
@@ -153,13 +110,13 @@ impl Engine {
     }
 
     /// Every memory of the project root that cites code, worst first (then by title); an error
-    /// when this root is not checked against a repository. Call [`Engine::refresh`] first.
-    pub fn verify(&self) -> Result<Vec<Verified>> {
-        let repo = self.repo().ok_or_else(|| Error::NotProject(self.root.clone()))?;
-        let records = self.list(&[], &[])?;
+    /// when this root is not checked against a repository. Call [`super::Engine::refresh`] first.
+    pub fn verify(&self, files: &Files) -> Result<Vec<Verified>> {
+        let repo = self.repo(files).ok_or_else(|| Error::NotProject(files.root.clone()))?;
+        let records = files.list(&[], &[])?;
         let refs: Vec<&Record> = records.iter().collect();
-        let mut cache = Cache::open(&repo, &self.state_dir);
-        let verdicts = self.verdicts_in(&mut cache, &refs);
+        let mut cache = Cache::open(&repo, &files.state_dir);
+        let verdicts = verdicts_in(files, &mut cache, &refs);
         // What no memory holds any more is dropped from the cache.
         cache.retain_used();
         cache.save();
@@ -188,12 +145,15 @@ impl Engine {
     /// The semantic and procedural memories whose cited code is all gone (by commits git
     /// knows) and that were not used since, with when the last of it went; empty when this
     /// root is not checked.
-    pub(super) fn code_gone(&self) -> Result<std::collections::HashMap<String, Timestamp>> {
+    pub(super) fn code_gone(
+        &self,
+        files: &Files,
+    ) -> Result<std::collections::HashMap<String, Timestamp>> {
         let mut gone = std::collections::HashMap::new();
-        if self.repo().is_none() {
+        if self.repo(files).is_none() {
             return Ok(gone);
         }
-        for v in self.verify()? {
+        for v in self.verify(files)? {
             let all_gone = !v.cites.is_empty() && v.cites.iter().all(|c| c.status == Status::Gone);
             if !all_gone || !states_how_things_are(v.kind) {
                 continue;
@@ -205,27 +165,13 @@ impl Engine {
                 .map(|c| c.date.as_deref().and_then(|d| format!("{d}T00:00:00Z").parse().ok()))
                 .collect();
             let Some(since) = dates.and_then(|d| d.into_iter().max()) else { continue };
-            let used = self.last_used.get(crate::format::id_key(&v.id));
+            let used = files.last_used.get(crate::format::id_key(&v.id));
             if used.is_some_and(|at| at >= since.as_second()) {
                 continue;
             }
             gone.insert(v.id, since);
         }
         Ok(gone)
-    }
-
-    /// Records that the memory `id` was checked and found right: its citations count from
-    /// `now` on. A usage event in this machine's usage file (`confirmed`), written at once, so
-    /// that it survives `.mem/` and travels with the root.
-    pub fn confirm(&mut self, id: &str, now: Timestamp) -> Result<()> {
-        self.path_of(id)?;
-        let machine = self.usage()?.machine(now)?;
-        let since = self.usage()?.first_event_at()?.unwrap_or(now).min(now);
-        let file = crate::usage::shared::file_of(&self.root, &machine);
-        crate::usage::shared::append(&file, since, &crate::usage::shared::confirm_line(id, now))?;
-        crate::usage::last_used::invalidate(&self.state_dir)?;
-        self.refresh_last_used()?;
-        Ok(())
     }
 }
 
@@ -247,15 +193,20 @@ pub struct Fixed {
     pub refused: Option<String>,
 }
 
-impl Engine {
+impl Code {
     /// The memories whose only flagged citations are renamed paths (`moved` paths, no symbol),
     /// each with the diff that writes the new path where the old one stood; unless `dry_run`,
     /// the files are rewritten (atomically, holding the root's lock). The one place mem edits a
-    /// memory's body it did not write; `updated` is set to `now`. Call [`Engine::refresh`]
+    /// memory's body it did not write; `updated` is set to `now`. Call [`super::Engine::refresh`]
     /// first.
-    pub fn fix_renames(&mut self, dry_run: bool, now: Timestamp) -> Result<Vec<Fixed>> {
+    pub fn fix_renames(
+        &self,
+        files: &mut Files,
+        dry_run: bool,
+        now: Timestamp,
+    ) -> Result<Vec<Fixed>> {
         let mut fixed = Vec::new();
-        for v in self.verify()? {
+        for v in self.verify(files)? {
             let flagged: Vec<&crate::cites::Cite> =
                 v.cites.iter().filter(|c| c.status.is_flagged()).collect();
             let pure = !flagged.is_empty()
@@ -276,7 +227,7 @@ impl Engine {
                 fixed.push(Fixed { id, path, renames, diff, refused: Some(refused) });
                 continue;
             }
-            let path = self.root.join(&v.path);
+            let path = files.root.join(&v.path);
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let Ok((_, body)) = crate::format::split_front_matter(&text) else { continue };
             let mut new_body = body.to_string();
@@ -297,11 +248,64 @@ impl Engine {
                 .to_string();
             if !dry_run {
                 let rel = v.path.clone();
-                self.with_lock(|engine| engine.rewrite(&rel, |_| Ok(new_text.clone())))?;
+                files.with_lock(|files| files.rewrite(&rel, |_| Ok(new_text.clone())))?;
             }
             fixed.push(Fixed { id: v.id, path: v.path, renames, diff, refused: None });
         }
         Ok(fixed)
+    }
+}
+
+/// The verdicts of `records` against `repo`, through its cache (saved when it changed).
+fn verdicts_of(files: &Files, repo: &Repo, records: &[&Record]) -> Vec<Verdict> {
+    let mut cache = Cache::open(repo, &files.state_dir);
+    let out = verdicts_in(files, &mut cache, records);
+    cache.save();
+    out
+}
+
+/// The verdicts of `records` from `cache`, those missing or out of date computed and
+/// stored in it.
+fn verdicts_in(files: &Files, cache: &mut Cache, records: &[&Record]) -> Vec<Verdict> {
+    let keyed: Vec<(String, i64)> = records.iter().map(|r| cite_key(files, r)).collect();
+    let mut out: Vec<Option<Verdict>> =
+        keyed.iter().map(|(key, _)| cache.get(key).cloned()).collect();
+    let missing: Vec<usize> = (0..records.len()).filter(|i| out[*i].is_none()).collect();
+    if !missing.is_empty() {
+        let texts: Vec<String> = missing.iter().map(|i| cited_text(files, records[*i])).collect();
+        let items: Vec<(String, Subject)> = missing
+            .iter()
+            .zip(&texts)
+            .map(|(i, text)| (keyed[*i].0.clone(), Subject { text, since: keyed[*i].1 }))
+            .collect();
+        for (i, verdict) in missing.iter().zip(cache.verdicts(&items)) {
+            out[*i] = Some(verdict);
+        }
+    }
+    let keys: HashSet<&str> = keyed.iter().map(|(k, _)| k.as_str()).collect();
+    cache.note_used(&keys);
+    out.into_iter().map(Option::unwrap_or_default).collect()
+}
+
+/// The cache key of a record (its file as indexed, and when its citations count from) and
+/// that time in seconds.
+fn cite_key(files: &Files, r: &Record) -> (String, i64) {
+    let confirmed = files.last_used.confirmed(crate::format::id_key(&r.id));
+    let since = r.created.as_second().max(confirmed.unwrap_or(i64::MIN));
+    let key = format!("{}\t{}\t{}\t{since}", r.path, r.stamp.size, r.stamp.mtime_ns);
+    (key, since)
+}
+
+/// A memory's title and body, as its citations are read from (empty when its file cannot
+/// be read: it cites nothing then).
+fn cited_text(files: &Files, r: &Record) -> String {
+    let path = files.root.join(&r.path);
+    let Ok(bytes) = crate::store::read_limited(&path, files.config.limits.max_file_bytes) else {
+        return String::new();
+    };
+    match crate::format::Memory::parse_bytes(&bytes) {
+        Ok(memory) => format!("{}\n{}", r.title, memory.body()),
+        Err(_) => String::new(),
     }
 }
 

@@ -4,15 +4,15 @@
 use jiff::Timestamp;
 
 use super::held::{Goes, cut_or_rest, goes};
-use super::{Engine, LayeredRecall, Layers, Recall, RecallOptions};
+use super::{LayeredRecall, Layers, Recall, RecallOptions};
 use crate::Result;
-use crate::capture::{SESSION_SOURCE, is_digest};
+use crate::capture::is_digest;
 use crate::format::{Memory, MemoryType};
 use crate::index::{Record, RefreshReport};
 use crate::session::ledger::Sent;
 use crate::store::Layer;
 
-/// What [`Engine::context`] puts in the block.
+/// What [`Layers::context`] puts in the block.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ContextOptions {
     /// Also recall the memories for this task (they come first).
@@ -270,39 +270,6 @@ fn asks_again(body: &str, task: &str) -> bool {
     })
 }
 
-impl Engine {
-    /// The valid key memories (procedural and semantic), most important first, at most `n`.
-    fn key_memories(&self, n: usize, now: Timestamp) -> Result<Vec<Record>> {
-        let mut key: Vec<Record> = self
-            .list(&[MemoryType::Procedural, MemoryType::Semantic], &[])?
-            .into_iter()
-            .filter(|r| r.invalid_at.is_none_or(|at| at > now))
-            .collect();
-        key.sort_by(|a, b| {
-            b.importance
-                .cmp(&a.importance)
-                .then(b.last_access.cmp(&a.last_access))
-                .then(a.id.cmp(&b.id))
-        });
-        key.truncate(n);
-        Ok(key)
-    }
-
-    /// The `n` most recent captured sessions not in `shown`.
-    fn recent_sessions(&self, n: usize, shown: &[String], now: Timestamp) -> Result<Vec<Record>> {
-        let mut sessions: Vec<Record> = self
-            .list(&[MemoryType::Episodic], &[])?
-            .into_iter()
-            .filter(|r| r.source.as_deref().is_some_and(|s| s.starts_with(SESSION_SOURCE)))
-            .filter(|r| r.invalid_at.is_none_or(|at| at > now) && r.created <= now)
-            .filter(|r| !shown.contains(&r.id))
-            .collect();
-        sessions.sort_by(|a, b| b.created.cmp(&a.created).then(a.id.cmp(&b.id)));
-        sessions.truncate(n);
-        Ok(sessions)
-    }
-}
-
 impl Layers {
     /// The block for a session start: the task's memories from both layers (a recall that
     /// records its retrievals as the project's `[usage] record_retrievals` says), then the
@@ -325,7 +292,7 @@ impl Layers {
         if let Some(task) = options.task.as_deref().filter(|t| !t.trim().is_empty()) {
             let recall_options = RecallOptions {
                 limit: 10,
-                record: self.project().config.usage.record_retrievals,
+                record: self.project().files.config().usage.record_retrievals,
                 min_strength: options.min_strength,
                 ..Default::default()
             };
@@ -342,7 +309,7 @@ impl Layers {
             for hit in &hits {
                 let layer = hit.layer.unwrap_or(Layer::Project);
                 let Some(engine) = self.engine(layer) else { continue };
-                let (_, memory) = engine.get(&hit.record.id)?;
+                let (_, memory) = engine.files.get(&hit.record.id)?;
                 // A session that did no work only asked: it adds nothing to a fact that
                 // answers the task, nor to the task's own question asked again.
                 if is_digest(&memory)
@@ -353,7 +320,7 @@ impl Layers {
                 }
                 let note = hit.code_note.clone();
                 let text = if is_digest(&memory) {
-                    let taken = engine.facts_taken(&memory);
+                    let taken = engine.sessions.facts_taken(&memory);
                     digest_entry(&hit.record, memory.body(), &label(hit.layer), taken)
                 } else {
                     entry(&hit.record, &memory, &label(hit.layer), note.as_deref())
@@ -374,14 +341,15 @@ impl Layers {
         for layer in [Layer::Project, Layer::User] {
             let Some(engine) = self.engine(layer) else { continue };
             let key: Vec<Record> = engine
+                .files
                 .key_memories(options.key, now)?
                 .into_iter()
                 .filter(|r| !shown.contains(&r.id))
                 .filter(|r| layer == Layer::Project || !titles.contains(&r.title))
                 .collect();
-            let verdicts = engine.verdicts(&key.iter().collect::<Vec<_>>());
+            let verdicts = engine.code.verdicts(&engine.files, &key.iter().collect::<Vec<_>>());
             for (r, verdict) in key.iter().zip(verdicts) {
-                let (_, memory) = engine.get(&r.id)?;
+                let (_, memory) = engine.files.get(&r.id)?;
                 let cites = verdict.map(|v| v.cites).unwrap_or_default();
                 let note = super::cites::code_note(r.kind, &cites);
                 let text = entry(r, &memory, &label(Some(layer)), note.as_deref());
@@ -393,9 +361,9 @@ impl Layers {
         if options.sessions > 0 {
             let engine = self.project();
             let mut items = Vec::new();
-            for r in &engine.recent_sessions(options.sessions, &shown, now)? {
-                let (_, memory) = engine.get(&r.id)?;
-                let text = digest_entry(r, memory.body(), "", engine.facts_taken(&memory));
+            for r in &engine.files.recent_sessions(options.sessions, &shown, now)? {
+                let (_, memory) = engine.files.get(&r.id)?;
+                let text = digest_entry(r, memory.body(), "", engine.sessions.facts_taken(&memory));
                 items.push(Item::new(&r.id, text, &r.title, memory.body(), None));
             }
             sections.push(("## Recent sessions\n".to_string(), items));
@@ -408,9 +376,9 @@ impl Layers {
                 .filter_map(|item| against_held(item, &options.held, options.budget))
                 .collect();
         }
-        let mut origin = format!("project root {}", self.project().root().display());
+        let mut origin = format!("project root {}", self.project().files.root().display());
         if let Some(user) = self.engine(Layer::User).filter(|_| layered) {
-            origin.push_str(&format!(", user root {}", user.root().display()));
+            origin.push_str(&format!(", user root {}", user.files.root().display()));
         }
         let (text, sent) = assemble(&sections, &origin, options.budget);
         // The block could show what it holds and the memories it left out to fit (the line of

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use jiff::Timestamp;
 
-use super::Engine;
+use super::{Code, Files, Usage};
 use crate::config::PruneConfig;
 use crate::decay::State;
 use crate::format::{Memory, MemoryId, edit_front_matter, updated_at, whole_second, yaml_text};
@@ -13,7 +13,7 @@ use crate::prune::{self, Candidate};
 use crate::store::{self, ARCHIVE_DIR, Overwrite};
 use crate::{Error, Result};
 
-/// What [`Engine::archive`] did.
+/// What [`Files::archive`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Archived {
     /// The memories moved, as (id, new path relative to the root).
@@ -22,7 +22,7 @@ pub struct Archived {
     pub refused: Vec<String>,
 }
 
-/// A memory [`Engine::forget`] invalidated.
+/// A memory [`Files::forget`] invalidated.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Forgotten {
     /// Its id.
@@ -33,7 +33,7 @@ pub struct Forgotten {
     pub invalid_at: Timestamp,
 }
 
-impl Engine {
+impl Files {
     /// Marks a memory invalid from `now` on (`invalid_at`, and `invalid_reason` when given).
     /// Nothing is deleted; recall leaves it out unless asked.
     pub fn forget(&mut self, id: &str, reason: Option<&str>, now: Timestamp) -> Result<Forgotten> {
@@ -45,7 +45,7 @@ impl Engine {
         }
         edits.push(updated_at(now));
         let path = self.edit(id.as_str(), &edits)?;
-        self.refresh(now, &crate::progress::Silent)?;
+        self.refresh_index(now, &crate::progress::Silent)?;
         Ok(Forgotten { id: id.to_string(), path, invalid_at })
     }
 
@@ -63,49 +63,21 @@ impl Engine {
             updated_at(now),
         ];
         let path = self.edit(old, &edits)?;
-        self.refresh(now, &crate::progress::Silent)?;
+        self.refresh_index(now, &crate::progress::Silent)?;
         Ok(path)
     }
 
     /// Applies front-matter edits to a memory's file under the lock, refusing to invalidate
     /// one twice.
     fn edit(&mut self, id: &str, edits: &[(&str, Option<String>)]) -> Result<String> {
-        self.with_lock(|engine| {
-            let (rel, memory) = engine.get(id)?;
+        self.with_lock(|files| {
+            let (rel, memory) = files.get(id)?;
             if let Some(at) = memory.invalid_at() {
                 return Err(Error::AlreadyInvalid { id: id.to_string(), since: at, path: rel });
             }
-            engine.rewrite(&rel, |text| edit_front_matter(text, edits))?;
+            files.rewrite(&rel, |text| edit_front_matter(text, edits))?;
             Ok(rel)
         })
-    }
-
-    /// The memories `mem prune` would archive, safest first, each with its reasons and title.
-    pub fn prune_candidates(
-        &mut self,
-        rules: &PruneConfig,
-        now: Timestamp,
-    ) -> Result<Vec<Candidate>> {
-        let mut candidates = self.prune_candidates_untitled(rules, now)?;
-        self.add_titles(&mut candidates)?;
-        Ok(candidates)
-    }
-
-    /// [`Engine::prune_candidates`] without their titles (empty), from what the index keeps
-    /// of each memory: no file is read, so that a review counts and pages them at any size;
-    /// [`Engine::add_titles`] adds the titles of those it shows.
-    pub fn prune_candidates_untitled(
-        &mut self,
-        rules: &PruneConfig,
-        now: Timestamp,
-    ) -> Result<Vec<Candidate>> {
-        let standings = self.index.standings()?;
-        let view = self.usage_view()?;
-        let decay = &self.config.decay;
-        let states: Vec<State> =
-            standings.iter().map(|s| view.state_of(&s.id, &s.basis, decay)).collect();
-        let gone = self.code_gone()?;
-        Ok(prune::candidates(&standings, &states, rules, view.since, &gone, now))
     }
 
     /// Fills in the title of each of `candidates` from the index.
@@ -124,13 +96,13 @@ impl Engine {
     /// `archived_reason`; nothing is deleted. A memory reached through a symbolic link that
     /// leaves the root is not moved: it is listed in [`Archived::refused`] with the reason.
     pub fn archive(&mut self, candidates: &[Candidate], now: Timestamp) -> Result<Archived> {
-        self.with_lock(|engine| {
+        self.with_lock(|files| {
             let mut archived = Archived::default();
             for c in candidates {
                 let to_rel = format!("{ARCHIVE_DIR}/{}", c.path);
                 let (from, to) = match (
-                    store::inside_root(&engine.root, &c.path),
-                    store::inside_root(&engine.root, &to_rel),
+                    store::inside_root(&files.root, &c.path),
+                    store::inside_root(&files.root, &to_rel),
                 ) {
                     (Ok(from), Ok(to)) => (from, to),
                     (Err(e @ Error::OutsideRoot(_)), _) | (_, Err(e @ Error::OutsideRoot(_))) => {
@@ -144,7 +116,7 @@ impl Engine {
                     ("archived_at", Some(whole_second(now).to_string())),
                     ("archived_reason", Some(yaml_text(&reasons.join("; ")))),
                 ];
-                let edited = engine.edited(&c.path, |text| edit_front_matter(text, &edits))?;
+                let edited = files.edited(&c.path, |text| edit_front_matter(text, &edits))?;
                 move_file(&from, &to, &to_rel, edited.as_bytes())?;
                 archived.moved.push((c.id.clone(), to_rel));
             }
@@ -188,20 +160,20 @@ impl Engine {
         self.restore_many(&[id])?.remove(0)
     }
 
-    /// Brings the archived memories `ids` back, as [`Engine::restore`] does each, reading the
+    /// Brings the archived memories `ids` back, as [`Files::restore`] does each, reading the
     /// archive once: each one's path, or why it did not come back, in the order of `ids`.
     pub fn restore_many(&mut self, ids: &[&str]) -> Result<Vec<Result<String>>> {
-        self.with_lock(|engine| {
+        self.with_lock(|files| {
             let mut archived: std::collections::HashMap<String, Vec<String>> =
                 std::collections::HashMap::new();
-            for (rel, memory) in engine.archived()? {
+            for (rel, memory) in files.archived()? {
                 archived.entry(memory.id().to_string()).or_default().push(rel);
             }
             Ok(ids
                 .iter()
                 .map(|id| {
                     let id = MemoryId::new(id)?;
-                    engine.restore_found(&id, archived.get(id.as_str()).map(Vec::as_slice))
+                    files.restore_found(&id, archived.get(id.as_str()).map(Vec::as_slice))
                 })
                 .collect())
         })
@@ -225,6 +197,38 @@ impl Engine {
         move_file(&from, &to, &rel, edited.as_bytes())?;
         Ok(rel)
     }
+}
+
+/// The memories `mem prune` would archive, safest first, each with its reasons and title.
+pub(super) fn prune_candidates(
+    files: &Files,
+    usage: &mut Usage,
+    code: &Code,
+    rules: &PruneConfig,
+    now: Timestamp,
+) -> Result<Vec<Candidate>> {
+    let mut candidates = prune_candidates_untitled(files, usage, code, rules, now)?;
+    files.add_titles(&mut candidates)?;
+    Ok(candidates)
+}
+
+/// [`prune_candidates`] without their titles (empty), from what the index keeps
+/// of each memory: no file is read, so that a review counts and pages them at any size;
+/// [`Files::add_titles`] adds the titles of those it shows.
+pub(super) fn prune_candidates_untitled(
+    files: &Files,
+    usage: &mut Usage,
+    code: &Code,
+    rules: &PruneConfig,
+    now: Timestamp,
+) -> Result<Vec<Candidate>> {
+    let standings = files.index.standings()?;
+    let view = usage.view(files)?;
+    let decay = &files.config.decay;
+    let states: Vec<State> =
+        standings.iter().map(|s| view.state_of(&s.id, &s.basis, decay)).collect();
+    let gone = code.code_gone(files)?;
+    Ok(prune::candidates(&standings, &states, rules, view.since, &gone, now))
 }
 
 /// Writes `contents` at `to` (which must not exist) and then removes `from`: at every moment

@@ -3,7 +3,7 @@
 //! them already, or new memories that supersede a fact they change. Once per (session,
 //! statement), however often the transcript is read.
 
-use super::{Admission, Engine};
+use super::Admission;
 use crate::Result;
 use crate::capture::facts::{FACT_IMPORTANCE, FACT_TAG, Facts, Stated, normal};
 use crate::capture::{SESSION_SOURCE, is_digest, project_tag, redact};
@@ -23,19 +23,11 @@ fn key(text: &str) -> String {
     blake3::hash(normal(text).as_bytes()).to_hex()[..32].to_string()
 }
 
-impl Engine {
-    /// Whether the statements of the session the digest `memory` tells of were taken as fact
-    /// memories (this root's session log says so; not when it cannot be read).
-    pub(super) fn facts_taken(&mut self, memory: &Memory) -> bool {
-        let source = memory.source().and_then(|s| s.strip_prefix(SESSION_SOURCE));
-        let Some(session) = source else { return false };
-        self.session_log().and_then(|log| log.facts_of(session)).is_ok_and(|f| !f.is_empty())
-    }
-
+impl super::capture::Capturing<'_> {
     /// Takes the statements `stated` of session `session` (started in `cwd`), each with when it
     /// was made (else `now`): redacted, then a use of the fact that holds it exactly, else a new
     /// memory (semantic, or procedural for a way of working) with `source: session/<id>`, which
-    /// supersedes a very similar fact ([`Engine::admit`]'s measure) that it changes. Statements
+    /// supersedes a very similar fact ([`super::admit::admit`]'s measure) that it changes. Statements
     /// of the session taken before are skipped.
     pub(super) fn take_facts(
         &mut self,
@@ -49,7 +41,7 @@ impl Engine {
         for (said, at) in stated {
             let (text, _) = redact(&said.text);
             let key = key(&text);
-            if self.session_log()?.fact_taken(session, &key)?.is_some() {
+            if self.sessions.log()?.fact_taken(session, &key)?.is_some() {
                 facts.seen += 1;
             } else {
                 todo.push((text, key, said.kind, at.unwrap_or(now).min(now)));
@@ -58,7 +50,7 @@ impl Engine {
         if todo.is_empty() {
             return Ok(facts);
         }
-        self.refresh(now, &crate::progress::Silent)?;
+        self.files.refresh(self.usage, now, &crate::progress::Silent)?;
         let mut tags = vec![FACT_TAG.to_string()];
         tags.extend(cwd.and_then(project_tag));
         for (text, key, kind, at) in todo {
@@ -70,30 +62,31 @@ impl Engine {
                 title: None,
                 source: Some(format!("{SESSION_SOURCE}{session}")),
             };
-            let (memory, outcome) = match self.admit_among(&new, at, is_fact)? {
-                Admission::Duplicate { id, .. } => {
-                    self.used(std::slice::from_ref(&id), at, true)?;
-                    facts.used.push(id.clone());
-                    (id, "used")
-                }
-                admission => {
-                    // Its text was redacted above, where its key was made.
-                    let added = self.write_new(new, at)?;
-                    self.refresh(now, &crate::progress::Silent)?;
-                    // Saying it is its first use, as saying it again is the next one.
-                    self.used(std::slice::from_ref(&added.id), at, true)?;
-                    facts.added.push(added.id.clone());
-                    match admission {
-                        Admission::Similar(old) => {
-                            self.supersede(&old.id, &added.id, at)?;
-                            facts.superseded.push((old.id, added.id.clone()));
-                            (added.id, "superseded")
-                        }
-                        _ => (added.id, "added"),
+            let (memory, outcome) =
+                match super::admit::admit_among(self.files, self.vectors, &new, at, is_fact)? {
+                    Admission::Duplicate { id, .. } => {
+                        self.usage.used(self.files, std::slice::from_ref(&id), at, true)?;
+                        facts.used.push(id.clone());
+                        (id, "used")
                     }
-                }
-            };
-            self.session_log()?.record_fact(session, &key, &memory, outcome, at)?;
+                    admission => {
+                        // Its text was redacted above, where its key was made.
+                        let added = self.files.write_new(new, at)?;
+                        self.files.refresh(self.usage, now, &crate::progress::Silent)?;
+                        // Saying it is its first use, as saying it again is the next one.
+                        self.usage.used(self.files, std::slice::from_ref(&added.id), at, true)?;
+                        facts.added.push(added.id.clone());
+                        match admission {
+                            Admission::Similar(old) => {
+                                self.files.supersede(&old.id, &added.id, at)?;
+                                facts.superseded.push((old.id, added.id.clone()));
+                                (added.id, "superseded")
+                            }
+                            _ => (added.id, "added"),
+                        }
+                    }
+                };
+            self.sessions.log()?.record_fact(session, &key, &memory, outcome, at)?;
         }
         Ok(facts)
     }

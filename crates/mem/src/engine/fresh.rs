@@ -19,7 +19,7 @@ use jiff::Timestamp;
 use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
 
-use super::Engine;
+use super::{Files, Usage};
 use crate::Result;
 use crate::config::Check;
 use crate::index::{BadFile, Reading, RefreshReport, Scope};
@@ -152,30 +152,31 @@ fn stamped(bad: &[BadFile], taken_ns: i64) -> Vec<BadFile> {
     bad.iter().map(stamp).collect()
 }
 
-impl Engine {
+impl Files {
     /// Brings the index up to date for a recall, by the contract above: the folders that
     /// changed are walked again, the files that could not be read are read again, and every
     /// file is checked when `[index] check = "full"`, when the index changed under another
     /// process's hands, or when the last full check is older than `[index] full_check_secs`.
     ///
-    /// While the root is watched ([`Engine::watch`]), nothing is checked until the watcher
+    /// While the root is watched ([`Files::watch`]), nothing is checked until the watcher
     /// reports a change (then the folders, and the memory files it names) or the full-check
     /// bound passes.
     pub fn refresh_for_recall(
         &mut self,
+        usage: &mut Usage,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let max_age = self.full_check_ns();
         let full = self.config.index.check == Check::Full;
         let Some(watch) = &mut self.watch else {
-            return self.refresh_by_folders(now, progress);
+            return self.refresh_by_folders(usage, now, progress);
         };
         let seen = watch.take();
         let wall = wall_ns();
         if full || wall.saturating_sub(watch.checked_ns) > max_age {
             watch.checked_ns = wall;
-            return self.refresh(now, progress);
+            return self.refresh(usage, now, progress);
         }
         if seen.is_empty() {
             return Ok(RefreshReport::default());
@@ -189,7 +190,7 @@ impl Engine {
             .collect::<FxHashSet<String>>()
             .into_iter()
             .collect();
-        let mut report = self.refresh_by_folders(now, progress)?;
+        let mut report = self.refresh_by_folders(usage, now, progress)?;
         if !rels.is_empty() {
             let files = self.refresh_files(&rels, now)?;
             report.add_counts(&files);
@@ -199,7 +200,7 @@ impl Engine {
     }
 
     /// Starts watching the root for changes (for a long-lived process); afterwards
-    /// [`Engine::refresh_for_recall`] reads nothing until something changes. The reason when
+    /// [`Files::refresh_for_recall`] reads nothing until something changes. The reason when
     /// the system refuses; the folder check stays in use then.
     pub fn watch(&mut self) -> std::result::Result<(), String> {
         let watch = super::watch::Watch::start(&self.root, wall_ns())?;
@@ -217,17 +218,18 @@ impl Engine {
     /// The quick check by folders (see the module's contract).
     fn refresh_by_folders(
         &mut self,
+        usage: &mut Usage,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
         let started = wall_ns();
         let Some(mut folders) = self.quick_folders(started) else {
-            return self.refresh(now, progress);
+            return self.refresh(usage, now, progress);
         };
         if !folders.changed(&self.root).is_empty() || !folders.bad.is_empty() {
             let mut report =
-                self.with_lock(|engine| engine.refresh_folders(now, started, progress))?;
-            report.warnings.extend(self.refresh_last_used()?);
+                self.with_lock(|files| files.refresh_folders(now, started, progress))?;
+            report.warnings.extend(usage.refresh_last_used(self)?);
             return Ok(report);
         }
         if folders.settles_by(started) {
@@ -237,7 +239,7 @@ impl Engine {
             let _best_effort = folders.save(&self.state_dir);
         }
         let mut report = RefreshReport { scan_issues: folders.issues, ..Default::default() };
-        report.warnings.extend(self.refresh_last_used()?);
+        report.warnings.extend(usage.refresh_last_used(self)?);
         Ok(report)
     }
 
@@ -310,23 +312,23 @@ impl Engine {
         rels: &[String],
         now: Timestamp,
     ) -> Result<RefreshReport> {
-        self.with_lock(|engine| {
-            if let Some(notice) = engine.reopen_if_stale()? {
-                engine.pending_notice.get_or_insert(notice);
+        self.with_lock(|files| {
+            if let Some(notice) = files.reopen_if_stale()? {
+                files.pending_notice.get_or_insert(notice);
             }
-            let before = engine.index.version();
+            let before = files.index.version();
             let mut scan = store::Scan::default();
-            scan.files.extend(rels.iter().filter_map(|rel| FileStat::of(&engine.root, rel)));
+            scan.files.extend(rels.iter().filter_map(|rel| FileStat::of(&files.root, rel)));
             let scope: FxHashSet<String> = rels.iter().cloned().collect();
-            let max = engine.config.limits.max_file_bytes;
+            let max = files.config.limits.max_file_bytes;
             let silent = &crate::progress::Silent;
             let started = wall_ns();
             // Read once: its bad files now, and it is updated after the commit.
-            let folders = Folders::load(&engine.state_dir);
+            let folders = Folders::load(&files.state_dir);
             let known = folders.as_ref().map_or(&[][..], |f| &f.bad_files[..]);
             let reading = Reading { max_file_bytes: max, known_bad: known };
-            let report = engine.index.refresh(
-                &engine.root,
+            let report = files.index.refresh(
+                &files.root,
                 scan,
                 Scope::Files(&scope),
                 reading,
@@ -338,12 +340,12 @@ impl Engine {
                 && let Some(mut folders) = folders
                 && folders.version == before
             {
-                folders.version = engine.index.version();
+                folders.version = files.index.version();
                 folders.bad.retain(|rel| !scope.contains(rel));
                 folders.bad.extend(report.bad_paths.iter().cloned());
                 folders.bad_files.retain(|b| !scope.contains(&b.rel));
                 folders.bad_files.extend(stamped(&report.bad_files, started));
-                folders.save(&engine.state_dir)?;
+                folders.save(&files.state_dir)?;
             }
             Ok(report)
         })
@@ -370,6 +372,7 @@ impl Engine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::Engine;
     use crate::format::{MemoryType, NewMemory};
 
     /// A file that broke the format is parsed once, then reported from what was read while
@@ -387,7 +390,7 @@ mod tests {
             title: None,
             source: None,
         };
-        engine.add(note, now).unwrap();
+        engine.files.add(note, now).unwrap();
         let bad = dir.path().join("bad.md");
         std::fs::write(&bad, format!("---\nid: b\ntags: {}\n---\n", "[".repeat(5000))).unwrap();
         let hour_ago = std::time::SystemTime::UNIX_EPOCH

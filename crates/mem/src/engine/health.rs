@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::{Engine, ModelStatus};
+use super::{Code, Files, ModelStatus, Sessions, Usage, Vectors};
 use crate::format::MemoryType;
 use crate::health::{self, CaptureSummary, Coverage, IndexCheck};
 use crate::index::RefreshReport;
@@ -140,7 +140,7 @@ pub struct Stats {
     pub duplicate_ids: usize,
 }
 
-impl Engine {
+impl Files {
     /// This project's main sessions in `sources` (transcript folders, agents' stores) against
     /// the sessions captured into this root (`source: session/<id>`), as the index has them.
     pub fn coverage(&self, sources: &health::Sources) -> Result<health::Coverage> {
@@ -161,91 +161,6 @@ impl Engine {
         health::capture_summary(&log, now, 24).map_err(|e| Error::io(&log, e))
     }
 
-    /// Checks the root without changing it: index against files (by content), parse errors,
-    /// the usage log, the capture log of the last 24 hours, and, given a folder of agent
-    /// transcripts, which main sessions of this project (see [`health::project_dir`]) were
-    /// never captured. Call it on an engine that has not refreshed, or there is nothing left
-    /// to find.
-    pub fn health(
-        &mut self,
-        now: Timestamp,
-        transcripts: Option<&health::Sources>,
-    ) -> Result<Health> {
-        let scan = store::scan(&self.root);
-        let index = health::check_index(
-            &self.root,
-            self.index.manifest()?,
-            &scan,
-            self.config.limits.max_file_bytes,
-        );
-        let usage_path = self.state_dir.join(usage::FILE);
-        let mut usage = if usage_path.exists() {
-            match self.usage().and_then(|log| log.check().and_then(|()| log.event_count())) {
-                Ok(events) => UsageCheck { present: true, events, ..Default::default() },
-                Err(e) => {
-                    UsageCheck { present: true, error: Some(e.to_string()), ..Default::default() }
-                }
-            }
-        } else {
-            UsageCheck::default()
-        };
-        (usage.file_problems, usage.skipped_files) = match usage::shared::load(&self.root) {
-            Ok(files) => (files.problems, files.skipped),
-            Err(e) => (vec![e.to_string()], Vec::new()),
-        };
-        let sessions_path = self.state_dir.join(crate::session::FILE);
-        let sessions = if sessions_path.exists() {
-            let counts = self.session_log().and_then(|log| log.health());
-            match counts {
-                Ok(counts) => SessionLogCheck {
-                    present: true,
-                    error: counts.problem.as_ref().map(|p| {
-                        format!(
-                            "{} is damaged ({p}); mem never deletes it: move it aside and the next \
-                             capture starts a new one",
-                            sessions_path.display()
-                        )
-                    }),
-                    counts: Some(counts),
-                },
-                Err(e) => {
-                    SessionLogCheck { present: true, counts: None, error: Some(e.to_string()) }
-                }
-            }
-        } else {
-            SessionLogCheck::default()
-        };
-        let capture = self.capture_summary(now)?;
-        let coverage = match transcripts {
-            None => None,
-            Some(sources) => Some(self.coverage(sources)?),
-        };
-        let leftovers = super::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
-        let interrupted_moves = self.interrupted_moves()?;
-        let unmerged = self.unmerged();
-        let embedding = self.model_status();
-        let code = match self.repo() {
-            Some(_) => Some(self.code_check()?),
-            None => None,
-        };
-        Ok(Health {
-            notice: self.pending_notice.clone(),
-            index,
-            usage,
-            sessions,
-            capture,
-            coverage,
-            embedding,
-            leftovers,
-            interrupted_moves,
-            unmerged,
-            code,
-            stated_facts: self.stated_facts()?,
-            // The walk the index was checked against: the files are not listed again.
-            secrets: self.secret_files(&scan.files),
-        })
-    }
-
     /// How many indexed memories capture took from what a user stated: those with the tag
     /// [`crate::capture::facts::FACT_TAG`] and a session as their source, not every memory
     /// whose source names a session (a digest, or one written by hand or by another tool).
@@ -259,17 +174,6 @@ impl Engine {
                     && !r.id.starts_with(crate::capture::DIGEST_ID_PREFIX)
             })
             .count())
-    }
-
-    /// The counts of [`Engine::verify`].
-    fn code_check(&self) -> Result<CodeCheck> {
-        let verified = self.verify()?;
-        let count =
-            |s: crate::cites::Status| verified.iter().filter(|v| v.code_status == Some(s)).count();
-        let citing = verified.iter().filter(|v| v.code_status.is_some()).count();
-        let gone = count(crate::cites::Status::Gone);
-        let moved = count(crate::cites::Status::Moved);
-        Ok(CodeCheck { citing, gone, moved })
     }
 
     /// Memories whose id is both in the index and in a file under `archive/`.
@@ -320,4 +224,102 @@ impl Engine {
             duplicate_ids: self.duplicates().len(),
         })
     }
+}
+
+/// Checks the root without changing it: index against files (by content), parse errors,
+/// the usage log, the capture log of the last 24 hours, and, given a folder of agent
+/// transcripts, which main sessions of this project (see [`health::project_dir`]) were
+/// never captured. Call it on an engine that has not refreshed, or there is nothing left
+/// to find.
+pub(super) fn check(
+    files: &Files,
+    usage_part: &mut Usage,
+    sessions_part: &mut Sessions,
+    vectors: &mut Vectors,
+    code_part: &Code,
+    now: Timestamp,
+    transcripts: Option<&health::Sources>,
+) -> Result<Health> {
+    let scan = store::scan(&files.root);
+    let index = health::check_index(
+        &files.root,
+        files.index.manifest()?,
+        &scan,
+        files.config.limits.max_file_bytes,
+    );
+    let usage_path = files.state_dir.join(usage::FILE);
+    let mut usage = if usage_path.exists() {
+        match usage_part.log().and_then(|log| log.check().and_then(|()| log.event_count())) {
+            Ok(events) => UsageCheck { present: true, events, ..Default::default() },
+            Err(e) => {
+                UsageCheck { present: true, error: Some(e.to_string()), ..Default::default() }
+            }
+        }
+    } else {
+        UsageCheck::default()
+    };
+    (usage.file_problems, usage.skipped_files) = match usage::shared::load(&files.root) {
+        Ok(files) => (files.problems, files.skipped),
+        Err(e) => (vec![e.to_string()], Vec::new()),
+    };
+    let sessions_path = files.state_dir.join(crate::session::FILE);
+    let sessions = if sessions_path.exists() {
+        let counts = sessions_part.log().and_then(|log| log.health());
+        match counts {
+            Ok(counts) => SessionLogCheck {
+                present: true,
+                error: counts.problem.as_ref().map(|p| {
+                    format!(
+                        "{} is damaged ({p}); mem never deletes it: move it aside and the next \
+                         capture starts a new one",
+                        sessions_path.display()
+                    )
+                }),
+                counts: Some(counts),
+            },
+            Err(e) => SessionLogCheck { present: true, counts: None, error: Some(e.to_string()) },
+        }
+    } else {
+        SessionLogCheck::default()
+    };
+    let capture = files.capture_summary(now)?;
+    let coverage = match transcripts {
+        None => None,
+        Some(sources) => Some(files.coverage(sources)?),
+    };
+    let leftovers = super::files::stale_leftovers(&scan.leftovers, now).map(String::from).collect();
+    let interrupted_moves = files.interrupted_moves()?;
+    let unmerged = files.unmerged();
+    let embedding = vectors.status(files);
+    let code = match code_part.repo(files) {
+        Some(_) => Some(code_check(files, code_part)?),
+        None => None,
+    };
+    Ok(Health {
+        notice: files.pending_notice.clone(),
+        index,
+        usage,
+        sessions,
+        capture,
+        coverage,
+        embedding,
+        leftovers,
+        interrupted_moves,
+        unmerged,
+        code,
+        stated_facts: files.stated_facts()?,
+        // The walk the index was checked against: the files are not listed again.
+        secrets: files.secret_files(&scan.files),
+    })
+}
+
+/// The counts of [`Code::verify`].
+fn code_check(files: &Files, code: &Code) -> Result<CodeCheck> {
+    let verified = code.verify(files)?;
+    let count =
+        |s: crate::cites::Status| verified.iter().filter(|v| v.code_status == Some(s)).count();
+    let citing = verified.iter().filter(|v| v.code_status.is_some()).count();
+    let gone = count(crate::cites::Status::Gone);
+    let moved = count(crate::cites::Status::Moved);
+    Ok(CodeCheck { citing, gone, moved })
 }

@@ -76,6 +76,7 @@ impl Layers {
             return Vec::new();
         };
         engine
+            .files
             .list(&[], &[])
             .map(|records| records.into_iter().map(|r| r.id).collect())
             .unwrap_or_default()
@@ -101,7 +102,7 @@ impl Layers {
     pub fn missing_root(&self) -> Option<&Path> {
         std::iter::once(&self.project)
             .chain(&self.user)
-            .map(|e| e.root())
+            .map(|e| e.files.root())
             .find(|root| !root.is_dir())
     }
 
@@ -128,32 +129,33 @@ impl Layers {
 
     /// The layer holding memory `id`: the project's when both do.
     pub fn locate(&mut self, id: &str) -> Option<Layer> {
-        if self.project.get(id).is_ok() {
+        if self.project.files.get(id).is_ok() {
             return Some(Layer::Project);
         }
         if let Some(user) = self.user.as_mut()
-            && user.get(id).is_ok()
+            && user.files.get(id).is_ok()
         {
             return Some(Layer::User);
         }
-        let (agent, _) = self.natives.iter_mut().find(|(_, e)| e.get(id).is_ok())?;
+        let (agent, _) = self.natives.iter_mut().find(|(_, e)| e.files.get(id).is_ok())?;
         Some(Layer::Native(*agent))
     }
 
     /// Whether the native memory `id` was adopted: a layer of mem's holds that id.
     pub fn is_adopted(&self, id: &str) -> bool {
-        self.project.get(id).is_ok() || self.user.as_ref().is_some_and(|u| u.get(id).is_ok())
+        self.project.files.get(id).is_ok()
+            || self.user.as_ref().is_some_and(|u| u.files.get(id).is_ok())
     }
 
-    /// Starts watching both roots (see [`Engine::watch`]); the layers that cannot be
+    /// Starts watching both roots (see [`Files::watch`](super::Files::watch)); the layers that cannot be
     /// watched, with the reason.
     pub fn watch(&mut self) -> Vec<(Layer, String)> {
         let mut refused = Vec::new();
-        if let Err(reason) = self.project.watch() {
+        if let Err(reason) = self.project.files.watch() {
             refused.push((Layer::Project, reason));
         }
         if let Some(user) = &mut self.user
-            && let Err(reason) = user.watch()
+            && let Err(reason) = user.files.watch()
         {
             refused.push((Layer::User, reason));
         }
@@ -261,10 +263,10 @@ impl Layers {
             .map(|e| (Layer::User, e))
             .chain(self.natives.iter_mut().map(|(a, e)| (Layer::Native(*a), e)));
         for (layer, engine) in engines {
-            let lent = project.model.lend(&mut engine.model);
+            let lent = project.vectors.model().lend(engine.vectors.model());
             let theirs = engine.recall_question(&question, &quiet, now, progress);
             if lent {
-                engine.model.lend(&mut project.model);
+                engine.vectors.model().lend(project.vectors.model());
             }
             let theirs = theirs?;
             if recall.relevance.is_none() {
@@ -280,7 +282,8 @@ impl Layers {
         }
         // A native memory adopted into mem keeps its id (mem's copy is the one recalled), and
         // one whose words a memory of mem found holds is that memory's fact: sent once.
-        let body = |engine: &Engine, id: &str| engine.get(id).ok().map(|(_, m)| fact(m.body()));
+        let body =
+            |engine: &Engine, id: &str| engine.files.get(id).ok().map(|(_, m)| fact(m.body()));
         let this = &*self;
         let mut ours: Vec<String> =
             recall.hits.iter().filter_map(|h| body(&this.project, &h.record.id)).collect();

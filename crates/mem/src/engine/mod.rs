@@ -2,20 +2,12 @@
 //! end (the command line, the MCP server, the served hooks, the page) calls. It never prints
 //! and never reads the clock: `now` is an argument.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use jiff::Timestamp;
-use rayon::prelude::*;
 
-use crate::config::Config;
 use crate::embed::ModelOverrides;
-use crate::format::{Memory, MemoryId, MemoryType};
-use crate::index::synonyms::Thesaurus;
-use crate::index::{MemoryIndex, Record, RefreshReport};
-use crate::store;
-use crate::tokenizer;
-use crate::usage::{self, UsageLog};
+use crate::index::RefreshReport;
 use crate::{Error, Result};
 
 mod admit;
@@ -24,6 +16,7 @@ mod cites;
 mod context;
 mod edit;
 mod facts;
+mod files;
 mod fresh;
 mod health;
 mod held;
@@ -35,13 +28,16 @@ mod reflect;
 mod resolve;
 mod secrets;
 mod semantic;
+mod sessions;
 mod sync;
 mod watch;
 
 pub use self::admit::{Added, Admission, OnSimilar, Remembered, Similar};
+pub use self::cites::Code;
 pub use self::cites::{Verified, states_how_things_are};
 pub use self::context::{ContextOptions, SessionContext};
 pub use self::edit::{Archived, Forgotten};
+pub use self::files::Files;
 pub use self::health::{CodeCheck, Health, InterruptedMove, Stats, UsageCheck};
 pub use self::layers::{LayeredRecall, Layers, merge};
 pub use self::model::Model;
@@ -55,43 +51,24 @@ pub use self::reflect::{
 };
 pub use self::resolve::Resolved;
 pub use self::secrets::SecretFile;
-pub use self::semantic::{ModelStatus, VectorReport};
-pub use self::sync::SyncReport;
+pub use self::semantic::{ModelStatus, VectorReport, Vectors};
+pub use self::sessions::Sessions;
+pub use self::sync::{SyncReport, Usage};
 
-/// Age after which a temporary file of [`store::write_atomic`] is taken as left by an
-/// interrupted write, in ns.
-const LEFTOVER_AGE_NS: i128 = 60_000_000_000;
-
-/// The temporary files of `leftovers` (path, mtime in ns) old enough to have been left by an
-/// interrupted write: older than [`LEFTOVER_AGE_NS`] at `now`.
-fn stale_leftovers(leftovers: &[(String, i64)], now: Timestamp) -> impl Iterator<Item = &str> {
-    let cutoff = now.as_nanosecond().saturating_sub(LEFTOVER_AGE_NS);
-    leftovers
-        .iter()
-        .filter(move |(_, mtime_ns)| i128::from(*mtime_ns) < cutoff)
-        .map(|(rel, _)| rel.as_str())
-}
-
-/// An open memory root.
+/// An open memory root: its parts, each owning what it holds, and the operations that need
+/// several of them. A part's own operations are called on it (`engine.files.get(id)`,
+/// `engine.code.verify(&engine.files)`); those that take another part say so.
 pub struct Engine {
-    root: PathBuf,
-    state_dir: PathBuf,
-    config: Config,
-    index: MemoryIndex,
-    lock: File,
-    pending_notice: Option<String>,
-    thesaurus: Thesaurus,
-    usage: Option<UsageLog>,
-    sessions: Option<crate::session::SessionLog>,
-    semantic: semantic::Semantic,
-    model: model::Model,
-    warnings: Vec<String>,
-    /// When each memory was last used, for ranking recency (see [`crate::usage::last_used`]).
-    last_used: crate::usage::last_used::LastUsed,
-    /// The watch of the root's files, in a long-lived process (see [`Engine::watch`]).
-    watch: Option<watch::Watch>,
-    /// Whether its memories are checked against its repository's code (see [`crate::cites`]).
-    code_checks: bool,
+    /// The root's memory files, settings and index.
+    pub files: Files,
+    /// This machine's usage log and the root's usage files.
+    pub usage: Usage,
+    /// The session log.
+    pub sessions: Sessions,
+    /// The embedding model and the memories' vectors.
+    pub vectors: Vectors,
+    /// Whether the memories are checked against the repository's code.
+    pub code: Code,
 }
 
 impl Engine {
@@ -104,130 +81,26 @@ impl Engine {
     /// Opens the memory root `root` like [`Engine::open`], with the front end's overrides of
     /// the model folder and the ONNX Runtime library.
     pub fn open_with(root: &Path, overrides: &ModelOverrides) -> Result<Engine> {
-        if root.is_file() {
-            return Err(Error::RootIsFile(root.to_path_buf()));
-        }
-        if !root.is_dir() {
-            return Err(Error::NoRoot(root.to_path_buf()));
-        }
-        let config = Config::load(root)?;
-        let state_dir = store::state_dir(root)?;
-        let lock_path = state_dir.join("lock");
-        let lock = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| Error::io(&lock_path, e))?;
-        lock.lock().map_err(|e| Error::io(&lock_path, e))?;
-        let opened = MemoryIndex::open(&state_dir);
-        lock.unlock().map_err(|e| Error::io(&lock_path, e))?;
-        let (index, pending_notice) = opened?;
-        let thesaurus = Thesaurus::new(&config.query.synonyms, &mut tokenizer::analyzer());
+        let files = Files::open(root)?;
+        let busy = std::time::Duration::from_millis(files.config.usage.busy_timeout_ms);
         Ok(Engine {
-            root: root.to_path_buf(),
-            state_dir,
-            index,
-            lock,
-            pending_notice,
-            thesaurus,
-            usage: None,
-            sessions: None,
-            semantic: semantic::Semantic::new(),
-            model: model::Model::configured(overrides),
-            warnings: config.ignored_keys(),
-            config,
-            last_used: Default::default(),
-            watch: None,
-            code_checks: true,
+            usage: Usage::new(&files.state_dir, busy),
+            sessions: Sessions::new(&files.state_dir, busy),
+            vectors: Vectors::new(Model::configured(overrides)),
+            code: Code::new(),
+            files,
         })
     }
 
-    /// The memory root.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    /// What opening the root found that the user should fix (settings a root may not set),
-    /// one line each.
-    pub fn warnings(&self) -> &[String] {
-        &self.warnings
-    }
-
-    /// The root's settings.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// The usage log, opened on first use.
-    pub(crate) fn usage(&mut self) -> Result<&mut UsageLog> {
-        if self.usage.is_none() {
-            let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
-            self.usage = Some(UsageLog::open(&self.state_dir.join(usage::FILE), busy)?);
-        }
-        Ok(self.usage.as_mut().expect("opened above"))
-    }
-
-    /// The session log, opened (created if needed) on first use.
-    pub(crate) fn session_log(&mut self) -> Result<&mut crate::session::SessionLog> {
-        if self.sessions.is_none() {
-            let busy = std::time::Duration::from_millis(self.config.usage.busy_timeout_ms);
-            let path = self.state_dir.join(crate::session::FILE);
-            self.sessions = Some(crate::session::SessionLog::open(&path, busy)?);
-        }
-        Ok(self.sessions.as_mut().expect("opened above"))
-    }
-
-    /// The session log when the root has one (`None` before the first capture): for readers,
-    /// which must not create it.
-    pub fn existing_session_log(&mut self) -> Result<Option<&mut crate::session::SessionLog>> {
-        if self.sessions.is_none() && !self.state_dir.join(crate::session::FILE).exists() {
-            return Ok(None);
-        }
-        self.session_log().map(Some)
-    }
-
-    /// The path of an indexed memory's file, relative to the root; an error names the fix when
-    /// the id is malformed, unknown or used twice.
-    pub(crate) fn path_of(&self, id: &str) -> Result<String> {
-        let id = MemoryId::new(id)?;
-        let mut paths = self.index.paths_of(id.as_str())?;
-        match paths.len() {
-            0 => Err(Error::NotFound(id.to_string())),
-            1 => Ok(paths.remove(0)),
-            _ => Err(Error::DuplicateId {
-                id: id.to_string(),
-                paths: paths.into_iter().map(PathBuf::from).collect(),
-            }),
-        }
-    }
-
-    /// The index's counts by type and by month of creation (see [`crate::index::Tally`]).
-    pub fn tally(&self) -> Result<crate::index::Tally> {
-        self.index.tally()
-    }
-
-    /// The `n` most recently created memories' records, newest first.
-    pub fn newest(&self, n: usize) -> Result<Vec<Record>> {
-        self.index.newest(n)
-    }
-
-    /// The index's record of memory `id`, if one file holds it.
-    pub fn record(&self, id: &str) -> Result<Option<Record>> {
-        let mut found = self.index.records_of(id)?;
-        Ok(if found.len() == 1 { found.pop() } else { None })
-    }
-
     /// Brings the index up to date with the files (see [`MemoryIndex::refresh`]), holding the
-    /// root's lock so that concurrent processes take turns.
+    /// root's lock so that concurrent processes take turns, and the last-use map with the
+    /// usage files.
     pub fn refresh(
         &mut self,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let mut report = self.with_lock(|engine| engine.refresh_locked(now, progress, false))?;
-        report.warnings.extend(self.refresh_last_used()?);
-        Ok(report)
+        self.files.refresh(&mut self.usage, now, progress)
     }
 
     /// Throws the index away and builds it again from the files.
@@ -236,173 +109,164 @@ impl Engine {
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<RefreshReport> {
-        let mut report = self.with_lock(|engine| engine.refresh_locked(now, progress, true))?;
-        report.warnings.extend(self.refresh_last_used()?);
-        Ok(report)
+        self.files.rebuild(&mut self.usage, now, progress)
     }
 
-    /// Runs `f` holding the root's lock (`.mem/lock`).
-    pub(crate) fn with_lock<T>(&mut self, f: impl FnOnce(&mut Engine) -> Result<T>) -> Result<T> {
-        let lock_path = self.state_dir.join("lock");
-        self.lock.lock().map_err(|e| Error::io(&lock_path, e))?;
-        let result = f(self);
-        self.lock.unlock().map_err(|e| Error::io(&lock_path, e))?;
-        result
-    }
-
-    fn refresh_locked(
+    /// Brings the index up to date for a recall (see [`Files::refresh_for_recall`]).
+    pub fn refresh_for_recall(
         &mut self,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
-        rebuild: bool,
     ) -> Result<RefreshReport> {
-        let mut notices: Vec<String> = self.pending_notice.take().into_iter().collect();
-        if rebuild {
-            self.index = MemoryIndex::create(&self.state_dir)?;
-        } else {
-            notices.extend(self.reopen_if_stale()?);
-        }
-        let max_file_bytes = self.config.limits.max_file_bytes;
-        let started = fresh::wall_ns();
-        let mut scan = store::scan(&self.root);
-        let mut dirs = std::mem::take(&mut scan.dirs);
-        let removed = self.remove_leftovers(&scan.leftovers, now);
-        if removed > 0 {
-            notices.push(format!(
-                "removed {removed} temporary files ({}*) left by interrupted writes",
-                store::TEMP_PREFIX
-            ));
-        }
-        let all = crate::index::Scope::All;
-        let known = if rebuild { Vec::new() } else { fresh::Folders::known_bad(&self.state_dir) };
-        let reading = crate::index::Reading { max_file_bytes, known_bad: &known };
-        let mut report = match self.index.refresh(&self.root, scan, all, reading, now, progress) {
-            // The index is derived from the files: one that cannot be updated is rebuilt,
-            // and nothing else under `.mem/` is touched.
-            Err(Error::Index(e)) if !rebuild => {
-                self.index = MemoryIndex::create(&self.state_dir)?;
-                notices.push(format!(
-                    "the index could not be updated ({e}); rebuilt it from the memory files"
-                ));
-                let mut scan = store::scan(&self.root);
-                dirs = std::mem::take(&mut scan.dirs);
-                let reading = crate::index::Reading { max_file_bytes, known_bad: &[] };
-                self.index.refresh(&self.root, scan, all, reading, now, progress)?
-            }
-            result => result?,
+        self.files.refresh_for_recall(&mut self.usage, now, progress)
+    }
+
+    /// Refreshes the index, then ranks the memories matching `query`. A corrupt index is
+    /// rebuilt once (with a notice in the report) before giving up. In vector or hybrid mode
+    /// the vectors are brought up to date first (at most `[embed] recall_embed_limit`
+    /// memories are embedded here); when the model cannot be used, hybrid recall falls back to
+    /// BM25 with a warning in the report, and vector recall fails. The files of the memories
+    /// returned are stat'ed, and when one changed since it was indexed it is read again and
+    /// the recall runs again.
+    pub fn recall(
+        &mut self,
+        query: &str,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Recall> {
+        self.recall_question(&crate::question::Question::new(query, now), options, now, progress)
+    }
+
+    /// [`Engine::recall`] of a question already analysed (built at the same `now`), as
+    /// [`Layers`] asks each of its engines.
+    pub(crate) fn recall_question(
+        &mut self,
+        question: &crate::question::Question,
+        options: &RecallOptions,
+        now: Timestamp,
+        progress: &dyn crate::progress::Progress,
+    ) -> Result<Recall> {
+        let mut recalling = recall::Recalling {
+            files: &mut self.files,
+            usage: &mut self.usage,
+            vectors: &mut self.vectors,
+            code: &self.code,
         };
-        report.notices.splice(0..0, notices);
-        let version = self.index.version();
-        fresh::Folders::after_full(version, started, dirs, &report).save(&self.state_dir)?;
-        Ok(report)
+        recalling.question(question, options, now, progress)
     }
 
-    /// Opens the index again when another process has committed since this one opened it;
-    /// the notice when it had to be rebuilt.
-    fn reopen_if_stale(&mut self) -> Result<Option<String>> {
-        if self.index.is_current() {
-            return Ok(None);
-        }
-        let (index, notice) = MemoryIndex::open(&self.state_dir)?;
-        self.index = index;
-        Ok(notice)
+    /// Appends a `retrieved` event per hit to the usage log (see
+    /// [`recall::record_retrievals`]).
+    pub(crate) fn record_retrievals(
+        &mut self,
+        query: &str,
+        hits: &[crate::index::Hit],
+        now: Timestamp,
+    ) -> Option<String> {
+        recall::record_retrievals(&mut self.usage, query, hits, now)
     }
 
-    /// Removes the temporary files of interrupted writes that are older than a minute (a
-    /// write in progress takes far less); returns how many. Called under the lock.
-    fn remove_leftovers(&self, leftovers: &[(String, i64)], now: Timestamp) -> usize {
-        stale_leftovers(leftovers, now)
-            .filter(|rel| std::fs::remove_file(self.root.join(rel)).is_ok())
-            .count()
+    /// Remembers a new text the way every front end does (see [`admit::remember`]): an exact
+    /// duplicate is counted as used, a near-duplicate is handled as `on_similar` says, a new
+    /// file is indexed at once. Call [`Engine::refresh`] first.
+    pub fn remember(
+        &mut self,
+        new: crate::format::NewMemory,
+        on_similar: OnSimilar,
+        now: Timestamp,
+    ) -> Result<Remembered> {
+        admit::remember(&mut self.files, &mut self.usage, &mut self.vectors, new, on_similar, now)
     }
 
-    /// The memory with `id`, read from its file, with its path relative to the root. Call
-    /// [`Engine::refresh`] first so the index knows of recent files.
-    pub fn get(&self, id: &str) -> Result<(String, Memory)> {
-        let rel = self.path_of(id)?;
-        let path = self.root.join(&rel);
-        let bytes =
-            store::read_limited(&path, self.config.limits.max_file_bytes).map_err(|e| match e {
-                store::ReadError::Io(e) => Error::io(&path, e),
-                store::ReadError::Format(source) => {
-                    Error::Parse { path: rel.clone().into(), source }
-                }
-            })?;
-        let memory = Memory::parse_bytes(&bytes)
-            .map_err(|source| Error::Parse { path: rel.clone().into(), source })?;
-        Ok((rel, memory))
+    /// Records that the memories `ids` helped, and syncs them (see [`Usage::used`]).
+    pub fn used(
+        &mut self,
+        ids: &[String],
+        now: Timestamp,
+        sync: bool,
+    ) -> Result<(Vec<String>, SyncReport)> {
+        self.usage.used(&mut self.files, ids, now, sync)
     }
 
-    /// Every indexed memory, read from its file, in path order (files that stopped parsing
-    /// since the last refresh are left out; the refresh reports them).
-    pub(crate) fn load_all(&self) -> Vec<(String, Memory)> {
-        self.load_all_map(|rel, m| Some((rel, m)))
+    /// Writes the usage log's new events to this machine's usage file (see [`Usage::sync`]).
+    pub fn sync(&mut self, now: Timestamp) -> Result<SyncReport> {
+        self.usage.sync(&mut self.files, now)
     }
 
-    /// Every indexed memory read as [`Engine::load_all`] reads it, turned into what `f` keeps
-    /// of it (in parallel, so that only what is kept is ever held for all of them).
-    pub(crate) fn load_all_map<T: Send>(
-        &self,
-        f: impl Fn(String, Memory) -> Option<T> + Sync,
-    ) -> Vec<T> {
-        let mut rels: Vec<String> = match self.index.manifest() {
-            Ok(manifest) => manifest.files.keys().cloned().collect(),
-            Err(_) => return Vec::new(),
+    /// Captures a session from a hook payload: reads its transcript, writes or updates
+    /// `sessions/session-<session_id>.md`, takes the facts the user stated, imports the events
+    /// into the session log, and appends the outcome to `.mem/capture.log`. A payload that
+    /// names no transcript is looked up by session id in the agents' folders (`homes`).
+    pub fn capture(
+        &mut self,
+        payload: &[u8],
+        homes: &crate::agent::Homes,
+        now: Timestamp,
+    ) -> Result<crate::capture::Captured> {
+        let mut capturing = capture::Capturing {
+            files: &mut self.files,
+            usage: &mut self.usage,
+            sessions: &mut self.sessions,
+            vectors: &mut self.vectors,
         };
-        rels.sort();
-        let max = self.config.limits.max_file_bytes;
-        let root = &self.root;
-        rels.into_par_iter()
-            .filter_map(|rel| {
-                let bytes = store::read_limited(&root.join(&rel), max).ok()?;
-                let memory = Memory::parse_bytes(&bytes).ok()?;
-                f(rel, memory)
-            })
-            .collect()
+        capturing.capture(payload, homes, now)
     }
 
-    /// Indexed memories of the given types and tags, newest first.
-    pub fn list(&self, kinds: &[MemoryType], tags: &[String]) -> Result<Vec<Record>> {
-        let mut records = self.index.records(kinds, tags)?;
-        // The last access ranking uses: the index's, or a later use in the usage files.
-        for r in &mut records {
-            let used = self.last_used.get(crate::format::id_key(&r.id));
-            if let Some(at) = used.and_then(|s| Timestamp::from_second(s).ok()) {
-                r.last_access = r.last_access.max(at);
-            }
-        }
-        Ok(records)
+    /// Checks the root without changing it: index against files (by content), parse errors,
+    /// the usage and session logs, the capture log of the last 24 hours, the model, the code
+    /// checks, and, given a folder of agent transcripts, which main sessions of this project
+    /// were never captured. Call it on an engine that has not refreshed, or there is nothing
+    /// left to find.
+    pub fn health(
+        &mut self,
+        now: Timestamp,
+        transcripts: Option<&crate::health::Sources>,
+    ) -> Result<Health> {
+        let Engine { files, usage, sessions, vectors, code } = self;
+        health::check(files, usage, sessions, vectors, code, now, transcripts)
     }
 
-    /// Ids used by more than one indexed file, each with its paths.
-    pub fn duplicates(&self) -> Vec<(String, Vec<String>)> {
-        self.index.manifest().map(|m| m.duplicate_ids()).unwrap_or_default()
-    }
-}
-
-impl Engine {
-    /// The text of the file at `rel` (relative to the root) with `change` applied (front-matter
-    /// edits, a new body); a change the file's text does not allow is a parse error naming it.
-    pub(crate) fn edited(
-        &self,
-        rel: &str,
-        change: impl FnOnce(&str) -> std::result::Result<String, crate::format::FormatError>,
-    ) -> Result<String> {
-        let path = self.root.join(rel);
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
-        change(&text).map_err(parse_error(rel))
+    /// The memories `mem prune` would archive, safest first, each with its reasons and title.
+    pub fn prune_candidates(
+        &mut self,
+        rules: &crate::config::PruneConfig,
+        now: Timestamp,
+    ) -> Result<Vec<crate::prune::Candidate>> {
+        edit::prune_candidates(&self.files, &mut self.usage, &self.code, rules, now)
     }
 
-    /// Rewrites the file at `rel` in place, atomically, with `change` applied (see
-    /// [`Engine::edited`]).
-    pub(crate) fn rewrite(
-        &self,
-        rel: &str,
-        change: impl FnOnce(&str) -> std::result::Result<String, crate::format::FormatError>,
-    ) -> Result<()> {
-        let path = store::inside_root(&self.root, rel)?;
-        let text = self.edited(rel, change)?;
-        store::write_atomic(&path, text.as_bytes(), store::Overwrite::Yes)
+    /// [`Engine::prune_candidates`] without their titles (see
+    /// [`edit::prune_candidates_untitled`]); [`Files::add_titles`] adds those shown.
+    pub fn prune_candidates_untitled(
+        &mut self,
+        rules: &crate::config::PruneConfig,
+        now: Timestamp,
+    ) -> Result<Vec<crate::prune::Candidate>> {
+        edit::prune_candidates_untitled(&self.files, &mut self.usage, &self.code, rules, now)
+    }
+
+    /// What `mem reflect` would write: observations that join an existing reflection (which
+    /// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
+    pub fn reflect_plan(&self, options: &ReflectOptions, now: Timestamp) -> Result<Vec<Proposal>> {
+        reflect::plan(&self.files, self.vectors.loaded_vectors(), options, now)
+    }
+
+    /// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
+    /// `consolidated_into` on their new sources. With a summariser, its output is the body; a
+    /// cluster whose summariser fails is skipped and reported, the others go on.
+    pub fn reflect(
+        &mut self,
+        proposals: &[Proposal],
+        summarizer: Option<&dyn Summarize>,
+        now: Timestamp,
+    ) -> Result<ReflectReport> {
+        reflect::write(&mut self.files, proposals, summarizer, now)
+    }
+
+    /// Records that the memory `id` was checked and found right (see [`Usage::confirm`]).
+    pub fn confirm(&mut self, id: &str, now: Timestamp) -> Result<()> {
+        self.usage.confirm(&mut self.files, id, now)
     }
 }
 
@@ -413,7 +277,7 @@ fn parse_error(path: &str) -> impl Fn(crate::format::FormatError) -> Error + '_ 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::NewMemory;
+    use crate::format::{MemoryType, NewMemory};
 
     fn now() -> Timestamp {
         "2026-11-30T12:00:00Z".parse().unwrap()
@@ -435,18 +299,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let hidden = crate::progress::Silent;
         let mut first = Engine::open(dir.path()).unwrap();
-        first.add(note("alpha"), now()).unwrap();
+        first.files.add(note("alpha"), now()).unwrap();
         assert_eq!(first.refresh(now(), &hidden).unwrap().added, 1);
 
         let mut second = Engine::open(dir.path()).unwrap();
         second.rebuild(now(), &hidden).unwrap();
-        second.add(note("beta"), now()).unwrap();
+        second.files.add(note("beta"), now()).unwrap();
         second.refresh(now(), &hidden).unwrap();
 
         // The rebuilt index restarts its generations; the first engine must still reload.
         let report = first.refresh(now(), &hidden).unwrap();
         assert_eq!(report.added, 0, "the other process already indexed beta");
-        assert_eq!(first.list(&[], &[]).unwrap().len(), 2);
+        assert_eq!(first.files.list(&[], &[]).unwrap().len(), 2);
     }
 
     #[test]
@@ -458,8 +322,8 @@ mod tests {
         )
         .unwrap();
         let mut engine = Engine::open(dir.path()).unwrap();
-        engine.add(note("the grue waits on port 5432"), now()).unwrap();
-        engine.add(note("lunch was pasta"), now()).unwrap();
+        engine.files.add(note("the grue waits on port 5432"), now()).unwrap();
+        engine.files.add(note("lunch was pasta"), now()).unwrap();
         let options = RecallOptions { limit: 5, ..Default::default() };
         let recall = engine.recall("zork port", &options, now(), &crate::progress::Silent).unwrap();
         assert_eq!(recall.hits.len(), 1);
@@ -468,10 +332,13 @@ mod tests {
         assert_eq!(recall.expansions, ["grue"]);
         // One memory matches: its keyword relevance (BM25 × the coverage factor) is the best.
         let hit = &recall.hits[0];
-        let best =
-            crate::score::keyword(hit.bm25, hit.components.coverage, &engine.config().ranking);
+        let best = crate::score::keyword(
+            hit.bm25,
+            hit.components.coverage,
+            &engine.files.config().ranking,
+        );
         assert_eq!(recall.relevance, Some(crate::score::Relevance::Bm25 { best }));
-        let explained = recall.explain(engine.config());
+        let explained = recall.explain(engine.files.config());
         assert!(
             explained
                 .contains(&format!("relevance = bm25 × (1 − 0.5 + 0.5 × coverage) / {best:.3}")),
@@ -481,6 +348,6 @@ mod tests {
 
         let none = engine.recall("zebra", &options, now(), &crate::progress::Silent).unwrap();
         assert!(none.hits.is_empty() && none.relevance.is_none());
-        assert_eq!(none.explain(engine.config()), "");
+        assert_eq!(none.explain(engine.files.config()), "");
     }
 }

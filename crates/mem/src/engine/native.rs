@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::{Engine, Layers};
+use super::Layers;
 use crate::agent::{Agent, NativeMemory, NativeRead};
 use crate::format::{MemoryType, whole_second, yaml_text};
 use crate::store::{self, Layer, Overwrite};
@@ -141,9 +141,12 @@ impl Layers {
             ));
         };
         let native = self.engine(Layer::Native(agent)).expect("located");
-        let (_, memory) = native.get(id)?;
+        let (_, memory) = native.files.get(id)?;
         let text = memory.render();
-        let uses = native.uses_of(id);
+        let uses = native
+            .usage
+            .view(&native.files)
+            .map_or(0, |view| view.uses().iter().filter(|(i, _)| i == id).count());
         let spec = agent.spec().memory.expect("a native layer has a memory spec");
         let personal = memory.tags().iter().any(|t| spec.personal.contains(&t.as_str()));
         let layer = match to {
@@ -172,10 +175,10 @@ impl Layers {
                 layer.as_str()
             )));
         };
-        if engine.get(id).is_ok() {
+        if engine.files.get(id).is_ok() {
             return Err(Error::InvalidMemory(format!("{id} is adopted already")));
         }
-        let path = engine.root().join(format!("{id}.md"));
+        let path = engine.files.root().join(format!("{id}.md"));
         store::write_atomic(&path, text.as_bytes(), Overwrite::No)?;
         // Its usage moves with it: one use in mem's root for each it had as the agent's.
         if uses > 0 {
@@ -185,13 +188,5 @@ impl Layers {
             }
         }
         Ok(Adopted { id: id.to_string(), layer, agent, redacted })
-    }
-}
-
-impl Engine {
-    /// How many times memory `id` was marked used in this root's local usage log (0 when it
-    /// cannot be read).
-    fn uses_of(&mut self, id: &str) -> usize {
-        self.usage_view().map_or(0, |view| view.uses().iter().filter(|(i, _)| i == id).count())
     }
 }

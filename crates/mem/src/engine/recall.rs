@@ -2,8 +2,9 @@
 
 use jiff::Timestamp;
 
-use super::{Engine, model};
+use super::{Code, Files, Usage, Vectors, model};
 use crate::config::RecallMode;
+use crate::embed::vectors::VectorStore;
 use crate::format::MemoryType;
 use crate::index::{Hit, RefreshReport, Search, Validity};
 use crate::question::Question;
@@ -26,7 +27,7 @@ pub struct RecallOptions {
     pub as_of: Option<Timestamp>,
     /// Record a `retrieved` event for each hit in the usage log.
     pub record: bool,
-    /// BM25, vector or hybrid; `None` takes the root's default (see [`Engine::recall_mode`]).
+    /// BM25, vector or hybrid; `None` takes the root's default (see [`Vectors::recall_mode`]).
     pub mode: Option<RecallMode>,
     /// Leave out hits whose strength (see [`crate::score::strength`]) is below this; 0 keeps
     /// the top k whatever their strength.
@@ -114,31 +115,24 @@ impl Recall {
     }
 }
 
-impl Engine {
-    /// Refreshes the index, then ranks the memories matching `query`. A corrupt index is
-    /// rebuilt once (with a notice in the report) before giving up. In vector or hybrid mode
-    /// the vectors are brought up to date first (at most `[embed] recall_embed_limit`
-    /// memories are embedded here); when the model cannot be used, hybrid recall falls back to
-    /// BM25 with a warning in the report, and vector recall fails.
-    ///
-    /// The index is checked by the freshness contract ([`Engine::refresh_for_recall`]): the
-    /// files of the memories returned are stat'ed, and when one changed since it was indexed
-    /// it is read again and the recall runs again.
-    pub fn recall(
-        &mut self,
-        query: &str,
-        options: &RecallOptions,
-        now: Timestamp,
-        progress: &dyn crate::progress::Progress,
-    ) -> Result<Recall> {
-        self.recall_question(&Question::new(query, now), options, now, progress)
-    }
+/// The parts of an engine that one recall reads and writes.
+pub(super) struct Recalling<'a> {
+    /// The files and index searched (and refreshed).
+    pub(super) files: &'a mut Files,
+    /// The usage log the retrievals are recorded in, and the last-use map it refreshes.
+    pub(super) usage: &'a mut Usage,
+    /// The model and vectors of vector and hybrid recall.
+    pub(super) vectors: &'a mut Vectors,
+    /// The code checks applied to the hits.
+    pub(super) code: &'a Code,
+}
 
-    /// [`Engine::recall`] of a question already analysed (built at the same `now`), as
+impl Recalling<'_> {
+    /// [`super::Engine::recall`] of a question already analysed (built at the same `now`), as
     /// [`super::Layers`] asks both its engines: the question is analysed once, and each run of
     /// the search reads it. The people it names are this root's to resolve: the engine works on
     /// its own copy.
-    pub(crate) fn recall_question(
+    pub(super) fn question(
         &mut self,
         question: &Question,
         options: &RecallOptions,
@@ -146,25 +140,25 @@ impl Engine {
         progress: &dyn crate::progress::Progress,
     ) -> Result<Recall> {
         let mut question = question.clone();
-        let mut recall = self.recall_once(&mut question, options, now, progress)?;
+        let mut recall = self.once(&mut question, options, now, progress)?;
         let stamps: Vec<(&str, crate::index::Stamp)> =
             recall.hits.iter().map(|h| (h.record.path.as_str(), h.record.stamp)).collect();
-        let changed = self.changed_files(&stamps);
+        let changed = self.files.changed_files(&stamps);
         let checked = match changed.is_empty() {
             true => None,
-            false => Some(self.refresh_files(&changed, now)?),
+            false => Some(self.files.refresh_files(&changed, now)?),
         };
         if let Some(checked) = checked.filter(RefreshReport::changed) {
             let first = recall.report;
-            recall = self.recall_once(&mut question, options, now, progress)?;
+            recall = self.once(&mut question, options, now, progress)?;
             let report = &mut recall.report;
             report.notices.splice(0..0, first.notices);
             report.warnings.splice(0..0, first.warnings);
             report.add_counts(&checked);
         }
-        self.judge_hits(&mut recall.hits);
+        self.code.judge_hits(self.files, &mut recall.hits);
         if options.record {
-            let notice = self.record_retrievals(question.text(), &recall.hits, now);
+            let notice = record_retrievals(self.usage, question.text(), &recall.hits, now);
             recall.report.notices.extend(notice);
         }
         Ok(recall)
@@ -172,49 +166,51 @@ impl Engine {
 
     /// One refresh and search; the people `question` names are resolved against the index
     /// once it is refreshed ([`Question::resolve`]), for the embedding and every search.
-    fn recall_once(
+    fn once(
         &mut self,
         question: &mut Question,
         options: &RecallOptions,
         now: Timestamp,
         progress: &dyn crate::progress::Progress,
     ) -> Result<Recall> {
-        let mode = self.recall_mode(options.mode);
+        let mode = self.vectors.recall_mode(self.files, options.mode);
         // The embedding is of the question without the people it names (the name factor and
         // BM25 weigh who), as the index knows them before its refresh; an index that cannot
         // say embeds the question whole.
         let mut embedded = match mode {
             RecallMode::Bm25 => question.text().to_string(),
             _ => self
+                .files
                 .index
                 .names(question)
                 .map_or_else(|_| question.text().to_string(), |names| question.without(&names)),
         };
         // The query is embedded while the index is refreshed: two jobs for two cores.
         let (refreshed, mut query_vector) = match mode {
-            RecallMode::Bm25 => (self.refresh_for_recall(now, progress), None),
-            _ => match self.model.take() {
+            RecallMode::Bm25 => (self.files.refresh_for_recall(self.usage, now, progress), None),
+            _ => match self.vectors.model().take() {
                 Ok(mut embedder) => {
+                    let (files, usage) = (&mut *self.files, &mut *self.usage);
                     let (refreshed, vector) = rayon::join(
-                        || self.refresh_for_recall(now, progress),
+                        || files.refresh_for_recall(usage, now, progress),
                         || model::embed_one(&mut embedder, &embedded),
                     );
-                    self.model.put(embedder);
+                    self.vectors.model().put(embedder);
                     (refreshed, Some(vector))
                 }
-                Err(e) => (self.refresh_for_recall(now, progress), Some(Err(e))),
+                Err(e) => (self.files.refresh_for_recall(self.usage, now, progress), Some(Err(e))),
             },
         };
         let mut report = refreshed?;
         // Who the question names, as the refreshed index knows them: looked up once, for the
         // embedding and every search below (an index that cannot say leaves it to the search,
         // whose error rebuilds it).
-        question.resolve(self.index.names(question).ok());
+        question.resolve(self.files.index.names(question).ok());
         // The refresh may have brought the first memories of a person the question names (a
         // new root, another tool's files): then the question is embedded again without them.
         if matches!(query_vector, Some(Ok(_))) && question.embedded() != embedded {
             let now_known = question.embedded().to_string();
-            query_vector = Some(self.model.embed(&now_known));
+            query_vector = Some(self.vectors.model().embed(&now_known));
             embedded = now_known;
         }
         let mut fallback = None;
@@ -239,9 +235,10 @@ impl Engine {
         };
         let mode = if vector.is_some() { mode } else { RecallMode::Bm25 };
         let vector = vector.as_ref();
-        let hits = match self.search(question, options, now, mode, vector) {
+        let store = self.vectors.loaded_vectors();
+        let hits = match self.files.search(question, options, now, mode, vector, store) {
             Err(Error::Index(e)) => {
-                let mut rebuilt = self.rebuild(now, progress)?;
+                let mut rebuilt = self.files.rebuild(self.usage, now, progress)?;
                 rebuilt.notices.insert(
                     0,
                     format!(
@@ -251,7 +248,8 @@ impl Engine {
                 rebuilt.notices.extend(std::mem::take(&mut report.notices));
                 rebuilt.warnings.extend(std::mem::take(&mut report.warnings));
                 report = rebuilt;
-                self.search(question, options, now, mode, vector)?
+                let store = self.vectors.loaded_vectors();
+                self.files.search(question, options, now, mode, vector, store)?
             }
             result => result?,
         };
@@ -262,8 +260,8 @@ impl Engine {
                 hit.rank = i + 1;
             }
         }
-        let relevance = hits.first().map(|best| self.relevance(mode, best));
-        let expansions = self.expansions(question);
+        let relevance = hits.first().map(|best| relevance(&self.files.config, mode, best));
+        let expansions = self.files.expansions(question);
         let asks_for_several = question.asks_for_several();
         let embedded =
             (mode != RecallMode::Bm25 && embedded != question.text()).then_some(embedded);
@@ -279,43 +277,6 @@ impl Engine {
         })
     }
 
-    /// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot
-    /// be written is a notice (returned), not an error: recall still answers.
-    pub(crate) fn record_retrievals(
-        &mut self,
-        query: &str,
-        hits: &[Hit],
-        now: Timestamp,
-    ) -> Option<String> {
-        if hits.is_empty() {
-            return None;
-        }
-        let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
-        let hash = usage::query_hash(query);
-        let recorded = self.usage().and_then(|log| log.record_retrieved(&ids, &hash, now));
-        recorded.err().map(|e| format!("usage not recorded: {e}"))
-    }
-
-    /// The measure of relevance of a recall in `mode`, with the best raw value its hits were
-    /// divided by.
-    fn relevance(&self, mode: RecallMode, hit: &Hit) -> Relevance {
-        let best = hit.best_raw;
-        match (mode, hit.semantic) {
-            (RecallMode::Vector, Some(_)) => Relevance::Vector { best },
-            (_, Some(_)) => {
-                let e = &self.config.embed;
-                Relevance::Fused {
-                    fusion: e.fusion,
-                    rrf_k: e.rrf_k,
-                    vector_weight: e.vector_weight,
-                    candidates: e.candidates,
-                    best,
-                }
-            }
-            (_, None) => Relevance::Bm25 { best },
-        }
-    }
-
     /// Brings the vectors up to date (within the recall limit) and finds the memories nearest
     /// to the query's embedding.
     fn vector_query(
@@ -323,8 +284,8 @@ impl Engine {
         vector: Vec<f32>,
         report: &mut RefreshReport,
     ) -> Result<VectorQuery> {
-        let limit = self.config.embed.recall_embed_limit;
-        let synced = self.sync_vectors(Some(limit), &crate::progress::Silent)?;
+        let limit = self.files.config.embed.recall_embed_limit;
+        let synced = self.vectors.sync(self.files, Some(limit), &crate::progress::Silent)?;
         if let Some(why) = synced.discarded {
             report.notices.push(format!("{why}; the vectors are being computed again"));
         }
@@ -335,13 +296,52 @@ impl Engine {
                 synced.pending
             ));
         }
-        let e = &self.config.embed;
+        let e = &self.files.config.embed;
         let (k, min) = (e.candidates, e.min_cosine);
-        let nearest = self.nearest(&vector, k, min);
-        let searched = self.loaded_vectors().map_or(0, |store| store.len());
+        let nearest = self.vectors.nearest(&vector, k, min);
+        let searched = self.vectors.loaded_vectors().map_or(0, |store| store.len());
         Ok(VectorQuery { vector, nearest, searched })
     }
+}
 
+/// Appends a `retrieved` event per hit, at its rank, to the usage log. A log that cannot
+/// be written is a notice (returned), not an error: recall still answers.
+pub(crate) fn record_retrievals(
+    usage: &mut Usage,
+    query: &str,
+    hits: &[Hit],
+    now: Timestamp,
+) -> Option<String> {
+    if hits.is_empty() {
+        return None;
+    }
+    let ids: Vec<&str> = hits.iter().map(|h| h.record.id.as_str()).collect();
+    let hash = usage::query_hash(query);
+    let recorded = usage.log().and_then(|log| log.record_retrieved(&ids, &hash, now));
+    recorded.err().map(|e| format!("usage not recorded: {e}"))
+}
+
+/// The measure of relevance of a recall in `mode`, with the best raw value its hits were
+/// divided by.
+fn relevance(config: &crate::config::Config, mode: RecallMode, hit: &Hit) -> Relevance {
+    let best = hit.best_raw;
+    match (mode, hit.semantic) {
+        (RecallMode::Vector, Some(_)) => Relevance::Vector { best },
+        (_, Some(_)) => {
+            let e = &config.embed;
+            Relevance::Fused {
+                fusion: e.fusion,
+                rrf_k: e.rrf_k,
+                vector_weight: e.vector_weight,
+                candidates: e.candidates,
+                best,
+            }
+        }
+        (_, None) => Relevance::Bm25 { best },
+    }
+}
+
+impl Files {
     fn search(
         &self,
         question: &Question,
@@ -349,11 +349,11 @@ impl Engine {
         now: Timestamp,
         mode: RecallMode,
         vector: Option<&VectorQuery>,
+        store: Option<&VectorStore>,
     ) -> Result<Vec<Hit>> {
         let (Some(vector), RecallMode::Vector | RecallMode::Hybrid) = (vector, mode) else {
             return self.search_ranked(question, options, now, &self.config.ranking);
         };
-        let store = self.loaded_vectors();
         let cosine_of = |key: u64| store.and_then(|s| s.cosine_by_key(&vector.vector, key));
         let e = &self.config.embed;
         let side = crate::index::VectorSide {

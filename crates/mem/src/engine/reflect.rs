@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::{Engine, parse_error};
+use super::{Files, parse_error};
+use crate::embed::vectors::VectorStore;
 use crate::format::{Memory, MemoryId, MemoryType, NewMemory, edit_front_matter, with_body};
 use crate::format::{yaml_ids, yaml_text};
 use crate::similarity::{self, Digest, Space, SparseVec};
@@ -33,7 +34,7 @@ pub struct ReflectOptions {
     /// Smallest new cluster.
     pub min_cluster: usize,
     /// Group by embedding cosine at this threshold instead of TF-IDF at `threshold`; every
-    /// memory needs a vector ([`Engine::sync_vectors`] first).
+    /// memory needs a vector ([`Vectors::sync`](super::Vectors::sync) first).
     pub embedding_threshold: Option<f32>,
 }
 
@@ -64,7 +65,7 @@ pub struct Proposal {
     pub keep: Vec<String>,
 }
 
-/// A reflection written by [`Engine::reflect`].
+/// A reflection written by [`super::Engine::reflect`].
 #[derive(Clone, Debug, Serialize)]
 pub struct Written {
     /// Its id.
@@ -94,219 +95,215 @@ pub trait Summarize {
     fn summarize(&self, prompt: &str) -> Result<String>;
 }
 
-impl Engine {
-    /// What `mem reflect` would write: observations that join an existing reflection (which
-    /// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
-    pub fn reflect_plan(&self, options: &ReflectOptions, now: Timestamp) -> Result<Vec<Proposal>> {
-        // Planning only reads: the memories are kept without their front-matter mapping.
-        let loaded: Vec<(String, Memory)> = self.load_all_map(|rel, m| {
-            (!m.is_invalid_at(now)).then(|| (rel, m.without_front_matter()))
-        });
-        let (space, vectors) = Space::fit_with(loaded.len(), |i| {
-            let m = &loaded[i].1;
-            std::borrow::Cow::Owned(format!("{}\n{}", m.title(), m.body()))
-        });
-        let position: HashMap<&str, usize> =
-            loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
+/// What `mem reflect` would write: observations that join an existing reflection (which
+/// is then updated), and new clusters of at least `min_cluster` (each a new reflection).
+pub(super) fn plan(
+    files: &Files,
+    store: Option<&VectorStore>,
+    options: &ReflectOptions,
+    now: Timestamp,
+) -> Result<Vec<Proposal>> {
+    // Planning only reads: the memories are kept without their front-matter mapping.
+    let loaded: Vec<(String, Memory)> = files
+        .load_all_map(|rel, m| (!m.is_invalid_at(now)).then(|| (rel, m.without_front_matter())));
+    let (space, vectors) = Space::fit_with(loaded.len(), |i| {
+        let m = &loaded[i].1;
+        std::borrow::Cow::Owned(format!("{}\n{}", m.title(), m.body()))
+    });
+    let position: HashMap<&str, usize> =
+        loaded.iter().enumerate().map(|(i, (_, m))| (m.id().as_str(), i)).collect();
 
-        // Existing reflections and the memories they were made from.
-        let reflections: Vec<(usize, Vec<usize>)> = loaded
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, m))| !m.derived_from().is_empty())
-            .map(|(i, (_, m))| {
-                let sources: Vec<usize> = m
-                    .derived_from()
-                    .iter()
-                    .filter_map(|id| position.get(id.as_str()).copied())
-                    .collect();
-                (i, sources)
-            })
-            .collect();
-
-        let candidates: Vec<usize> = loaded
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, m))| {
-                (options.kinds.is_empty() || options.kinds.contains(&m.kind()))
-                    && m.consolidated_into().is_none()
-                    && m.derived_from().is_empty()
-                    && options.since.is_none_or(|since| m.created() >= since)
-            })
-            .map(|(i, _)| i)
-            .collect();
-
-        let group = Grouping { reflections: &reflections, candidates: &candidates };
-        let (joining, clusters) = match options.embedding_threshold {
-            Some(threshold) => {
-                let store = self.loaded_vectors();
-                let dense = loaded
-                    .iter()
-                    .map(|(path, m)| {
-                        store
-                            .and_then(|s| s.get(m.id().as_str()))
-                            .map(similarity::DenseVec)
-                            .ok_or_else(|| Error::NoVector(path.clone()))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                group.run(&dense, threshold, options.min_cluster, similarity::dense_neighbours)
-            }
-            None => {
-                group.run(&vectors, options.threshold, options.min_cluster, similarity::neighbours)
-            }
-        };
-
-        let source_ref = |i: usize| SourceRef {
-            id: loaded[i].1.id().to_string(),
-            path: loaded[i].0.clone(),
-            title: loaded[i].1.title(),
-        };
-        let digest_of = |members: &[usize]| {
-            let sources: Vec<(&Memory, &SparseVec)> =
-                members.iter().map(|&i| (&loaded[i].1, &vectors[i])).collect();
-            similarity::digest(&space, &sources)
-        };
-        let mut proposals = Vec::new();
-        for (r, new) in joining {
-            let (reflection, old) = &reflections[r];
-            // A source listed already but never marked (a run stopped half-way) is not added
-            // twice; it only gets its mark.
-            let mut all = old.clone();
-            all.extend(new.iter().filter(|i| !old.contains(i)));
-            let keep =
-                loaded[*reflection].1.derived_from().iter().map(|id| id.to_string()).collect();
-            proposals.push(Proposal {
-                updates: Some(source_ref(*reflection)),
-                digest: digest_of(&all),
-                sources: all.iter().map(|&i| source_ref(i)).collect(),
-                new_sources: new.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
-                keep,
-            });
-        }
-        for members in clusters {
-            proposals.push(Proposal {
-                updates: None,
-                digest: digest_of(&members),
-                sources: members.iter().map(|&i| source_ref(i)).collect(),
-                new_sources: members.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
-                keep: Vec::new(),
-            });
-        }
-        Ok(proposals)
-    }
-
-    /// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
-    /// `consolidated_into` on their new sources. With a summariser, its output is the body; a
-    /// cluster whose summariser fails is skipped and reported, the others go on.
-    pub fn reflect(
-        &mut self,
-        proposals: &[Proposal],
-        summarizer: Option<&dyn Summarize>,
-        now: Timestamp,
-    ) -> Result<ReflectReport> {
-        self.with_lock(|engine| {
-            let mut report = ReflectReport::default();
-            for proposal in proposals {
-                match engine.write_reflection(proposal, summarizer, now) {
-                    Ok(written) => report.written.push(written),
-                    Err(
-                        e @ (Error::Summarizer { .. }
-                        | Error::Parse { .. }
-                        | Error::InvalidMemory(_)),
-                    ) => {
-                        report.failed.push(format!("{}: {e}", proposal.digest.title));
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(report)
+    // Existing reflections and the memories they were made from.
+    let reflections: Vec<(usize, Vec<usize>)> = loaded
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, m))| !m.derived_from().is_empty())
+        .map(|(i, (_, m))| {
+            let sources: Vec<usize> = m
+                .derived_from()
+                .iter()
+                .filter_map(|id| position.get(id.as_str()).copied())
+                .collect();
+            (i, sources)
         })
-    }
+        .collect();
 
-    fn write_reflection(
-        &self,
-        proposal: &Proposal,
-        summarizer: Option<&dyn Summarize>,
-        now: Timestamp,
-    ) -> Result<Written> {
-        let d = &proposal.digest;
-        let summary = match summarizer {
-            Some(s) => {
-                let mut prompt = String::from(SUMMARY_PROMPT);
-                for source in &proposal.sources {
-                    let text = std::fs::read_to_string(self.root.join(&source.path))
-                        .map_err(|e| Error::io(self.root.join(&source.path), e))?;
-                    let body = Memory::parse(&text).map(|m| m.body().to_string()).unwrap_or(text);
-                    prompt.push_str(&format!(
-                        "\n### {} ({})\n{}\n",
-                        source.title,
-                        source.id,
-                        body.trim()
-                    ));
+    let candidates: Vec<usize> = loaded
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, m))| {
+            (options.kinds.is_empty() || options.kinds.contains(&m.kind()))
+                && m.consolidated_into().is_none()
+                && m.derived_from().is_empty()
+                && options.since.is_none_or(|since| m.created() >= since)
+        })
+        .map(|(i, _)| i)
+        .collect();
+
+    let group = Grouping { reflections: &reflections, candidates: &candidates };
+    let (joining, clusters) = match options.embedding_threshold {
+        Some(threshold) => {
+            let dense = loaded
+                .iter()
+                .map(|(path, m)| {
+                    store
+                        .and_then(|s| s.get(m.id().as_str()))
+                        .map(similarity::DenseVec)
+                        .ok_or_else(|| Error::NoVector(path.clone()))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            group.run(&dense, threshold, options.min_cluster, similarity::dense_neighbours)
+        }
+        None => group.run(&vectors, options.threshold, options.min_cluster, similarity::neighbours),
+    };
+
+    let source_ref = |i: usize| SourceRef {
+        id: loaded[i].1.id().to_string(),
+        path: loaded[i].0.clone(),
+        title: loaded[i].1.title(),
+    };
+    let digest_of = |members: &[usize]| {
+        let sources: Vec<(&Memory, &SparseVec)> =
+            members.iter().map(|&i| (&loaded[i].1, &vectors[i])).collect();
+        similarity::digest(&space, &sources)
+    };
+    let mut proposals = Vec::new();
+    for (r, new) in joining {
+        let (reflection, old) = &reflections[r];
+        // A source listed already but never marked (a run stopped half-way) is not added
+        // twice; it only gets its mark.
+        let mut all = old.clone();
+        all.extend(new.iter().filter(|i| !old.contains(i)));
+        let keep = loaded[*reflection].1.derived_from().iter().map(|id| id.to_string()).collect();
+        proposals.push(Proposal {
+            updates: Some(source_ref(*reflection)),
+            digest: digest_of(&all),
+            sources: all.iter().map(|&i| source_ref(i)).collect(),
+            new_sources: new.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+            keep,
+        });
+    }
+    for members in clusters {
+        proposals.push(Proposal {
+            updates: None,
+            digest: digest_of(&members),
+            sources: members.iter().map(|&i| source_ref(i)).collect(),
+            new_sources: members.iter().map(|&i| loaded[i].1.id().to_string()).collect(),
+            keep: Vec::new(),
+        });
+    }
+    Ok(proposals)
+}
+
+/// Writes the proposals: new reflections under `reflections/`, updated ones in place, and
+/// `consolidated_into` on their new sources. With a summariser, its output is the body; a
+/// cluster whose summariser fails is skipped and reported, the others go on.
+pub(super) fn write(
+    files: &mut Files,
+    proposals: &[Proposal],
+    summarizer: Option<&dyn Summarize>,
+    now: Timestamp,
+) -> Result<ReflectReport> {
+    files.with_lock(|files| {
+        let mut report = ReflectReport::default();
+        for proposal in proposals {
+            match write_reflection(files, proposal, summarizer, now) {
+                Ok(written) => report.written.push(written),
+                Err(
+                    e @ (Error::Summarizer { .. } | Error::Parse { .. } | Error::InvalidMemory(_)),
+                ) => {
+                    report.failed.push(format!("{}: {e}", proposal.digest.title));
                 }
-                s.summarize(&prompt)?
-            }
-            None => d.sentences.iter().map(|s| format!("- {s}\n")).collect(),
-        };
-        let mut text = format!("{}\n\n## Sources\n\n", summary.trim_end());
-        for source in &proposal.sources {
-            text.push_str(&format!("- {}: {}\n", source.id, source.title));
-        }
-        let mut ids: Vec<MemoryId> = Vec::new();
-        for id in proposal.keep.iter().chain(proposal.sources.iter().map(|s| &s.id)) {
-            let id = MemoryId::new(id)?;
-            if !ids.contains(&id) {
-                ids.push(id);
+                Err(e) => return Err(e),
             }
         }
-        let (id, rel, updated) = match &proposal.updates {
-            None => {
-                let memory = Memory::create(
-                    NewMemory {
-                        text: text.clone(),
-                        kind: d.kind,
-                        importance: d.importance,
-                        tags: d.tags.clone(),
-                        title: Some(d.title.clone()),
-                        source: Some("reflect".into()),
-                    },
-                    now,
-                )?;
-                let rel = format!("{REFLECTIONS_DIR}/{}.md", memory.id());
-                let file =
-                    edit_front_matter(&memory.render(), &[("derived_from", Some(yaml_ids(&ids)))])
-                        .map_err(parse_error(&rel))?;
-                let path = store::inside_root(&self.root, &rel)?;
-                std::fs::create_dir_all(path.parent().expect("has a folder"))
-                    .map_err(|e| Error::io(&path, e))?;
-                store::write_atomic(&path, file.as_bytes(), Overwrite::No)?;
-                (memory.id().to_string(), rel, false)
+        Ok(report)
+    })
+}
+
+fn write_reflection(
+    files: &Files,
+    proposal: &Proposal,
+    summarizer: Option<&dyn Summarize>,
+    now: Timestamp,
+) -> Result<Written> {
+    let d = &proposal.digest;
+    let summary = match summarizer {
+        Some(s) => {
+            let mut prompt = String::from(SUMMARY_PROMPT);
+            for source in &proposal.sources {
+                let text = std::fs::read_to_string(files.root.join(&source.path))
+                    .map_err(|e| Error::io(files.root.join(&source.path), e))?;
+                let body = Memory::parse(&text).map(|m| m.body().to_string()).unwrap_or(text);
+                prompt.push_str(&format!(
+                    "\n### {} ({})\n{}\n",
+                    source.title,
+                    source.id,
+                    body.trim()
+                ));
             }
-            Some(existing) => {
-                let edits = [
-                    ("derived_from", Some(yaml_ids(&ids))),
-                    ("importance", Some(d.importance.to_string())),
-                    crate::format::updated_at(now),
-                ];
-                self.rewrite(&existing.path, |old| {
-                    with_body(old, &format!("# {}\n\n{text}", d.title))
-                        .and_then(|f| edit_front_matter(&f, &edits))
-                })?;
-                (existing.id.clone(), existing.path.clone(), true)
-            }
-        };
-        // Sources last: a crash before this leaves them unconsolidated, and the next run
-        // finds them close to this reflection and joins them to it instead of starting over.
-        let reflection_id = MemoryId::new(&id)?;
-        for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
+            s.summarize(&prompt)?
+        }
+        None => d.sentences.iter().map(|s| format!("- {s}\n")).collect(),
+    };
+    let mut text = format!("{}\n\n## Sources\n\n", summary.trim_end());
+    for source in &proposal.sources {
+        text.push_str(&format!("- {}: {}\n", source.id, source.title));
+    }
+    let mut ids: Vec<MemoryId> = Vec::new();
+    for id in proposal.keep.iter().chain(proposal.sources.iter().map(|s| &s.id)) {
+        let id = MemoryId::new(id)?;
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let (id, rel, updated) = match &proposal.updates {
+        None => {
+            let memory = Memory::create(
+                NewMemory {
+                    text: text.clone(),
+                    kind: d.kind,
+                    importance: d.importance,
+                    tags: d.tags.clone(),
+                    title: Some(d.title.clone()),
+                    source: Some("reflect".into()),
+                },
+                now,
+            )?;
+            let rel = format!("{REFLECTIONS_DIR}/{}.md", memory.id());
+            let file =
+                edit_front_matter(&memory.render(), &[("derived_from", Some(yaml_ids(&ids)))])
+                    .map_err(parse_error(&rel))?;
+            let path = store::inside_root(&files.root, &rel)?;
+            std::fs::create_dir_all(path.parent().expect("has a folder"))
+                .map_err(|e| Error::io(&path, e))?;
+            store::write_atomic(&path, file.as_bytes(), Overwrite::No)?;
+            (memory.id().to_string(), rel, false)
+        }
+        Some(existing) => {
             let edits = [
-                ("consolidated_into", Some(yaml_text(reflection_id.as_str()))),
+                ("derived_from", Some(yaml_ids(&ids))),
+                ("importance", Some(d.importance.to_string())),
                 crate::format::updated_at(now),
             ];
-            self.rewrite(&source.path, |old| edit_front_matter(old, &edits))?;
+            files.rewrite(&existing.path, |old| {
+                with_body(old, &format!("# {}\n\n{text}", d.title))
+                    .and_then(|f| edit_front_matter(&f, &edits))
+            })?;
+            (existing.id.clone(), existing.path.clone(), true)
         }
-        Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })
+    };
+    // Sources last: a crash before this leaves them unconsolidated, and the next run
+    // finds them close to this reflection and joins them to it instead of starting over.
+    let reflection_id = MemoryId::new(&id)?;
+    for source in proposal.sources.iter().filter(|s| proposal.new_sources.contains(&s.id)) {
+        let edits = [
+            ("consolidated_into", Some(yaml_text(reflection_id.as_str()))),
+            crate::format::updated_at(now),
+        ];
+        files.rewrite(&source.path, |old| edit_front_matter(old, &edits))?;
     }
+    Ok(Written { id, path: rel, updated, sources: proposal.sources.len() })
 }
 
 /// Which observations join existing reflections, and which form new clusters, by one

@@ -4,12 +4,12 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Engine;
+use super::Files;
 use crate::format::split_conflicts;
 use crate::store::{self, Overwrite};
 use crate::{Error, Result};
 
-/// What [`Engine::resolve`] did.
+/// What [`Files::resolve`] did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Resolved {
     /// The file resolved, relative to the root: it now holds the later edit.
@@ -21,15 +21,15 @@ pub struct Resolved {
     pub earlier: Option<String>,
 }
 
-impl Engine {
+impl Files {
     /// Resolves the file `rel` (relative to the root) that holds git's conflict markers: its
     /// two sides merged field by field, the later edit (by `updated`) in the file, the earlier
     /// one, when both changed the body, beside it as a superseded memory. A file without a
     /// whole conflict, or whose sides are not one memory, is left as it is (an error).
     pub fn resolve(&mut self, rel: &str, now: Timestamp) -> Result<Resolved> {
         let max = self.config.limits.max_file_bytes;
-        let resolved = self.with_lock(|engine| {
-            let path = store::inside_root(&engine.root, rel)?;
+        let resolved = self.with_lock(|files| {
+            let path = store::inside_root(&files.root, rel)?;
             let bytes = store::read_limited(&path, max).map_err(|e| match e {
                 store::ReadError::Io(e) => Error::io(&path, e),
                 store::ReadError::Format(source) => Error::Parse { path: rel.into(), source },
@@ -58,13 +58,13 @@ impl Engine {
                 .map_err(|source| Error::Parse { path: rel.into(), source })?;
             let folder = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
             let earlier = match &merged.earlier {
-                Some(e) => Some(crate::merge::write_earlier(&engine.root, folder, e)?),
+                Some(e) => Some(crate::merge::write_earlier(&files.root, folder, e)?),
                 None => None,
             };
             store::write_atomic(&path, merged.text.as_bytes(), Overwrite::Yes)?;
             Ok(Resolved { path: rel.to_string(), id, earlier })
         })?;
-        self.refresh(now, &crate::progress::Silent)?;
+        self.refresh_index(now, &crate::progress::Silent)?;
         Ok(resolved)
     }
 }

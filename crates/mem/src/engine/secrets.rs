@@ -4,7 +4,7 @@
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Engine;
+use super::Files;
 use crate::Result;
 use crate::format::updated_at;
 use crate::store::{self, Overwrite};
@@ -19,7 +19,7 @@ pub struct SecretFile {
     pub secrets: usize,
 }
 
-impl Engine {
+impl Files {
     /// Of the memory files `files` of the root (a walk of it), those whose body holds secrets,
     /// in their order. A file that cannot be read or does not parse is left to the index's
     /// checks.

@@ -7,7 +7,7 @@ use std::path::Path;
 use rustc_hash::FxHashMap;
 use serde::Serialize;
 
-use super::Engine;
+use super::Files;
 use super::model::Model;
 use crate::Result;
 use crate::config::RecallMode;
@@ -20,8 +20,10 @@ use crate::store::Stamp;
 /// interrupted `mem index` keeps most of its work.
 const CHECKPOINT: usize = 256;
 
-/// The model and vectors of an engine.
-pub(super) struct Semantic {
+/// The embedding side of an engine: its model and the memories' vectors.
+pub struct Vectors {
+    /// The configured model, loaded on first use.
+    model: Model,
     vectors: Option<Loaded>,
     /// The index version after the last sync that left nothing to do, while the vectors in
     /// memory are the ones it left: the next sync with the same index has nothing to check.
@@ -43,10 +45,10 @@ struct Loaded {
     stamp: Option<Stamp>,
 }
 
-impl Semantic {
-    /// No vectors read yet.
-    pub(super) fn new() -> Semantic {
-        Semantic { vectors: None, synced: None }
+impl Vectors {
+    /// The vectors of `model`; none read yet.
+    pub(super) fn new(model: Model) -> Vectors {
+        Vectors { model, vectors: None, synced: None }
     }
 }
 
@@ -95,7 +97,7 @@ fn file_stamp(path: &Path) -> Option<Stamp> {
     std::fs::metadata(path).ok().map(|m| Stamp::of(&m))
 }
 
-impl Engine {
+impl Vectors {
     /// The embedding model.
     pub fn model(&mut self) -> &mut Model {
         &mut self.model
@@ -103,53 +105,40 @@ impl Engine {
 
     /// The recall mode to use: the one asked for, else `[embed] mode` when a model is
     /// configured, else BM25.
-    pub fn recall_mode(&self, asked: Option<RecallMode>) -> RecallMode {
+    pub fn recall_mode(&self, files: &Files, asked: Option<RecallMode>) -> RecallMode {
         match (asked, self.model.source()) {
             (Some(mode), _) => mode,
-            (None, Some(_)) => self.config.embed.mode,
+            (None, Some(_)) => files.config.embed.mode,
             (None, None) => RecallMode::Bm25,
         }
     }
 
-    /// Replaces the `[embed]` settings for this engine (the model folder stays the one it
-    /// opened with); an error names the setting out of range.
-    pub fn set_embed_config(
-        &mut self,
-        embed: crate::config::EmbedConfig,
-    ) -> std::result::Result<(), crate::config::SettingError> {
-        let mut config = self.config.clone();
-        config.embed = embed;
-        config.validate()?;
-        self.config = config;
-        Ok(())
-    }
-
     /// Starts loading the configured model on another thread, when a recall in `mode` (else
     /// the configured one) is to use it and it is not loaded yet: a process that will embed
-    /// soon loads it while it reads and refreshes the index. [`Engine::embedder`] waits for it.
-    pub fn start_loading_model(&mut self, mode: Option<RecallMode>) {
-        if self.wants_model(mode) {
+    /// soon loads it while it reads and refreshes the index. [`Model::embedder`] waits for it.
+    pub fn start_loading_model(&mut self, files: &Files, mode: Option<RecallMode>) {
+        if self.wants_model(files, mode) {
             self.model.start_loading();
         }
     }
 
     /// Takes `loading` as this engine's model when it is the configured one, recall uses it
-    /// and none is loaded yet (see [`Engine::start_loading_model`]); otherwise it is waited for
+    /// and none is loaded yet (see [`Vectors::start_loading_model`]); otherwise it is waited for
     /// and dropped.
-    pub fn give_model(&mut self, loading: Loading) {
-        if self.wants_model(None) {
+    pub fn give_model(&mut self, files: &Files, loading: Loading) {
+        if self.wants_model(files, None) {
             self.model.give(loading);
         }
     }
 
     /// Whether a recall in `mode` (else the configured one) needs the model and it is neither
     /// loaded nor loading.
-    fn wants_model(&self, mode: Option<RecallMode>) -> bool {
-        self.model.is_idle() && self.recall_mode(mode) != RecallMode::Bm25
+    fn wants_model(&self, files: &Files, mode: Option<RecallMode>) -> bool {
+        self.model.is_idle() && self.recall_mode(files, mode) != RecallMode::Bm25
     }
 
     /// The model's state, loading it if it is configured.
-    pub fn model_status(&mut self) -> ModelStatus {
+    pub fn status(&mut self, files: &Files) -> ModelStatus {
         let Some(source) = self.model.source() else {
             return ModelStatus::NotConfigured;
         };
@@ -158,12 +147,12 @@ impl Engine {
             Ok(embedder) => embedder.dim(),
             Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
         };
-        let memories = self.index.len();
-        let wanted = match self.wanted() {
+        let memories = files.index.len();
+        let wanted = match wanted(files) {
             Ok(wanted) => wanted,
             Err(e) => return ModelStatus::Broken { dir, message: e.to_string() },
         };
-        let vectors = match self.vector_store() {
+        let vectors = match self.vector_store(files) {
             Ok(store) => store
                 .ids()
                 .iter()
@@ -178,33 +167,18 @@ impl Engine {
         ModelStatus::Ready { dir, dim, vectors, memories }
     }
 
-    /// Every indexed id with its file and that file's hash (the first file by path, for an id
-    /// used twice: its vector is that file's).
-    fn wanted(&self) -> Result<FxHashMap<String, Wanted>> {
-        let mut files: Vec<(&String, &crate::index::Entry)> =
-            self.index.manifest()?.files.iter().collect();
-        files.sort_by(|a, b| a.0.cmp(b.0));
-        let mut wanted = FxHashMap::default();
-        for (path, entry) in files {
-            wanted
-                .entry(entry.id.clone())
-                .or_insert_with(|| Wanted { path: path.clone(), hash: entry.hash });
-        }
-        Ok(wanted)
-    }
-
     /// The vectors, read from `.mem/vectors.bin` on first use or when another process has
     /// rewritten it. Needs the model (its checksum says whether the vectors are its own).
-    fn vector_store(&mut self) -> Result<&VectorStore> {
-        self.load_vectors()?;
-        Ok(&self.semantic.vectors.as_ref().expect("loaded").store)
+    fn vector_store(&mut self, files: &Files) -> Result<&VectorStore> {
+        self.load_vectors(files)?;
+        Ok(&self.vectors.as_ref().expect("loaded").store)
     }
 
     /// Reads the vector file if needed; the reason when it had to be started afresh.
-    fn load_vectors(&mut self) -> Result<Option<Discarded>> {
-        let path = vectors::path(&self.state_dir);
+    fn load_vectors(&mut self, files: &Files) -> Result<Option<Discarded>> {
+        let path = vectors::path(&files.state_dir);
         let stamp = file_stamp(&path);
-        if let Some(loaded) = &self.semantic.vectors
+        if let Some(loaded) = &self.vectors
             && loaded.stamp == stamp
         {
             return Ok(None);
@@ -214,14 +188,21 @@ impl Engine {
             (embedder.checksum(), embedder.dim())
         };
         let (store, discarded) = VectorStore::load(&path, checksum, dim)?;
-        self.semantic.vectors = Some(Loaded { store, stamp });
-        self.semantic.synced = None;
+        self.vectors = Some(Loaded { store, stamp });
+        self.synced = None;
         Ok(discarded)
     }
 
-    fn save_vectors(&mut self) -> Result<()> {
-        let path = vectors::path(&self.state_dir);
-        let loaded = self.semantic.vectors.as_mut().expect("loaded before saving");
+    fn save_vectors(&mut self, files: &Files) -> Result<()> {
+        files.lock_root()?;
+        let saved = self.save_vectors_locked(files);
+        files.unlock_root()?;
+        saved
+    }
+
+    fn save_vectors_locked(&mut self, files: &Files) -> Result<()> {
+        let path = vectors::path(&files.state_dir);
+        let loaded = self.vectors.as_mut().expect("loaded before saving");
         loaded.store.save(&path)?;
         loaded.stamp = file_stamp(&path);
         Ok(())
@@ -230,21 +211,22 @@ impl Engine {
     /// Brings the vectors up to date with the index: embeds new and changed memories (at most
     /// `limit` of them; with more, none is embedded and they are counted as pending) and drops
     /// the vectors of memories no longer indexed. Call after a refresh.
-    pub fn sync_vectors(
+    pub fn sync(
         &mut self,
+        files: &Files,
         limit: Option<usize>,
         progress: &dyn crate::progress::Progress,
     ) -> Result<VectorReport> {
-        let discarded = self.load_vectors()?.map(|why| match why {
+        let discarded = self.load_vectors(files)?.map(|why| match why {
             Discarded::OtherModel => "the vectors were computed by another model".to_string(),
             Discarded::Damaged(why) => format!("the vector file was unreadable ({why})"),
         });
         let mut report = VectorReport { discarded, ..VectorReport::default() };
-        if self.semantic.synced == Some(self.index.version()) {
+        if self.synced == Some(files.index.version()) {
             return Ok(report);
         }
-        let wanted = self.wanted()?;
-        let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+        let wanted = wanted(files)?;
+        let store = &mut self.vectors.as_mut().expect("loaded").store;
         report.removed = store.retain(|id| wanted.contains_key(id));
         // Memories whose file changed: those with a vector may only need it re-keyed (same
         // text), those without one need the model.
@@ -259,8 +241,8 @@ impl Engine {
         if !over {
             paths.extend(missing.iter().map(|(_, w)| w.path.as_str()));
         }
-        let texts = self.index.embedding_texts(&paths)?;
-        let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+        let texts = files.index.embedding_texts(&paths)?;
+        let store = &mut self.vectors.as_mut().expect("loaded").store;
         let mut todo = Vec::new();
         for (id, text) in texts {
             let key = Key { file: wanted[&id].hash, text: content_hash(text.as_bytes()) };
@@ -278,7 +260,7 @@ impl Engine {
         todo.sort_by(|a, b| a.0.cmp(&b.0));
         let changed = report.removed + report.reused + todo.len() > 0 || report.discarded.is_some();
         progress.set_length(todo.len() as u64);
-        let batch = self.config.embed.batch_size;
+        let batch = files.config.embed.batch_size;
         // A window of texts at a time (saved after each full one), embedded shortest first
         // (less padding) and stored in id order, as before.
         for window in todo.chunks(CHECKPOINT) {
@@ -287,25 +269,25 @@ impl Engine {
                 .model
                 .embedder()?
                 .embed_by_length(&texts, batch, &mut |n| progress.inc(n as u64))?;
-            let store = &mut self.semantic.vectors.as_mut().expect("loaded").store;
+            let store = &mut self.vectors.as_mut().expect("loaded").store;
             for ((id, key, _), v) in window.iter().zip(&embedded) {
                 store.insert(id, *key, v);
             }
             report.embedded += window.len();
             if window.len() == CHECKPOINT {
-                self.with_lock(|engine| engine.save_vectors())?;
+                self.save_vectors(files)?;
             }
         }
         progress.finish();
         if changed {
-            self.with_lock(|engine| engine.save_vectors())?;
+            self.save_vectors(files)?;
         }
-        self.semantic.synced = (report.pending == 0).then(|| self.index.version());
+        self.synced = (report.pending == 0).then(|| files.index.version());
         Ok(report)
     }
 
     /// The `k` memories nearest to `query_vector`, best first, with cosine at least
-    /// `min_cosine`, among the vectors [`Engine::sync_vectors`] left.
+    /// `min_cosine`, among the vectors [`Vectors::sync`] left.
     pub(super) fn nearest(
         &self,
         query_vector: &[f32],
@@ -318,8 +300,23 @@ impl Engine {
         nearest
     }
 
-    /// The loaded vectors (after [`Engine::sync_vectors`] or a search), if any.
+    /// The loaded vectors (after [`Vectors::sync`] or a search), if any.
     pub(super) fn loaded_vectors(&self) -> Option<&VectorStore> {
-        self.semantic.vectors.as_ref().map(|l| &l.store)
+        self.vectors.as_ref().map(|l| &l.store)
     }
+}
+
+/// Every indexed id with its file and that file's hash (the first file by path, for an id
+/// used twice: its vector is that file's).
+fn wanted(files: &Files) -> Result<FxHashMap<String, Wanted>> {
+    let mut files: Vec<(&String, &crate::index::Entry)> =
+        files.index.manifest()?.files.iter().collect();
+    files.sort_by(|a, b| a.0.cmp(b.0));
+    let mut wanted = FxHashMap::default();
+    for (path, entry) in files {
+        wanted
+            .entry(entry.id.clone())
+            .or_insert_with(|| Wanted { path: path.clone(), hash: entry.hash });
+    }
+    Ok(wanted)
 }

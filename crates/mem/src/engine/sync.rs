@@ -3,15 +3,17 @@
 //! files, with the events not yet synced, give a memory.
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::Engine;
+use super::Files;
 use crate::Result;
 use crate::decay::{Basis, Reinforcement, State};
 use crate::format::{Access, Memory, edit_front_matter};
-use crate::usage::shared;
+use crate::usage::{UsageLog, shared};
 
 /// What `mem sync` did.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -124,25 +126,48 @@ impl UsageView {
     }
 }
 
-impl Engine {
+/// The root's usage: this machine's usage log (`.mem/usage.db`, opened on first use) and the
+/// usage files of every machine in `usage/`, which it syncs to.
+pub struct Usage {
+    log: Option<UsageLog>,
+    /// Where the usage log is.
+    path: PathBuf,
+    /// How long a write waits for another process's.
+    busy: Duration,
+}
+
+impl Usage {
+    /// The usage of the root whose state folder is `state_dir`; nothing is opened yet.
+    pub(super) fn new(state_dir: &Path, busy: Duration) -> Usage {
+        Usage { log: None, path: state_dir.join(crate::usage::FILE), busy }
+    }
+
+    /// The usage log, opened (created if needed) on first use.
+    pub(crate) fn log(&mut self) -> Result<&mut UsageLog> {
+        if self.log.is_none() {
+            self.log = Some(UsageLog::open(&self.path, self.busy)?);
+        }
+        Ok(self.log.as_mut().expect("opened above"))
+    }
+
     /// Brings the last-use map that ranking recency reads up to date: the cached one when the
     /// usage files have not changed since it was computed, else computed again from them and
     /// the usage log, and cached. Returns a warning per usage file that was not read (not a
     /// regular file, a link out of `usage/`, too large); the map is then not cached, so that
     /// each command says so until the file is fixed.
-    pub(super) fn refresh_last_used(&mut self) -> Result<Vec<String>> {
+    pub(super) fn refresh_last_used(&mut self, files: &mut Files) -> Result<Vec<String>> {
         use crate::usage::last_used::{self, LastUsed};
-        let stamp = last_used::stamps(&self.root);
-        let cached = LastUsed::load(&self.state_dir).filter(|c| c.is_for(&stamp));
+        let stamp = last_used::stamps(&files.root);
+        let cached = LastUsed::load(&files.state_dir).filter(|c| c.is_for(&stamp));
         let mut warnings = Vec::new();
-        self.last_used = match cached {
+        files.last_used = match cached {
             Some(map) => map,
             None => {
-                let view = self.usage_view()?;
+                let view = self.view(files)?;
                 let map = LastUsed::new(stamp, view.uses())
                     .with_confirmed(view.confirmed.iter().map(|(id, at)| (id.as_str(), *at)));
                 if view.skipped.is_empty() {
-                    map.save(&self.state_dir)?;
+                    map.save(&files.state_dir)?;
                 }
                 warnings = view
                     .skipped
@@ -156,32 +181,33 @@ impl Engine {
     }
 
     /// Records that the memories `ids` helped (one `used` event each, one transaction) and,
-    /// unless `[usage] sync` is off or `sync` is false, syncs (see [`Engine::sync`]; only
+    /// unless `[usage] sync` is off or `sync` is false, syncs (see [`Usage::sync`]; only
     /// these ids' `access:` lines are moved). Unknown ids are an error and nothing is recorded.
     pub fn used(
         &mut self,
+        files: &mut Files,
         ids: &[String],
         now: Timestamp,
         sync: bool,
     ) -> Result<(Vec<String>, SyncReport)> {
         let mut paths = Vec::with_capacity(ids.len());
         for id in ids {
-            paths.push(self.path_of(id)?);
+            paths.push(files.path_of(id)?);
         }
         let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-        self.usage()?.record_used(&refs, now)?;
+        self.log()?.record_used(&refs, now)?;
         // Their last use changed: the next recall computes the map again.
-        crate::usage::last_used::invalidate(&self.state_dir)?;
+        crate::usage::last_used::invalidate(&files.state_dir)?;
         let mut report = SyncReport::default();
-        if sync && self.config.usage.sync {
-            let targets: Vec<(String, Memory)> = self
+        if sync && files.config.usage.sync {
+            let targets: Vec<(String, Memory)> = files
                 .load_all()
                 .into_iter()
                 .filter(|(_, m)| ids.contains(&m.id().to_string()))
                 .collect();
-            report = self.with_lock(|engine| engine.sync_locked(now, targets))?;
+            report = self.sync_locked_in(files, now, targets)?;
             if report.files > 0 {
-                self.refresh(now, &crate::progress::Silent)?;
+                files.refresh(self, now, &crate::progress::Silent)?;
             }
         }
         Ok((paths, report))
@@ -191,33 +217,47 @@ impl Engine {
     /// (`usage/<machine>.tsv`, created with the time observation began), then moves each
     /// memory's `access:` line, if it has one, into that file. Never on recall: recall only
     /// records in `.mem/usage.db`.
-    pub fn sync(&mut self, now: Timestamp) -> Result<SyncReport> {
-        let all = self.load_all();
-        self.with_lock(|engine| engine.sync_locked(now, all))
+    pub fn sync(&mut self, files: &mut Files, now: Timestamp) -> Result<SyncReport> {
+        let all = files.load_all();
+        self.sync_locked_in(files, now, all)
+    }
+
+    /// [`Usage::sync_locked`] under the root's lock.
+    fn sync_locked_in(
+        &mut self,
+        files: &mut Files,
+        now: Timestamp,
+        migrate: Vec<(String, Memory)>,
+    ) -> Result<SyncReport> {
+        files.lock_root()?;
+        let report = self.sync_locked(files, now, migrate);
+        files.unlock_root()?;
+        report
     }
 
     /// Starts observing usage for the root now, unless it already has a usage file: `mem init`.
-    pub fn start_observing(&mut self, now: Timestamp) -> Result<()> {
-        if shared::load(&self.root)?.since.is_some() {
+    pub fn start_observing(&mut self, files: &Files, now: Timestamp) -> Result<()> {
+        if shared::load(&files.root)?.since.is_some() {
             return Ok(());
         }
-        let machine = self.usage()?.machine(now)?;
-        shared::append(&shared::file_of(&self.root, &machine), now, "")
+        let machine = self.log()?.machine(now)?;
+        shared::append(&shared::file_of(&files.root, &machine), now, "")
     }
 
     fn sync_locked(
         &mut self,
+        files: &Files,
         now: Timestamp,
         migrate: Vec<(String, Memory)>,
     ) -> Result<SyncReport> {
-        let recovered = self.recover_pending()?;
+        let recovered = self.recover_pending(files)?;
         // The machine's name (its file's) is chosen by the first sync that writes a line.
-        let known = self.usage()?.machine_name()?;
+        let known = self.log()?.machine_name()?;
         let written = match &known {
-            Some(machine) => shared::last_seq(&shared::file_of(&self.root, machine))?,
+            Some(machine) => shared::last_seq(&shared::file_of(&files.root, machine))?,
             None => 0,
         };
-        let events = self.usage()?.events_after(written)?;
+        let events = self.log()?.events_after(written)?;
         let moved: Vec<(String, Memory)> =
             migrate.into_iter().filter(|(_, m)| m.access().is_some()).collect();
         let mut lines = String::new();
@@ -239,18 +279,18 @@ impl Engine {
         }
         let machine = match known {
             Some(machine) => machine,
-            None => self.usage()?.machine(now)?,
+            None => self.log()?.machine(now)?,
         };
         report.usage_file = file_name(&machine);
-        crate::store::inside_root(&self.root, &report.usage_file)?;
-        let path = shared::file_of(&self.root, &machine);
-        let since = self.usage()?.first_event_at()?.unwrap_or(now).min(now);
+        crate::store::inside_root(&files.root, &report.usage_file)?;
+        let path = shared::file_of(&files.root, &machine);
+        let since = self.log()?.first_event_at()?.unwrap_or(now).min(now);
         shared::append(&path, since, &lines)?;
         report.events = events.len();
         // The summaries are in the usage file now; a crash before a line goes leaves it in
         // both places, which read as one (the larger summary counts).
         for (rel, _) in moved {
-            match self.rewrite(&rel, |text| edit_front_matter(text, &[("access", None)])) {
+            match files.rewrite(&rel, |text| edit_front_matter(text, &[("access", None)])) {
                 Ok(()) => report.files += 1,
                 Err(e) => report.failed.push(e.to_string()),
             }
@@ -260,16 +300,16 @@ impl Engine {
 
     /// An older `mem` rewrote `access:` lines; a crash between writing a file and moving its
     /// watermark left a pending row, and the file's content tells which side it stopped on.
-    fn recover_pending(&mut self) -> Result<usize> {
-        let pending = self.usage()?.pending()?;
+    fn recover_pending(&mut self, files: &Files) -> Result<usize> {
+        let pending = self.log()?.pending()?;
         let mut recovered = 0;
         for (id, seq, hash) in pending {
-            let written = self
+            let written = files
                 .path_of(&id)
                 .ok()
-                .and_then(|rel| std::fs::read(self.root.join(rel)).ok())
+                .and_then(|rel| std::fs::read(files.root.join(rel)).ok())
                 .is_some_and(|bytes| crate::index::content_hash(&bytes)[..] == hash[..]);
-            let log = self.usage()?;
+            let log = self.log()?;
             if written {
                 log.finish_sync(&id, seq)?;
                 recovered += 1;
@@ -283,24 +323,24 @@ impl Engine {
     /// The root's usage: every usage file, and this machine's events not yet written to its
     /// own. Read by prune and `mem show`, never by recall; it writes nothing (the machine's
     /// name is chosen by the first sync that writes its file).
-    pub fn usage_view(&mut self) -> Result<UsageView> {
-        let files = shared::load(&self.root)?;
+    pub fn view(&mut self, files: &Files) -> Result<UsageView> {
+        let shared_files = shared::load(&files.root)?;
         let mut view = UsageView {
-            since: files.since,
-            bases: files.bases,
-            events: files.events,
-            confirmed: files.confirmed,
-            problems: files.problems,
-            skipped: files.skipped,
+            since: shared_files.since,
+            bases: shared_files.bases,
+            events: shared_files.events,
+            confirmed: shared_files.confirmed,
+            problems: shared_files.problems,
+            skipped: shared_files.skipped,
         };
-        if self.usage.is_none() && !self.state_dir.join(crate::usage::FILE).exists() {
+        if self.log.is_none() && !self.path.exists() {
             return Ok(view); // no usage recorded on this machine (and none created for a look)
         }
-        let written = match self.usage()?.machine_name()? {
-            Some(machine) => shared::last_seq(&shared::file_of(&self.root, &machine))?,
+        let written = match self.log()?.machine_name()? {
+            Some(machine) => shared::last_seq(&shared::file_of(&files.root, &machine))?,
             None => 0,
         };
-        let log = self.usage()?;
+        let log = self.log()?;
         if let Some(first) = log.first_event_at()? {
             view.since = Some(view.since.map_or(first, |s| s.min(first)));
         }
@@ -308,5 +348,19 @@ impl Engine {
             view.events.entry(id).or_default().push(event);
         }
         Ok(view)
+    }
+
+    /// Records that the memory `id` was checked and found right: its citations count from
+    /// `now` on. A usage event in this machine's usage file (`confirmed`), written at once, so
+    /// that it survives `.mem/` and travels with the root.
+    pub fn confirm(&mut self, files: &mut Files, id: &str, now: Timestamp) -> Result<()> {
+        files.path_of(id)?;
+        let machine = self.log()?.machine(now)?;
+        let since = self.log()?.first_event_at()?.unwrap_or(now).min(now);
+        let file = crate::usage::shared::file_of(&files.root, &machine);
+        crate::usage::shared::append(&file, since, &crate::usage::shared::confirm_line(id, now))?;
+        crate::usage::last_used::invalidate(&files.state_dir)?;
+        self.refresh_last_used(files)?;
+        Ok(())
     }
 }

@@ -141,7 +141,7 @@ fn read_into(bytes: &[u8], path: &Path, out: &mut SharedUsage) {
             }
             Ok(Line::Reinforcement(seq, id, event)) => {
                 // Observation began by the first event at the latest: as the usage log's
-                // first event counts before a sync (`Engine::usage_view`), so counts the
+                // first event counts before a sync (`Usage::view`), so counts the
                 // synced one after, and `.mem/` rebuilt proposes the same.
                 out.since = Some(out.since.map_or(event.at(), |s| s.min(event.at())));
                 if seen.insert(seq) {
