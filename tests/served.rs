@@ -277,7 +277,9 @@ fn killed_during(served: &Served, during: &mut Command, what: &str) {
             path.display()
         );
     }
-    assert_eq!(served.sockets().len(), 1, "{what}: the killed server's socket stays");
+    // The killed server's socket stays when the command asked it before the kill; on a loaded
+    // machine the command may start after the kill, find the socket stale and remove it.
+    assert!(served.sockets().len() <= 1, "{what}: one socket at most");
     let answer = served.hook(PROMPTS[0], &format!("after-{what}"), false);
     assert_eq!(answer.stderr, "", "{what}");
     assert_eq!(answer.stdout, served.hook(PROMPTS[0], &format!("plain-{what}"), true).stdout);
