@@ -291,7 +291,7 @@ impl Engine {
     /// ([`crate::agent::Stored`]), written from the store into
     /// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
     /// `None` when no agent's store holds the session.
-    fn stored_transcript(&self, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
+    fn stored_transcript(&mut self, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
         for agent in Agent::ALL {
             let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
                 continue;
@@ -314,9 +314,14 @@ impl Engine {
             let dir = self.state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
             private_dir(&dir)?;
             let path = dir.join(format!("{session_id}.jsonl"));
-            let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
-            if !same {
+            let old = std::fs::read(&path).ok();
+            if old.as_deref() != Some(text.as_bytes()) {
                 store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
+            }
+            // Not what was read before and more (another branch of a session's tree): the log
+            // reads it again from its start.
+            if old.is_some_and(|old| !text.as_bytes().starts_with(&old)) {
+                self.session_log()?.read_again(&path)?;
             }
             set_mode(&path, 0o600)?;
             return Ok(Some(path));
