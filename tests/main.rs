@@ -70,6 +70,10 @@ mod native_e2e;
 mod once_e2e;
 /// OpenCode end to end, against a model stand-in, as the other agents in `agents_e2e`.
 mod opencode_e2e;
+/// pi's session files (a tree, captured as the branch kept) and setup, without the agent.
+mod pi;
+/// pi end to end, against a model stand-in, as the other agents in `agents_e2e`.
+mod pi_e2e;
 /// A project's memory root inside a git repository, and the agents' hooks run as the agents
 /// run them.
 mod project;
