@@ -93,7 +93,7 @@ enum Command {
     /// Capture an agent session (hook payload on stdin) as one episodic memory.
     Capture(capture::Args),
     /// Wire mem into a coding agent (Claude Code, Codex, Gemini CLI, OpenCode, GitHub Copilot
-    /// CLI): hooks and MCP server in its own config files.
+    /// CLI, pi): hooks and MCP server in its own config files.
     Setup(setup::Args),
     /// Let sessions use a memory root this machine did not make or set up (a cloned
     /// repository's, one someone else owns).

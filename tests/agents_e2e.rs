@@ -1,8 +1,9 @@
-//! The real agents, end to end: Claude Code and Codex CLI here, Gemini CLI in
-//! `tests/gemini_e2e.rs` (the pinned versions that `scripts/e2e-agents.sh` installs) run sessions in a throw-away repository with a fresh HOME,
-//! after `mem setup`, against a stand-in for the model service on 127.0.0.1
-//! (`tests/e2e/standin.py`, which logs every request it gets). The assertions are on what the
-//! stand-in received, on `.memory/`, the session log, `mem health`, rewind and `--remove`.
+//! The real agents, end to end: Claude Code and Codex CLI here, the others in their own files
+//! (`tests/gemini_e2e.rs`, ...; the pinned versions that `scripts/e2e-agents.sh` installs) run
+//! sessions in a throw-away repository with a fresh HOME, after `mem setup`, against a stand-in
+//! for the model service on 127.0.0.1 (`tests/e2e/standin.py`, which logs every request it
+//! gets). The assertions are on what the stand-in received, on `.memory/`, the session log,
+//! `mem health`, rewind and `--remove`.
 //!
 //! The agents are found in `MEM_E2E_AGENTS` (their bin folder), else in the cache the script
 //! installs to. Without them the tests say so and pass, unless `CI=true`: then a missing agent
@@ -21,10 +22,10 @@ pub(crate) fn agents() -> Option<PathBuf> {
     let dir = std::env::var_os("MEM_E2E_AGENTS").map(PathBuf::from).or_else(|| {
         let home = std::env::var_os("HOME")?;
         let versions =
-            "claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33-copilot-1.0.102";
+            "claude-2.1.197-codex-0.171.0-gemini-0.61.0-opencode-1.18.33-copilot-1.0.102-pi-0.73.1";
         Some(Path::new(&home).join(format!(".cache/mem-e2e/{versions}/node_modules/.bin")))
     });
-    let agents = ["claude", "codex", "gemini", "opencode", "copilot"];
+    let agents = ["claude", "codex", "gemini", "opencode", "copilot", "pi"];
     let found = dir.filter(|d| agents.iter().all(|a| d.join(a).is_file()));
     if found.is_none() {
         let ci = std::env::var("CI").is_ok_and(|v| v == "true");
@@ -298,6 +299,28 @@ impl Project {
         finish(cmd, "copilot")
     }
 
+    /// One `pi -p PROMPT` against `model` (more arguments in `extra`: `--continue`), through a
+    /// provider of its models.json that speaks OpenAI Chat Completions to the stand-in, offline.
+    pub(crate) fn pi(&self, model: &StandIn, prompt: &str, extra: &[&str]) -> Out {
+        let mut cmd = self.pi_command(model);
+        cmd.args(extra).args(["-p", prompt]);
+        finish(cmd, "pi")
+    }
+
+    /// `pi` against `model` (see [`Project::pi`]), arguments to add.
+    pub(crate) fn pi_command(&self, model: &StandIn) -> Command {
+        let folder = self.home.path().join(".pi/agent");
+        std::fs::create_dir_all(&folder).unwrap();
+        let models = json!({ "providers": { "standin": {
+            "baseUrl": format!("http://127.0.0.1:{}/v1", model.port),
+            "api": "openai-completions", "apiKey": "dummy", "models": [{ "id": "stand-in" }],
+        } } });
+        std::fs::write(folder.join("models.json"), models.to_string()).unwrap();
+        let mut cmd = self.command(&self.agents.join("pi"));
+        cmd.env("PI_OFFLINE", "1").args(["--provider", "standin", "--model", "stand-in"]);
+        cmd
+    }
+
     /// One `codex exec PROMPT` session against `model`, in the project trusted (its hooks run
     /// when the user has trusted them: [`Project::trust_codex_hooks`]).
     pub(crate) fn codex(&self, model: &StandIn, prompt: &str) -> Out {
@@ -434,7 +457,7 @@ fn collect_hooks(value: &Value, out: &mut Vec<(String, String)>) {
 }
 
 /// Runs an agent to its end (a guard of two minutes against a hang, not a timing).
-fn finish(mut cmd: Command, name: &str) -> Out {
+pub(crate) fn finish(mut cmd: Command, name: &str) -> Out {
     use wait_timeout::ChildExt;
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let status = child.wait_timeout(Duration::from_secs(120)).unwrap();

@@ -311,7 +311,7 @@ fn a_transcript_without_a_message_yet_is_nothing_to_capture() {
     assert!(
         out.stderr.contains(
             "has no line in the format of a known agent (Claude Code, Codex, Gemini CLI, OpenCode, \
-             GitHub Copilot CLI)"
+             GitHub Copilot CLI, pi)"
         ),
         "{}",
         out.stderr

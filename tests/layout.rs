@@ -414,7 +414,11 @@ const REGISTRATION: &str = "src/setup/mod.rs";
 fn names_agent(line: &str, agent: &str) -> bool {
     let line = line.to_lowercase();
     line.match_indices(agent).any(|(at, _)| {
-        !line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_')
+        let word = |c: char| c.is_alphanumeric() || c == '_';
+        // A whole word, or the start of one in upper case or snake case (`CODEX_HOME`): a
+        // short name (`pi`) is no part of another word (`pipe`).
+        !line[..at].chars().next_back().is_some_and(word)
+            && !line[at + agent.len()..].chars().next().is_some_and(|c| c.is_alphanumeric())
     })
 }
 
@@ -476,7 +480,7 @@ fn migrations() -> Vec<String> {
 /// not.
 #[test]
 fn naming_an_agent_elsewhere_is_caught() {
-    let agents = vec!["claude".to_string(), "codex".to_string()];
+    let agents = vec!["claude".to_string(), "codex".to_string(), "pi".to_string()];
     let file = |rel: &str, text: &str| (rel.to_string(), text.to_string());
     let planted = [
         file("crates/mem/src/engine/capture.rs", "use crate::agent::codex::find_rollout;\n"),
@@ -493,6 +497,8 @@ fn naming_an_agent_elsewhere_is_caught() {
         file("src/setup/mod.rs", "Agent::Codex => &codex::ENTRY,\n"),
         file("crates/mem/src/health/tests.rs", "claude::folder_name(project);\n"),
         file("src/cli/agents.rs", "let name = \"encodex\"; let x = my_claude;\n"),
+        file("src/cli/pipe.rs", "let pipe = spawn_piped(pid);\n"),
+        file("src/cli/hook.rs", "let a = Agent::Pi;\n"),
     ];
     assert_eq!(
         agents_named_outside(&planted, &agents),
@@ -502,6 +508,7 @@ fn naming_an_agent_elsewhere_is_caught() {
             "src/cli/hook.rs: codex",
             "src/cli/capture.rs: claude",
             "src/setup/claude.rs: codex",
+            "src/cli/hook.rs: pi",
         ]
     );
 }

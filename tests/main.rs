@@ -73,6 +73,10 @@ mod opencode_e2e;
 /// The engine split by what it does: `impl Engine` in its own module, no type of over 30
 /// public methods.
 mod parts;
+/// pi's session files (a tree, captured as the branch kept) and setup, without the agent.
+mod pi;
+/// pi end to end, against a model stand-in, as the other agents in `agents_e2e`.
+mod pi_e2e;
 /// A project's memory root inside a git repository, and the agents' hooks run as the agents
 /// run them.
 mod project;

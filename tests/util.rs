@@ -165,7 +165,9 @@ pub fn bin() -> &'static str {
 /// Removes the variables that would change which root or time `mem` uses, and puts `mem` on
 /// `PATH`. A `MEM_DIR` or `PATH` the test set on the command itself is kept.
 pub fn clean_env(cmd: &mut Command) -> &mut Command {
-    for name in ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH", "COPILOT_HOME"] {
+    for name in
+        ["MEM_DIR", "MEM_EMBED_MODEL_DIR", "ORT_DYLIB_PATH", "COPILOT_HOME", "PI_CODING_AGENT_DIR"]
+    {
         if !cmd.get_envs().any(|(k, _)| k == name) {
             cmd.env_remove(name);
         }

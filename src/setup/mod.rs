@@ -18,6 +18,7 @@ mod gemini;
 pub(super) mod hooks;
 mod json;
 mod opencode;
+mod pi;
 mod servers;
 mod write;
 
@@ -70,6 +71,7 @@ pub fn entry(agent: Agent) -> &'static Entry {
         Agent::Gemini => &gemini::ENTRY,
         Agent::OpenCode => &opencode::ENTRY,
         Agent::Copilot => &copilot::ENTRY,
+        Agent::Pi => &pi::ENTRY,
     }
 }
 
@@ -89,7 +91,8 @@ pub struct Args {
     /// `opencode` (`opencode.json` and `.opencode/plugins/mem.js` in the project, or in
     /// `~/.config/opencode`) or `copilot` (GitHub Copilot CLI: `.github/hooks/mem.json` and
     /// `.github/mcp.json` in the project, or `hooks/mem.json` and `mcp-config.json` in
-    /// `~/.copilot`).
+    /// `~/.copilot`) or `pi` (an extension: `.pi/extensions/mem.ts` in the project, or
+    /// `extensions/mem.ts` in `~/.pi/agent`).
     #[arg(value_parser = crate::shared::gate::agent_parser())]
     agent: Agent,
     /// Where: `project` (the repository's own agent configuration, and its `.memory/` root) or
@@ -464,6 +467,27 @@ fn confined(project: &Path, rel: &str) -> Result<()> {
         path.display(),
         real.display()
     )
+}
+
+/// A file that holds only mem's hooks (an agent's plugin or extension module), with `wanted` in place of
+/// what is there (`None`: taken out). A file is mem's when its first line is `first_line`; one
+/// that is not is the user's: adding stops with an error that names it, removing leaves it.
+pub fn own_file(
+    text: Option<&str>,
+    path: &Path,
+    wanted: Option<&str>,
+    first_line: &str,
+) -> Result<Option<String>> {
+    let ours = |t: &str| t.lines().next() == Some(first_line);
+    match (text, wanted) {
+        (Some(text), None) if !ours(text) => Ok(Some(text.to_string())),
+        (Some(text), Some(_)) if !ours(text) => bail!(
+            "{} exists and mem setup did not write it; mem setup stops rather than replace it: \
+             rename or remove it, then run mem setup again",
+            path.display()
+        ),
+        (_, wanted) => Ok(wanted.map(str::to_string)),
+    }
 }
 
 /// The file's text, `None` when it does not exist.

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use serde_json::{Value, json};
 
 use super::check::{Found, server_program_in};
 use super::command::{USER_SCOPE, is_mem_exe, shell_word};
 use super::servers::{Servers, is_server_args, with_server_in};
-use super::{Change, Entry, Scope, Started, Target};
+use super::{Change, Entry, Scope, Started, Target, own_file};
 
 /// OpenCode's entry.
 pub const ENTRY: Entry = Entry {
@@ -227,27 +227,6 @@ fn plugin_program(file: &Path, user: bool) -> Option<Found> {
     Some(Found::plain(file, program).unmarked(user && !marked))
 }
 
-/// A file that holds only mem's hooks (an agent's plugin module), with `wanted` in place of
-/// what is there (`None`: taken out). A file is mem's when its first line is `first_line`; one
-/// that is not is the user's: adding stops with an error that names it, removing leaves it.
-pub fn own_file(
-    text: Option<&str>,
-    path: &Path,
-    wanted: Option<&str>,
-    first_line: &str,
-) -> Result<Option<String>> {
-    let ours = |t: &str| t.lines().next() == Some(first_line);
-    match (text, wanted) {
-        (Some(text), None) if !ours(text) => Ok(Some(text.to_string())),
-        (Some(text), Some(_)) if !ours(text) => bail!(
-            "{} exists and mem setup did not write it; mem setup stops rather than replace it: \
-             rename or remove it, then run mem setup again",
-            path.display()
-        ),
-        (_, wanted) => Ok(wanted.map(str::to_string)),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,21 +264,5 @@ mod tests {
             with_server_in(Some(theirs), path, &MCP, None).unwrap().as_deref(),
             Some(theirs)
         );
-    }
-
-    #[test]
-    fn a_file_of_mem_s_is_written_replaced_and_removed_and_the_user_s_is_kept() {
-        let path = Path::new("/p/plugin.js");
-        let first = "// mem's plugin";
-        let ours = "// mem's plugin\nexport const A = 1;\n";
-        assert_eq!(own_file(None, path, Some(ours), first).unwrap().as_deref(), Some(ours));
-        let old = "// mem's plugin\nold\n";
-        assert_eq!(own_file(Some(old), path, Some(ours), first).unwrap().as_deref(), Some(ours));
-        assert_eq!(own_file(Some(ours), path, None, first).unwrap(), None);
-        assert_eq!(own_file(None, path, None, first).unwrap(), None);
-        let theirs = "// my plugin\n";
-        assert_eq!(own_file(Some(theirs), path, None, first).unwrap().as_deref(), Some(theirs));
-        let error = own_file(Some(theirs), path, Some(ours), first).unwrap_err().to_string();
-        assert!(error.contains("/p/plugin.js") && error.contains("did not write it"), "{error}");
     }
 }

@@ -191,3 +191,25 @@ mod check {
         assert_eq!(listed[2], ("config.toml", false));
     }
 }
+
+mod own_file {
+    use std::path::Path;
+
+    use crate::setup::own_file;
+
+    #[test]
+    fn a_file_of_mem_s_is_written_replaced_and_removed_and_the_user_s_is_kept() {
+        let path = Path::new("/p/plugin.js");
+        let first = "// mem's plugin";
+        let ours = "// mem's plugin\nexport const A = 1;\n";
+        assert_eq!(own_file(None, path, Some(ours), first).unwrap().as_deref(), Some(ours));
+        let old = "// mem's plugin\nold\n";
+        assert_eq!(own_file(Some(old), path, Some(ours), first).unwrap().as_deref(), Some(ours));
+        assert_eq!(own_file(Some(ours), path, None, first).unwrap(), None);
+        assert_eq!(own_file(None, path, None, first).unwrap(), None);
+        let theirs = "// my plugin\n";
+        assert_eq!(own_file(Some(theirs), path, None, first).unwrap().as_deref(), Some(theirs));
+        let error = own_file(Some(theirs), path, Some(ours), first).unwrap_err().to_string();
+        assert!(error.contains("/p/plugin.js") && error.contains("did not write it"), "{error}");
+    }
+}

@@ -7,6 +7,8 @@ request it gets as one JSON line (path and body) to --log, and answers:
 - POST /v1/messages (Anthropic Messages, streamed or not; what Claude Code speaks) and
   /v1/messages/count_tokens;
 - POST /v1/responses (OpenAI Responses, streamed; what Codex speaks through a custom provider);
+- POST /v1/chat/completions (OpenAI Chat Completions, streamed or not; what pi speaks through a
+  provider of `api: "openai-completions"` in its models.json);
 - POST /v1beta/models/MODEL:streamGenerateContent (server-sent events) and :generateContent
   (Gemini API; what Gemini CLI speaks with GOOGLE_GEMINI_BASE_URL), and :countTokens.
 
@@ -47,6 +49,13 @@ def openai_has_result(body):
     items = body.get("input")
     return isinstance(items, list) and any(
         isinstance(item, dict) and item.get("type") == "function_call_output" for item in items
+    )
+
+
+def chat_has_result(body):
+    return any(
+        isinstance(message, dict) and message.get("role") == "tool"
+        for message in body.get("messages", [])
     )
 
 
@@ -130,6 +139,8 @@ class Handler(BaseHTTPRequestHandler):
             self.anthropic(body)
         elif path.endswith("/responses"):
             self.openai(body)
+        elif path.endswith("/chat/completions"):
+            self.chat(body)
         elif path.endswith(":countTokens"):
             self.send_json({"totalTokens": 100})
         elif path.endswith(":streamGenerateContent") or path.endswith(":generateContent"):
@@ -260,6 +271,49 @@ class Handler(BaseHTTPRequestHandler):
             + events
             + [("response.completed", {"type": "response.completed", "response": done})]
         )
+
+
+    def chat(self, body):
+        plan = self.server.plan
+        text = plan.get("text", "Done.")
+        tools = [t.get("function") for t in body.get("tools") or [] if isinstance(t, dict)]
+        use_tool = (
+            plan.get("tool")
+            and offered(tools, plan["tool"], "name")
+            and not chat_has_result(body)
+        )
+        head = {"id": next_id("chatcmpl"), "object": "chat.completion.chunk", "created": 0,
+                "model": body.get("model", "stand-in")}
+        if use_tool:
+            call = {"index": 0, "id": next_id("call"), "type": "function",
+                    "function": {"name": plan["tool"],
+                                 "arguments": json.dumps(plan.get("input", {}))}}
+            delta, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+        else:
+            delta, finish = {"role": "assistant", "content": text}, "stop"
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        if not body.get("stream"):
+            message = {k: v for k, v in delta.items()}
+            if use_tool:
+                message["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}]
+            self.send_json(dict(head, object="chat.completion", usage=usage, choices=[
+                {"index": 0, "message": message, "finish_reason": finish}]))
+            return
+        chunks = [
+            dict(head, choices=[{"index": 0, "delta": delta, "finish_reason": None}]),
+            dict(head, choices=[{"index": 0, "delta": {}, "finish_reason": finish}]),
+            dict(head, choices=[], usage=usage),
+        ]
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
 
 
 def main():

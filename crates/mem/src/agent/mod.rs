@@ -22,6 +22,7 @@ pub mod gemini;
 mod home;
 pub mod memory;
 pub mod opencode;
+pub mod pi;
 
 pub(crate) use self::event::Tools;
 pub use self::event::{Kind, TranscriptEvent, USER_SHELL};
@@ -41,6 +42,8 @@ pub enum Agent {
     OpenCode,
     /// GitHub Copilot CLI.
     Copilot,
+    /// pi.
+    Pi,
 }
 
 /// What makes one agent: its names and its readers. Each agent's file defines one.
@@ -169,8 +172,8 @@ pub struct Missed<'a> {
 
 impl Agent {
     /// Every agent, in the order reports list them.
-    pub const ALL: [Agent; 5] =
-        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode, Agent::Copilot];
+    pub const ALL: [Agent; 6] =
+        [Agent::Claude, Agent::Codex, Agent::Gemini, Agent::OpenCode, Agent::Copilot, Agent::Pi];
 
     /// The agent's [`Spec`].
     pub fn spec(self) -> &'static Spec {
@@ -180,6 +183,7 @@ impl Agent {
             Agent::Gemini => &gemini::SPEC,
             Agent::OpenCode => &opencode::SPEC,
             Agent::Copilot => &copilot::SPEC,
+            Agent::Pi => &pi::SPEC,
         }
     }
 

@@ -44,7 +44,7 @@ fn a_codex_rollout_is_found_by_session_id() {
 #[test]
 fn agents_are_named_once_and_read_by_their_aliases() {
     let names: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
-    assert_eq!(names, ["claude", "codex", "gemini", "opencode", "copilot"]);
+    assert_eq!(names, ["claude", "codex", "gemini", "opencode", "copilot", "pi"]);
     assert_eq!(Agent::from_name("claude-code"), Some(Agent::Claude));
     assert_eq!(Agent::from_name("Claude Code"), None);
     assert_eq!(serde_json::to_value(Agent::Codex).unwrap(), "codex");

@@ -89,7 +89,7 @@ impl Capturing<'_> {
         entry.hook_event.clone_from(&payload.hook_event);
         let (session_id, id) = payload.session()?;
         let stored = match payload.transcript_path {
-            None => stored_transcript(&self.files.state_dir, session_id, homes)?,
+            None => self.stored_transcript(session_id, homes)?,
             Some(_) => None,
         };
         let path = match stored {
@@ -303,41 +303,48 @@ fn check_sessions_folder(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The transcript of a session that an agent keeps in a store of its own
-/// ([`crate::agent::Stored`]), written from the store into
-/// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
-/// `None` when no agent's store holds the session.
-fn stored_transcript(state_dir: &Path, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
-    for agent in Agent::ALL {
-        let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
-            continue;
-        };
-        let lines = (stored.transcript)(home, session_id).map_err(|e| {
-            let file = (stored.file)(home);
-            fail(
-                CaptureFailure::Transcript,
-                format!("cannot read session {session_id} in {}: {e}", file.display()),
-            )
-        })?;
-        let Some(lines) = lines else { continue };
-        // The copy keeps no secret of the session, and only its owner reads it.
-        let mut text = String::new();
-        for line in &lines {
-            let (line, _) = crate::capture::redact_json(line);
-            text.push_str(&serde_json::to_string(&line).expect("JSON serialises"));
-            text.push('\n');
+impl Capturing<'_> {
+    /// The transcript of a session that an agent keeps in a store of its own
+    /// ([`crate::agent::Stored`]), written from the store into
+    /// `.mem/transcripts/<agent>/<session id>.jsonl` (rewritten only when the store gives more);
+    /// `None` when no agent's store holds the session.
+    fn stored_transcript(&mut self, session_id: &str, homes: &Homes) -> Result<Option<PathBuf>> {
+        for agent in Agent::ALL {
+            let (Some(stored), Some(home)) = (agent.spec().stored, homes.of(agent)) else {
+                continue;
+            };
+            let lines = (stored.transcript)(home, session_id).map_err(|e| {
+                let file = (stored.file)(home);
+                fail(
+                    CaptureFailure::Transcript,
+                    format!("cannot read session {session_id} in {}: {e}", file.display()),
+                )
+            })?;
+            let Some(lines) = lines else { continue };
+            // The copy keeps no secret of the session, and only its owner reads it.
+            let mut text = String::new();
+            for line in &lines {
+                let (line, _) = crate::capture::redact_json(line);
+                text.push_str(&serde_json::to_string(&line).expect("JSON serialises"));
+                text.push('\n');
+            }
+            let dir = self.files.state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
+            private_dir(&dir)?;
+            let path = dir.join(format!("{session_id}.jsonl"));
+            let old = std::fs::read(&path).ok();
+            if old.as_deref() != Some(text.as_bytes()) {
+                store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
+            }
+            // Not what was read before and more (another branch of a session's tree): the log
+            // reads it again from its start.
+            if old.is_some_and(|old| !text.as_bytes().starts_with(&old)) {
+                self.sessions.log()?.read_again(&path)?;
+            }
+            set_mode(&path, 0o600)?;
+            return Ok(Some(path));
         }
-        let dir = state_dir.join(TRANSCRIPTS_DIR).join(agent.name());
-        private_dir(&dir)?;
-        let path = dir.join(format!("{session_id}.jsonl"));
-        let same = std::fs::read(&path).is_ok_and(|old| old == text.as_bytes());
-        if !same {
-            store::write_atomic(&path, text.as_bytes(), Overwrite::Yes)?;
-        }
-        set_mode(&path, 0o600)?;
-        return Ok(Some(path));
+        Ok(None)
     }
-    Ok(None)
 }
 
 /// Makes `dir` and the folder above it (`transcripts/`) when missing, readable by their owner

@@ -105,6 +105,20 @@ impl SessionLog {
     }
 }
 
+impl SessionLog {
+    /// Has the next import of `transcript` read it from its start: mem rewrote it other than by
+    /// appending (an agent's session read again as another branch of its tree). Its events stay
+    /// logged; the messages logged by id ([`crate::agent::Fold::released`]) are not logged again.
+    pub fn read_again(&mut self, transcript: &Path) -> Result<()> {
+        let canonical = std::fs::canonicalize(transcript);
+        let key = canonical.as_deref().unwrap_or(transcript).to_string_lossy().into_owned();
+        self.conn
+            .execute("UPDATE sources SET offset = 0 WHERE path = ?1", [key])
+            .map_err(|e| super::session_error(&self.path, &e))?;
+        Ok(())
+    }
+}
+
 /// What an import adds to a session besides its events: the turn reached, the first prompt,
 /// the times of the first and last events.
 #[derive(Default)]
