@@ -110,6 +110,9 @@ enum Command {
     /// prune review, capture coverage, sessions and what each sent the model (docs/ui.md); a
     /// root this machine did not make, set up or allow is refused (`mem allow`).
     Ui(ui::Args),
+    /// The team's shared store on PostgreSQL (docs/teams.md): `init` its schema, `push` this
+    /// root's memories, `forget --author` one author's rows.
+    Team(team::Args),
     /// Print the shell completion script for mem (bash, zsh, fish, elvish, powershell).
     Completions(completions::Args),
     /// Print the manual page (roff), or write one page per command with --out DIR.
@@ -169,6 +172,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Ui(args) => ui::run(args, &ctx),
         Command::Setup(args) => setup::run(args, &ctx),
         Command::Allow(args) => allow::run(args, &ctx),
+        Command::Team(args) => team::run(args, &ctx),
     };
     done.map(|()| 0)
 }

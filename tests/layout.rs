@@ -16,8 +16,11 @@ fn manifest_dir() -> PathBuf {
 /// The library's sources, relative to the workspace's top.
 const LIBRARY: &str = "crates/mem/src/";
 
-/// Every `.rs` file under `src/` (the binary) and the library's `crates/mem/src/`, relative to
-/// the workspace's top, with `/` separators.
+/// The team store's crate's sources (docs/architecture.md names them too).
+const TEAM: &str = "crates/mem-team/src/";
+
+/// Every `.rs` file under `src/` (the binary), the library's `crates/mem/src/` and the team
+/// crate's `crates/mem-team/src/`, relative to the workspace's top, with `/` separators.
 pub fn sources() -> Vec<String> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap().flatten() {
@@ -33,6 +36,7 @@ pub fn sources() -> Vec<String> {
     let mut files = Vec::new();
     walk(&root.join("src"), &mut files);
     walk(&root.join(LIBRARY), &mut files);
+    walk(&root.join(TEAM), &mut files);
     let mut rels: Vec<String> = files
         .iter()
         .map(|p| p.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/"))
@@ -80,7 +84,7 @@ fn architecture_doc_names_every_source_file() {
         .split(|c: char| c.is_whitespace() || "`()[],;:*".contains(c))
         // `crates/mem/src/agent/<name>.rs` is a placeholder.
         .filter(|w| {
-            (w.starts_with("src/") || w.starts_with(LIBRARY))
+            (w.starts_with("src/") || w.starts_with(LIBRARY) || w.starts_with(TEAM))
                 && w.ends_with(".rs")
                 && !w.contains('<')
         })

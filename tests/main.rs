@@ -1,5 +1,7 @@
 //! Integration tests: each runs the real `mem` binary on a temporary memory root.
 
+/// A real PostgreSQL with pgvector, started for a test and stopped when dropped.
+mod postgres;
 mod util;
 
 /// `mem context` and `mem health`.
@@ -114,6 +116,8 @@ mod session;
 mod setup_edits;
 /// `mem completions` and `mem man`.
 mod shell;
+/// The team store on a real PostgreSQL: schema, pushes from two homes, recall of the team layer.
+mod team;
 /// A root shared with git by two machines: usage merges without conflict.
 mod teams;
 /// `mem ui`: the gate (token, cookie, Host, same-origin POSTs), hostile content, the pages.

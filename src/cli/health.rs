@@ -47,12 +47,25 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let native = crate::shared::native::counts(&engine, source, &ctx.surroundings(None)?);
     // A warning, not a failure: nothing is wrong with the files until a merge of two edits.
     let no_driver = mem::merge::driver::missing(engine.files.root());
+    // A warning too: without the store, recall and the hooks answer from the local layers.
+    let team = crate::shared::team::status();
+    let mut team_json = None;
     if args.json {
+        if let Some(team) = &team {
+            let (ok, detail) = match team {
+                Ok(detail) => (true, detail),
+                Err(problem) => (false, problem),
+            };
+            team_json = Some(serde_json::json!({ "ok": ok, "detail": detail }));
+        }
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
         value["agents_own_memories"] = serde_json::to_value(&native)?;
         value["agent_commands"] = serde_json::to_value(&configured)?;
         value["merge_driver_missing"] = serde_json::Value::Bool(no_driver);
+        if let Some(team) = team_json {
+            value["team"] = team;
+        }
         value["ok"] = serde_json::Value::Bool(ok);
         crate::shared::output::print_json(&value)?;
         return Ok(status_code);
@@ -95,6 +108,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     text.push_str(&crate::shared::native::health_lines(&native));
     text.push_str(&embedding_line(&health.embedding));
     text.push_str(&status(true, "hooks", &served_line(served.as_deref())));
+    match &team {
+        Some(Ok(detail)) => text.push_str(&status(true, "team", detail)),
+        Some(Err(problem)) => text.push_str(&format!(
+            "! {:<9} {problem}: recall and the hooks answer from the local layers\n",
+            "team"
+        )),
+        None => {}
+    }
     crate::shared::output::print_text(&text)?;
     Ok(status_code)
 }

@@ -26,5 +26,6 @@ pub mod session;
 pub mod show;
 pub mod stats;
 pub mod sync;
+pub mod team;
 pub mod used;
 pub mod verify;

@@ -6,7 +6,7 @@ use mem::config::RecallMode;
 use mem::engine::LayeredRecall;
 use mem::{Hit, MemoryType, RecallOptions};
 
-use crate::shared::Globals;
+use crate::shared::{Globals, team};
 
 /// Arguments of `mem recall`.
 #[derive(Debug, clap::Args)]
@@ -85,8 +85,29 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     if let Some(report) = &user_report {
         crate::shared::output::print_problems(report);
     }
+    // The team layer joins a recall of every layer, unfiltered but by type.
+    let joins_team = args.layer.is_none()
+        && options.tags.is_empty()
+        && options.as_of.is_none()
+        && !options.include_invalid;
+    let mut team_hits = Vec::new();
+    if joins_team {
+        let vector = team::question_vector(layers.project(), &query);
+        let config = layers.project().files.config().clone();
+        if let Some(answer) = team::recall(&query, options.limit, vector, &config) {
+            if let Some(problem) = &answer.problem {
+                eprintln!("mem: team store: {problem}; answered from the local layers");
+            }
+            team_hits = answer.hits;
+            team_hits.retain(|h| {
+                options.kinds.is_empty() || options.kinds.iter().any(|k| k.as_str() == h.kind)
+            });
+            // A memory of a local layer is recalled from there.
+            team_hits.retain(|h| !recall.hits.iter().any(|l| l.record.id == h.id));
+        }
+    }
     let hits = &recall.hits;
-    if hits.is_empty() {
+    if hits.is_empty() && team_hits.is_empty() {
         eprintln!("mem: nothing matches {:?}", query);
     }
     if args.json {
@@ -96,11 +117,18 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             .cloned()
             .map(|h| Hit { layer: h.layer.or(Some(mem::store::Layer::Project)), ..h })
             .collect();
-        crate::shared::output::print_json(&hits)?;
-        return Ok(if hits.is_empty() { NOTHING } else { 0 });
+        let mut all: Vec<serde_json::Value> =
+            hits.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
+        all.extend(team_hits.iter().map(team_json));
+        crate::shared::output::print_json(&all)?;
+        return Ok(if all.is_empty() { NOTHING } else { 0 });
+    }
+    if hits.is_empty() && team_hits.is_empty() {
+        return Ok(NOTHING);
     }
     if hits.is_empty() {
-        return Ok(NOTHING);
+        crate::shared::output::print_text(&team_table(&team_hits))?;
+        return Ok(0);
     }
     let semantic = hits.iter().any(|h| h.semantic.is_some());
     let layered = layers.layered() || hits.iter().any(|h| h.layer.is_some_and(|l| !l.writable()));
@@ -135,8 +163,50 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             );
         }
     }
+    if !team_hits.is_empty() {
+        text.push_str(&team_table(&team_hits));
+    }
     crate::shared::output::print_text(&text)?;
     Ok(0)
+}
+
+/// The team layer's hits as JSON: labelled with the layer, project and author.
+fn team_json(hit: &mem_team::TeamHit) -> serde_json::Value {
+    serde_json::json!({
+        "layer": "team",
+        "project": hit.project,
+        "author": hit.author,
+        "id": hit.id,
+        "title": hit.title,
+        "type": hit.kind,
+        "importance": hit.importance,
+        "created": hit.created,
+        "relevance": hit.relevance,
+        "cosine": hit.cosine,
+        "body": hit.body,
+    })
+}
+
+/// The team layer's hits as a table after the local ones, each with its project and author.
+fn team_table(hits: &[mem_team::TeamHit]) -> String {
+    let header = ["#", "relevance", "type", "imp", "title", "project", "author"];
+    let mut table = crate::shared::output::table(&header);
+    for (i, hit) in hits.iter().enumerate() {
+        table.add_row(vec![
+            Cell::new(i + 1),
+            Cell::new(format!("{:.3}", hit.relevance)),
+            Cell::new(&hit.kind),
+            Cell::new(hit.importance),
+            Cell::new(mem::format::clip(&mem::format::without_controls(&hit.title), 60)),
+            Cell::new(mem::format::without_controls(&hit.project)),
+            Cell::new(mem::format::without_controls(&hit.author)),
+        ]);
+    }
+    format!(
+        "team store ({} memories published by the team):\n{}",
+        hits.len(),
+        crate::shared::output::render(&table)
+    )
 }
 
 /// What `--explain` says of the code each hit cites: a line per hit that cites any, then a

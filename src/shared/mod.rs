@@ -14,6 +14,7 @@ pub mod native;
 pub mod open;
 pub mod output;
 pub mod served;
+pub mod team;
 pub mod usage;
 pub mod user;
 pub mod words;

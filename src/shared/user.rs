@@ -30,6 +30,25 @@ pub struct UserConfig {
     pub agents: Agents,
     /// `[redact]`.
     pub redact: Redact,
+    /// `[team]`.
+    pub team: Team,
+}
+
+/// `[team]` of the user configuration: the team store (docs/teams.md). Only this file names a
+/// server; a root's `mem.toml` may only name its project.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Team {
+    /// `postgres://user@host:port/database`; the password comes from `PGPASSWORD` or
+    /// `~/.pgpass` (`PGPASSFILE`).
+    pub url: Option<String>,
+    /// The name the memories this user publishes go by (default: the login name).
+    pub author: Option<String>,
+    /// This machine's name in the store (default: the host name).
+    pub machine: Option<String>,
+    /// How long a hook or a recall waits for the team store, connecting and asking (default
+    /// 500 ms): past it, they answer from the local layers.
+    pub recall_timeout_ms: Option<u64>,
 }
 
 /// `[redact]` of the user configuration.

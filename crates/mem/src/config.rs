@@ -47,6 +47,20 @@ pub struct Config {
     pub agents: AgentsConfig,
     /// The project's root and its git worktrees.
     pub project: ProjectConfig,
+    /// The team store's name for this project (docs/teams.md).
+    pub team: TeamConfig,
+}
+
+/// `[team]`: the name this project's memories go by in a team store; a root may not name a
+/// server (`url` is only read to refuse it: the user configuration names the server).
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamConfig {
+    /// The project's name in the team store (default: from the repository's remote).
+    pub project: Option<String>,
+    /// Refused: a server named by a cloned repository.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// `[project]`: a project root in a git repository with linked worktrees (docs/teams.md,
@@ -548,6 +562,11 @@ impl Config {
         }
         if self.limits.max_file_bytes == 0 {
             return Err(bad("limits", "max_file_bytes", "must be positive".into()));
+        }
+        if self.team.url.is_some() {
+            let why = "a memory root may not name a team server: set url in [team] of the user \
+                       configuration file (~/.config/mem/config.toml)";
+            return Err(bad("team", "url", why.into()));
         }
         Ok(())
     }

@@ -1,0 +1,164 @@
+//! Recall from the team store: the `live` rows a role may see, by full text
+//! (`websearch_to_tsquery`, its words joined by OR as local BM25 takes them, ranked by
+//! `ts_rank_cd`) and, when the question has a vector, by pgvector cosine over the rows of the
+//! same model and length only (the HNSW index of that length); the two lists fused as local
+//! hybrid recall fuses them (`mem::score::fuse`, the root's `[embed]` fusion settings). The
+//! rows are data: they come back as text, to be fenced and labelled with their project and
+//! author by whoever shows them.
+
+use mem::config::Fusion;
+use mem::score::{FusionInput, fuse};
+use pgvector::Vector;
+
+use crate::{Result, Team};
+
+/// A question to the team store.
+#[derive(Clone, Debug)]
+pub struct TeamQuery {
+    /// The words asked.
+    pub text: String,
+    /// The question's vector and the id of the model that made it.
+    pub vector: Option<(String, Vec<f32>)>,
+    /// At most this many hits.
+    pub limit: usize,
+    /// How the two lists are fused.
+    pub fusion: Fusion,
+    /// `k` of reciprocal rank fusion.
+    pub rrf_k: f64,
+    /// The cosine's weight in convex fusion.
+    pub vector_weight: f64,
+}
+
+/// A memory of the team store that matched.
+#[derive(Clone, Debug)]
+pub struct TeamHit {
+    /// The project it was published from (`~author` for a user layer's).
+    pub project: String,
+    /// Its id.
+    pub id: String,
+    /// `project` or `user`.
+    pub layer: String,
+    /// Who published it.
+    pub author: String,
+    /// Its title.
+    pub title: String,
+    /// Its body.
+    pub body: String,
+    /// `episodic`, `semantic` or `procedural`.
+    pub kind: String,
+    /// 1 to 10.
+    pub importance: i16,
+    /// When it was written (RFC 3339).
+    pub created: String,
+    /// The fused relevance over the best hit's (1 for the best).
+    pub relevance: f64,
+    /// Full-text rank among the candidates, 1 = best.
+    pub text_rank: Option<usize>,
+    /// Cosine with the question, for a row of the question's model.
+    pub cosine: Option<f32>,
+}
+
+/// The columns a hit reads, in order.
+const COLUMNS: &str = "project, id, layer, author, title, body, kind, importance, created::text";
+
+impl Team {
+    /// The team's memories for `query`, best first.
+    pub fn recall(&mut self, query: &TeamQuery) -> Result<Vec<TeamHit>> {
+        let pool = (query.limit * 4).max(20) as i64;
+        let mut hits: Vec<(TeamHit, FusionInput)> = Vec::new();
+        let text = self.client.query(
+            &format!(
+                "WITH w AS (SELECT regexp_replace(websearch_to_tsquery('english', $1)::text, \
+                 ' & (?!!)', ' | ', 'g')::tsquery AS q) \
+                 SELECT {COLUMNS}, ts_rank_cd(search, w.q) FROM mem_memories, w \
+                 WHERE state = 'live' AND w.q::text <> '' AND search @@ w.q \
+                 ORDER BY 10 DESC, project, id LIMIT $2"
+            ),
+            &[&query.text, &pool],
+        )?;
+        let max_bm25 = text.first().map_or(0.0, |r| r.get::<_, f32>(9));
+        for (i, row) in text.iter().enumerate() {
+            let input = FusionInput {
+                bm25: row.get(9),
+                max_bm25,
+                bm25_rank: Some(i + 1),
+                cosine: None,
+                max_cosine: 0.0,
+                vector_rank: None,
+            };
+            hits.push((hit(row, Some(i + 1)), input));
+        }
+        if let Some((model, vector)) = &query.vector {
+            let dim = vector.len();
+            let near = self.client.query(
+                &format!(
+                    "SELECT {COLUMNS}, (1 - (embedding::vector({dim}) <=> $1))::real \
+                     FROM mem_memories WHERE state = 'live' AND model = $2 AND dim = {dim} \
+                     ORDER BY embedding::vector({dim}) <=> $1 LIMIT $3"
+                ),
+                &[&Vector::from(vector.clone()), model, &pool],
+            )?;
+            let max_cosine = near.first().map_or(0.0, |r| r.get::<_, f32>(9));
+            for (i, row) in near.iter().enumerate() {
+                let cosine: f32 = row.get(9);
+                let (project, id): (String, String) = (row.get(0), row.get(1));
+                let found = hits.iter_mut().find(|(h, _)| h.project == project && h.id == id);
+                let (found, input) = match found {
+                    Some((h, input)) => (h, input),
+                    None => {
+                        let input = FusionInput {
+                            bm25: 0.0,
+                            max_bm25,
+                            bm25_rank: None,
+                            cosine: None,
+                            max_cosine,
+                            vector_rank: None,
+                        };
+                        hits.push((hit(row, None), input));
+                        let last = hits.last_mut().unwrap();
+                        (&mut last.0, &mut last.1)
+                    }
+                };
+                found.cosine = Some(cosine);
+                input.cosine = Some(cosine);
+                input.vector_rank = Some(i + 1);
+            }
+            for (_, input) in &mut hits {
+                input.max_cosine = max_cosine;
+            }
+        }
+        for (hit, input) in &mut hits {
+            hit.relevance = fuse(input, query.fusion, query.rrf_k, query.vector_weight);
+        }
+        let best = hits.iter().map(|(h, _)| h.relevance).fold(0.0, f64::max);
+        let mut hits: Vec<TeamHit> = hits.into_iter().map(|(h, _)| h).collect();
+        for hit in &mut hits {
+            hit.relevance = if best > 0.0 { hit.relevance / best } else { 0.0 };
+        }
+        hits.sort_by(|a, b| {
+            b.relevance
+                .total_cmp(&a.relevance)
+                .then_with(|| (&a.project, &a.id).cmp(&(&b.project, &b.id)))
+        });
+        hits.truncate(query.limit);
+        Ok(hits)
+    }
+}
+
+/// A hit from a row of [`COLUMNS`].
+fn hit(row: &postgres::Row, text_rank: Option<usize>) -> TeamHit {
+    TeamHit {
+        project: row.get(0),
+        id: row.get(1),
+        layer: row.get(2),
+        author: row.get(3),
+        title: row.get(4),
+        body: row.get(5),
+        kind: row.get(6),
+        importance: row.get(7),
+        created: row.get(8),
+        relevance: 0.0,
+        text_rank,
+        cosine: None,
+    }
+}
