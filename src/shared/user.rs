@@ -2,7 +2,7 @@
 //! `~/.config/mem/config.toml`): what only the user may decide because it runs code, the
 //! embedding model folder, the ONNX Runtime library and the summariser command (which a memory
 //! root's `mem.toml`, travelling with the memories in a cloned repository, may not name), and
-//! the user's own memory layer.
+//! the user's own memory layer and the git remote it is a clone of.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,6 +73,27 @@ pub struct Layers {
     /// The user's memory root, searched beside every project's (relative paths start at the
     /// configuration file's folder; `~/` is the home folder).
     pub user: Option<PathBuf>,
+    /// A git remote of the user's own that the user layer is a clone of (`mem sync` clones,
+    /// pulls and pushes it; docs/teams.md, "The personal layer on its own remote"); `~/` is
+    /// the home folder. Without `user`, the layer is [`DEFAULT_LAYER`] in the data folder.
+    pub user_remote: Option<String>,
+}
+
+/// The user layer's folder, in the user's data folder (`~/.local/share/mem-user`), when
+/// `user_remote` is set and `user` is not: beside the per-user root (`~/.local/share/mem`, which
+/// also holds this machine's record of roots), never inside it.
+pub const DEFAULT_LAYER: &str = "mem-user";
+
+impl Layers {
+    /// The user layer's folder: `user`, else [`DEFAULT_LAYER`] in the data folder when
+    /// `user_remote` is set; `None` without either (no user layer).
+    pub fn folder(&self) -> Option<PathBuf> {
+        match (&self.user, &self.user_remote) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, Some(_)) => dirs::data_dir().map(|d| d.join(DEFAULT_LAYER)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// `[embed]` of the user configuration.
@@ -170,6 +191,14 @@ fn load_from(path: &Path) -> Result<UserConfig> {
             *p = folder.join(&*p);
         }
     }
+    if let Some(url) = &mut config.layers.user_remote {
+        if let (Some(rest), Some(home)) = (url.strip_prefix("~/"), dirs::home_dir()) {
+            *url = home.join(rest).display().to_string();
+        }
+        if url.trim().is_empty() {
+            config.layers.user_remote = None;
+        }
+    }
     Ok(config)
 }
 
@@ -191,7 +220,7 @@ mod tests {
         // An unknown key is ignored (and warned about); a known key of the wrong type is not.
         std::fs::write(
             &file,
-            "[embed]\nmodel = \"x\"\nmodel_dir = \"m\"\n[layers]\nuser_remote = \"u\"\n",
+            "[embed]\nmodel = \"x\"\nmodel_dir = \"m\"\n[layers]\nuser_remote_url = \"u\"\n",
         )
         .unwrap();
         assert_eq!(load_from(&file).unwrap().embed.model_dir, Some(dir.path().join("m")));
