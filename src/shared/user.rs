@@ -224,6 +224,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(load_from(&file).unwrap().embed.model_dir, Some(dir.path().join("m")));
+        // A remote alone puts the user layer in the data folder, beside the per-user root.
+        std::fs::write(&file, "[layers]\nuser_remote = \"~/notes.git\"\n").unwrap();
+        let layers = load_from(&file).unwrap().layers;
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(layers.user_remote, Some(home.join("notes.git").display().to_string()));
+        assert_eq!(layers.folder(), dirs::data_dir().map(|d| d.join(DEFAULT_LAYER)));
+        std::fs::write(&file, "[layers]\nuser = \"me\"\nuser_remote = \"git@h:ana/m\"\n").unwrap();
+        let layers = load_from(&file).unwrap().layers;
+        assert_eq!(
+            (layers.folder(), layers.user_remote.as_deref()),
+            (Some(dir.path().join("me")), Some("git@h:ana/m"))
+        );
         std::fs::write(&file, "[embed]\nmodel_dir = 5\n").unwrap();
         let e = format!("{:#}", load_from(&file).unwrap_err());
         assert!(e.contains("config.toml is not valid") && e.contains("invalid type"), "{e}");
