@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Median time of each hook mem setup writes, as an agent runs it, for one or more mem builds.
 
-Usage: scripts/hook_timings.py [--runs N] [--repo DIR] MEM [MEM ...]
+Usage: scripts/hook_timings.py [--runs N] [--repo DIR] [--user-remote URL ...] MEM [MEM ...]
 
 For each build, in a throw-away git repository whose `.memory/` root holds a copy of
 memories.example/ (the index built first), each hook command runs N times (default 21), the
@@ -14,6 +14,15 @@ median wall time of each, in milliseconds, per build, and its quartiles (the spr
 With `--repo DIR`, each build's repository is a copy of the git repository DIR (its `.memory/`
 left out), such as `cargo run --release --example gen_repo -- --memories 0 --out DIR` writes
 (5,000 files, 2,000 commits): the memories' citations are then checked against a real history.
+
+With `--user-remote URL` once per build (in the builds' order; `-` for none), each build's home
+has a user layer (`~/.local/share/mem-user`, a memory root in a git repository of its own) named
+in its user configuration, whose `origin` is URL with `[layers] user_remote = URL` (`-`: no
+remote); and a fifth hook runs, `capture --hook claude` for Stop in a session whose folder is the
+user layer, so that the capture writes into it (and, with a remote, starts its background sync).
+The same build given twice, `--user-remote - --user-remote https://10.255.255.1/x.git MEM MEM`,
+measures what a remote that never answers costs the hooks. With two builds, the ratio of the
+second's median to the first's is printed too.
 """
 
 import argparse
@@ -58,9 +67,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--repo", help="a git repository to copy as each build's repository")
+    parser.add_argument("--user-remote", action="append", default=[], metavar="URL",
+                        help="per build, in order: a user layer whose remote is URL (- for none)")
     parser.add_argument("mem", nargs="+")
     args = parser.parse_args()
     builds = [os.path.abspath(m) for m in args.mem]
+    if args.user_remote and len(args.user_remote) != len(builds):
+        parser.error("give --user-remote once per build (- for a user layer without a remote)")
     work = tempfile.mkdtemp(prefix="mem-hooks-")
     try:
         envs, repos = [], []
@@ -83,8 +96,22 @@ def main():
             for command in (["init", root], ["--dir", root, "index"]):
                 subprocess.run([mem] + command, check=True, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            layer = os.path.join(env["HOME"], ".local", "share", "mem-user")
+            if args.user_remote:
+                url = args.user_remote[i]
+                subprocess.run(["git", "init", "-q", layer], check=True, env=env)
+                config = f'[layers]\nuser = "{layer}"\n'
+                if url != "-":
+                    subprocess.run(["git", "-C", layer, "remote", "add", "origin", url],
+                                   check=True, env=env)
+                    config += f'user_remote = "{url}"\n'
+                os.makedirs(os.path.join(env["HOME"], ".config", "mem"))
+                with open(os.path.join(env["HOME"], ".config", "mem", "config.toml"), "w") as f:
+                    f.write(config)
+                subprocess.run([mem, "init", layer], check=True, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             envs.append(env)
-            repos.append(repo)
+            repos.append((repo, layer))
         hooks = [
             ("SessionStart context", ["context", "--hook", "claude"], {"source": "startup"}),
             ("UserPromptSubmit context", ["context", "--hook", "claude", "--budget", "2000"],
@@ -92,11 +119,15 @@ def main():
             ("UserPromptSubmit checkpoint", ["checkpoint", "--hook", "claude"], {"prompt": PROMPT}),
             ("Stop capture", ["capture", "--hook", "claude"], {"stop_hook_active": False}),
         ]
+        if args.user_remote:
+            hooks.append(("Stop capture (user layer)", ["capture", "--hook", "claude"],
+                          {"stop_hook_active": False, "in_layer": True}))
         times = {(b, name): [] for b in range(len(builds)) for name, _, _ in hooks}
         for run in range(args.runs):
             for b, mem in enumerate(builds):
-                repo = repos[b]
                 for name, command, extra in hooks:
+                    extra = dict(extra)
+                    repo = repos[b][1] if extra.pop("in_layer", False) else repos[b][0]
                     session = str(uuid.uuid4())
                     path = os.path.join(work, f"{session}.jsonl")
                     transcript(path, session, repo)
@@ -125,6 +156,11 @@ def main():
                 q = statistics.quantiles(times[(b, name)], n=4)
                 cells += f"  {q[0]:6.1f}-{q[2]:<6.1f}"
             print(f"{name:30}{cells}")
+        if len(builds) == 2:
+            print("ratio of medians, build 2 / build 1:")
+            for name, _, _ in hooks:
+                ratio = statistics.median(times[(1, name)]) / statistics.median(times[(0, name)])
+                print(f"{name:30}  {ratio:6.2f}")
         for b, mem in enumerate(builds):
             print(f"build {b + 1}: {mem}")
     finally:

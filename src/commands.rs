@@ -51,7 +51,8 @@ enum Command {
     Eval(eval::Args),
     /// Record that memories helped; they grow stronger and decay more slowly.
     Used(used::Args),
-    /// Write the usage log into the memory files' `access:` front-matter.
+    /// Write this machine's usage to its usage file (`usage/<machine>.tsv`), and sync the user
+    /// layer with its git remote (`[layers] user_remote`): commit, pull, push.
     Sync(sync::Args),
     /// Copy an agent's own memory (Claude Code auto memory, Codex, Gemini CLI) into mem:
     /// redacted, with its origin in `source`, under the same id.

@@ -128,6 +128,8 @@ mod ui_browser;
 mod unreadable;
 /// Usage log, decay through time, prune and restore, invalidation, sync.
 mod usage;
+/// The user layer on a git remote of its own: `mem sync` between two homes, offline, privacy.
+mod user_remote;
 /// Memories checked against the code they cite: verify, recall, the context hook, MCP, fix.
 mod verify;
 /// Memories checked against the code they cite, with the real agents: the notes reach the model.

@@ -57,8 +57,8 @@ fn a_broken_user_configuration_does_not_stop_the_hooks() {
     assert!(by_hand.stderr.contains("config.toml is not valid"), "{by_hand:?}");
 }
 
-/// Issue #56, item 6: an unknown key (`[layers] usr`, a typo, or `user_remote`, a setting of a
-/// newer mem) made the whole file an error that stopped every command, and set the whole file
+/// Issue #56, item 6: an unknown key (`[layers] usr`, a typo, or `[layers] shelf`, standing for a
+/// setting of a newer mem) made the whole file an error that stopped every command, and set the whole file
 /// aside in hooks. It is warned about, ignored, and the rest of the file is used.
 #[test]
 fn an_unknown_key_in_the_user_configuration_is_warned_about_and_ignored() {
@@ -67,14 +67,14 @@ fn an_unknown_key_in_the_user_configuration_is_warned_about_and_ignored() {
     std::fs::create_dir_all(&notes).unwrap();
     repo.mem_in(".", &["init", notes.to_str().unwrap()], "").ok();
     let config = format!(
-        "[layers]\nusr = \"~/typo\"\nuser_remote = \"git@example.invalid:me/notes.git\"\nuser = {:?}\n",
+        "[layers]\nusr = \"~/typo\"\nshelf = \"~/later\"\nuser = {:?}\n",
         notes.to_str().unwrap()
     );
     repo.write_user_config(&config);
     let by_hand = repo.mem_in(".", &["recall", "orders"], "");
     assert_eq!(by_hand.code, 0, "{by_hand:?}");
     assert!(by_hand.stderr.contains("unknown key layers.usr ignored"), "{by_hand:?}");
-    assert!(by_hand.stderr.contains("unknown key layers.user_remote ignored"), "{by_hand:?}");
+    assert!(by_hand.stderr.contains("unknown key layers.shelf ignored"), "{by_hand:?}");
     // The rest of the file is used: the user layer it names is joined.
     let added = repo.mem_in(".", &["add", "--layer", "user", "I prefer tabs to spaces"], "");
     assert_eq!(added.code, 0, "{added:?}");

@@ -40,7 +40,7 @@ pub struct Args {
     supersede: bool,
     /// Which root gets it: `project` (default: the root found from here) or `user` (the user
     /// layer of the user configuration, `[layers] user`: preferences, cross-project
-    /// procedures).
+    /// procedures; with `[layers] user_remote`, pushed to that remote in the background).
     #[arg(long, value_parser = super::parse::layer_parser(), default_value = "project")]
     layer: Layer,
 }
@@ -114,6 +114,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
              add --force to keep both, or --supersede to replace it"
         ),
         Remembered::Added { added, superseded } => {
+            // The user layer's remote gets it in the background.
+            crate::shared::remote::after_write(engine.files.root());
             if let Some(old) = &superseded {
                 eprintln!("mem: {old} is superseded by {}", added.id);
             }

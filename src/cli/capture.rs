@@ -202,6 +202,12 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     // The index learns of the session now, not at the next recall (`mem health` compares them).
     let report = engine.refresh(ctx.now, &mem::progress::Silent)?;
     crate::shared::output::print_problems(&report);
+    let wrote = matches!(captured.written, Written::Created | Written::Updated)
+        || !captured.facts.added.is_empty();
+    if wrote {
+        // Into the user layer: its remote gets it from a detached `mem sync`, never waited for.
+        crate::shared::remote::after_write(&root);
+    }
     if captured.skipped_lines > 0 {
         eprintln!(
             "mem: notice: skipped {} {} of {} ({} not JSON even after cleaning, {} over {} MiB)",
@@ -217,8 +223,6 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
         return crate::shared::output::print_json(&captured);
     }
     if args.hook.is_some() {
-        let wrote = matches!(captured.written, Written::Created | Written::Updated)
-            || !captured.facts.added.is_empty();
         drop(engine);
         if wrote {
             // The session's `mem mcp`, which holds the model, embeds what was written now,

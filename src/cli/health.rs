@@ -40,7 +40,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let hooks_run = configured.iter().all(crate::setup::Configured::runs);
     let missing = missing_user_hooks(engine.files.root(), &configured, &homes);
     let unmarked = configured.iter().any(|c| c.unmarked);
-    let ok = health.ok() && hooks_run && missing.is_empty() && !unmarked;
+    // The user layer's remote: out of reach is a warning, a refused folder a failure.
+    let remote = crate::shared::remote::health(ctx);
+    let remote_ok = remote.as_ref().is_none_or(|(_, ok, _)| *ok);
+    let ok = health.ok() && hooks_run && missing.is_empty() && !unmarked && remote_ok;
     let status_code = if ok { 0 } else { UNHEALTHY };
     let served = crate::shared::served::enabled()
         .then(|| crate::shared::served::client::status(engine.files.root(), source));
@@ -66,6 +69,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         if let Some(team) = team_json {
             value["team"] = team;
         }
+        if let Some((_, _, json)) = &remote {
+            value["user_remote"] = json.clone();
+        }
         value["ok"] = serde_json::Value::Bool(ok);
         crate::shared::output::print_json(&value)?;
         return Ok(status_code);
@@ -79,6 +85,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             "merge",
             engine.files.root().join(mem::merge::driver::ATTRIBUTES_FILE).display()
         ));
+    }
+    if let Some((lines, _, _)) = &remote {
+        text.push_str(lines);
     }
     text.push_str(&logs_lines(&health));
     if let Some(cov) = &health.coverage {

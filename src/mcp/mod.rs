@@ -267,7 +267,11 @@ impl MemServer {
             };
             let on_similar = if args.force { OnSimilar::Keep } else { OnSimilar::Refuse };
             match engine.remember(new, on_similar, now)? {
-                Remembered::Added { added, .. } => to_json(&added),
+                Remembered::Added { added, .. } => {
+                    // The user layer's remote gets it in the background.
+                    crate::shared::remote::after_write(engine.files.root());
+                    to_json(&added)
+                }
                 Remembered::Duplicate { id, path, .. } => {
                     to_json(&json!({ "id": id, "path": path, "duplicate": true }))
                 }

@@ -1,7 +1,8 @@
 //! What the front ends share, and nothing that is one of them: the process's settings and the
 //! root they find (`globals`), the registration and gate of agent-started commands, the machine's
-//! record of roots, the git merge driver's registration, the user's configuration, printing, the
-//! served hooks' protocol and client, and the sentences more than one front end says.
+//! record of roots, the git merge driver's registration, the user's configuration and the user
+//! layer's remote, printing, the served hooks' protocol and client, and the sentences more than
+//! one front end says.
 
 pub mod bar;
 pub mod coverage;
@@ -13,6 +14,7 @@ pub mod merge;
 pub mod native;
 pub mod open;
 pub mod output;
+pub mod remote;
 pub mod served;
 pub mod team;
 pub mod usage;

@@ -2,7 +2,7 @@
 //! `~/.config/mem/config.toml`): what only the user may decide because it runs code, the
 //! embedding model folder, the ONNX Runtime library and the summariser command (which a memory
 //! root's `mem.toml`, travelling with the memories in a cloned repository, may not name), and
-//! the user's own memory layer.
+//! the user's own memory layer and the git remote it is a clone of.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,6 +92,27 @@ pub struct Layers {
     /// The user's memory root, searched beside every project's (relative paths start at the
     /// configuration file's folder; `~/` is the home folder).
     pub user: Option<PathBuf>,
+    /// A git remote of the user's own that the user layer is a clone of (`mem sync` clones,
+    /// pulls and pushes it; docs/teams.md, "The personal layer on its own remote"); `~/` is
+    /// the home folder. Without `user`, the layer is [`DEFAULT_LAYER`] in the data folder.
+    pub user_remote: Option<String>,
+}
+
+/// The user layer's folder, in the user's data folder (`~/.local/share/mem-user`), when
+/// `user_remote` is set and `user` is not: beside the per-user root (`~/.local/share/mem`, which
+/// also holds this machine's record of roots), never inside it.
+pub const DEFAULT_LAYER: &str = "mem-user";
+
+impl Layers {
+    /// The user layer's folder: `user`, else [`DEFAULT_LAYER`] in the data folder when
+    /// `user_remote` is set; `None` without either (no user layer).
+    pub fn folder(&self) -> Option<PathBuf> {
+        match (&self.user, &self.user_remote) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, Some(_)) => dirs::data_dir().map(|d| d.join(DEFAULT_LAYER)),
+            (None, None) => None,
+        }
+    }
 }
 
 /// `[embed]` of the user configuration.
@@ -189,6 +210,14 @@ fn load_from(path: &Path) -> Result<UserConfig> {
             *p = folder.join(&*p);
         }
     }
+    if let Some(url) = &mut config.layers.user_remote {
+        if let (Some(rest), Some(home)) = (url.strip_prefix("~/"), dirs::home_dir()) {
+            *url = home.join(rest).display().to_string();
+        }
+        if url.trim().is_empty() {
+            config.layers.user_remote = None;
+        }
+    }
     Ok(config)
 }
 
@@ -210,10 +239,22 @@ mod tests {
         // An unknown key is ignored (and warned about); a known key of the wrong type is not.
         std::fs::write(
             &file,
-            "[embed]\nmodel = \"x\"\nmodel_dir = \"m\"\n[layers]\nuser_remote = \"u\"\n",
+            "[embed]\nmodel = \"x\"\nmodel_dir = \"m\"\n[layers]\nuser_remote_url = \"u\"\n",
         )
         .unwrap();
         assert_eq!(load_from(&file).unwrap().embed.model_dir, Some(dir.path().join("m")));
+        // A remote alone puts the user layer in the data folder, beside the per-user root.
+        std::fs::write(&file, "[layers]\nuser_remote = \"~/notes.git\"\n").unwrap();
+        let layers = load_from(&file).unwrap().layers;
+        let home = dirs::home_dir().unwrap();
+        assert_eq!(layers.user_remote, Some(home.join("notes.git").display().to_string()));
+        assert_eq!(layers.folder(), dirs::data_dir().map(|d| d.join(DEFAULT_LAYER)));
+        std::fs::write(&file, "[layers]\nuser = \"me\"\nuser_remote = \"git@h:ana/m\"\n").unwrap();
+        let layers = load_from(&file).unwrap().layers;
+        assert_eq!(
+            (layers.folder(), layers.user_remote.as_deref()),
+            (Some(dir.path().join("me")), Some("git@h:ana/m"))
+        );
         std::fs::write(&file, "[embed]\nmodel_dir = 5\n").unwrap();
         let e = format!("{:#}", load_from(&file).unwrap_err());
         assert!(e.contains("config.toml is not valid") && e.contains("invalid type"), "{e}");

@@ -87,6 +87,10 @@ pub enum Error {
     /// leaves the file as it is.
     #[error("{0}")]
     Merge(String),
+    /// The user layer's clone of its remote (`[layers] user_remote`) cannot be made or synced,
+    /// or is refused (see [`crate::remote`]); the message says what failed and the fix.
+    #[error("{0}")]
+    Remote(String),
     /// A memory cannot be marked as replaced by itself.
     #[error("a memory cannot supersede itself")]
     SelfSupersede,
@@ -483,4 +487,8 @@ pub enum GitFailure {
          (its name holds `=` or a control character)"
     )]
     Filter(String),
+    /// It ran past its time limit (in seconds), in the user's own repository: it was stopped,
+    /// with what it started.
+    #[error("it ran for {0} s without ending (an address that does not answer?) and was stopped")]
+    TimedOut(u64),
 }

@@ -16,6 +16,11 @@
 //!   are;
 //! - stdout read up to [`MAX_OUTPUT`], stderr kept up to [`MAX_STDERR`]: a huge object or log
 //!   cannot make mem hold it.
+//!
+//! The one repository that is the user's own, the user layer's clone of `[layers] user_remote`
+//! ([`Runner::own`], docs/security.md, "Git on the user layer's own remote"), runs under a
+//! policy of its own: the user's git configuration, credentials and ssh, with transport, but
+//! never a prompt, a hook, a signature, a pager or a process past [`OWN_TIME_LIMIT`].
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -102,6 +107,43 @@ pub const SET_ENV: &[(&str, &str)] = &[
     ("LC_ALL", "C"),
 ];
 
+/// The `-c` overrides of a git process in the user's own repository ([`Runner::own`]): no hook,
+/// signature program, fsmonitor or pager runs (each may wait for the user, and the sync runs in
+/// the background), and what mem parses stays as it parses it. The user's credential helper,
+/// protocols, filters and remotes are left as the user set them.
+pub const OWN_OVERRIDES: &[&str] = &[
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "commit.gpgSign=false",
+    "tag.gpgSign=false",
+    "submodule.recurse=false",
+    "core.quotePath=false",
+    "i18n.logOutputEncoding=UTF-8",
+    "i18n.commitEncoding=UTF-8",
+    "color.ui=never",
+    "advice.detachedHead=false",
+];
+
+/// The environment variables every git process in the user's own repository gets: nothing
+/// prompts, on a terminal or in a window (askpass programs, Git Credential Manager's dialogs),
+/// and no editor opens.
+pub const OWN_SET_ENV: &[(&str, &str)] = &[
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_ASKPASS", ""),
+    ("SSH_ASKPASS", ""),
+    ("SSH_ASKPASS_REQUIRE", "never"),
+    ("GCM_INTERACTIVE", "never"),
+    ("GIT_EDITOR", ":"),
+    ("GIT_MERGE_AUTOEDIT", "no"),
+    ("LC_ALL", "C"),
+];
+
+/// The longest a git process in the user's own repository runs (a clone, a fetch or a push to
+/// an address that never answers): then it is stopped, with what it started (ssh), and the
+/// step fails ([`Failure::TimedOut`]).
+pub const OWN_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The most bytes of a git process's stdout mem reads: beyond, the process is killed and the
 /// command fails ([`Failure::TooLong`]).
 pub const MAX_OUTPUT: usize = 32 << 20;
@@ -141,6 +183,9 @@ impl Finished {
 #[derive(Debug)]
 pub struct Runner {
     dir: PathBuf,
+    /// `Some` for the user's own repository ([`Runner::own`]): the ssh command its transport
+    /// runs (the user's, in batch mode).
+    own: Option<String>,
     /// The overrides for commands that read the work tree, once made (see
     /// [`Runner::over_work_tree`]).
     work_tree: std::cell::OnceCell<Result<Vec<String>, String>>,
@@ -154,9 +199,20 @@ impl Runner {
     pub fn new(dir: &Path) -> Runner {
         Runner {
             dir: dir.to_path_buf(),
+            own: None,
             work_tree: Default::default(),
             empty_tree: empty_tree("sha1"),
         }
+    }
+
+    /// git in the folder `dir` of the user's own repository (the user layer's clone of its
+    /// remote): the user's configuration, credential helper and transports apply, with the
+    /// overrides of [`OWN_OVERRIDES`], the environment of [`OWN_SET_ENV`] (the variables of
+    /// [`CLEARED_ENV`] still cleared), `ssh_command` as `GIT_SSH_COMMAND` (the user's own
+    /// command in batch mode: see [`batch_ssh`]), and each process stopped, with every process
+    /// it started, after [`OWN_TIME_LIMIT`]. Never for a repository someone else made.
+    pub fn own(dir: &Path, ssh_command: &str) -> Runner {
+        Runner { own: Some(ssh_command.to_string()), ..Runner::new(dir) }
     }
 
     /// The same, in a repository of the object format `format` (`git rev-parse
@@ -170,14 +226,23 @@ impl Runner {
     fn command(&self, args: &[&str], extra: &[String]) -> Command {
         let mut cmd = Command::new("git");
         cmd.arg("-C").arg(&self.dir);
-        for o in OVERRIDES.iter().map(|o| o.to_string()).chain(extra.iter().cloned()) {
+        let overrides = if self.own.is_some() { OWN_OVERRIDES } else { OVERRIDES };
+        for o in overrides.iter().map(|o| o.to_string()).chain(extra.iter().cloned()) {
             cmd.arg("-c").arg(o);
         }
         cmd.args(["--no-pager", "--no-optional-locks"]).args(args);
         for name in CLEARED_ENV {
             cmd.env_remove(name);
         }
-        cmd.envs(SET_ENV.iter().copied());
+        match &self.own {
+            None => cmd.envs(SET_ENV.iter().copied()),
+            Some(ssh) => {
+                use std::os::unix::process::CommandExt as _;
+                // A group of its own, so that the time limit stops ssh with it.
+                cmd.process_group(0);
+                cmd.envs(OWN_SET_ENV.iter().copied()).env("GIT_SSH_COMMAND", ssh)
+            }
+        };
         cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd
     }
@@ -263,13 +328,53 @@ impl Runner {
             std::io::ErrorKind::NotFound => Failure::NoGit,
             _ => Failure::Io(e),
         })?;
-        finish(child, input, kept)
+        let limit = self.own.as_ref().map(|_| OWN_TIME_LIMIT);
+        finish(child, input, kept, limit)
     }
 }
 
+/// The ssh command a git process in the user's own repository runs: the user's own (`user`:
+/// `GIT_SSH_COMMAND`, else `core.sshCommand`, else `GIT_SSH` as a quoted program; else `ssh`)
+/// with the option that makes it never ask (`-o BatchMode=yes`; `-batch` for PuTTY's plink and
+/// TortoisePlink, as `variant`, git's `ssh.variant`, or the program's name says), added after
+/// what the user wrote, which is kept whole.
+pub fn batch_ssh(user: Option<&str>, variant: Option<&str>) -> String {
+    let command = user.map(str::trim).filter(|c| !c.is_empty()).unwrap_or("ssh");
+    let program = command.split_whitespace().next().unwrap_or("ssh");
+    let program = program.trim_matches(|c| c == '\'' || c == '"');
+    let name = Path::new(program).file_name().and_then(|n| n.to_str()).unwrap_or(program);
+    let name = name.to_ascii_lowercase();
+    let variant = variant.map(str::to_ascii_lowercase);
+    let putty = match variant.as_deref() {
+        Some("plink" | "putty" | "tortoiseplink") => true,
+        Some("ssh" | "simple") => false,
+        _ => name.starts_with("plink") || name.starts_with("tortoiseplink"),
+    };
+    if putty { format!("{command} -batch") } else { format!("{command} -o BatchMode=yes") }
+}
+
 /// Feeds `input` to `child` from a thread, reads its stdout up to [`MAX_OUTPUT`] (killing it
-/// beyond) and, when `kept`, the start of its stderr; then waits for it.
-fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failure> {
+/// beyond) and, when `kept`, the start of its stderr; then waits for it. With a `limit`, the
+/// child leads a process group of its own, and the whole group is killed once the limit is
+/// past.
+fn finish(
+    mut child: Child,
+    input: &[u8],
+    kept: bool,
+    limit: Option<std::time::Duration>,
+) -> Result<Finished, Failure> {
+    let watchdog = limit.map(|limit| {
+        let group = rustix::process::Pid::from_child(&child);
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let watch = std::thread::spawn(move || {
+            let late = wait.recv_timeout(limit) == Err(std::sync::mpsc::RecvTimeoutError::Timeout);
+            if late {
+                let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            }
+            late
+        });
+        (done, watch, limit)
+    });
     // No input: stdin is closed at once, without a thread (most questions of a check).
     let stdin = child.stdin.take().filter(|_| !input.is_empty());
     let input = input.to_vec();
@@ -300,10 +405,20 @@ fn finish(mut child: Child, input: &[u8], kept: bool) -> Result<Finished, Failur
         let _ = child.kill();
     }
     let status = child.wait().map_err(Failure::Io);
+    let mut timed_out = None;
+    if let Some((done, watch, limit)) = watchdog {
+        drop(done);
+        if watch.join().unwrap_or(false) {
+            timed_out = Some(limit.as_secs());
+        }
+    }
     if let Some(writer) = writer {
         let _ = writer.join();
     }
     let stderr = errors.and_then(|e| e.join().ok()).unwrap_or_default();
+    if let Some(secs) = timed_out {
+        return Err(Failure::TimedOut(secs));
+    }
     let status = status?;
     read.map_err(Failure::Io)?;
     if too_long {

@@ -52,6 +52,7 @@ pub mod open;
 pub mod progress;
 pub mod prune;
 pub mod question;
+pub mod remote;
 pub mod rules;
 pub mod score;
 pub mod session;

@@ -27,8 +27,11 @@ pub struct Surroundings {
     /// platform has no data folder).
     pub per_user: Option<PathBuf>,
     /// The user's own memory root, searched beside every project's (`[layers] user` of the
-    /// user configuration).
+    /// user configuration; its default folder when only `user_remote` is set).
     pub user_layer: Option<PathBuf>,
+    /// The git remote the user layer is a clone of (`[layers] user_remote`): a missing folder
+    /// is then not made a root here (`mem sync` clones it; [`crate::remote`]).
+    pub user_remote: Option<String>,
     /// The user configuration file, named when its user layer cannot be used.
     pub user_config_file: Option<PathBuf>,
     /// Whether the agents' own memories are read as layers (`[agents] read_own_memories` of
@@ -127,11 +130,18 @@ pub fn open_found(s: &Surroundings, found: Found, now: Timestamp) -> Result<Open
                     || "the user configuration file".to_string(),
                     |p| p.display().to_string(),
                 );
-                let problem = format!(
-                    "the user layer {} ([layers] user in {file}) cannot be used: {e}; fix the \
-                     folder or the setting",
-                    dir.display()
-                );
+                let problem = match (&e, &s.user_remote) {
+                    (Error::Remote(_), Some(url)) => format!(
+                        "the user layer {} is not cloned yet from {url} ([layers] user_remote in \
+                         {file}): `mem sync` clones it",
+                        dir.display()
+                    ),
+                    _ => format!(
+                        "the user layer {} ([layers] user in {file}) cannot be used: {e}; fix \
+                         the folder or the setting",
+                        dir.display()
+                    ),
+                };
                 warnings.push(format!("{problem}; searching the project alone"));
                 Layers::new(project, None).without_user(problem)
             }
@@ -141,7 +151,8 @@ pub fn open_found(s: &Surroundings, found: Found, now: Timestamp) -> Result<Open
     Ok(Opened { found, layers, warnings, made })
 }
 
-/// The user layer's engine, its folder made a root on first use.
+/// The user layer's engine, its folder made a root on first use; a layer that is a clone of a
+/// remote is made by `mem sync` alone ([`Error::Remote`] until then).
 fn user_engine(
     s: &Surroundings,
     dir: &Path,
@@ -150,6 +161,9 @@ fn user_engine(
     warnings: &mut Vec<String>,
 ) -> Result<Engine> {
     if !dir.join(crate::config::CONFIG_FILE).exists() {
+        if s.user_remote.is_some() {
+            return Err(Error::Remote("not cloned yet".into()));
+        }
         make_root(dir, now)?;
         made.push(dir.to_path_buf());
     }
@@ -299,7 +313,7 @@ pub fn foreign_owner(root: &Path) -> Option<String> {
 }
 
 /// Whether two paths name the same folder (both canonicalized when they exist).
-fn same_folder(a: &Path, b: &Path) -> bool {
+pub fn same_folder(a: &Path, b: &Path) -> bool {
     match (a.canonicalize(), b.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
         _ => a == b,
