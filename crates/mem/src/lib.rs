@@ -13,7 +13,7 @@
 //! let now: jiff::Timestamp = "2026-11-30T10:00:00Z".parse().unwrap();
 //! mem::store::init(dir.path())?;
 //! let mut engine = Engine::open(dir.path())?;
-//! engine.add(NewMemory {
+//! engine.files.add(NewMemory {
 //!     text: "We use pnpm, never npm".into(),
 //!     kind: MemoryType::Semantic,
 //!     importance: 8,
