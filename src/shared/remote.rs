@@ -50,7 +50,7 @@ pub fn sync_in_background(ctx: &Globals) {
 }
 
 /// After a write into the memory root `root`: when it is the user layer and the layer has a
-/// remote, starts `mem sync --background`, detached (its own process group, no standard
+/// remote, leaves word for the sync that runs, if one does, else starts `mem sync --background`, detached (its own process group, no standard
 /// streams: an agent waiting for the hook's output never waits for it), and returns at once.
 /// Nothing happens for any other root, or when the process cannot be started.
 pub fn after_write(root: &Path) {
@@ -58,7 +58,8 @@ pub fn after_write(root: &Path) {
     let (Some(_), Some(layer)) = (&config.layers.user_remote, config.layers.folder()) else {
         return;
     };
-    if !mem::open::same_folder(root, &layer) {
+    // A sync that runs (waiting on the network, say) is told to go once more: no process.
+    if !mem::open::same_folder(root, &layer) || mem::remote::leave_word_if_running(&layer) {
         return;
     }
     use std::os::unix::process::CommandExt as _;

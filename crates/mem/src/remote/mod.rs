@@ -409,6 +409,13 @@ pub fn sync(
     }
 }
 
+/// Whether a sync of the user layer in `dir` is running: then it is left word to sync once more
+/// (as [`Mode::Background`] does) and `true` says a write needs no sync process of its own;
+/// `false` when none runs (or the lock cannot be opened): start one.
+pub fn leave_word_if_running(dir: &Path) -> bool {
+    matches!(lock(dir, Mode::Background), Ok(None))
+}
+
 /// The user layer's lock, taken as `mode` says: `None` when a background sync found it held
 /// (and left word for its holder to sync once more).
 fn lock(dir: &Path, mode: Mode) -> Result<Option<std::fs::File>> {

@@ -1,7 +1,7 @@
 //! Unit tests of the user layer's remote: addresses compared, the files committed, the ssh
-//! command in batch mode.
+//! command in batch mode, a write while a sync runs.
 
-use super::{same_remote, shared};
+use super::{AGAIN_FILE, Mode, leave_word_if_running, lock, same_remote, shared};
 use crate::git::batch_ssh;
 
 #[test]
@@ -60,4 +60,17 @@ fn the_users_ssh_command_is_kept_and_made_batch() {
     assert_eq!(batch_ssh(Some("'C:/PuTTY/plink.exe'"), None), "'C:/PuTTY/plink.exe' -batch");
     assert_eq!(batch_ssh(Some("my-ssh"), Some("putty")), "my-ssh -batch");
     assert_eq!(batch_ssh(Some("  "), None), "ssh -o BatchMode=yes");
+}
+
+#[test]
+fn a_write_while_a_sync_runs_leaves_word_instead_of_starting_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let again = crate::store::state_dir(dir.path()).unwrap().join(AGAIN_FILE);
+    assert!(!leave_word_if_running(dir.path()), "no sync runs: start one");
+    assert!(std::fs::symlink_metadata(&again).is_err(), "no word left when none runs");
+    let held = lock(dir.path(), Mode::Wait).unwrap().expect("the lock is free");
+    assert!(leave_word_if_running(dir.path()), "a sync holds the lock");
+    assert!(std::fs::symlink_metadata(&again).is_ok(), "its holder is asked to sync again");
+    drop(held);
+    assert!(!leave_word_if_running(dir.path()), "released: the next write starts one");
 }
