@@ -33,6 +33,22 @@ enum Command {
     Push(PushArgs),
     /// Remove rows from the team store.
     Forget(ForgetArgs),
+    /// Let a database role see a project's memories (row-level security: a role sees only the
+    /// projects granted to it). Run by the store's owner.
+    Grant(GrantArgs),
+    /// Take a project back from a database role.
+    Revoke(GrantArgs),
+    /// List every grant, role and project.
+    Grants,
+}
+
+#[derive(Debug, clap::Args)]
+struct GrantArgs {
+    /// The database role (CREATE ROLE ... LOGIN, or a group role its members inherit from).
+    role: String,
+    /// The projects, as the store names them (`mem team push` prints a root's).
+    #[arg(required = true)]
+    projects: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -61,6 +77,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         Command::Init(args) => init(args, ctx),
         Command::Push(args) => push(args, ctx),
         Command::Forget(args) => forget(args),
+        Command::Grant(args) => grant(args, true),
+        Command::Revoke(args) => grant(args, false),
+        Command::Grants => grants(),
     }
 }
 
@@ -187,4 +206,34 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
 fn forget(args: ForgetArgs) -> Result<()> {
     let removed = connect()?.forget_author(&args.author)?;
     output::print_text(&format!("removed {removed} rows of {} from the team store\n", args.author))
+}
+
+fn grant(args: GrantArgs, give: bool) -> Result<()> {
+    let mut store = connect()?;
+    let mut text = String::new();
+    for project in &args.projects {
+        let changed = if give {
+            store.grant(&args.role, project)?
+        } else {
+            store.revoke(&args.role, project)?
+        };
+        let role = &args.role;
+        text.push_str(&match (give, changed) {
+            (true, true) => format!("granted {project} to {role}\n"),
+            (true, false) => format!("{role} had {project} already\n"),
+            (false, true) => format!("took {project} back from {role}\n"),
+            (false, false) => format!("{role} had no grant of {project}\n"),
+        });
+    }
+    output::print_text(&text)
+}
+
+fn grants() -> Result<()> {
+    let grants = connect()?.grants()?;
+    if grants.is_empty() {
+        return output::print_text("no grants: roles other than the owner see nothing\n");
+    }
+    let text: String =
+        grants.iter().map(|(role, project)| format!("{role}\t{project}\n")).collect();
+    output::print_text(&text)
 }

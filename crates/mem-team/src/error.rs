@@ -46,6 +46,9 @@ pub enum Error {
         /// This binary's newest version.
         known: i32,
     },
+    /// `mem team grant` named a role the server does not have.
+    #[error("the team store has no role {0:?}: create it first (CREATE ROLE ... LOGIN)")]
+    NoRole(String),
     /// A statement failed.
     #[error("the team store: {}", describe(.0))]
     Postgres(#[from] postgres::Error),

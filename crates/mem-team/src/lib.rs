@@ -8,12 +8,15 @@
 //!   migrates the schema ([`schema`]).
 //! - [`publish`]: a root's memories as rows ([`Row`]), redacted; [`Team::push`] sends the rows
 //!   that changed, one transaction per batch.
+//! - [`access`]: row-level security, a role seeing only the projects granted to it
+//!   ([`Team::grant`], [`Team::revoke`]).
 //! - [`Team::recall`]: full-text and vector search over what the team published, fused as
 //!   local hybrid recall is ([`TeamHit`]).
 //!
 //! Like the engine library, it never reads the environment and never prints: the binary
 //! passes the settings in and prints the reports.
 
+pub mod access;
 mod connect;
 pub mod error;
 pub mod pgpass;

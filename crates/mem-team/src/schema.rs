@@ -7,7 +7,8 @@
 use crate::{Error, Result, Team};
 
 /// The migrations, in order; the schema's version is how many ran.
-pub const MIGRATIONS: &[&str] = &[include_str!("migrations/001_memories.sql")];
+pub const MIGRATIONS: &[&str] =
+    &[include_str!("migrations/001_memories.sql"), include_str!("migrations/002_access.sql")];
 
 /// This binary's schema version.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
