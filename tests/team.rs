@@ -37,6 +37,18 @@ impl Machine {
         run(&mut cmd)
     }
 
+    /// A prompt hook of session `session` (`mem context --hook claude`) in the root.
+    fn prompt(&self, session: &str, prompt: &str) -> Out {
+        let payload = serde_json::json!({ "session_id": session, "cwd": self.dir.path(),
+            "hook_event_name": "UserPromptSubmit", "prompt": prompt });
+        let mut cmd = Command::new(crate::util::bin());
+        cmd.arg("--dir").arg(self.dir.path()).args(["context", "--hook", "claude"]);
+        self.env(&mut cmd);
+        // A day after the memories were written: none too weak for a hook yet.
+        cmd.env("MEM_NOW", "2026-11-02T00:00:00Z");
+        crate::util::run_with_stdin(&mut cmd, payload.to_string())
+    }
+
     fn env(&self, cmd: &mut Command) {
         cmd.current_dir(self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.home())
@@ -311,4 +323,57 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
         "took acme/api back from bob\n"
     );
     assert!(team_hits(&bob.mem(&query)).is_empty(), "taken back");
+}
+
+/// Issue #58, item 3, the hooks: a third machine's prompt hook gets a memory of each of two
+/// machines, fenced and labelled, once per session; with the store stopped, the next hook
+/// answers from the local layers, later ones leave the store alone for a minute, and health
+/// names what happened.
+#[test]
+fn a_prompt_hook_gets_the_teams_memories_once_and_goes_on_without_a_stopped_store() {
+    let Some(mut server) = Server::start() else { return };
+    let deploy = "# Deploy\nDeploy through the blue pipeline, never by hand.\n";
+    let ana = Machine::new(&server, "ana", "");
+    root(&ana, "acme/api", &[("deploy.md", memory("deploy", "procedural", 7, T0, deploy))]);
+    ana.mem(&["team", "init"]).ok();
+    ana.mem(&["team", "push"]).ok();
+    let rollback = "# Rollback\nRoll the blue pipeline back with the red switch.\n";
+    let bo = Machine::new(&server, "bo", "");
+    root(&bo, "acme/web", &[("rollback.md", memory("rollback", "procedural", 7, T0, rollback))]);
+    bo.mem(&["team", "push"]).ok();
+    let cy = Machine::new(&server, "cy", "");
+    let lint = "# Lint\nThe blue pipeline lints before it deploys or rolls back.\n";
+    root(&cy, "other", &[("lint.md", memory("lint", "semantic", 5, T0, lint))]);
+
+    let out = cy.prompt("s1", "how does the blue pipeline deploy and roll back?");
+    let text = out.ok().to_string();
+    assert!(text.contains("recalled-memories origin=\\\"team store 127.0.0.1:"), "{text}");
+    assert!(text.contains("(procedural, importance 7, from acme/api by ana)"), "{text}");
+    assert!(text.contains("(procedural, importance 7, from acme/web by bo)"), "{text}");
+    assert!(text.contains("Lint"), "the local memory too: {text}");
+    // The same session holds them: not sent again; another session gets them.
+    let again = cy.prompt("s1", "the blue pipeline: deploy, roll back?");
+    assert!(!again.ok().contains("by ana"), "{}", again.stdout);
+    let other = cy.prompt("s2", "how does the blue pipeline deploy?");
+    assert!(other.ok().contains("by ana"), "{}", other.stdout);
+
+    server.stop();
+    let down = cy.prompt("s3", "how does the blue pipeline deploy?");
+    assert_eq!(down.code, 0, "{down:?}");
+    assert!(down.stdout.contains("Lint") && !down.stdout.contains("by ana"), "{}", down.stdout);
+    let failed = cy.dir.path().join(".mem/team-failed");
+    assert!(failed.is_file(), "the failure is kept for the next hooks and health");
+    let health = cy.mem(&["health"]);
+    assert!(health.stdout.contains("! team      cannot connect"), "{}", health.stdout);
+    assert!(health.stdout.contains("a prompt hook at"), "{}", health.stdout);
+    // Within the minute the hooks leave the store alone, even once it is back.
+    server.run();
+    let skipped = cy.prompt("s4", "how does the blue pipeline deploy?");
+    assert!(!skipped.ok().contains("by ana"), "{}", skipped.stdout);
+    // A minute later (the file's time set back, to 2020), the store is asked again and the mark goes.
+    let old = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
+    std::fs::File::options().write(true).open(&failed).unwrap().set_modified(old).unwrap();
+    let back = cy.prompt("s5", "how does the blue pipeline deploy?");
+    assert!(back.ok().contains("by ana"), "{}", back.stdout);
+    assert!(!failed.exists());
 }

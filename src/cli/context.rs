@@ -203,6 +203,8 @@ fn answer(
         // A prompt gets its own memories only.
         options = ContextOptions { task: Some(prompt.clone()), key: 0, sessions: 0, ..options };
     }
+    // The team store, asked on a thread of its own while the local layers answer (a prompt).
+    let team = event.prompt.as_deref().and_then(|p| crate::shared::team::ask_for_hook(&root, p));
     // The session's `mem mcp` answers when it can (it has the model loaded), else this process.
     let asked =
         crate::shared::served::Asked { agent: agent.name().to_string(), cwd: event.cwd.clone() };
@@ -240,6 +242,20 @@ fn answer(
             crate::shared::served::Answer { text, memories, sent, warnings: Vec::new() }
         }
     };
+    let mut context = context;
+    if let Some(team) = team {
+        let local: Vec<String> = context.sent.iter().map(|s| s.memory.clone()).collect();
+        let room = (args.budget as usize).saturating_sub(context.text.chars().count());
+        if let Some((block, sent)) = team.block(ctx.now, &options.held, &local, room) {
+            if context.memories == 0 {
+                context.text = "# Memory (from mem)\n".to_string();
+            }
+            context.text.push('\n');
+            context.text.push_str(&block);
+            context.memories += sent.len();
+            context.sent.extend(sent);
+        }
+    }
     if context.memories == 0 {
         return Ok(None);
     }

@@ -52,6 +52,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let no_driver = mem::merge::driver::missing(engine.files.root());
     // A warning too: without the store, recall and the hooks answer from the local layers.
     let team = crate::shared::team::status();
+    // What the hooks met: a failure within the last minute leaves the store alone meanwhile.
+    let team_hook = team.as_ref().and(crate::shared::team::hook_failure(engine.files.root()));
     let mut team_json = None;
     if args.json {
         if let Some(team) = &team {
@@ -59,7 +61,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
                 Ok(detail) => (true, detail),
                 Err(problem) => (false, problem),
             };
-            team_json = Some(serde_json::json!({ "ok": ok, "detail": detail }));
+            team_json =
+                Some(serde_json::json!({ "ok": ok, "detail": detail, "hook_failure": team_hook }));
         }
         let mut value = serde_json::to_value(&health)?;
         value["served_hooks"] = served_json(served.as_deref());
@@ -124,6 +127,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             "team"
         )),
         None => {}
+    }
+    if let Some(failure) = &team_hook {
+        text.push_str(&format!("! {:<9} {failure}\n", "team"));
     }
     crate::shared::output::print_text(&text)?;
     Ok(status_code)

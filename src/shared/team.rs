@@ -82,6 +82,118 @@ pub fn recall(
     })
 }
 
+/// The longest a prompt hook waits for the team store, connecting and per statement (less when
+/// `[team] recall_timeout_ms` is less): past it the hook answers from the local layers.
+pub const HOOK_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long the hooks of a root leave the team store alone after it failed one: the next
+/// hooks answer as fast as without a team; one tries again after this.
+pub const HOOK_BACKOFF: Duration = Duration::from_secs(60);
+
+/// The file in a root's `.mem/` that says when and why the team store last failed a hook.
+const FAILED_FILE: &str = "team-failed";
+
+/// The team store's answer to a prompt hook, asked on a thread of its own while the local
+/// layers answer: full text only (no model is loaded for it), within [`HOOK_TIMEOUT`].
+pub struct HookAsk {
+    answer: std::sync::mpsc::Receiver<TeamAnswer>,
+    deadline: std::time::Instant,
+    failed: std::path::PathBuf,
+    origin: String,
+}
+
+/// Asks the team store for `prompt`'s memories for a hook of the root `root`, when one is
+/// configured and it did not fail a hook of this root in the last [`HOOK_BACKOFF`].
+pub fn ask_for_hook(root: &Path, prompt: &str) -> Option<HookAsk> {
+    let timeout = recall_timeout().min(HOOK_TIMEOUT);
+    let settings = match settings(timeout) {
+        Ok(found) => found?,
+        Err(_) => return None,
+    };
+    let failed = mem::store::state_dir(root).ok()?.join(FAILED_FILE);
+    let recent = std::fs::symlink_metadata(&failed)
+        .and_then(|m| m.modified())
+        .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < HOOK_BACKOFF));
+    if recent {
+        return None;
+    }
+    let origin = settings.config().map(|(c, _)| mem_team::settings::target(&c)).ok()?;
+    let question = mem_team::TeamQuery {
+        text: prompt.to_string(),
+        vector: None,
+        limit: 5,
+        fusion: mem::config::Fusion::default(),
+        rrf_k: mem::config::EmbedConfig::default().rrf_k,
+        vector_weight: mem::config::EmbedConfig::default().vector_weight,
+    };
+    let (tx, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let found = Team::connect(&settings).and_then(|mut team| {
+            team.check_schema()?;
+            team.recall(&question)
+        });
+        let _ = tx.send(match found {
+            Ok(hits) => TeamAnswer { hits, problem: None },
+            Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
+        });
+    });
+    let deadline = super::bar::stopwatch() + timeout * 2;
+    Some(HookAsk { answer, deadline, failed, origin: format!("team store {origin}") })
+}
+
+impl HookAsk {
+    /// The team's block for a context that holds `held` and sends `local` (ids) already,
+    /// within `budget` characters, with what the ledger records of it; `None` when the store
+    /// did not answer in time (then the root's hooks leave it alone for [`HOOK_BACKOFF`], and
+    /// the reason is kept for `mem health`, with the time `now`) or had nothing new.
+    pub fn block(
+        self,
+        now: jiff::Timestamp,
+        held: &[mem::session::ledger::Sent],
+        local: &[String],
+        budget: usize,
+    ) -> Option<(String, Vec<mem::session::ledger::Sent>)> {
+        let wait = self.deadline.saturating_duration_since(super::bar::stopwatch());
+        let answer = self.answer.recv_timeout(wait).unwrap_or_else(|_| TeamAnswer {
+            hits: Vec::new(),
+            problem: Some(format!("no answer within {} ms", HOOK_TIMEOUT.as_millis() * 2)),
+        });
+        if let Some(problem) = &answer.problem {
+            let line = format!("{now}\t{problem}\n");
+            let _ =
+                mem::store::write_atomic(&self.failed, line.as_bytes(), mem::store::Overwrite::Yes);
+            return None;
+        }
+        if std::fs::symlink_metadata(&self.failed).is_ok() {
+            let _ = std::fs::remove_file(&self.failed);
+        }
+        let foreign: Vec<mem::engine::Foreign> = answer
+            .hits
+            .into_iter()
+            .filter(|h| !local.contains(&h.id))
+            .map(|h| mem::engine::Foreign {
+                key: format!("team:{}/{}", h.project, h.id),
+                project: h.project,
+                author: h.author,
+                kind: h.kind,
+                importance: h.importance,
+                title: h.title,
+                body: h.body,
+            })
+            .collect();
+        let (text, sent) = mem::engine::foreign_block(&foreign, &self.origin, held, budget);
+        (!sent.is_empty()).then_some((text, sent))
+    }
+}
+
+/// When and why the team store last failed a hook of the root `root`, if it did.
+pub fn hook_failure(root: &Path) -> Option<String> {
+    let failed = mem::store::state_dir(root).ok()?.join(FAILED_FILE);
+    let text = mem::untrusted::read_text(&failed, 4096, mem::untrusted::Links::InFolder).ok()??;
+    let (at, problem) = text.trim_end().split_once('\t')?;
+    Some(format!("a prompt hook at {at} answered without it ({problem})"))
+}
+
 /// What `mem health` says of the team store, when one is configured: reached within the
 /// recall budget, its schema and how many memories it serves; or the problem.
 pub fn status() -> Option<std::result::Result<String, String>> {

@@ -108,7 +108,7 @@ fn against_held(item: Item, held: &[Sent], budget: usize) -> Option<Item> {
 
 /// The tag that fences the block: what is between `<recalled-memories …>` and its end tag is
 /// data recalled from files (a cloned repository's, maybe), never instructions.
-const FENCE: &str = "recalled-memories";
+pub(super) const FENCE: &str = "recalled-memories";
 
 /// The line under the fence's opening tag that says what the block is.
 const DATA_NOTE: &str =
@@ -141,7 +141,7 @@ fn starts_with_word(text: &str, prefix: &str) -> bool {
 
 /// `text` made inert inside the fence: tags that could end it or pose as a turn lose their
 /// `<` (shown as `‹`).
-fn neutralise(text: &str) -> String {
+pub(super) fn neutralise(text: &str) -> String {
     text.char_indices()
         .map(|(i, c)| {
             let tag_like = c == '<' && {
@@ -172,7 +172,7 @@ fn role_like(line: &str) -> bool {
 
 /// A memory's body on one line after its title: what the body says beyond a title it starts
 /// with (a one-sentence memory is its title: nothing is left), clipped to `chars` characters.
-fn after_title(title: &str, body: &str, chars: usize) -> String {
+pub(super) fn after_title(title: &str, body: &str, chars: usize) -> String {
     let text = joined(body);
     let shown = title.trim_start_matches(['#', ' ']);
     // A title clipped with `…` repeats the start of the body: the rest goes on after it.
@@ -203,12 +203,12 @@ fn joined(body: &str) -> String {
 }
 
 /// `: text`, or nothing when there is no text.
-fn colon(text: &str) -> String {
+pub(super) fn colon(text: &str) -> String {
     if text.is_empty() { String::new() } else { format!(": {text}") }
 }
 
 /// A title inside the fence: no heading marks, nothing tag-like.
-fn title(title: &str) -> String {
+pub(super) fn title(title: &str) -> String {
     neutralise(title.trim_start_matches(['#', ' ']))
 }
 
