@@ -23,6 +23,12 @@ user layer, so that the capture writes into it (and, with a remote, starts its b
 The same build given twice, `--user-remote - --user-remote https://10.255.255.1/x.git MEM MEM`,
 measures what a remote that never answers costs the hooks. With two builds, the ratio of the
 second's median to the first's is printed too.
+
+With `--team URL` once per build (`-` for none), each build's user configuration names that
+team store (`[team] url`). `--team - --team postgres://me@127.0.0.1:9/team MEM MEM` measures
+the prompt hooks with a store that is down; with `--team-every-hook` the mark a failed hook
+leaves (`.mem/team-failed`, which makes the next minute's hooks leave the store alone) is
+removed before each run, so that every prompt hook is the first after the store stopped.
 """
 
 import argparse
@@ -69,9 +75,15 @@ def main():
     parser.add_argument("--repo", help="a git repository to copy as each build's repository")
     parser.add_argument("--user-remote", action="append", default=[], metavar="URL",
                         help="per build, in order: a user layer whose remote is URL (- for none)")
+    parser.add_argument("--team", action="append", default=[], metavar="URL",
+                        help="per build, in order: the team store's URL (- for none)")
+    parser.add_argument("--team-every-hook", action="store_true",
+                        help="remove .mem/team-failed before each run")
     parser.add_argument("mem", nargs="+")
     args = parser.parse_args()
     builds = [os.path.abspath(m) for m in args.mem]
+    if args.team and len(args.team) != len(builds):
+        parser.error("give --team once per build (- for no team store)")
     if args.user_remote and len(args.user_remote) != len(builds):
         parser.error("give --user-remote once per build (- for a user layer without a remote)")
     work = tempfile.mkdtemp(prefix="mem-hooks-")
@@ -110,6 +122,11 @@ def main():
                     f.write(config)
                 subprocess.run([mem, "init", layer], check=True, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if args.team and args.team[i] != "-":
+                folder = os.path.join(env["HOME"], ".config", "mem")
+                os.makedirs(folder, exist_ok=True)
+                with open(os.path.join(folder, "config.toml"), "a") as f:
+                    f.write(f'[team]\nurl = "{args.team[i]}"\n')
             envs.append(env)
             repos.append((repo, layer))
         hooks = [
@@ -134,6 +151,9 @@ def main():
                     event = name.split()[0]
                     payload = {"session_id": session, "transcript_path": path, "cwd": repo,
                                "hook_event_name": event, **extra}
+                    failed = os.path.join(repo, ".memory", ".mem", "team-failed")
+                    if args.team_every_hook and os.path.exists(failed):
+                        os.remove(failed)
                     start = time.perf_counter()
                     done = subprocess.run([mem] + command, input=json.dumps(payload).encode(),
                                           cwd=repo, env=envs[b], stdout=subprocess.DEVNULL,
