@@ -197,8 +197,8 @@ fn a_hostile_pi_session_file_is_refused_or_read_bounded() {
 }
 
 /// The files of a folder, by path relative to it, with their bytes (`.git` and `.memory` left
-/// out).
-fn files(top: &Path) -> Vec<(String, Vec<u8>)> {
+/// out); the end-to-end tests compare with it too.
+pub(crate) fn files(top: &Path) -> Vec<(String, Vec<u8>)> {
     let mut found = Vec::new();
     let mut stack = vec![top.to_path_buf()];
     while let Some(folder) = stack.pop() {

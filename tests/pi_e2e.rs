@@ -6,36 +6,13 @@
 //! session that went back to an earlier prompt (`/tree`) is captured as the branch kept, the mem
 //! tools work from pi, and `--remove` gives back every file byte for byte.
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 
 use crate::agents_e2e::{PNPM, Project, StandIn, TOKEN, agents, assert_one_turn_logged};
+use crate::pi::files;
 
 fn sessions(project: &Project) -> Vec<(String, String)> {
     project.memories().into_iter().filter(|(p, _)| p.starts_with("sessions/")).collect()
-}
-
-/// The files of the repository but `.git` and `.memory`, by path, with their bytes.
-fn files(top: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut found = Vec::new();
-    let mut stack = vec![top.to_path_buf()];
-    while let Some(folder) = stack.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap().flatten() {
-            let path = entry.path();
-            let rel = path.strip_prefix(top).unwrap().display().to_string();
-            if rel == ".git" || rel == ".memory" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                found.push((rel, std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    found.sort();
-    found
 }
 
 /// The system prompt of a Chat Completions request.
