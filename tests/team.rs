@@ -49,6 +49,17 @@ impl Machine {
         crate::util::run_with_stdin(&mut cmd, payload.to_string())
     }
 
+    /// `mem mcp` in the root, as this machine's user.
+    fn mcp(&self) -> crate::mcp::Server {
+        use std::process::Stdio;
+        let mut cmd = Command::new(crate::util::bin());
+        cmd.arg("--dir").arg(self.dir.path()).arg("mcp");
+        self.env(&mut cmd);
+        crate::util::clean_env(&mut cmd);
+        let child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        crate::mcp::Server::of(child.spawn().unwrap())
+    }
+
     fn env(&self, cmd: &mut Command) {
         cmd.current_dir(self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.home())
@@ -325,6 +336,16 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
     assert!(team_hits(&bob.mem(&query)).is_empty(), "taken back");
 }
 
+/// Ana's machine makes the store's schema and publishes project `acme/api` with the memory
+/// `deploy` (the blue pipeline).
+fn publish_deploy(server: &Server) {
+    let deploy = "# Deploy\nDeploy through the blue pipeline, never by hand.\n";
+    let ana = Machine::new(server, "ana", "");
+    root(&ana, "acme/api", &[("deploy.md", memory("deploy", "procedural", 7, T0, deploy))]);
+    ana.mem(&["team", "init"]).ok();
+    ana.mem(&["team", "push"]).ok();
+}
+
 /// Issue #58, item 3, the hooks: a third machine's prompt hook gets a memory of each of two
 /// machines, fenced and labelled, once per session; with the store stopped, the next hook
 /// answers from the local layers, later ones leave the store alone for a minute, and health
@@ -332,11 +353,7 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
 #[test]
 fn a_prompt_hook_gets_the_teams_memories_once_and_goes_on_without_a_stopped_store() {
     let Some(mut server) = Server::start() else { return };
-    let deploy = "# Deploy\nDeploy through the blue pipeline, never by hand.\n";
-    let ana = Machine::new(&server, "ana", "");
-    root(&ana, "acme/api", &[("deploy.md", memory("deploy", "procedural", 7, T0, deploy))]);
-    ana.mem(&["team", "init"]).ok();
-    ana.mem(&["team", "push"]).ok();
+    publish_deploy(&server);
     let rollback = "# Rollback\nRoll the blue pipeline back with the red switch.\n";
     let bo = Machine::new(&server, "bo", "");
     root(&bo, "acme/web", &[("rollback.md", memory("rollback", "procedural", 7, T0, rollback))]);
@@ -376,4 +393,35 @@ fn a_prompt_hook_gets_the_teams_memories_once_and_goes_on_without_a_stopped_stor
     let back = cy.prompt("s5", "how does the blue pipeline deploy?");
     assert!(back.ok().contains("by ana"), "{}", back.stdout);
     assert!(!failed.exists());
+}
+
+/// Issue #58, item 3, the MCP tools: `recall` lists the team's memories beside the local
+/// hits, labelled, and says why the store did not answer when it is down.
+#[test]
+fn the_mcp_recall_tool_joins_the_team_layer() {
+    let Some(mut server) = Server::start() else { return };
+    publish_deploy(&server);
+    let cy = Machine::new(&server, "cy", "");
+    let lint = "# Lint\nThe blue pipeline lints before it deploys.\n";
+    root(&cy, "other", &[("lint.md", memory("lint", "semantic", 5, T0, lint))]);
+    let mut mcp = cy.mcp();
+    mcp.initialize();
+    let answer = mcp.ok("recall", serde_json::json!({ "query": "blue pipeline" }));
+    assert_eq!(answer["hits"][0]["id"], "lint", "{answer}");
+    let team = &answer["team"];
+    assert_eq!(team.as_array().map(Vec::len), Some(1), "{answer}");
+    assert_eq!(team[0]["id"], "deploy");
+    assert_eq!((&team[0]["project"], &team[0]["author"]), (&"acme/api".into(), &"ana".into()));
+    assert!(answer.get("team_problem").is_none(), "{answer}");
+    // One layer asked: no team.
+    let project =
+        mcp.ok("recall", serde_json::json!({ "query": "blue pipeline", "layer": "project" }));
+    assert!(project.get("team").is_none(), "{project}");
+    server.stop();
+    let down = mcp.ok("recall", serde_json::json!({ "query": "blue pipeline" }));
+    assert_eq!(down["hits"][0]["id"], "lint", "{down}");
+    assert_eq!(down["team"], serde_json::json!([]), "{down}");
+    let problem = down["team_problem"].as_str().unwrap_or_default();
+    assert!(problem.contains("cannot connect to the team store"), "{down}");
+    mcp.finish();
 }

@@ -92,18 +92,14 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         && !options.include_invalid;
     let mut team_hits = Vec::new();
     if joins_team {
-        let vector = team::question_vector(layers.project(), &query);
-        let config = layers.project().files.config().clone();
-        if let Some(answer) = team::recall(&query, options.limit, vector, &config) {
+        let local: Vec<&str> = recall.hits.iter().map(|h| h.record.id.as_str()).collect();
+        let project = layers.project();
+        let answer = team::join_recall(project, &query, options.limit, &options.kinds, &local);
+        if let Some(answer) = answer {
             if let Some(problem) = &answer.problem {
                 eprintln!("mem: team store: {problem}; answered from the local layers");
             }
             team_hits = answer.hits;
-            team_hits.retain(|h| {
-                options.kinds.is_empty() || options.kinds.iter().any(|k| k.as_str() == h.kind)
-            });
-            // A memory of a local layer is recalled from there.
-            team_hits.retain(|h| !recall.hits.iter().any(|l| l.record.id == h.id));
         }
     }
     let hits = &recall.hits;
@@ -119,7 +115,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
             .collect();
         let mut all: Vec<serde_json::Value> =
             hits.iter().map(serde_json::to_value).collect::<Result<_, _>>()?;
-        all.extend(team_hits.iter().map(team_json));
+        all.extend(team_hits.iter().map(team::hit_json));
         crate::shared::output::print_json(&all)?;
         return Ok(if all.is_empty() { NOTHING } else { 0 });
     }
@@ -168,23 +164,6 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     crate::shared::output::print_text(&text)?;
     Ok(0)
-}
-
-/// The team layer's hits as JSON: labelled with the layer, project and author.
-fn team_json(hit: &mem_team::TeamHit) -> serde_json::Value {
-    serde_json::json!({
-        "layer": "team",
-        "project": hit.project,
-        "author": hit.author,
-        "id": hit.id,
-        "title": hit.title,
-        "type": hit.kind,
-        "importance": hit.importance,
-        "created": hit.created,
-        "relevance": hit.relevance,
-        "cosine": hit.cosine,
-        "body": hit.body,
-    })
 }
 
 /// The team layer's hits as a table after the local ones, each with its project and author.

@@ -36,8 +36,8 @@ use self::args::{
 use self::batch::Session;
 use self::methods::Served;
 use self::stdio::{filter, forward, write_lines};
-use crate::shared::Globals;
 use crate::shared::served::{Listen, Socket};
+use crate::shared::{Globals, team};
 
 mod args;
 mod batch;
@@ -217,7 +217,20 @@ impl MemServer {
             if let Some(report) = &user_report {
                 self.log_problems(report);
             }
-            to_json(&json!({ "hits": recall.hits }))
+            let mut answer = json!({ "hits": recall.hits });
+            // The team store joins a recall of every layer, as `mem recall`'s.
+            if only.is_none() && options.tags.is_empty() {
+                let local: Vec<&str> = recall.hits.iter().map(|h| h.record.id.as_str()).collect();
+                let (query, kinds) = (&args.query, &options.kinds);
+                let project = layers.project();
+                if let Some(team) = team::join_recall(project, query, limit, kinds, &local) {
+                    answer["team"] = team.hits.iter().map(team::hit_json).collect();
+                    if let Some(problem) = team.problem {
+                        answer["team_problem"] = problem.into();
+                    }
+                }
+            }
+            to_json(&answer)
         })
     }
 

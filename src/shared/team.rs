@@ -72,13 +72,58 @@ pub fn recall(
         rrf_k: config.embed.rrf_k,
         vector_weight: config.embed.vector_weight,
     };
-    let answer = Team::connect(&settings).and_then(|mut team| {
-        team.check_schema()?;
-        team.recall(&question)
+    // On a thread of its own: the client runs its own runtime, which may not start inside
+    // the MCP server's.
+    let asked = std::thread::scope(|scope| {
+        let asking = scope.spawn(|| {
+            Team::connect(&settings).and_then(|mut team| {
+                team.check_schema()?;
+                team.recall(&question)
+            })
+        });
+        asking.join()
     });
-    Some(match answer {
-        Ok(hits) => TeamAnswer { hits, problem: None },
-        Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
+    Some(match asked {
+        Ok(Ok(hits)) => TeamAnswer { hits, problem: None },
+        Ok(Err(e)) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
+        Err(_) => TeamAnswer { hits: Vec::new(), problem: Some("the client failed".into()) },
+    })
+}
+
+/// The team layer's answer to a recall of every layer (`mem recall`, the MCP `recall` tool):
+/// `query` with the question's vector of `project`'s model when it has one, at most `limit`
+/// hits of the `kinds` asked (all when empty), none that a local layer recalled already
+/// (`local`, ids); `None` when no store is configured.
+pub fn join_recall(
+    project: &mut Engine,
+    query: &str,
+    limit: usize,
+    kinds: &[mem::MemoryType],
+    local: &[&str],
+) -> Option<TeamAnswer> {
+    let vector = question_vector(project, query);
+    let config = project.files.config().clone();
+    let mut answer = recall(query, limit, vector, &config)?;
+    answer.hits.retain(|h| kinds.is_empty() || kinds.iter().any(|k| k.as_str() == h.kind));
+    // A memory of a local layer is recalled from there.
+    answer.hits.retain(|h| !local.contains(&h.id.as_str()));
+    Some(answer)
+}
+
+/// A team layer's hit as JSON: labelled with the layer, project and author.
+pub fn hit_json(hit: &mem_team::TeamHit) -> serde_json::Value {
+    serde_json::json!({
+        "layer": "team",
+        "project": hit.project,
+        "author": hit.author,
+        "id": hit.id,
+        "title": hit.title,
+        "type": hit.kind,
+        "importance": hit.importance,
+        "created": hit.created,
+        "relevance": hit.relevance,
+        "cosine": hit.cosine,
+        "body": hit.body,
     })
 }
 
