@@ -25,10 +25,11 @@ use crate::shared::served::{self as protocol, Answer, Asked, Key, Reply, Request
 /// answered [`Reply::Busy`] and the hook works in-process), in steps of 1 ms.
 const LOCK_TRIES: u32 = 50;
 
-/// How long a capture's [`Request::Refresh`] may wait for the layers, in steps of 1 ms: the
-/// capture has written its digest already, so a busy server only leaves the embedding to the
-/// next hook.
-const REFRESH_LOCK_TRIES: u32 = 2_000;
+/// How long a capture's [`Request::Refresh`] may wait for the layers, in steps of 1 ms (10 s,
+/// more on a loaded machine): the capture has written its digest already, so a server busy
+/// past it only leaves the embedding to the next hook. 2 s let a capture give up one time in
+/// three beside three busy processes on two cores.
+const REFRESH_LOCK_TRIES: u32 = 10_000;
 
 /// How long a connection may take to send its whole request, and each write of the reply.
 const READ: Duration = Duration::from_secs(2);

@@ -335,6 +335,15 @@ fn a_capture_returns_once_the_server_has_embedded_its_digest() {
     let index = run(&mut served.command(&["index"], true));
     assert_eq!(index.code, 0, "{}", index.stderr);
     let _server = served.server("2026-11-30T12:00:00Z");
+    // The server's first embedding waits for its model while it holds the layers, on a loaded
+    // machine longer than a capture waits for them (then the next hook embeds the digest, which
+    // is not what this test is about): a prompt's hook served first has it loaded.
+    let mut waited = Duration::ZERO;
+    while served.answered() == 0 {
+        assert!(waited < PATIENCE, "the server never answered a prompt's hook");
+        served.hook("why do the upload retries fail", "warm-up", false);
+        waited += Duration::from_millis(50);
+    }
     let model = crate::util::model_dir();
     let embedder = Embedder::load(&ModelSource {
         dir: model.to_path_buf(),
