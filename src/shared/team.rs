@@ -74,20 +74,24 @@ pub fn recall(
     };
     // On a thread of its own: the client runs its own runtime, which may not start inside
     // the MCP server's.
-    let asked = std::thread::scope(|scope| {
-        let asking = scope.spawn(|| {
-            Team::connect(&settings).and_then(|mut team| {
-                team.check_schema()?;
-                team.recall(&question)
-            })
-        });
-        asking.join()
+    let asked = std::thread::scope(|scope| scope.spawn(|| ask(&settings, &question)).join());
+    Some(asked.unwrap_or_else(|_| TeamAnswer {
+        hits: Vec::new(),
+        problem: Some("the client failed".into()),
+    }))
+}
+
+/// The store's hits for `question`, or why there are none: connected as `settings` say, its
+/// schema checked.
+fn ask(settings: &Settings, question: &mem_team::TeamQuery) -> TeamAnswer {
+    let found = Team::connect(settings).and_then(|mut team| {
+        team.check_schema()?;
+        team.recall(question)
     });
-    Some(match asked {
-        Ok(Ok(hits)) => TeamAnswer { hits, problem: None },
-        Ok(Err(e)) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
-        Err(_) => TeamAnswer { hits: Vec::new(), problem: Some("the client failed".into()) },
-    })
+    match found {
+        Ok(hits) => TeamAnswer { hits, problem: None },
+        Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
+    }
 }
 
 /// The team layer's answer to a recall of every layer (`mem recall`, the MCP `recall` tool):
@@ -173,14 +177,7 @@ pub fn ask_for_hook(root: &Path, prompt: &str) -> Option<HookAsk> {
     };
     let (tx, answer) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let found = Team::connect(&settings).and_then(|mut team| {
-            team.check_schema()?;
-            team.recall(&question)
-        });
-        let _ = tx.send(match found {
-            Ok(hits) => TeamAnswer { hits, problem: None },
-            Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
-        });
+        let _ = tx.send(ask(&settings, &question));
     });
     let deadline = super::bar::stopwatch() + timeout * 2;
     Some(HookAsk { answer, deadline, failed, origin: format!("team store {origin}") })
