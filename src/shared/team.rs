@@ -13,6 +13,8 @@ use mem_team::{Settings, Team};
 
 use super::user;
 
+pub use mem_team::publish::model_id;
+
 /// The default budget of a recall's or a hook's wait for the team store.
 pub const RECALL_TIMEOUT: Duration = Duration::from_millis(500);
 
@@ -363,12 +365,6 @@ pub fn project_of_remote(url: &str) -> Option<String> {
     (!name.is_empty() && !name.chars().any(char::is_control)).then_some(name)
 }
 
-/// The id of the model's vectors in the store: its length and checksum (vectors under another
-/// id are never compared).
-pub fn model_id(embedder: &mem::embed::Embedder) -> String {
-    let hex: String = embedder.checksum()[..8].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{}d-{hex}", embedder.dim())
-}
 
 #[cfg(test)]
 mod tests {

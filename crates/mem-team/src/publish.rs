@@ -140,6 +140,13 @@ pub fn embedding_text(row: &Row) -> String {
     mem::embed::memory_text(&row.title, &row.tags, &row.body)
 }
 
+/// The id of the model's vectors in the store: its length and checksum (vectors under another
+/// id are never compared).
+pub fn model_id(embedder: &mem::embed::Embedder) -> String {
+    let hex: String = embedder.checksum()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}d-{hex}", embedder.dim())
+}
+
 /// A hash of what a row says (the vector follows from it and the model).
 fn hash(row: &Row) -> String {
     let mut h = blake3::Hasher::new();
