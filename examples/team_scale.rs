@@ -28,9 +28,15 @@ fn main() -> Result<(), Failure> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["embed", model, texts, out] => embed(model, texts, out),
-        ["load", url, texts, vectors, rows, projects, authors, base] => {
-            load(url, texts, vectors, rows.parse()?, projects.parse()?, authors.parse()?, base.parse()?)
-        }
+        ["load", url, texts, vectors, rows, projects, authors, base] => load(
+            url,
+            texts,
+            vectors,
+            rows.parse()?,
+            projects.parse()?,
+            authors.parse()?,
+            base.parse()?,
+        ),
         ["ask", url, model, queries] => ask(url, model, queries),
         _ => Err("usage: team_scale embed|load|ask … (see the file's doc comment)".into()),
     }

@@ -163,15 +163,23 @@ impl Server {
 
     /// Runs `sql` in `db` as the superuser with psql; its output (tuples only, unaligned).
     pub fn psql(&self, db: &str, sql: &str) -> String {
+        self.psql_as("postgres", db, sql).unwrap_or_else(|e| panic!("psql {sql}: {e}"))
+    }
+
+    /// Runs `sql` in `db` as the role `user` (whose password is [`PASSWORD`]) with psql; its
+    /// output, or its error.
+    pub fn psql_as(&self, user: &str, db: &str, sql: &str) -> Result<String, String> {
         let out = Command::new(self.bin.join("psql"))
-            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", "postgres"])
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", user])
             .args(["-d", db, "-v", "ON_ERROR_STOP=1", "-tA", "-c", sql])
             .env("PGPASSWORD", PASSWORD)
             .stdin(Stdio::null())
             .output()
             .unwrap();
-        assert!(out.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        Ok(String::from_utf8(out.stdout).unwrap())
     }
 }
 

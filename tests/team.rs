@@ -87,8 +87,8 @@ fn init_creates_the_schema_once_and_a_newer_schema_is_refused() {
     let out = ana.mem(&["team", "push"]);
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("no schema yet: run `mem team init`"), "{}", out.stderr);
-    assert!(ana.mem(&["team", "init"]).ok().contains("created the team store schema (version 2)"));
-    assert!(ana.mem(&["team", "init"]).ok().contains("up to date (version 2)"));
+    assert!(ana.mem(&["team", "init"]).ok().contains("created the team store schema (version 3)"));
+    assert!(ana.mem(&["team", "init"]).ok().contains("up to date (version 3)"));
     assert_eq!(
         server.psql("team", "SELECT extversion FROM pg_extension WHERE extname = 'vector'"),
         "0.8.6\n"
@@ -98,11 +98,50 @@ fn init_creates_the_schema_once_and_a_newer_schema_is_refused() {
         let out = ana.mem(args);
         assert_eq!(out.code, 2, "{out:?}");
         assert!(
-            out.stderr.contains("schema is version 99, newer than this mem knows (2): update mem"),
+            out.stderr.contains("schema is version 99, newer than this mem knows (3): update mem"),
             "{}",
             out.stderr
         );
     }
+}
+
+/// A store made by a mem of schema version 2 (its migrations run as that mem ran them) is
+/// migrated to 3 by `mem team init`, its rows and grants kept, and a granted role recalls
+/// through the new search functions.
+#[test]
+fn init_migrates_a_version_2_store_and_keeps_its_rows_and_grants() {
+    let Some(server) = Server::start() else { return };
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/mem-team/src/migrations");
+    for file in ["001_memories.sql", "002_access.sql"] {
+        server.psql("team", &std::fs::read_to_string(dir.join(file)).unwrap());
+    }
+    server.psql("team", "CREATE TABLE mem_schema (version integer NOT NULL)");
+    server.psql("team", "INSERT INTO mem_schema VALUES (2)");
+    server.psql(
+        "team",
+        "INSERT INTO mem_memories (project, id, layer, author, machine, path, kind, importance, \
+         created, state, front_matter, title, body, hash) VALUES ('acme/api', 'deploy', \
+         'project', 'ana', 'm', 'deploy.md', 'procedural', 7, now(), 'live', '{}', 'Deploy', \
+         'Deploy through the blue pipeline.', 'h')",
+    );
+    server.psql("team", &format!("CREATE ROLE bob LOGIN PASSWORD '{PASSWORD}'"));
+    server.psql("team", "INSERT INTO mem_grants VALUES ('bob', 'acme/api')");
+    server.psql("team", "GRANT SELECT, INSERT, UPDATE, DELETE ON mem_memories TO bob");
+    server.psql("team", "GRANT SELECT ON mem_schema TO bob");
+    let ana = Machine::new(&server, "ana", "");
+    root(&ana, "acme/web", &[]);
+    let out = ana.mem(&["team", "init"]);
+    assert!(out.ok().contains("migrated the team store schema from version 2 to 3"), "{out:?}");
+    let bob = Machine::as_role(&server, "bob", "bob", "");
+    root(&bob, "acme/web", &[]);
+    let out = bob.mem(&["recall", "--json", "blue pipeline"]);
+    let hits = team_hits(&out);
+    assert_eq!(
+        hits,
+        [("acme/api".to_string(), "ana".to_string(), "deploy".to_string())],
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -253,7 +292,7 @@ fn two_homes_push_a_third_recalls_each_labelled_and_a_forgotten_memory_leaves() 
     server.run();
     let health = cy.mem(&["health"]);
     assert!(health.stdout.contains("✓ team      127.0.0.1:"), "{}", health.stdout);
-    assert!(health.stdout.contains("schema 2, 1 memories served"), "{}", health.stdout);
+    assert!(health.stdout.contains("schema 3, 1 memories served"), "{}", health.stdout);
 }
 
 #[test]
@@ -311,6 +350,14 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
     assert_eq!(api.mem(&["team", "grants"]).ok(), "bob\tacme/api\n");
     let listed = bob.mem(&["team", "grants"]);
     assert_ne!(listed.code, 0, "only the owner reads the grants: {listed:?}");
+    // The schema's search functions run as the owner: a role may not ask as another.
+    let as_owner = "SELECT id FROM mem_search_text('blue', 20, 'postgres')";
+    let refused = server.psql_as("bob", "team", as_owner).unwrap_err();
+    assert!(refused.contains("bob may not search as postgres"), "{refused}");
+    let own = "SELECT id FROM mem_search_text('blue', 20, current_user)";
+    assert_eq!(server.psql_as("bob", "team", own).unwrap(), "deploy\n");
+    let health = bob.mem(&["health"]);
+    assert!(health.stdout.contains("schema 3, 1 memories served"), "{}", health.stdout);
 
     // Writing into a project not granted is refused by the server.
     let intruder = Machine::as_role(&server, "bob", "bob", "");

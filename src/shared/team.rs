@@ -365,7 +365,6 @@ pub fn project_of_remote(url: &str) -> Option<String> {
     (!name.is_empty() && !name.chars().any(char::is_control)).then_some(name)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::project_of_remote;

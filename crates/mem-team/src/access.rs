@@ -1,5 +1,5 @@
 //! Who sees what in the team store: row-level security on the memories (migration
-//! `002_access.sql`). A database role reads and writes the rows of the projects granted to it
+//! `002_access.sql`, its check made per statement in `003_search.sql`). A database role reads and writes the rows of the projects granted to it
 //! (or to a role it is a member of) and nothing else; the owner of the tables (who ran
 //! `mem team init`) and superusers see every row and are the ones who grant.
 

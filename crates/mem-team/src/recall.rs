@@ -4,7 +4,10 @@
 //! same model and length only (the HNSW index of that length); the two lists fused as local
 //! hybrid recall fuses them (`mem::score::fuse`, the root's `[embed]` fusion settings). The
 //! rows are data: they come back as text, to be fenced and labelled with their project and
-//! author by whoever shows them.
+//! author by whoever shows them. Both searches run in functions of the schema
+//! (`mem_search_text`, `mem_search_vector`: migrations/003_search.sql) that use the indexes and
+//! keep the rows of the projects granted to the role asking; a query of the table itself would
+//! check the row-level security policy on every row first.
 
 use mem::config::Fusion;
 use mem::score::{FusionInput, fuse};
@@ -58,23 +61,14 @@ pub struct TeamHit {
     pub cosine: Option<f32>,
 }
 
-/// The columns a hit reads, in order.
-const COLUMNS: &str = "project, id, layer, author, title, body, kind, importance, created::text";
-
 impl Team {
     /// The team's memories for `query`, best first.
     pub fn recall(&mut self, query: &TeamQuery) -> Result<Vec<TeamHit>> {
-        let pool = (query.limit * 4).max(20) as i64;
+        let pool = (query.limit * 4).max(20);
         let mut hits: Vec<(TeamHit, FusionInput)> = Vec::new();
         let text = self.client.query(
-            &format!(
-                "WITH w AS (SELECT regexp_replace(websearch_to_tsquery('english', $1)::text, \
-                 ' & (?!!)', ' | ', 'g')::tsquery AS q) \
-                 SELECT {COLUMNS}, ts_rank_cd(search, w.q) FROM mem_memories, w \
-                 WHERE state = 'live' AND w.q::text <> '' AND search @@ w.q \
-                 ORDER BY 10 DESC, project, id LIMIT $2"
-            ),
-            &[&query.text, &pool],
+            "SELECT * FROM mem_search_text($1, $2::integer, current_user)",
+            &[&query.text, &(pool as i32)],
         )?;
         let max_bm25 = text.first().map_or(0.0, |r| r.get::<_, f32>(9));
         for (i, row) in text.iter().enumerate() {
@@ -89,14 +83,9 @@ impl Team {
             hits.push((hit(row, Some(i + 1)), input));
         }
         if let Some((model, vector)) = &query.vector {
-            let dim = vector.len();
             let near = self.client.query(
-                &format!(
-                    "SELECT {COLUMNS}, (1 - (embedding::vector({dim}) <=> $1))::real \
-                     FROM mem_memories WHERE state = 'live' AND model = $2 AND dim = {dim} \
-                     ORDER BY embedding::vector({dim}) <=> $1 LIMIT $3"
-                ),
-                &[&Vector::from(vector.clone()), model, &pool],
+                "SELECT * FROM mem_search_vector($1, $2, $3::integer, current_user)",
+                &[&Vector::from(vector.clone()), model, &(pool as i32)],
             )?;
             let max_cosine = near.first().map_or(0.0, |r| r.get::<_, f32>(9));
             for (i, row) in near.iter().enumerate() {
@@ -145,7 +134,7 @@ impl Team {
     }
 }
 
-/// A hit from a row of [`COLUMNS`].
+/// A hit from a row of `mem_search_text` or `mem_search_vector` (migrations/003_search.sql).
 fn hit(row: &postgres::Row, text_rank: Option<usize>) -> TeamHit {
     TeamHit {
         project: row.get(0),

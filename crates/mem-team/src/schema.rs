@@ -7,8 +7,11 @@
 use crate::{Error, Result, Team};
 
 /// The migrations, in order; the schema's version is how many ran.
-pub const MIGRATIONS: &[&str] =
-    &[include_str!("migrations/001_memories.sql"), include_str!("migrations/002_access.sql")];
+pub const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_memories.sql"),
+    include_str!("migrations/002_access.sql"),
+    include_str!("migrations/003_search.sql"),
+];
 
 /// This binary's schema version.
 pub const VERSION: i32 = MIGRATIONS.len() as i32;
@@ -55,8 +58,7 @@ impl Team {
 
     /// How many memories the store serves (live rows this role sees).
     pub fn live_count(&mut self) -> Result<i64> {
-        let row =
-            self.client.query_one("SELECT count(*) FROM mem_memories WHERE state = 'live'", &[])?;
+        let row = self.client.query_one("SELECT mem_live_count(current_user)", &[])?;
         Ok(row.get(0))
     }
 

@@ -1,0 +1,125 @@
+-- Recall that scales under row-level security. A policy's check runs before any condition of
+-- the query that is not leakproof, and neither full-text match (`@@`) nor pgvector's distance
+-- is: with 002's policy a granted role's search read every row and called `mem_may` on each
+-- (1.6 s for 200,000 rows). Now:
+-- - the policy compares the project with the array of the role's projects, computed once per
+--   statement (leakproof `=`, so the table's indexes serve it);
+-- - recall goes through two functions that run as the owner, search with the GIN and HNSW
+--   indexes, and keep only the rows of the projects granted to the role asking (the caller's
+--   `current_user`, which must be a role its login is a member of), or every row for the
+--   owner, a superuser or a role that bypasses row-level security.
+
+-- The projects granted to `who` or to a role it is a member of.
+CREATE FUNCTION mem_projects_of(who name) RETURNS text[]
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+AS $$
+    SELECT coalesce(array_agg(DISTINCT g.project), '{}')
+    FROM mem_grants g
+    JOIN pg_catalog.pg_roles r ON r.rolname = g.role
+    WHERE pg_catalog.pg_has_role($1, r.oid, 'MEMBER')
+$$;
+
+-- Whether `who` sees every row: a superuser, a role that bypasses row-level security, or a
+-- member of the table's owner.
+CREATE FUNCTION mem_sees_all(who name) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+AS $$
+    SELECT coalesce((SELECT r.rolsuper OR r.rolbypassrls FROM pg_catalog.pg_roles r
+                     WHERE r.rolname = $1), false)
+        OR pg_catalog.pg_has_role($1, (SELECT c.relowner FROM pg_catalog.pg_class c
+                                       WHERE c.oid = 'mem_memories'::regclass), 'MEMBER')
+$$;
+
+-- The projects `who` may read, NULL for all; an error unless the login asking is `who` or a
+-- member of it (a role may not ask as another).
+CREATE FUNCTION mem_readable(who name) RETURNS text[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+AS $$
+BEGIN
+    IF NOT pg_catalog.pg_has_role(session_user, who, 'MEMBER') THEN
+        RAISE EXCEPTION 'mem: % may not search as %', session_user, who
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    IF mem_sees_all(who) THEN
+        RETURN NULL;
+    END IF;
+    RETURN mem_projects_of(who);
+END
+$$;
+
+DROP POLICY mem_granted ON mem_memories;
+CREATE POLICY mem_granted ON mem_memories
+    USING (project = ANY ((SELECT mem_projects_of(current_user))::text[]))
+    WITH CHECK (project = ANY ((SELECT mem_projects_of(current_user))::text[]));
+DROP FUNCTION mem_may(text, name);
+
+-- The live rows matching the words of `words` (websearch syntax, its terms joined by OR),
+-- best first by `ts_rank_cd`, at most `lim`, of the projects `who` may read.
+CREATE FUNCTION mem_search_text(words text, lim integer, who name)
+    RETURNS TABLE (project text, id text, layer text, author text, title text, body text,
+                   kind text, importance smallint, created text, score real)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+AS $$
+DECLARE
+    readable text[] := mem_readable(who);
+    q tsquery := regexp_replace(websearch_to_tsquery('english', words)::text,
+                                ' & (?!!)', ' | ', 'g')::tsquery;
+BEGIN
+    IF q::text = '' THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT m.project, m.id, m.layer, m.author, m.title, m.body, m.kind, m.importance,
+               m.created::text, ts_rank_cd(m.search, q)
+        FROM mem_memories m
+        WHERE m.state = 'live' AND m.search @@ q
+          AND (readable IS NULL OR m.project = ANY (readable))
+        ORDER BY 10 DESC, 1, 2
+        LIMIT lim;
+END
+$$;
+
+-- The live rows of model `model` nearest to `v` (its length is theirs) by cosine, at most
+-- `lim`, of the projects `who` may read; the HNSW index of that length scanned iteratively,
+-- so that rows left out (another state, model or project) do not shorten the list.
+CREATE FUNCTION mem_search_vector(v vector, model text, lim integer, who name)
+    RETURNS TABLE (project text, id text, layer text, author text, title text, body text,
+                   kind text, importance smallint, created text, score real)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+    SET hnsw.iterative_scan = relaxed_order
+AS $$
+DECLARE
+    readable text[] := mem_readable(who);
+    dim integer := vector_dims(v);
+BEGIN
+    RETURN QUERY EXECUTE format(
+        'SELECT m.project, m.id, m.layer, m.author, m.title, m.body, m.kind, m.importance,
+                m.created::text, (1 - (m.embedding::vector(%1$s) <=> $1))::real
+         FROM mem_memories m
+         WHERE m.state = ''live'' AND m.model = $2 AND m.dim = %1$s
+           AND ($3::text[] IS NULL OR m.project = ANY ($3))
+         ORDER BY m.embedding::vector(%1$s) <=> $1
+         LIMIT $4', dim)
+        USING v, model, readable, lim;
+END
+$$;
+
+-- How many live rows `who` may read.
+CREATE FUNCTION mem_live_count(who name) RETURNS bigint
+    LANGUAGE plpgsql STABLE SECURITY DEFINER
+    SET search_path FROM CURRENT
+AS $$
+DECLARE
+    readable text[] := mem_readable(who);
+BEGIN
+    RETURN (SELECT count(*) FROM mem_memories m
+            WHERE m.state = 'live' AND (readable IS NULL OR m.project = ANY (readable)));
+END
+$$;
+
+CREATE INDEX mem_memories_pushed ON mem_memories (pushed_at);
