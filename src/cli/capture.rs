@@ -207,6 +207,8 @@ fn capture(args: Args, ctx: &Globals) -> Result<()> {
     if wrote {
         // Into the user layer: its remote gets it from a detached `mem sync`, never waited for.
         crate::shared::remote::after_write(&root);
+        // With `[team] push = "capture"`: a detached `mem team push`, never waited for.
+        crate::shared::team_push::after_capture(&root);
     }
     if captured.skipped_lines > 0 {
         eprintln!(

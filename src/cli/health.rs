@@ -54,6 +54,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     let team = crate::shared::team::status();
     // What the hooks met: a failure within the last minute leaves the store alone meanwhile.
     let team_hook = team.as_ref().and(crate::shared::team::hook_failure(engine.files.root()));
+    // The root's last push (a capture's in the background, or `mem team push`): a warning when
+    // it failed, as the store out of reach is.
+    let team_push = crate::shared::team_push::health_line(engine.files.root());
     let mut team_json = None;
     if args.json {
         if let Some(team) = &team {
@@ -74,6 +77,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         }
         if let Some((_, _, json)) = &remote {
             value["user_remote"] = json.clone();
+        }
+        if let Some((_, outcome)) = &team_push {
+            value["team_push"] = serde_json::to_value(outcome)?;
         }
         value["ok"] = serde_json::Value::Bool(ok);
         crate::shared::output::print_json(&value)?;
@@ -130,6 +136,9 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
     }
     if let Some(failure) = &team_hook {
         text.push_str(&format!("! {:<9} {failure}\n", "team"));
+    }
+    if let Some((line, _)) = &team_push {
+        text.push_str(line);
     }
     crate::shared::output::print_text(&text)?;
     Ok(status_code)

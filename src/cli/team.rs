@@ -4,11 +4,16 @@
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use mem::Engine;
-use mem_team::publish::{Publisher, private, row};
-use mem_team::{Row, Team};
+use std::collections::HashSet;
 
-use crate::shared::{Globals, open, output, team, user};
+use jiff::Timestamp;
+use mem::Engine;
+use mem::turns::Mode;
+use mem_team::publish::{Publisher, private, row};
+use mem_team::record::Record;
+use mem_team::{Pushed, Row, Team};
+
+use crate::shared::{Globals, open, output, team, team_push, user};
 
 /// How long `mem team` commands wait for the store, connecting and per statement.
 const TIMEOUT: Duration = Duration::from_secs(600);
@@ -63,6 +68,11 @@ struct PushArgs {
     /// Also publish the user layer's memories (under the project `~AUTHOR`).
     #[arg(long)]
     user: bool,
+    /// Push quietly (the outcome goes to the root's `.mem/team-push.json`, for `mem health`),
+    /// or leave word for a push that runs: what a capture starts, detached, with `[team] push
+    /// = "capture"`.
+    #[arg(long, hide = true, conflicts_with = "user")]
+    background: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -87,6 +97,13 @@ fn connect() -> Result<Team> {
     Ok(Team::connect(&team::required(TIMEOUT)?)?)
 }
 
+/// The store, connected, and where it is (`host:port/database`: the key of the roots' records).
+fn connect_to() -> Result<(Team, String)> {
+    let settings = team::required(TIMEOUT)?;
+    let target = mem_team::settings::target(&settings.config()?.0);
+    Ok((Team::connect(&settings)?, target))
+}
+
 fn init(args: InitArgs, ctx: &Globals) -> Result<()> {
     let mut dims = args.dim;
     let mut engine = ctx.engine()?;
@@ -109,14 +126,42 @@ fn init(args: InitArgs, ctx: &Globals) -> Result<()> {
     output::print_text(&text)
 }
 
-/// A memory marked never to publish: its project and id.
+/// A memory marked never to publish, or deleted: its project and id.
 type Withheld = (String, String);
+
+/// A root's part of a push: its rows, the (project, id) of those marked never to publish, and
+/// those its record says it pushed and that are gone from its files.
+struct Part {
+    root: std::path::PathBuf,
+    project: String,
+    rows: Vec<Row>,
+    withheld: Vec<Withheld>,
+    deleted: Vec<Withheld>,
+    record: Record,
+}
+
+/// The part of the root `engine` in a push to the store `target` as `publisher` says.
+fn part_of(engine: &Engine, publisher: &Publisher, target: &str, now: Timestamp) -> Result<Part> {
+    let (rows, withheld) = rows_of(engine, publisher, now)?;
+    let root = engine.files.root().to_path_buf();
+    let record = Record::read(&root).unwrap_or_else(|e| {
+        eprintln!("mem: warning: {e}; this push withdraws nothing as deleted");
+        Record::default()
+    });
+    let present: HashSet<&str> = rows
+        .iter()
+        .map(|r| r.id.as_str())
+        .chain(withheld.iter().map(|(_, id)| id.as_str()))
+        .collect();
+    let deleted = record.deleted(target, &publisher.project, &present);
+    Ok(Part { root, project: publisher.project.clone(), rows, withheld, deleted, record })
+}
 
 /// The rows of a root's memories, and the (project, id) of those marked never to publish.
 fn rows_of(
     engine: &Engine,
     publisher: &Publisher,
-    now: jiff::Timestamp,
+    now: Timestamp,
 ) -> Result<(Vec<Row>, Vec<Withheld>)> {
     let mut rows: Vec<Row> = Vec::new();
     let mut withheld = Vec::new();
@@ -142,30 +187,74 @@ fn rows_of(
     Ok((rows, withheld))
 }
 
+/// `mem team push`: holding the root's turn (waiting for a push that runs; with
+/// `--background`, leaving word for it instead), pushes, and again while captures left word
+/// meanwhile; each outcome kept for `mem health`. `--background` prints nothing.
 fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
     let (mut engine, _) = ctx.refreshed_engine()?;
+    let root = engine.files.root().to_path_buf();
+    let mode = if args.background { Mode::Background } else { Mode::Wait };
+    let Some(turn) = team_push::turns(&root)?.take(mode)? else { return Ok(()) };
+    for run in 1..=3 {
+        turn.begin();
+        if run > 1 {
+            engine.refresh(ctx.now, &mem::progress::Silent)?;
+        }
+        let done = push_once(&args, &mut engine, ctx.now);
+        let mut outcome = team_push::Outcome {
+            at: Some(ctx.now),
+            background: args.background,
+            ..team_push::Outcome::default()
+        };
+        match &done {
+            Ok((project, _, pushed)) => {
+                outcome.project = Some(project.clone());
+                outcome.sent = pushed.sent;
+                outcome.unchanged = pushed.unchanged;
+                outcome.withdrawn = pushed.withdrawn;
+                outcome.deleted = pushed.deleted;
+            }
+            Err(e) => outcome.error = Some(output::describe(e)),
+        }
+        team_push::keep(&root, &outcome)?;
+        let (project, model, done) = done?;
+        if !args.background {
+            output::print_text(&report(&project, model, &done))?;
+        }
+        if !turn.again() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One push of the root `engine` (and the user layer's with `--user`): the project, whether
+/// vectors went with it, what it did. The roots' records are written once it committed.
+fn push_once(
+    args: &PushArgs,
+    engine: &mut Engine,
+    now: Timestamp,
+) -> Result<(String, bool, Pushed)> {
     let author = team::author()?;
     let machine = team::machine()?;
-    let project = team::project(&engine)?;
+    let project = team::project(engine)?;
     let publisher = Publisher { project: project.clone(), layer: "project", author, machine };
-    let (mut rows, mut withheld) = rows_of(&engine, &publisher, ctx.now)?;
+    let (mut store, target) = connect_to()?;
+    let mut parts = vec![part_of(engine, &publisher, &target, now)?];
     if args.user {
         let folder = user::load()?
             .layers
             .user
             .context("--user: no user layer ([layers] user in the user configuration file)")?;
         let mut theirs = open::engine_at(&folder)?;
-        theirs.refresh(ctx.now, &mem::progress::Silent)?;
+        theirs.refresh(now, &mem::progress::Silent)?;
         let mine = Publisher {
             project: format!("~{}", publisher.author),
             layer: "user",
             ..publisher.clone()
         };
-        let (more, private) = rows_of(&theirs, &mine, ctx.now)?;
-        rows.extend(more);
-        withheld.extend(private);
+        parts.push(part_of(&theirs, &mine, &target, now)?);
     }
-    let mut store = connect()?;
     let mut embedder = match engine.vectors.model().source() {
         Some(_) => Some(engine.vectors.model().embedder().context("cannot load the model")?),
         None => None,
@@ -182,16 +271,29 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
             }
         }
     };
-    let done = store.push(rows, &withheld, model.as_deref(), &mut embed, BATCH)?;
+    let rows: Vec<Row> = parts.iter().flat_map(|p| p.rows.iter().cloned()).collect();
+    let withheld: Vec<Withheld> = parts.iter().flat_map(|p| p.withheld.clone()).collect();
+    let deleted: Vec<Withheld> = parts.iter().flat_map(|p| p.deleted.clone()).collect();
+    let done = store.push(rows, &withheld, &deleted, model.as_deref(), &mut embed, BATCH)?;
+    // Only now: an interrupted push leaves the records as they were, and the next one
+    // withdraws what this one did not.
+    for part in parts {
+        let mut record = part.record;
+        record.set(&target, &part.project, part.rows.into_iter().map(|r| r.id).collect());
+        record.write(&part.root).with_context(|| {
+            format!("the push committed, but its record in {} was not written", part.root.display())
+        })?;
+    }
+    Ok((project, model.is_some(), done))
+}
+
+/// What a push says it did.
+fn report(project: &str, model: bool, done: &Pushed) -> String {
     let mut text = format!(
         "pushed {} memories to the team store as {project} ({} unchanged{}), in {} transactions\n",
         done.sent,
         done.unchanged,
-        if model.is_some() {
-            format!(", {} with vectors", done.with_vectors)
-        } else {
-            String::new()
-        },
+        if model { format!(", {} with vectors", done.with_vectors) } else { String::new() },
         done.batches
     );
     if done.withdrawn > 0 {
@@ -200,7 +302,13 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
             done.withdrawn
         ));
     }
-    output::print_text(&text)
+    if done.deleted > 0 {
+        text.push_str(&format!(
+            "withdrew {} memories whose files were deleted from the team store\n",
+            done.deleted
+        ));
+    }
+    text
 }
 
 fn forget(args: ForgetArgs) -> Result<()> {

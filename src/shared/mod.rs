@@ -17,6 +17,7 @@ pub mod output;
 pub mod remote;
 pub mod served;
 pub mod team;
+pub mod team_push;
 pub mod usage;
 pub mod user;
 pub mod words;

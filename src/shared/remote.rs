@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use mem::remote::{Folder, Mode, Remote, Ssh, SyncReport};
+use mem::remote::{Folder, Remote, Ssh, SyncReport};
+use mem::turns::Mode;
 
 use super::Globals;
 

@@ -49,6 +49,20 @@ pub struct Team {
     /// How long a hook or a recall waits for the team store, connecting and asking (default
     /// 500 ms): past it, they answer from the local layers.
     pub recall_timeout_ms: Option<u64>,
+    /// When a root's memories go to the store: `"manual"` (default, `mem team push`) or
+    /// `"capture"` (also after each capture, in the background).
+    pub push: TeamPush,
+}
+
+/// When a root's memories go to the team store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TeamPush {
+    /// Only with `mem team push`.
+    #[default]
+    Manual,
+    /// Also after each capture that wrote memories, in the background.
+    Capture,
 }
 
 /// `[redact]` of the user configuration.

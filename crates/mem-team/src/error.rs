@@ -52,6 +52,17 @@ pub enum Error {
     /// A statement failed.
     #[error("the team store: {}", describe(.0))]
     Postgres(#[from] postgres::Error),
+    /// A root's record of what it pushed (`.mem/team-pushed`) is not one mem wrote.
+    #[error(
+        "{} is not a record mem wrote ({reason}): delete it, and the next push writes it anew",
+        path.display()
+    )]
+    Record {
+        /// The record's file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Reading the root failed.
     #[error(transparent)]
     Mem(#[from] mem::Error),

@@ -7,7 +7,8 @@
 //! - [`Team::connect`]: a connection within the settings' timeouts; [`Team::init`] creates or
 //!   migrates the schema ([`schema`]).
 //! - [`publish`]: a root's memories as rows ([`Row`]), redacted; [`Team::push`] sends the rows
-//!   that changed, one transaction per batch.
+//!   that changed, one transaction per batch, and withdraws what a root's [`record`] says it
+//!   pushed and no longer holds.
 //! - [`access`]: row-level security, a role seeing only the projects granted to it
 //!   ([`Team::grant`], [`Team::revoke`]).
 //! - [`Team::recall`]: full-text and vector search over what the team published, fused as
@@ -23,6 +24,7 @@ pub mod pgpass;
 pub mod publish;
 mod push;
 pub mod recall;
+pub mod record;
 pub mod schema;
 pub mod settings;
 

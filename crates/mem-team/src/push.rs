@@ -1,10 +1,11 @@
 //! `mem team push`: the rows the store does not hold yet (by hash, so a push sends only what
 //! changed since any machine's last push of them, and a second push sends nothing), their
 //! vectors computed only for those, sent in batches of one transaction each: an interrupted
-//! push leaves every row either as it was or as it is now, never half of one. A memory marked
-//! never to publish is taken out of the store.
+//! push leaves every row either as it was or as it is now, never half of one. Memories marked
+//! never to publish, and those whose files were deleted since the root's last push, are taken
+//! out of the store in one more transaction.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use pgvector::Vector;
 
@@ -23,6 +24,8 @@ pub struct Pushed {
     pub unchanged: usize,
     /// Rows taken out of the store (marked never to publish).
     pub withdrawn: u64,
+    /// Rows taken out of the store because their files were deleted.
+    pub deleted: u64,
     /// Transactions committed.
     pub batches: usize,
     /// Rows sent with a vector.
@@ -42,13 +45,15 @@ const UPSERT: &str = "INSERT INTO mem_memories (project, id, layer, author, mach
 
 impl Team {
     /// Publishes `rows` (of the projects they name), `batch` rows per transaction; withdraws
-    /// the memories `private` names (project, id); `embed` gives vectors for the rows sent
+    /// the memories `private` and `deleted` name (project, id), in one transaction after the
+    /// rows (a memory named in `rows` is never withdrawn); `embed` gives vectors for the rows sent
     /// (`None`: no model, rows go without vectors). `model` is the id of the model `embed`
     /// uses, if any: a row stored with another model's vector is sent again.
     pub fn push(
         &mut self,
         rows: Vec<Row>,
         private: &[(String, String)],
+        deleted: &[(String, String)],
         model: Option<&str>,
         embed: &mut Embed<'_>,
         batch: usize,
@@ -66,6 +71,8 @@ impl Team {
         )? {
             held.insert((row.get(0), row.get(1)), (row.get(2), row.get(3)));
         }
+        let named: HashSet<(String, String)> =
+            rows.iter().map(|r| (r.project.clone(), r.id.clone())).collect();
         let mut todo = Vec::new();
         for row in rows {
             let key = (row.project.clone(), row.id.clone());
@@ -123,11 +130,23 @@ impl Team {
             pushed.sent += chunk.len();
             pushed.batches += 1;
         }
-        for (project, ids) in group(private) {
-            pushed.withdrawn += self.client.execute(
-                "DELETE FROM mem_memories WHERE project = $1 AND id = ANY($2)",
-                &[&project, &ids],
-            )?;
+        let gone = |pairs: &[(String, String)]| -> Vec<(String, String)> {
+            pairs.iter().filter(|pair| !named.contains(*pair)).cloned().collect()
+        };
+        let (private, deleted) = (gone(private), gone(deleted));
+        if !private.is_empty() || !deleted.is_empty() {
+            let mut tx = self.client.transaction()?;
+            for (pairs, count) in
+                [(&private, &mut pushed.withdrawn), (&deleted, &mut pushed.deleted)]
+            {
+                for (project, ids) in group(pairs) {
+                    *count += tx.execute(
+                        "DELETE FROM mem_memories WHERE project = $1 AND id = ANY($2)",
+                        &[&project, &ids],
+                    )?;
+                }
+            }
+            tx.commit()?;
         }
         Ok(pushed)
     }

@@ -60,6 +60,7 @@ pub mod similarity;
 mod sqlite;
 pub mod store;
 pub mod tokenizer;
+pub mod turns;
 pub mod untrusted;
 pub mod usage;
 

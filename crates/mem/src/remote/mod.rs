@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::git::Runner;
 use crate::store::{self, Overwrite};
+use crate::turns::{Mode, Turns};
 use crate::{Error, Result};
 
 mod steps;
@@ -28,22 +29,12 @@ mod tests;
 /// The file in the user layer's `.mem/` that keeps the last sync's outcome.
 pub const STATE_FILE: &str = "remote.json";
 
-/// The lock file in the user layer's `.mem/`: held by the sync that runs.
-const LOCK_FILE: &str = "remote.lock";
-
-/// The file in the user layer's `.mem/` that a background sync leaves when another sync holds
-/// the lock: that sync runs once more before it ends.
-const AGAIN_FILE: &str = "remote.again";
+/// The turns of the user layer's syncs ([`crate::turns`]): `.mem/remote.lock`, held by the sync
+/// that runs, and `.mem/remote.again`, the word a sync asked for meanwhile leaves.
+const TURNS: &str = "remote";
 
 /// How many times one process syncs in a row for syncs asked meanwhile.
 const MAX_RUNS: usize = 3;
-
-/// How long [`Mode::Wait`] waits for another sync, in pauses of [`PAUSE`] (150 s: more than a
-/// fetch and a push that each reach the time limit of git in the user's own repository).
-const WAIT_PAUSES: u32 = 1500;
-
-/// The pause between two tries at the lock.
-const PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The most bytes of the state file read.
 const MAX_STATE_BYTES: u64 = 64 << 10;
@@ -68,15 +59,6 @@ pub struct Ssh {
     pub command: Option<String>,
     /// `GIT_SSH`: a program, without arguments (used when neither names a command).
     pub program: Option<String>,
-}
-
-/// How a sync waits for another one that holds the user layer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// Waits for it (up to 150 s), then syncs: `mem sync`.
-    Wait,
-    /// Leaves word for it to run once more, and returns at once: the sync a capture starts.
-    Background,
 }
 
 /// What a sync did.
@@ -361,11 +343,9 @@ pub fn sync(
         steps::clone(remote)?;
         report.cloned = true;
     }
-    let Some(lock) = lock(&remote.dir, mode)? else { return Ok(None) };
-    let again = store::state_dir(&remote.dir)?.join(AGAIN_FILE);
-    let asked = || std::fs::symlink_metadata(&again).is_ok();
+    let Some(turn) = Turns::new(&remote.dir, TURNS)?.take(mode)? else { return Ok(None) };
     loop {
-        let _ = std::fs::remove_file(&again);
+        turn.begin();
         report.runs += 1;
         let done = steps::run(remote, now, &mut report);
         let mut state = state(&remote.dir).unwrap_or_default();
@@ -394,16 +374,7 @@ pub fn sync(
                 step.as_str()
             )));
         }
-        if report.runs >= MAX_RUNS {
-            return Ok(Some(report));
-        }
-        if asked() {
-            continue;
-        }
-        // A sync asked for between that look and the release finds the lock free, or its word
-        // is seen here.
-        let _ = lock.unlock();
-        if !asked() || lock.try_lock().is_err() {
+        if report.runs >= MAX_RUNS || !turn.again() {
             return Ok(Some(report));
         }
     }
@@ -413,37 +384,5 @@ pub fn sync(
 /// (as [`Mode::Background`] does) and `true` says a write needs no sync process of its own;
 /// `false` when none runs (or the lock cannot be opened): start one.
 pub fn leave_word_if_running(dir: &Path) -> bool {
-    matches!(lock(dir, Mode::Background), Ok(None))
-}
-
-/// The user layer's lock, taken as `mode` says: `None` when a background sync found it held
-/// (and left word for its holder to sync once more).
-fn lock(dir: &Path, mode: Mode) -> Result<Option<std::fs::File>> {
-    let state = store::state_dir(dir)?;
-    let path = state.join(LOCK_FILE);
-    let file = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Error::io(&path, e))?;
-    for _ in 0..WAIT_PAUSES {
-        match file.try_lock() {
-            Ok(()) => return Ok(Some(file)),
-            Err(std::fs::TryLockError::WouldBlock) if mode == Mode::Background => {
-                let again = state.join(AGAIN_FILE);
-                store::write_atomic(&again, b"", Overwrite::Yes)?;
-                // Its holder may have let it go meanwhile, before it saw the word.
-                return Ok(file.try_lock().is_ok().then_some(file));
-            }
-            Err(std::fs::TryLockError::WouldBlock) => std::thread::sleep(PAUSE),
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
-        }
-    }
-    Err(Error::Remote(format!(
-        "another sync of the user layer {} has held {} for 150 s: try again when it is done",
-        dir.display(),
-        path.display()
-    )))
+    Turns::new(dir, TURNS).is_ok_and(|turns| turns.leave_word_if_running())
 }

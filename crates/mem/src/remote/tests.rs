@@ -1,8 +1,9 @@
 //! Unit tests of the user layer's remote: addresses compared, the files committed, the ssh
 //! command in batch mode, a write while a sync runs.
 
-use super::{AGAIN_FILE, Mode, leave_word_if_running, lock, same_remote, shared};
+use super::{TURNS, leave_word_if_running, same_remote, shared};
 use crate::git::batch_ssh;
+use crate::turns::{Mode, Turns};
 
 #[test]
 fn one_repository_at_several_addresses_is_one_remote() {
@@ -65,10 +66,11 @@ fn the_users_ssh_command_is_kept_and_made_batch() {
 #[test]
 fn a_write_while_a_sync_runs_leaves_word_instead_of_starting_one() {
     let dir = tempfile::tempdir().unwrap();
-    let again = crate::store::state_dir(dir.path()).unwrap().join(AGAIN_FILE);
+    let again = crate::store::state_dir(dir.path()).unwrap().join("remote.again");
     assert!(!leave_word_if_running(dir.path()), "no sync runs: start one");
     assert!(std::fs::symlink_metadata(&again).is_err(), "no word left when none runs");
-    let held = lock(dir.path(), Mode::Wait).unwrap().expect("the lock is free");
+    let turns = Turns::new(dir.path(), TURNS).unwrap();
+    let held = turns.take(Mode::Wait).unwrap().expect("the lock is free");
     assert!(leave_word_if_running(dir.path()), "a sync holds the lock");
     assert!(std::fs::symlink_metadata(&again).is_ok(), "its holder is asked to sync again");
     drop(held);
