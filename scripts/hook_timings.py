@@ -29,6 +29,8 @@ team store (`[team] url`). `--team - --team postgres://me@127.0.0.1:9/team MEM M
 the prompt hooks with a store that is down; with `--team-every-hook` the mark a failed hook
 leaves (`.mem/team-failed`, which makes the next minute's hooks leave the store alone) is
 removed before each run, so that every prompt hook is the first after the store stopped.
+With `--team-push-capture` each team build's configuration also has `push = "capture"` and its
+root the project `bench/shop`: each capture that writes starts a background `mem team push`.
 """
 
 import argparse
@@ -79,6 +81,8 @@ def main():
                         help="per build, in order: the team store's URL (- for none)")
     parser.add_argument("--team-every-hook", action="store_true",
                         help="remove .mem/team-failed before each run")
+    parser.add_argument("--team-push-capture", action="store_true",
+                        help='[team] push = "capture" for the builds with a team store')
     parser.add_argument("mem", nargs="+")
     args = parser.parse_args()
     builds = [os.path.abspath(m) for m in args.mem]
@@ -127,6 +131,11 @@ def main():
                 os.makedirs(folder, exist_ok=True)
                 with open(os.path.join(folder, "config.toml"), "a") as f:
                     f.write(f'[team]\nurl = "{args.team[i]}"\n')
+                    if args.team_push_capture:
+                        f.write('push = "capture"\n')
+                if args.team_push_capture:
+                    with open(os.path.join(root, "mem.toml"), "a") as f:
+                        f.write('\n[team]\nproject = "bench/shop"\n')
             envs.append(env)
             repos.append((repo, layer))
         hooks = [
