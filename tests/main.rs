@@ -118,6 +118,8 @@ mod setup_edits;
 mod shell;
 /// The team store on a real PostgreSQL: schema, pushes from two homes, recall of the team layer.
 mod team;
+/// The team store's read-only layer in `mem ui` and the MCP tools `get`, `recent`, `forget`, `used`.
+mod team_views;
 /// A root shared with git by two machines: usage merges without conflict.
 mod teams;
 /// `mem ui`: the gate (token, cookie, Host, same-origin POSTs), hostile content, the pages.

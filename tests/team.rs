@@ -9,18 +9,23 @@ use crate::util::{Dir, Out, git_at, memory, run};
 
 /// One machine: a root (a clone, or a plain folder) and its own user configuration, naming
 /// the store as `author`.
-struct Machine {
-    dir: Dir,
+pub(crate) struct Machine {
+    pub(crate) dir: Dir,
     author: &'static str,
 }
 
 impl Machine {
-    fn new(server: &Server, author: &'static str, extra: &str) -> Machine {
+    pub(crate) fn new(server: &Server, author: &'static str, extra: &str) -> Machine {
         Machine::as_role(server, "postgres", author, extra)
     }
 
     /// A machine that connects as the database role `role` (the others are the superuser).
-    fn as_role(server: &Server, role: &str, author: &'static str, extra: &str) -> Machine {
+    pub(crate) fn as_role(
+        server: &Server,
+        role: &str,
+        author: &'static str,
+        extra: &str,
+    ) -> Machine {
         let dir = Dir::new();
         dir.write_user_config(&format!(
             "[team]\nurl = \"{}\"\nmachine = \"{author}-laptop\"\n{extra}",
@@ -30,7 +35,7 @@ impl Machine {
     }
 
     /// `mem --dir ROOT ARGS` as this machine's user, the password in `PGPASSWORD`.
-    fn mem(&self, args: &[&str]) -> Out {
+    pub(crate) fn mem(&self, args: &[&str]) -> Out {
         let mut cmd = Command::new(crate::util::bin());
         cmd.arg("--dir").arg(self.dir.path()).args(args);
         self.env(&mut cmd);
@@ -50,7 +55,7 @@ impl Machine {
     }
 
     /// `mem mcp` in the root, as this machine's user.
-    fn mcp(&self) -> crate::mcp::Server {
+    pub(crate) fn mcp(&self) -> crate::mcp::Server {
         use std::process::Stdio;
         let mut cmd = Command::new(crate::util::bin());
         cmd.arg("--dir").arg(self.dir.path()).arg("mcp");
@@ -60,7 +65,7 @@ impl Machine {
         crate::mcp::Server::of(child.spawn().unwrap())
     }
 
-    fn env(&self, cmd: &mut Command) {
+    pub(crate) fn env(&self, cmd: &mut Command) {
         cmd.current_dir(self.dir.path())
             .env("XDG_CONFIG_HOME", self.dir.home())
             .env("HOME", self.dir.home())
@@ -70,14 +75,14 @@ impl Machine {
 }
 
 /// A root whose store name is `project`, with `memories` (file name, text).
-fn root(machine: &Machine, project: &str, memories: &[(&str, String)]) {
+pub(crate) fn root(machine: &Machine, project: &str, memories: &[(&str, String)]) {
     machine.dir.write("mem.toml", format!("[team]\nproject = \"{project}\"\n"));
     for (name, text) in memories {
         machine.dir.write(name, text);
     }
 }
 
-const T0: &str = "2026-11-01T00:00:00Z";
+pub(crate) const T0: &str = "2026-11-01T00:00:00Z";
 
 #[test]
 fn init_creates_the_schema_once_and_a_newer_schema_is_refused() {
@@ -338,7 +343,7 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
 
 /// Ana's machine makes the store's schema and publishes project `acme/api` with the memory
 /// `deploy` (the blue pipeline).
-fn publish_deploy(server: &Server) {
+pub(crate) fn publish_deploy(server: &Server) {
     let deploy = "# Deploy\nDeploy through the blue pipeline, never by hand.\n";
     let ana = Machine::new(server, "ana", "");
     root(&ana, "acme/api", &[("deploy.md", memory("deploy", "procedural", 7, T0, deploy))]);
