@@ -20,7 +20,7 @@ impl Machine {
     }
 
     /// A machine that connects as the database role `role` (the others are the superuser).
-    fn as_role(server: &Server, role: &str, author: &'static str, extra: &str) -> Machine {
+    pub(crate) fn as_role(server: &Server, role: &str, author: &'static str, extra: &str) -> Machine {
         Machine::at_url(&server.url(role, "team"), author, extra)
     }
 
@@ -54,7 +54,7 @@ impl Machine {
     }
 
     /// `mem mcp` in the root, as this machine's user.
-    fn mcp(&self) -> crate::mcp::Server {
+    pub(crate) fn mcp(&self) -> crate::mcp::Server {
         use std::process::Stdio;
         let mut cmd = Command::new(crate::util::bin());
         cmd.arg("--dir").arg(self.dir.path()).arg("mcp");
@@ -389,7 +389,7 @@ fn a_role_recalls_only_the_projects_granted_to_it() {
 
 /// Ana's machine makes the store's schema and publishes project `acme/api` with the memory
 /// `deploy` (the blue pipeline).
-fn publish_deploy(server: &Server) {
+pub(crate) fn publish_deploy(server: &Server) {
     let deploy = "# Deploy\nDeploy through the blue pipeline, never by hand.\n";
     let ana = Machine::new(server, "ana", "");
     root(&ana, "acme/api", &[("deploy.md", memory("deploy", "procedural", 7, T0, deploy))]);

@@ -31,13 +31,14 @@ use tokio::sync::mpsc;
 
 use self::args::{
     ForgetArgs, GetArgs, MAX_RESULTS, MAX_TEXT_BYTES, RecallArgs, RecentArgs, RememberArgs,
-    UsedArgs, with_recall_description,
+    UsedArgs, with_descriptions,
 };
 use self::batch::Session;
 use self::methods::Served;
 use self::stdio::{filter, forward, write_lines};
+use crate::shared::Globals;
 use crate::shared::served::{Listen, Socket};
-use crate::shared::{Globals, team};
+use crate::shared::team::Change;
 
 mod args;
 mod batch;
@@ -45,6 +46,7 @@ mod held;
 mod methods;
 mod sessions;
 mod stdio;
+mod team;
 
 /// Arguments of `mem mcp`.
 #[derive(Debug, clap::Args)]
@@ -77,9 +79,7 @@ pub fn run(args: Args, ctx: &Globals, listen: Listen) -> Result<()> {
         listen,
         fixed_now: ctx.fixed_now,
         reported: Mutex::new(HashSet::new()),
-        tool_router: with_recall_description(
-            MemServer::tool_router() + MemServer::session_router(),
-        ),
+        tool_router: with_descriptions(MemServer::tool_router() + MemServer::session_router()),
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -221,14 +221,8 @@ impl MemServer {
             // The team store joins a recall of every layer, as `mem recall`'s.
             if only.is_none() && options.tags.is_empty() {
                 let local: Vec<&str> = recall.hits.iter().map(|h| h.record.id.as_str()).collect();
-                let (query, kinds) = (&args.query, &options.kinds);
-                let project = layers.project();
-                if let Some(team) = team::join_recall(project, query, limit, kinds, &local) {
-                    answer["team"] = team.hits.iter().map(team::hit_json).collect();
-                    if let Some(problem) = team.problem {
-                        answer["team_problem"] = problem.into();
-                    }
-                }
+                let asked = (args.query.as_str(), limit, options.kinds.as_slice());
+                team::join_recall(&mut answer, layers.project(), asked, &local);
             }
             to_json(&answer)
         })
@@ -310,7 +304,12 @@ impl MemServer {
         )
     )]
     fn get(&self, Parameters(args): Parameters<GetArgs>) -> CallToolResult {
-        self.call(true, |layers, _| {
+        let key = crate::shared::team::parse_key(&args.id);
+        // The team store's memory: nothing of the roots is read for it.
+        self.call(key.is_none(), |layers, _| {
+            if let Some((project, id)) = key {
+                return to_json(&team::get(&args.id, project, id)?);
+            }
             let id = MemoryId::new(&args.id)?;
             let layer = layers.locate(id.as_str()).unwrap_or(Layer::Project);
             let engine = engine_of(layers, id.as_str())?;
@@ -345,6 +344,8 @@ impl MemServer {
             let kinds: Vec<MemoryType> = args.kind.map(MemoryType::from).into_iter().collect();
             let layered = layers.layered();
             let mut records = Vec::new();
+            // The ids the local layers hold: the team's list leaves them out.
+            let mut local = Vec::new();
             for layer in [Layer::Project, Layer::User] {
                 let Some(engine) = layers.engine(layer) else { continue };
                 for record in engine.files.list(&kinds, &[])? {
@@ -352,6 +353,7 @@ impl MemServer {
                     if layered {
                         value["layer"] = json!(layer.as_str());
                     }
+                    local.push(record.id.to_string());
                     records.push((record.created, value));
                 }
             }
@@ -359,7 +361,9 @@ impl MemServer {
             records.sort_by_key(|r| std::cmp::Reverse(r.0));
             records.truncate(n);
             let memories: Vec<serde_json::Value> = records.into_iter().map(|(_, v)| v).collect();
-            to_json(&json!({ "memories": memories }))
+            let mut answer = json!({ "memories": memories });
+            team::join_recent(&mut answer, n, &kinds, &local);
+            to_json(&answer)
         })
     }
 
@@ -377,6 +381,7 @@ impl MemServer {
     )]
     fn forget(&self, Parameters(args): Parameters<ForgetArgs>) -> CallToolResult {
         self.call(true, |layers, now| {
+            crate::shared::team::refuse_key(&args.id, Change::Forget)?;
             let id = MemoryId::new(&args.id)?;
             crate::shared::words::refuse_read_only(layers, id.as_str())?;
             to_json(&engine_of(layers, id.as_str())?.files.forget(
@@ -407,6 +412,7 @@ impl MemServer {
                 bail!("give at least one id");
             }
             for id in &args.ids {
+                crate::shared::team::refuse_key(id, Change::Used)?;
                 MemoryId::new(id)?;
             }
             // Each id goes to the layer that holds it (an unknown id is the project's error).

@@ -62,10 +62,6 @@ pub fn recall(
     vector: Option<(String, Vec<f32>)>,
     config: &mem::Config,
 ) -> Option<TeamAnswer> {
-    let settings = match settings(recall_timeout()) {
-        Ok(settings) => settings?,
-        Err(e) => return Some(TeamAnswer { hits: Vec::new(), problem: Some(format!("{e:#}")) }),
-    };
     let question = mem_team::TeamQuery {
         text: query.to_string(),
         vector,
@@ -74,26 +70,104 @@ pub fn recall(
         rrf_k: config.embed.rrf_k,
         vector_weight: config.embed.vector_weight,
     };
-    // On a thread of its own: the client runs its own runtime, which may not start inside
-    // the MCP server's.
-    let asked = std::thread::scope(|scope| scope.spawn(|| ask(&settings, &question)).join());
-    Some(asked.unwrap_or_else(|_| TeamAnswer {
-        hits: Vec::new(),
-        problem: Some("the client failed".into()),
-    }))
+    Some(match read(|team| team.recall(&question))? {
+        Ok(hits) => TeamAnswer { hits, problem: None },
+        Err(problem) => TeamAnswer { hits: Vec::new(), problem: Some(problem) },
+    })
+}
+
+/// What `f` reads from the team store within [`recall_timeout`] (connecting, and each
+/// statement), or why the store did not answer; `None` when no store is configured. For the
+/// front ends that read the store's memories themselves (`mem ui`'s page of a team memory,
+/// the MCP tools `get` and `recent`).
+pub fn read<T: Send>(
+    f: impl FnOnce(&mut Team) -> mem_team::Result<T> + Send,
+) -> Option<std::result::Result<T, String>> {
+    let settings = match settings(recall_timeout()) {
+        Ok(settings) => settings?,
+        Err(e) => return Some(Err(format!("{e:#}"))),
+    };
+    Some(read_with(&settings, f))
+}
+
+/// What `f` reads from the store `settings` name, or why it did not answer, on a thread of its
+/// own: the client runs its own runtime, which may not start inside the MCP server's or
+/// `mem ui`'s.
+fn read_with<T: Send>(
+    settings: &Settings,
+    f: impl FnOnce(&mut Team) -> mem_team::Result<T> + Send,
+) -> std::result::Result<T, String> {
+    let asked = std::thread::scope(|scope| {
+        scope.spawn(|| open(settings).and_then(|mut team| f(&mut team))).join()
+    });
+    match asked {
+        Ok(answer) => answer.map_err(|e| e.to_string()),
+        Err(_) => Err("the client failed".into()),
+    }
+}
+
+/// A connection to the store `settings` name, its schema checked.
+fn open(settings: &Settings) -> mem_team::Result<Team> {
+    let mut team = Team::connect(settings)?;
+    team.check_schema()?;
+    Ok(team)
 }
 
 /// The store's hits for `question`, or why there are none: connected as `settings` say, its
 /// schema checked.
 fn ask(settings: &Settings, question: &mem_team::TeamQuery) -> TeamAnswer {
-    let found = Team::connect(settings).and_then(|mut team| {
-        team.check_schema()?;
-        team.recall(question)
-    });
-    match found {
+    match open(settings).and_then(|mut team| team.recall(question)) {
         Ok(hits) => TeamAnswer { hits, problem: None },
         Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
     }
+}
+
+/// What starts a team memory's key.
+pub const KEY_PREFIX: &str = "team:";
+
+/// The key that names the team memory `id` of `project` wherever a front end names one (the
+/// hooks' injection ledger, the MCP tools' `key`, which `get` takes): `team:PROJECT/ID`. A
+/// memory id has neither `:` nor `/`, so a key is never a local memory's id.
+pub fn key(project: &str, id: &str) -> String {
+    format!("{KEY_PREFIX}{project}/{id}")
+}
+
+/// The project and id a [`key`] names (the project may hold `/`: the id is after the last).
+pub fn parse_key(key: &str) -> Option<(&str, &str)> {
+    let (project, id) = key.strip_prefix(KEY_PREFIX)?.rsplit_once('/')?;
+    (!project.is_empty() && !id.is_empty()).then_some((project, id))
+}
+
+/// An error for a change asked of the team memory `key` (`Forget` or `Used`): the team layer
+/// is read only; `Ok` for any other id.
+pub fn refuse_key(key: &str, change: Change) -> Result<()> {
+    let Some((project, id)) = parse_key(key) else { return Ok(()) };
+    let (done, instead) = match change {
+        Change::Forget => (
+            "forgotten",
+            format!(
+                "it is forgotten in a root of the project {project} (`mem forget {id}` there), \
+                 then `mem team push`"
+            ),
+        ),
+        Change::Used => (
+            "marked used",
+            "the team store keeps no uses: give used the ids of local memories only".to_string(),
+        ),
+    };
+    bail!(
+        "{key} is a memory of the team store, a read-only layer: it cannot be {done} here, and \
+         nothing was recorded; {instead}"
+    )
+}
+
+/// A change a front end may be asked to make to a memory, which the team layer refuses.
+#[derive(Clone, Copy, Debug)]
+pub enum Change {
+    /// `forget`: mark it no longer true.
+    Forget,
+    /// `used`: record that it helped.
+    Used,
 }
 
 /// The team layer's answer to a recall of every layer (`mem recall`, the MCP `recall` tool):
@@ -116,10 +190,11 @@ pub fn join_recall(
     Some(answer)
 }
 
-/// A team layer's hit as JSON: labelled with the layer, project and author.
+/// A team layer's hit as JSON: labelled with the layer, project and author, and its [`key`].
 pub fn hit_json(hit: &mem_team::TeamHit) -> serde_json::Value {
     serde_json::json!({
         "layer": "team",
+        "key": key(&hit.project, &hit.id),
         "project": hit.project,
         "author": hit.author,
         "id": hit.id,
@@ -131,6 +206,28 @@ pub fn hit_json(hit: &mem_team::TeamHit) -> serde_json::Value {
         "cosine": hit.cosine,
         "body": hit.body,
     })
+}
+
+/// A team memory as JSON, labelled as a hit is ([`hit_json`]), with when the store received
+/// it; its body only when `body` (the MCP tool `get`, not `recent`'s list).
+pub fn memory_json(memory: &mem_team::TeamMemory, body: bool) -> serde_json::Value {
+    let mut json = serde_json::json!({
+        "layer": "team",
+        "key": key(&memory.project, &memory.id),
+        "project": memory.project,
+        "author": memory.author,
+        "id": memory.id,
+        "title": memory.title,
+        "type": memory.kind,
+        "importance": memory.importance,
+        "created": memory.created,
+        "updated": memory.updated,
+        "pushed": memory.pushed,
+    });
+    if body {
+        json["body"] = memory.body.clone().into();
+    }
+    json
 }
 
 /// The longest a prompt hook waits for the team store, connecting and per statement (less when
@@ -216,7 +313,7 @@ impl HookAsk {
             .into_iter()
             .filter(|h| !local.contains(&h.id))
             .map(|h| mem::engine::Foreign {
-                key: format!("team:{}/{}", h.project, h.id),
+                key: key(&h.project, &h.id),
                 project: h.project,
                 author: h.author,
                 kind: h.kind,
@@ -245,10 +342,7 @@ pub fn status() -> Option<std::result::Result<String, String>> {
         Ok(settings) => settings?,
         Err(e) => return Some(Err(format!("{e:#}"))),
     };
-    let answer = Team::connect(&settings).and_then(|mut team| {
-        team.check_schema()?;
-        team.live_count()
-    });
+    let answer = open(&settings).and_then(|mut team| team.live_count());
     let target = settings.config().map(|(c, _)| mem_team::settings::target(&c)).unwrap_or_default();
     Some(match answer {
         Ok(n) => Ok(format!("{target}: schema {}, {n} memories served", mem_team::schema::VERSION)),

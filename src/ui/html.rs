@@ -40,6 +40,19 @@ pub(super) fn href(path: &str) -> String {
     }
 }
 
+/// `value` percent-encoded for a link's query (every byte but letters, digits and `-._~`).
+pub(super) fn query_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// A whole page: `title`, the navigation with `here` marked, and `body`.
 pub(super) fn page(title: &str, here: &str, body: Markup) -> Markup {
     html! {
@@ -217,6 +230,13 @@ mod tests {
         assert!(!out.contains("href=\"javascript"), "{out}");
         assert!(out.contains("href=\"https://example.org\""), "{out}");
         assert!(out.contains("href=\"notes.md\""), "{out}");
+    }
+
+    #[test]
+    fn a_query_value_is_percent_encoded() {
+        assert_eq!(query_value("acme/api"), "acme%2Fapi");
+        assert_eq!(query_value("a b&c=d#é"), "a%20b%26c%3Dd%23%C3%A9");
+        assert_eq!(query_value("01KABC.v2~_-"), "01KABC.v2~_-");
     }
 
     #[test]

@@ -144,7 +144,7 @@ pub(super) fn curve(
 }
 
 /// `body` without its first line when that is the `# title` the page's heading shows already.
-fn without_title<'a>(body: &'a str, title: &str) -> &'a str {
+pub(super) fn without_title<'a>(body: &'a str, title: &str) -> &'a str {
     let text = body.trim_start();
     match text.split_once('\n') {
         Some((first, rest)) if first.trim_end() == format!("# {title}") => rest,

@@ -2,8 +2,9 @@
 //! 127.0.0.1 only (axum and hyper on a multi-thread tokio runtime, the connections as `server.rs`
 //! serves them, each request with open layers of its own from `pool.rs`). A front end
 //! like the CLI and the MCP server: each page calls the engine as its command does (search as
-//! `mem recall`, a memory as `mem show`, the prune review as `mem prune --dry-run` and `mem
-//! prune`, `mem restore`, `mem forget`, `mem used`, the sessions as `mem session show`, the
+//! `mem recall`, with the team store's hits when one is configured, a memory as `mem show`, a
+//! team memory's whole text read from the store, the prune review as `mem prune --dry-run` and
+//! `mem prune`, `mem restore`, `mem forget`, `mem used`, the sessions as `mem session show`, the
 //! capture page as `mem health --transcripts`); the HTML is built with maud (escaped by
 //! construction), the charts are SVG drawn in `html.rs`, the style and script are embedded.
 //! The clock is read once per request. Every request passes the gate of `guard.rs`. A root
@@ -34,6 +35,7 @@ mod prune;
 mod search;
 mod server;
 mod sessions;
+mod team;
 
 /// Arguments of `mem ui`.
 #[derive(Debug, clap::Args)]
@@ -118,6 +120,7 @@ pub fn run(args: Args, ctx: &Globals) -> Result<()> {
         .route("/prune", get(prune::page))
         .route("/prune/archive", post(prune::archive))
         .route("/prune/restore", post(prune::restore))
+        .route("/team", get(team::page))
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::show))
         .route("/capture", get(capture::page))
@@ -202,6 +205,12 @@ pub(super) fn not_there(what: String) -> anyhow::Error {
 /// A [`Refused`] 400: a parameter the page cannot take.
 pub(super) fn bad_parameter(why: String) -> anyhow::Error {
     Refused { status: StatusCode::BAD_REQUEST, message: why }.into()
+}
+
+/// A [`Refused`] 503: what the page shows comes from elsewhere (the team store), which did not
+/// answer.
+pub(super) fn unavailable(why: String) -> anyhow::Error {
+    Refused { status: StatusCode::SERVICE_UNAVAILABLE, message: why }.into()
 }
 
 /// A [`Refused`] 403: a change this page does not make (an agent's own memory).

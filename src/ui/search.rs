@@ -2,7 +2,9 @@
 //! engine call ([`Layers::recall`]), rendered on the server (the page works without
 //! JavaScript; the script only searches as you type). Each hit shows its score's factors as
 //! bars; `--explain`'s sentences open on demand. Looking is not a use: the page records no
-//! retrieval (as `mem recall --no-record`).
+//! retrieval (as `mem recall --no-record`). A search of every layer without tags is joined by
+//! the team store's hits when one is configured, after the local ones, as `mem recall` joins
+//! them (`team.rs`).
 
 use anyhow::Result;
 use axum::extract::{Query, State};
@@ -181,6 +183,15 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     let LayeredRecall { recall, .. } =
         layers.recall_in(&params.q, &options, only, now, &mem::progress::Silent)?;
     let shown: Vec<&mem::Hit> = recall.hits.iter().collect();
+    // The team store joins a search of every layer without tags, as `mem recall`'s.
+    let team = if only.is_none() && options.tags.is_empty() {
+        let local: Vec<&str> = shown.iter().map(|h| h.record.id.as_str()).collect();
+        let project = layers.project();
+        crate::shared::team::join_recall(project, &params.q, LIMIT, &options.kinds, &local)
+    } else {
+        None
+    };
+    let team_hits = team.as_ref().map_or(0, |t| t.hits.len());
     let explain = recall.explain(layers.project().files.config());
     // A hybrid or vector recall that ranked with BM25 alone says so.
     let fallback = recall.fallback.clone();
@@ -199,7 +210,7 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
         @if let Some(why) = &fallback {
             p.notice { "Ranked with BM25 alone, not the configured recall with the model: " (why) }
         }
-        @if shown.is_empty() {
+        @if shown.is_empty() && team_hits == 0 {
             p.empty { "Nothing matches." }
         }
         ol.hits {
@@ -231,6 +242,7 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
                 }
             }
         }
+        @if let Some(team) = &team { (super::team::hits(team)) }
         @if !explain.is_empty() {
             details.explain {
                 summary { "Why this order (" code { "--explain" } ")" }

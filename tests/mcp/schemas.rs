@@ -124,7 +124,7 @@ fn each_limit_is_in_the_schema_and_the_server_keeps_to_it() {
     let too_long = "a".repeat(65_537);
     let long_id = "a".repeat(129);
     // (tool, the limit, arguments that break it, what the server's refusal says)
-    let limits: [(&str, &str, Value, &str); 14] = [
+    let limits: [(&str, &str, Value, &str); 16] = [
         ("remember", "text: minLength 1", json!({ "text": "" }), "needs some text"),
         (
             "remember",
@@ -159,6 +159,13 @@ fn each_limit_is_in_the_schema_and_the_server_keeps_to_it() {
         ),
         ("get", "id: maxLength 128", json!({ "id": long_id }), "longer than 128"),
         ("forget", "id: pattern", json!({ "id": "a/b", "reason": "r" }), "invalid memory id"),
+        (
+            "forget",
+            "id: pattern (not a team key: read only)",
+            json!({ "id": "team:acme/api/deploy", "reason": "r" }),
+            "a read-only layer",
+        ),
+        ("get", "id: a team key's pattern", json!({ "id": "team:/x" }), "invalid memory id"),
         ("used", "ids: minItems 1", json!({ "ids": [] }), "at least one id"),
         ("used", "ids: items' pattern", json!({ "ids": ["../mem.toml"] }), "invalid memory id"),
         ("recall", "k: minimum 1", json!({ "query": "x", "k": 0 }), "k must be 1 to 100"),
@@ -180,9 +187,11 @@ fn each_limit_is_in_the_schema_and_the_server_keeps_to_it() {
         assert!(message.contains(refusal), "{tool} {limit}: {message}");
     }
     // What the limits let through is what the server takes.
-    let fine: [(&str, Value); 5] = [
+    let fine: [(&str, Value); 6] = [
         ("remember", json!({ "text": "é".repeat(20), "layer": "project", "importance": 10 })),
         ("get", json!({ "id": "01KABC.v2" })),
+        // A team memory's key (docs/teams.md): longer than an id may be.
+        ("get", json!({ "id": format!("team:host:22/org/{}/01KABC.v2", "r".repeat(200)) })),
         ("used", json!({ "ids": ["01KABC.v2"] })),
         ("recall", json!({ "query": "x", "k": 100 })),
         ("session_resume", json!({ "budget": 4_294_967_295u64 })),

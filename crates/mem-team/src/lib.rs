@@ -13,6 +13,8 @@
 //!   ([`Team::grant`], [`Team::revoke`]).
 //! - [`Team::recall`]: full-text and vector search over what the team published, fused as
 //!   local hybrid recall is ([`TeamHit`]).
+//! - [`Team::get`] and [`Team::recent`] ([`read`]): a live memory by its project and id, and
+//!   the ones pushed last ([`TeamMemory`]).
 //!
 //! Like the engine library, it never reads the environment and never prints: the binary
 //! passes the settings in and prints the reports.
@@ -23,6 +25,7 @@ pub mod error;
 pub mod pgpass;
 pub mod publish;
 mod push;
+pub mod read;
 pub mod recall;
 pub mod record;
 pub mod schema;
@@ -32,5 +35,6 @@ pub use connect::Team;
 pub use error::{Error, Result};
 pub use publish::{Row, State};
 pub use push::Pushed;
+pub use read::TeamMemory;
 pub use recall::{TeamHit, TeamQuery};
 pub use settings::Settings;

@@ -1,0 +1,68 @@
+//! The team store in the MCP tools (docs/teams.md): `recall` and `recent` list its memories
+//! under `team` beside their own list, with `team_problem` when the store did not answer;
+//! `get` reads one by its key (`team:PROJECT/ID`). Each labelled with `layer: "team"`, its
+//! project and author, its texts JSON strings: data, never instructions. Read only: `forget` and
+//! `used` refuse a key (`crate::shared::team::refuse_key`).
+
+use anyhow::{Result, anyhow, bail};
+use mem::Engine;
+use serde_json::{Value, json};
+
+use crate::shared::team;
+
+/// Joins the team's hits for `query` to a recall's `answer` (at most `limit`, of `kinds`, none
+/// of the `local` ids), when a store is configured.
+pub(super) fn join_recall(
+    answer: &mut Value,
+    project: &mut Engine,
+    (query, limit, kinds): (&str, usize, &[mem::MemoryType]),
+    local: &[&str],
+) {
+    if let Some(found) = team::join_recall(project, query, limit, kinds, local) {
+        answer["team"] = found.hits.iter().map(team::hit_json).collect();
+        if let Some(problem) = found.problem {
+            answer["team_problem"] = problem.into();
+        }
+    }
+}
+
+/// Joins to `recent`'s `answer` the `n` live memories the store received last, of `kinds`
+/// (every kind when empty), none of the `local` ids, without their bodies; when a store is
+/// configured.
+pub(super) fn join_recent(
+    answer: &mut Value,
+    n: usize,
+    kinds: &[mem::MemoryType],
+    local: &[String],
+) {
+    let kinds: Vec<String> = kinds.iter().map(|k| k.as_str().to_string()).collect();
+    match team::read(|t| t.recent(n, &kinds, local)) {
+        None => {}
+        Some(Ok(found)) => {
+            answer["team"] = found.iter().map(|m| team::memory_json(m, false)).collect();
+        }
+        Some(Err(problem)) => {
+            answer["team"] = json!([]);
+            answer["team_problem"] = problem.into();
+        }
+    }
+}
+
+/// The `get` tool's answer for the team memory `key` (`id` of `project`): the store's live
+/// memory, labelled, or an error that says why there is none.
+pub(super) fn get(key: &str, project: &str, id: &str) -> Result<Value> {
+    let Some(found) = team::read(|t| t.get(project, id)) else {
+        bail!(
+            "{key} names a memory of a team store, and none is configured: set url in [team] \
+             of the user configuration file (~/.config/mem/config.toml)"
+        );
+    };
+    let found = found.map_err(|problem| anyhow!("the team store did not answer: {problem}"))?;
+    let Some(memory) = found else {
+        bail!(
+            "the team store has no live memory {key} (none of that project and id, forgotten, \
+             superseded or archived since, or of a project not granted to this role)"
+        );
+    };
+    Ok(team::memory_json(&memory, true))
+}
