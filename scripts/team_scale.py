@@ -3,7 +3,7 @@
 
 Usage: scripts/team_scale.py --model DIR --repo GIT_REPO --pg PG_DIR --work DIR --example EX MEM
        [--rows 1000000] [--projects 50] [--authors 200] [--base 2000] [--real 10000]
-       [--queries 100] [--build-memory 4GB] [--steps all|recall]
+       [--queries 100] [--ask-queries 100] [--build-memory 4GB] [--steps all|recall]
 
 MEM is a release build of mem, EX the same build's `team_scale` example
 (`cargo build --release --bin mem --example team_scale`); PG_DIR holds PostgreSQL with pgvector
@@ -22,7 +22,7 @@ memories' texts. In WORK (kept, so that a later `--steps recall` reuses the load
      indexed with the model (`mem index`, timed), then `mem team push` (timed): the whole
      process, the model embedding each row.
   7. recall: the QUERIES questions asked (a) of the store alone, as the superuser and as a role
-     granted 10 projects (the example's `ask`); (b) by `mem recall` (whole process, a copy of
+     granted 10 projects (the example's `ask`, the first ASK_QUERIES questions); (b) by `mem recall` (whole process, a copy of
      memories.example with the model), with no team, the team as the superuser, the team as the
      granted role, taking turns; (c) by the prompt hook served by the session's `mem mcp`
      (`context --hook claude --budget 2000`), with no team and with the team, taking turns,
@@ -226,11 +226,13 @@ def recall_steps(args, work, mem, example, model):
         owner = home(work, "home-owner", "postgres", model)
         granted = [f"scale/p{p:02}" for p in range(10)]
         sh([mem, "--dir", scratch(work), "team", "grant", "reader"] + granted, env=owner)
+        asked = os.path.join(work, "asked.jsonl")
+        with open(asked, "w") as f:
+            f.writelines(json.dumps(q) + "\n" for q in queries[:args.ask_queries])
         for role in ("postgres", "reader"):
             url = f"postgres://{role}@127.0.0.1:{PORT}/team"
             env = {**os.environ, "PGPASSWORD": PASSWORD}
-            print(sh([example, "ask", url, model, os.path.join(work, "queries.jsonl")],
-                     env=env).strip(), flush=True)
+            print(sh([example, "ask", url, model, asked], env=env).strip(), flush=True)
         # (b) mem recall, whole process, the three settings taking turns.
         settings = {"no team": home(work, "home-none", "postgres", model, team=False),
                     "team (superuser)": owner,
@@ -304,6 +306,8 @@ def main():
     parser.add_argument("--base", type=int, default=2000)
     parser.add_argument("--real", type=int, default=10_000)
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--ask-queries", type=int, default=100,
+                        help="how many of the questions the store alone is asked")
     parser.add_argument("--build-memory", default="4GB")
     parser.add_argument("--steps", choices=["all", "recall"], default="all")
     parser.add_argument("mem")

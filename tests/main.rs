@@ -120,6 +120,8 @@ mod shell;
 mod team;
 /// `mem team push`: deleted files leave the store; a capture's push in the background, never waited for.
 mod team_push;
+/// The team store's vectors with the real model: reused from the index, compared only with the same model's.
+mod team_vectors;
 /// The team store's read-only layer in `mem ui` and the MCP tools `get`, `recent`, `forget`, `used`.
 mod team_views;
 /// A root shared with git by two machines: usage merges without conflict.

@@ -20,7 +20,12 @@ impl Machine {
     }
 
     /// A machine that connects as the database role `role` (the others are the superuser).
-    pub(crate) fn as_role(server: &Server, role: &str, author: &'static str, extra: &str) -> Machine {
+    pub(crate) fn as_role(
+        server: &Server,
+        role: &str,
+        author: &'static str,
+        extra: &str,
+    ) -> Machine {
         Machine::at_url(&server.url(role, "team"), author, extra)
     }
 

@@ -1,11 +1,10 @@
 //! `mem team init|push|forget`: the team store (docs/teams.md): its schema, publishing this
 //! root's memories (and the user layer's with `--user`), and taking an author's rows out.
 
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use std::collections::HashSet;
-
 use jiff::Timestamp;
 use mem::Engine;
 use mem::turns::Mode;
@@ -217,9 +216,9 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
             Err(e) => outcome.error = Some(output::describe(e)),
         }
         team_push::keep(&root, &outcome)?;
-        let (project, model, done) = done?;
+        let (project, reused, done) = done?;
         if !args.background {
-            output::print_text(&report(&project, model, &done))?;
+            output::print_text(&report(&project, reused, &done))?;
         }
         if !turn.again() {
             break;
@@ -230,11 +229,28 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
 
 /// One push of the root `engine` (and the user layer's with `--user`): the project, whether
 /// vectors went with it, what it did. The roots' records are written once it committed.
+/// The vectors the root's index computed from the very texts `rows` send (by text): a push
+/// reuses them instead of running the model again; none without a model, and none for a row
+/// whose text redaction changed.
+fn indexed_vectors(engine: &mut Engine, rows: &[Row]) -> HashMap<String, Vec<f32>> {
+    let mut known = HashMap::new();
+    if engine.vectors.model().source().is_none() {
+        return known;
+    }
+    for row in rows {
+        let text = mem_team::publish::embedding_text(row);
+        if let Ok(Some(vector)) = engine.vectors.stored(&engine.files, &row.id, &text) {
+            known.insert(text, vector);
+        }
+    }
+    known
+}
+
 fn push_once(
     args: &PushArgs,
     engine: &mut Engine,
     now: Timestamp,
-) -> Result<(String, bool, Pushed)> {
+) -> Result<(String, Option<usize>, Pushed)> {
     let author = team::author()?;
     let machine = team::machine()?;
     let project = team::project(engine)?;
@@ -255,21 +271,33 @@ fn push_once(
         };
         parts.push(part_of(&theirs, &mine, &target, now)?);
     }
+    let known = indexed_vectors(engine, &parts[0].rows);
     let mut embedder = match engine.vectors.model().source() {
         Some(_) => Some(engine.vectors.model().embedder().context("cannot load the model")?),
         None => None,
     };
     let model = embedder.as_deref().map(team::model_id);
+    let mut reused = 0;
     let mut embed = |texts: &[String]| {
         let embedder = embedder.as_deref_mut()?;
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-        match embedder.embed(&texts, 32) {
-            Ok(vectors) => Some((team::model_id(embedder), vectors)),
-            Err(e) => {
-                eprintln!("mem: warning: rows sent without vectors: {e}");
-                None
-            }
-        }
+        // The model runs only for the texts the index did not embed.
+        let todo: Vec<&str> =
+            texts.iter().filter(|t| !known.contains_key(*t)).map(String::as_str).collect();
+        let fresh = match todo.is_empty() {
+            true => Vec::new(),
+            false => match embedder.embed(&todo, 32) {
+                Ok(vectors) => vectors,
+                Err(e) => {
+                    eprintln!("mem: warning: rows sent without vectors: {e}");
+                    return None;
+                }
+            },
+        };
+        reused += texts.len() - todo.len();
+        let mut fresh = fresh.into_iter();
+        let vectors: Option<Vec<Vec<f32>>> =
+            texts.iter().map(|t| known.get(t).cloned().or_else(|| fresh.next())).collect();
+        Some((team::model_id(embedder), vectors?))
     };
     let rows: Vec<Row> = parts.iter().flat_map(|p| p.rows.iter().cloned()).collect();
     let withheld: Vec<Withheld> = parts.iter().flat_map(|p| p.withheld.clone()).collect();
@@ -284,17 +312,22 @@ fn push_once(
             format!("the push committed, but its record in {} was not written", part.root.display())
         })?;
     }
-    Ok((project, model.is_some(), done))
+    Ok((project, model.map(|_| reused), done))
 }
 
 /// What a push says it did.
-fn report(project: &str, model: bool, done: &Pushed) -> String {
+/// What a push did, in words; `reused`: with a model, how many vectors came from the index.
+fn report(project: &str, reused: Option<usize>, done: &Pushed) -> String {
+    let vectors = match reused {
+        Some(reused) => {
+            format!(", {} with vectors, {reused} of them the index's", done.with_vectors)
+        }
+        None => String::new(),
+    };
     let mut text = format!(
-        "pushed {} memories to the team store as {project} ({} unchanged{}), in {} transactions\n",
-        done.sent,
-        done.unchanged,
-        if model { format!(", {} with vectors", done.with_vectors) } else { String::new() },
-        done.batches
+        "pushed {} memories to the team store as {project} ({} unchanged{vectors}), in {} \
+         transactions\n",
+        done.sent, done.unchanged, done.batches
     );
     if done.withdrawn > 0 {
         text.push_str(&format!(

@@ -1,6 +1,7 @@
 //! Recall from the team store: the `live` rows a role may see, by full text
 //! (`websearch_to_tsquery`, its words joined by OR as local BM25 takes them, ranked by
-//! `ts_rank_cd`) and, when the question has a vector, by pgvector cosine over the rows of the
+//! `ts_rank_cd`; in a large store among the rows holding all the words or its rarest ones, by
+//! the table's statistics) and, when the question has a vector, by pgvector cosine over the rows of the
 //! same model and length only (the HNSW index of that length); the two lists fused as local
 //! hybrid recall fuses them (`mem::score::fuse`, the root's `[embed]` fusion settings). The
 //! rows are data: they come back as text, to be fenced and labelled with their project and

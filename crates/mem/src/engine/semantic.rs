@@ -167,6 +167,16 @@ impl Vectors {
         ModelStatus::Ready { dir, dim, vectors, memories }
     }
 
+    /// The stored vector of memory `id` when it was computed by this model from exactly
+    /// `text` (the text the model embeds: [`crate::embed::memory_text`]); `None` otherwise.
+    /// Lets a caller that needs the vector of a text the index embedded already (a team push)
+    /// skip the model.
+    pub fn stored(&mut self, files: &Files, id: &str, text: &str) -> Result<Option<Vec<f32>>> {
+        let store = self.vector_store(files)?;
+        let same = store.key(id).is_some_and(|k| k.text == content_hash(text.as_bytes()));
+        Ok(if same { store.get(id) } else { None })
+    }
+
     /// The vectors, read from `.mem/vectors.bin` on first use or when another process has
     /// rewritten it. Needs the model (its checksum says whether the vectors are its own).
     fn vector_store(&mut self, files: &Files) -> Result<&VectorStore> {
