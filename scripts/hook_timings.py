@@ -29,8 +29,8 @@ team store (`[team] url`). `--team - --team postgres://me@127.0.0.1:9/team MEM M
 the prompt hooks with a store that is down; with `--team-every-hook` the mark a failed hook
 leaves (`.mem/team-failed`, which makes the next minute's hooks leave the store alone) is
 removed before each run, so that every prompt hook is the first after the store stopped.
-With `--team-push-capture` each team build's configuration also has `push = "capture"` and its
-root the project `bench/shop`: each capture that writes starts a background `mem team push`.
+With `--team-push-capture` each team build's configuration also has `push = "capture"` (author
+`bench`) and its root the project `bench/shop`: each capture that writes starts a background `mem team push`.
 """
 
 import argparse
@@ -132,7 +132,7 @@ def main():
                 with open(os.path.join(folder, "config.toml"), "a") as f:
                     f.write(f'[team]\nurl = "{args.team[i]}"\n')
                     if args.team_push_capture:
-                        f.write('push = "capture"\n')
+                        f.write('push = "capture"\nauthor = "bench"\n')
                 if args.team_push_capture:
                     with open(os.path.join(root, "mem.toml"), "a") as f:
                         f.write('\n[team]\nproject = "bench/shop"\n')

@@ -281,7 +281,8 @@ def recall_steps(args, work, mem, example, model):
                     times[name].append((time.perf_counter() - start) * 1000)
                     if out.returncode != 0 or out.stderr.strip():
                         sys.exit(f"hook: {out.stderr}")
-                    with_team += 'origin="team store' in out.stdout
+                    # The block's origin, in the hook's JSON answer.
+                    with_team += f"team store 127.0.0.1:{PORT}/team" in out.stdout
             failed = os.path.join(repos["team (granted role)"], ".memory", ".mem", "team-failed")
             print(json.dumps({"step": "prompt hook served by mem mcp (model)",
                               **{n: pct(t) for n, t in times.items()},
