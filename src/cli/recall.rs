@@ -170,10 +170,10 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
 fn team_table(hits: &[mem_team::TeamHit]) -> String {
     let header = ["#", "relevance", "type", "imp", "title", "project", "author"];
     let mut table = crate::shared::output::table(&header);
-    for (i, hit) in hits.iter().enumerate() {
+    for (i, (relevance, hit)) in hits.iter().map(|h| (h.relevance, &h.memory)).enumerate() {
         table.add_row(vec![
             Cell::new(i + 1),
-            Cell::new(format!("{:.3}", hit.relevance)),
+            Cell::new(format!("{relevance:.3}")),
             Cell::new(&hit.kind),
             Cell::new(hit.importance),
             Cell::new(mem::format::clip(&mem::format::without_controls(&hit.title), 60)),

@@ -184,28 +184,19 @@ pub fn join_recall(
     let vector = question_vector(project, query);
     let config = project.files.config().clone();
     let mut answer = recall(query, limit, vector, &config)?;
-    answer.hits.retain(|h| kinds.is_empty() || kinds.iter().any(|k| k.as_str() == h.kind));
+    answer.hits.retain(|h| kinds.is_empty() || kinds.iter().any(|k| k.as_str() == h.memory.kind));
     // A memory of a local layer is recalled from there.
-    answer.hits.retain(|h| !local.contains(&h.id.as_str()));
+    answer.hits.retain(|h| !local.contains(&h.memory.id.as_str()));
     Some(answer)
 }
 
-/// A team layer's hit as JSON: labelled with the layer, project and author, and its [`key`].
+/// A team layer's hit as JSON: its memory as [`memory_json`] gives it, with its relevance and
+/// cosine.
 pub fn hit_json(hit: &mem_team::TeamHit) -> serde_json::Value {
-    serde_json::json!({
-        "layer": "team",
-        "key": key(&hit.project, &hit.id),
-        "project": hit.project,
-        "author": hit.author,
-        "id": hit.id,
-        "title": hit.title,
-        "type": hit.kind,
-        "importance": hit.importance,
-        "created": hit.created,
-        "relevance": hit.relevance,
-        "cosine": hit.cosine,
-        "body": hit.body,
-    })
+    let mut json = memory_json(&hit.memory, true);
+    json["relevance"] = hit.relevance.into();
+    json["cosine"] = hit.cosine.into();
+    json
 }
 
 /// A team memory as JSON, labelled as a hit is ([`hit_json`]), with when the store received
@@ -311,15 +302,16 @@ impl HookAsk {
         let foreign: Vec<mem::engine::Foreign> = answer
             .hits
             .into_iter()
-            .filter(|h| !local.contains(&h.id))
-            .map(|h| mem::engine::Foreign {
-                key: key(&h.project, &h.id),
-                project: h.project,
-                author: h.author,
-                kind: h.kind,
-                importance: h.importance,
-                title: h.title,
-                body: h.body,
+            .map(|h| h.memory)
+            .filter(|m| !local.contains(&m.id))
+            .map(|m| mem::engine::Foreign {
+                key: key(&m.project, &m.id),
+                project: m.project,
+                author: m.author,
+                kind: m.kind,
+                importance: m.importance,
+                title: m.title,
+                body: m.body,
             })
             .collect();
         let (text, sent) = mem::engine::foreign_block(&foreign, &self.origin, held, budget);

@@ -85,10 +85,10 @@ pub(super) fn hits(answer: &TeamAnswer) -> Markup {
             section.team {
                 h2 { "Team store (" (answer.hits.len()) " memories published by the team)" }
                 ol.hits.team {
-                    @for hit in &answer.hits {
+                    @for (relevance, hit) in answer.hits.iter().map(|h| (h.relevance, &h.memory)) {
                         li.hit.team {
                             div.head {
-                                span.score { (format!("{:.3}", hit.relevance)) }
+                                span.score { (format!("{relevance:.3}")) }
                                 a.title href=(ui::href(&href(&hit.project, &hit.id))) { (mem::format::without_controls(&hit.title)) }
                                 span.kind { (hit.kind) }
                                 span.layer.team { "team" }

@@ -73,8 +73,8 @@ impl Team {
     }
 }
 
-/// A memory from a row of [`COLUMNS`].
-fn memory(row: &postgres::Row) -> TeamMemory {
+/// A memory from a row whose first columns are [`COLUMNS`] (the search functions' too).
+pub(crate) fn memory(row: &postgres::Row) -> TeamMemory {
     TeamMemory {
         project: row.get(0),
         id: row.get(1),

@@ -14,6 +14,7 @@ use mem::config::Fusion;
 use mem::score::{FusionInput, fuse};
 use pgvector::Vector;
 
+use crate::read::TeamMemory;
 use crate::{Result, Team};
 
 /// A question to the team store.
@@ -36,24 +37,8 @@ pub struct TeamQuery {
 /// A memory of the team store that matched.
 #[derive(Clone, Debug)]
 pub struct TeamHit {
-    /// The project it was published from (`~author` for a user layer's).
-    pub project: String,
-    /// Its id.
-    pub id: String,
-    /// `project` or `user`.
-    pub layer: String,
-    /// Who published it.
-    pub author: String,
-    /// Its title.
-    pub title: String,
-    /// Its body.
-    pub body: String,
-    /// `episodic`, `semantic` or `procedural`.
-    pub kind: String,
-    /// 1 to 10.
-    pub importance: i16,
-    /// When it was written (RFC 3339).
-    pub created: String,
+    /// The memory.
+    pub memory: TeamMemory,
     /// The fused relevance over the best hit's (1 for the best).
     pub relevance: f64,
     /// Full-text rank among the candidates, 1 = best.
@@ -71,10 +56,10 @@ impl Team {
             "SELECT * FROM mem_search_text($1, $2::integer, current_user)",
             &[&query.text, &(pool as i32)],
         )?;
-        let max_bm25 = text.first().map_or(0.0, |r| r.get::<_, f32>(9));
+        let max_bm25 = text.first().map_or(0.0, |r| r.get::<_, f32>(SCORE));
         for (i, row) in text.iter().enumerate() {
             let input = FusionInput {
-                bm25: row.get(9),
+                bm25: row.get(SCORE),
                 max_bm25,
                 bm25_rank: Some(i + 1),
                 cosine: None,
@@ -88,11 +73,12 @@ impl Team {
                 "SELECT * FROM mem_search_vector($1, $2, $3::integer, current_user)",
                 &[&Vector::from(vector.clone()), model, &(pool as i32)],
             )?;
-            let max_cosine = near.first().map_or(0.0, |r| r.get::<_, f32>(9));
+            let max_cosine = near.first().map_or(0.0, |r| r.get::<_, f32>(SCORE));
             for (i, row) in near.iter().enumerate() {
-                let cosine: f32 = row.get(9);
+                let cosine: f32 = row.get(SCORE);
                 let (project, id): (String, String) = (row.get(0), row.get(1));
-                let found = hits.iter_mut().find(|(h, _)| h.project == project && h.id == id);
+                let found =
+                    hits.iter_mut().find(|(h, _)| h.memory.project == project && h.memory.id == id);
                 let (found, input) = match found {
                     Some((h, input)) => (h, input),
                     None => {
@@ -126,29 +112,20 @@ impl Team {
             hit.relevance = if best > 0.0 { hit.relevance / best } else { 0.0 };
         }
         hits.sort_by(|a, b| {
-            b.relevance
-                .total_cmp(&a.relevance)
-                .then_with(|| (&a.project, &a.id).cmp(&(&b.project, &b.id)))
+            b.relevance.total_cmp(&a.relevance).then_with(|| {
+                (&a.memory.project, &a.memory.id).cmp(&(&b.memory.project, &b.memory.id))
+            })
         });
         hits.truncate(query.limit);
         Ok(hits)
     }
 }
 
-/// A hit from a row of `mem_search_text` or `mem_search_vector` (migrations/003_search.sql).
+/// The column of a search function's row that holds its score, after a memory's columns
+/// (`mem_search_text`, `mem_search_vector`: migrations/003_search.sql).
+const SCORE: usize = 11;
+
+/// A hit from a row of a search function.
 fn hit(row: &postgres::Row, text_rank: Option<usize>) -> TeamHit {
-    TeamHit {
-        project: row.get(0),
-        id: row.get(1),
-        layer: row.get(2),
-        author: row.get(3),
-        title: row.get(4),
-        body: row.get(5),
-        kind: row.get(6),
-        importance: row.get(7),
-        created: row.get(8),
-        relevance: 0.0,
-        text_rank,
-        cosine: None,
-    }
+    TeamHit { memory: crate::read::memory(row), relevance: 0.0, text_rank, cosine: None }
 }

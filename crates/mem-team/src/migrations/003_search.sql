@@ -67,7 +67,8 @@ DROP FUNCTION mem_may(text, name);
 -- statistics (a store never analyzed) every word is taken.
 CREATE FUNCTION mem_search_text(words text, lim integer, who name)
     RETURNS TABLE (project text, id text, layer text, author text, title text, body text,
-                   kind text, importance smallint, created text, score real)
+                   kind text, importance smallint, created text, updated text, pushed text,
+                   score real)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path FROM CURRENT
 AS $$
@@ -120,10 +121,10 @@ BEGIN
                AND (readable IS NULL OR m.project = ANY (readable)) LIMIT 10000)
         )
         SELECT m.project, m.id, m.layer, m.author, m.title, m.body, m.kind, m.importance,
-               m.created::text, ts_rank_cd(m.search, every)
+               m.created::text, m.updated::text, m.pushed_at::text, ts_rank_cd(m.search, every)
         FROM mem_memories m
         WHERE m.ctid = ANY (ARRAY(SELECT t FROM found))
-        ORDER BY 10 DESC, 1, 2
+        ORDER BY 12 DESC, 1, 2
         LIMIT lim;
 END
 $$;
@@ -133,7 +134,8 @@ $$;
 -- so that rows left out (another state, model or project) do not shorten the list.
 CREATE FUNCTION mem_search_vector(v vector, model text, lim integer, who name)
     RETURNS TABLE (project text, id text, layer text, author text, title text, body text,
-                   kind text, importance smallint, created text, score real)
+                   kind text, importance smallint, created text, updated text, pushed text,
+                   score real)
     LANGUAGE plpgsql STABLE SECURITY DEFINER
     SET search_path FROM CURRENT
     SET hnsw.iterative_scan = relaxed_order
@@ -144,7 +146,8 @@ DECLARE
 BEGIN
     RETURN QUERY EXECUTE format(
         'SELECT m.project, m.id, m.layer, m.author, m.title, m.body, m.kind, m.importance,
-                m.created::text, (1 - (m.embedding::vector(%1$s) <=> $1))::real
+                m.created::text, m.updated::text, m.pushed_at::text,
+                (1 - (m.embedding::vector(%1$s) <=> $1))::real
          FROM mem_memories m
          WHERE m.state = ''live'' AND m.model = $2 AND m.dim = %1$s
            AND ($3::text[] IS NULL OR m.project = ANY ($3))
