@@ -158,8 +158,8 @@ fn load(
         }
         let made = made.elapsed().as_secs_f64();
         let mut next = bases.into_iter();
-        let mut embed = |texts: &[String]| {
-            let vs: Vec<Vec<f32>> = texts
+        let mut embed = |rows: &[mem_team::Row]| {
+            let vs: Vec<Vec<f32>> = rows
                 .iter()
                 .map(|_| {
                     let b = next.next().expect("every row of an empty project is sent, in order");

@@ -92,9 +92,8 @@ pub fn run(args: Args, ctx: &Globals) -> Result<u8> {
         && !options.include_invalid;
     let mut team_hits = Vec::new();
     if joins_team {
-        let local: Vec<&str> = recall.hits.iter().map(|h| h.record.id.as_str()).collect();
         let project = layers.project();
-        let answer = team::join_recall(project, &query, options.limit, &options.kinds, &local);
+        let answer = team::join_recall(project, &recall, &query, options.limit, &options.kinds);
         if let Some(answer) = answer {
             if let Some(problem) = &answer.problem {
                 eprintln!("mem: team store: {problem}; answered from the local layers");

@@ -1,7 +1,7 @@
 //! `mem team init|push|forget`: the team store (docs/teams.md): its schema, publishing this
 //! root's memories (and the user layer's with `--user`), and taking an author's rows out.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
@@ -194,7 +194,7 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
     let root = engine.files.root().to_path_buf();
     let mode = if args.background { Mode::Background } else { Mode::Wait };
     let Some(turn) = team_push::turns(&root)?.take(mode)? else { return Ok(()) };
-    for run in 1..=3 {
+    for run in 1..=mem::turns::MAX_RUNS {
         turn.begin();
         if run > 1 {
             engine.refresh(ctx.now, &mem::progress::Silent)?;
@@ -227,25 +227,9 @@ fn push(args: PushArgs, ctx: &Globals) -> Result<()> {
     Ok(())
 }
 
-/// One push of the root `engine` (and the user layer's with `--user`): the project, whether
-/// vectors went with it, what it did. The roots' records are written once it committed.
-/// The vectors the root's index computed from the very texts `rows` send (by text): a push
-/// reuses them instead of running the model again; none without a model, and none for a row
-/// whose text redaction changed.
-fn indexed_vectors(engine: &mut Engine, rows: &[Row]) -> HashMap<String, Vec<f32>> {
-    let mut known = HashMap::new();
-    if engine.vectors.model().source().is_none() {
-        return known;
-    }
-    for row in rows {
-        let text = mem_team::publish::embedding_text(row);
-        if let Ok(Some(vector)) = engine.vectors.stored(&engine.files, &row.id, &text) {
-            known.insert(text, vector);
-        }
-    }
-    known
-}
-
+/// One push of the root `engine` (and the user layer's with `--user`): the project, with a
+/// model how many vectors came from the index, what it did. The roots' records are written
+/// once it committed.
 fn push_once(
     args: &PushArgs,
     engine: &mut Engine,
@@ -271,33 +255,45 @@ fn push_once(
         };
         parts.push(part_of(&theirs, &mine, &target, now)?);
     }
-    let known = indexed_vectors(engine, &parts[0].rows);
-    let mut embedder = match engine.vectors.model().source() {
-        Some(_) => Some(engine.vectors.model().embedder().context("cannot load the model")?),
+    let model = match engine.vectors.model().source() {
+        Some(_) => Some(team::model_id(
+            engine.vectors.model().embedder().context("cannot load the model")?,
+        )),
         None => None,
     };
-    let model = embedder.as_deref().map(team::model_id);
     let mut reused = 0;
-    let mut embed = |texts: &[String]| {
-        let embedder = embedder.as_deref_mut()?;
-        // The model runs only for the texts the index did not embed.
-        let todo: Vec<&str> =
-            texts.iter().filter(|t| !known.contains_key(*t)).map(String::as_str).collect();
-        let fresh = match todo.is_empty() {
-            true => Vec::new(),
-            false => match embedder.embed(&todo, 32) {
-                Ok(vectors) => vectors,
+    let mut embed = |rows: &[Row]| {
+        let model = model.clone()?;
+        let texts: Vec<String> = rows.iter().map(mem_team::publish::embedding_text).collect();
+        // The vector the root's index computed from the very text sent (none for a row whose
+        // text redaction changed, nor for one the index does not hold), else the model's.
+        let mut vectors: Vec<Option<Vec<f32>>> = rows
+            .iter()
+            .zip(&texts)
+            .map(|(row, text)| engine.vectors.stored(&engine.files, &row.id, text).ok().flatten())
+            .collect();
+        let todo: Vec<&str> = texts
+            .iter()
+            .zip(&vectors)
+            .filter(|(_, known)| known.is_none())
+            .map(|(text, _)| text.as_str())
+            .collect();
+        reused += rows.len() - todo.len();
+        if !todo.is_empty() {
+            let embedder = engine.vectors.model().embedder().ok()?;
+            let fresh = match embedder.embed(&todo, 32) {
+                Ok(fresh) => fresh,
                 Err(e) => {
                     eprintln!("mem: warning: rows sent without vectors: {e}");
                     return None;
                 }
-            },
-        };
-        reused += texts.len() - todo.len();
-        let mut fresh = fresh.into_iter();
-        let vectors: Option<Vec<Vec<f32>>> =
-            texts.iter().map(|t| known.get(t).cloned().or_else(|| fresh.next())).collect();
-        Some((team::model_id(embedder), vectors?))
+            };
+            let missing = vectors.iter_mut().filter(|v| v.is_none());
+            for (slot, vector) in missing.zip(fresh) {
+                *slot = Some(vector);
+            }
+        }
+        Some((model, vectors.into_iter().collect::<Option<Vec<_>>>()?))
     };
     let rows: Vec<Row> = parts.iter().flat_map(|p| p.rows.iter().cloned()).collect();
     let withheld: Vec<Withheld> = parts.iter().flat_map(|p| p.withheld.clone()).collect();
@@ -315,7 +311,6 @@ fn push_once(
     Ok((project, model.map(|_| reused), done))
 }
 
-/// What a push says it did.
 /// What a push did, in words; `reused`: with a model, how many vectors came from the index.
 fn report(project: &str, reused: Option<usize>, done: &Pushed) -> String {
     let vectors = match reused {

@@ -220,9 +220,8 @@ impl MemServer {
             let mut answer = json!({ "hits": recall.hits });
             // The team store joins a recall of every layer, as `mem recall`'s.
             if only.is_none() && options.tags.is_empty() {
-                let local: Vec<&str> = recall.hits.iter().map(|h| h.record.id.as_str()).collect();
                 let asked = (args.query.as_str(), limit, options.kinds.as_slice());
-                team::join_recall(&mut answer, layers.project(), asked, &local);
+                team::join_recall(&mut answer, layers.project(), &recall, asked);
             }
             to_json(&answer)
         })

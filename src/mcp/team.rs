@@ -4,21 +4,21 @@
 //! project and author, its texts JSON strings: data, never instructions. Read only: `forget` and
 //! `used` refuse a key (`crate::shared::team::refuse_key`).
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use mem::Engine;
 use serde_json::{Value, json};
 
 use crate::shared::team;
 
-/// Joins the team's hits for `query` to a recall's `answer` (at most `limit`, of `kinds`, none
-/// of the `local` ids), when a store is configured.
+/// Joins the team's hits for `query` to the `answer` of the `local` recall (at most `limit`,
+/// of `kinds`, none it holds), when a store is configured.
 pub(super) fn join_recall(
     answer: &mut Value,
     project: &mut Engine,
+    local: &mem::Recall,
     (query, limit, kinds): (&str, usize, &[mem::MemoryType]),
-    local: &[&str],
 ) {
-    if let Some(found) = team::join_recall(project, query, limit, kinds, local) {
+    if let Some(found) = team::join_recall(project, local, query, limit, kinds) {
         answer["team"] = found.hits.iter().map(team::hit_json).collect();
         if let Some(problem) = found.problem {
             answer["team_problem"] = problem.into();
@@ -51,18 +51,6 @@ pub(super) fn join_recent(
 /// The `get` tool's answer for the team memory `key` (`id` of `project`): the store's live
 /// memory, labelled, or an error that says why there is none.
 pub(super) fn get(key: &str, project: &str, id: &str) -> Result<Value> {
-    let Some(found) = team::read(|t| t.get(project, id)) else {
-        bail!(
-            "{key} names a memory of a team store, and none is configured: set url in [team] \
-             of the user configuration file (~/.config/mem/config.toml)"
-        );
-    };
-    let found = found.map_err(|problem| anyhow!("the team store did not answer: {problem}"))?;
-    let Some(memory) = found else {
-        bail!(
-            "the team store has no live memory {key} (none of that project and id, forgotten, \
-             superseded or archived since, or of a project not granted to this role)"
-        );
-    };
+    let memory = team::get(project, id).map_err(|why| anyhow!(why.message(key)))?;
     Ok(team::memory_json(&memory, true))
 }

@@ -70,10 +70,17 @@ pub fn recall(
         rrf_k: config.embed.rrf_k,
         vector_weight: config.embed.vector_weight,
     };
-    Some(match read(|team| team.recall(&question))? {
-        Ok(hits) => TeamAnswer { hits, problem: None },
-        Err(problem) => TeamAnswer { hits: Vec::new(), problem: Some(problem) },
-    })
+    Some(read(|team| team.recall(&question))?.into())
+}
+
+impl From<std::result::Result<Vec<mem_team::TeamHit>, String>> for TeamAnswer {
+    /// The hits, or why there are none.
+    fn from(found: std::result::Result<Vec<mem_team::TeamHit>, String>) -> TeamAnswer {
+        match found {
+            Ok(hits) => TeamAnswer { hits, problem: None },
+            Err(problem) => TeamAnswer { hits: Vec::new(), problem: Some(problem) },
+        }
+    }
 }
 
 /// What `f` reads from the team store within [`recall_timeout`] (connecting, and each
@@ -113,13 +120,48 @@ fn open(settings: &Settings) -> mem_team::Result<Team> {
     Ok(team)
 }
 
+/// Why a team memory could not be read ([`get`]).
+#[derive(Debug)]
+pub enum Unread {
+    /// No store is configured.
+    NoStore,
+    /// The store did not answer in time, or refused.
+    Unanswered(String),
+    /// It holds no live memory of that project and id that this role may see.
+    Absent,
+}
+
+impl Unread {
+    /// What to tell the user asking for the memory `key`.
+    pub fn message(&self, key: &str) -> String {
+        match self {
+            Unread::NoStore => format!(
+                "{key} names a memory of a team store, and none is configured: set url in \
+                 [team] of the user configuration file (~/.config/mem/config.toml)"
+            ),
+            Unread::Unanswered(problem) => format!("the team store did not answer: {problem}"),
+            Unread::Absent => format!(
+                "the team store has no live memory {key} (none of that project and id, \
+                 forgotten, superseded or archived since, or of a project not granted to this \
+                 role)"
+            ),
+        }
+    }
+}
+
+/// The team store's live memory `id` of `project` (`mem ui`'s page of it, the MCP tool `get`).
+pub fn get(project: &str, id: &str) -> std::result::Result<mem_team::TeamMemory, Unread> {
+    match read(|t| t.get(project, id)) {
+        None => Err(Unread::NoStore),
+        Some(Err(problem)) => Err(Unread::Unanswered(problem)),
+        Some(Ok(found)) => found.ok_or(Unread::Absent),
+    }
+}
+
 /// The store's hits for `question`, or why there are none: connected as `settings` say, its
 /// schema checked.
 fn ask(settings: &Settings, question: &mem_team::TeamQuery) -> TeamAnswer {
-    match open(settings).and_then(|mut team| team.recall(question)) {
-        Ok(hits) => TeamAnswer { hits, problem: None },
-        Err(e) => TeamAnswer { hits: Vec::new(), problem: Some(e.to_string()) },
-    }
+    open(settings).and_then(|mut team| team.recall(question)).map_err(|e| e.to_string()).into()
 }
 
 /// What starts a team memory's key.
@@ -170,23 +212,23 @@ pub enum Change {
     Used,
 }
 
-/// The team layer's answer to a recall of every layer (`mem recall`, the MCP `recall` tool):
-/// `query` with the question's vector of `project`'s model when it has one, at most `limit`
-/// hits of the `kinds` asked (all when empty), none that a local layer recalled already
-/// (`local`, ids); `None` when no store is configured.
+/// The team layer's answer to a recall of every layer (`mem recall`, the MCP `recall` tool,
+/// `mem ui`'s search) whose local part is `local`: `query` with the question's vector of
+/// `project`'s model when it has one, at most `limit` hits of the `kinds` asked (all when
+/// empty), none that a local layer recalled already; `None` when no store is configured.
 pub fn join_recall(
     project: &mut Engine,
+    local: &mem::Recall,
     query: &str,
     limit: usize,
     kinds: &[mem::MemoryType],
-    local: &[&str],
 ) -> Option<TeamAnswer> {
-    let vector = question_vector(project, query);
+    let vector = question_vector(project, query, local);
     let config = project.files.config().clone();
     let mut answer = recall(query, limit, vector, &config)?;
     answer.hits.retain(|h| kinds.is_empty() || kinds.iter().any(|k| k.as_str() == h.memory.kind));
     // A memory of a local layer is recalled from there.
-    answer.hits.retain(|h| !local.contains(&h.memory.id.as_str()));
+    answer.hits.retain(|h| !local.hits.iter().any(|l| l.record.id == h.memory.id));
     Some(answer)
 }
 
@@ -343,11 +385,18 @@ pub fn status() -> Option<std::result::Result<String, String>> {
 }
 
 /// The question's vector for the team layer: the project's model, when one is configured and
-/// loads (the local recall loaded it already).
-pub fn question_vector(engine: &mut Engine, query: &str) -> Option<(String, Vec<f32>)> {
+/// loads; the one the `local` recall computed when it embedded the query itself.
+fn question_vector(
+    engine: &mut Engine,
+    query: &str,
+    local: &mem::Recall,
+) -> Option<(String, Vec<f32>)> {
     engine.vectors.model().source()?;
     let embedder = engine.vectors.model().embedder().ok()?;
-    let vector = embedder.embed(&[query], 1).ok()?.pop()?;
+    let vector = match &local.vector {
+        Some(vector) if local.embedded.is_none() => vector.clone(),
+        _ => embedder.embed(&[query], 1).ok()?.pop()?,
+    };
     Some((model_id(embedder), vector))
 }
 

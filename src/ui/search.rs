@@ -185,9 +185,8 @@ fn hits(layers: &mut Layers, params: &Params, now: jiff::Timestamp) -> Result<Ma
     let shown: Vec<&mem::Hit> = recall.hits.iter().collect();
     // The team store joins a search of every layer without tags, as `mem recall`'s.
     let team = if only.is_none() && options.tags.is_empty() {
-        let local: Vec<&str> = shown.iter().map(|h| h.record.id.as_str()).collect();
         let project = layers.project();
-        crate::shared::team::join_recall(project, &params.q, LIMIT, &options.kinds, &local)
+        crate::shared::team::join_recall(project, &recall, &params.q, LIMIT, &options.kinds)
     } else {
         None
     };

@@ -1,7 +1,7 @@
 //! The team store in `mem ui`: its hits on the search page, after the local ones (the team layer
 //! joins a search of every layer as it joins `mem recall`, by the same call,
 //! [`crate::shared::team::join_recall`]), and a team memory's own page (`/team?project=…&id=…`),
-//! its whole text, read from the store by [`crate::shared::team::read`]. Every text of a row is
+//! its whole text, read from the store by [`crate::shared::team::get`]. Every text of a row is
 //! another member's (or whoever reaches the store), shown as text, escaped by maud, its Markdown
 //! rendered as a local memory's is (raw HTML shown as text, no image, only safe links), labelled
 //! with its project and author. Read only: no page changes the store, so neither has a form.
@@ -11,7 +11,7 @@ use axum::response::Response;
 use maud::{Markup, html};
 
 use super::html as ui;
-use crate::shared::team::{TeamAnswer, key, read};
+use crate::shared::team::{TeamAnswer, Unread, get, key};
 
 /// The fields of a team memory's page.
 #[derive(Debug, Default, serde::Deserialize)]
@@ -32,22 +32,9 @@ pub(super) async fn page(Query(params): Query<Params>) -> Response {
         if params.project.is_empty() || params.id.is_empty() {
             return Err(super::bad_parameter("a team memory is named by project and id".into()));
         }
-        let found = read(|t| t.get(&params.project, &params.id)).ok_or_else(|| {
-            super::not_there(
-                "no team store is configured: set url in [team] of the user configuration file \
-                 (~/.config/mem/config.toml)"
-                    .into(),
-            )
-        })?;
-        let found = found.map_err(|problem| {
-            super::unavailable(format!("the team store did not answer: {problem}"))
-        })?;
-        let memory = found.ok_or_else(|| {
-            super::not_there(format!(
-                "the team store has no live memory {named} (none of that project and id, \
-                 forgotten, superseded or archived since, or of a project not granted to this \
-                 role)"
-            ))
+        let memory = get(&params.project, &params.id).map_err(|why| match why {
+            Unread::Unanswered(_) => super::unavailable(why.message(&named)),
+            Unread::NoStore | Unread::Absent => super::not_there(why.message(&named)),
         })?;
         let title = mem::format::without_controls(&memory.title);
         let updated = memory.updated.as_deref().map(date);

@@ -9,11 +9,12 @@ use std::collections::{HashMap, HashSet};
 
 use pgvector::Vector;
 
-use crate::publish::{Row, embedding_text};
+use crate::publish::Row;
 use crate::{Result, Team};
 
-/// Vectors for texts: the model's id and one unit vector per text.
-pub type Embed<'a> = dyn FnMut(&[String]) -> Option<(String, Vec<Vec<f32>>)> + 'a;
+/// Vectors for rows (of their [`crate::publish::embedding_text`]): the model's id and one unit
+/// vector per row.
+pub type Embed<'a> = dyn FnMut(&[Row]) -> Option<(String, Vec<Vec<f32>>)> + 'a;
 
 /// What a push did.
 #[derive(Debug, Default)]
@@ -86,8 +87,7 @@ impl Team {
             }
         }
         for chunk in todo.chunks(batch.max(1)) {
-            let texts: Vec<String> = chunk.iter().map(embedding_text).collect();
-            let vectors = embed(&texts);
+            let vectors = embed(chunk);
             let mut tx = self.client.transaction()?;
             let statement = tx.prepare(UPSERT)?;
             for (i, row) in chunk.iter().enumerate() {

@@ -19,6 +19,10 @@ pub enum Mode {
     Background,
 }
 
+/// How many times one process runs in a row for the runs asked meanwhile; word left after the
+/// last is taken up by the next process started.
+pub const MAX_RUNS: usize = 3;
+
 /// How long [`Mode::Wait`] waits for another holder, in pauses of [`PAUSE`] (150 s).
 const WAIT_PAUSES: u32 = 1500;
 

@@ -63,6 +63,9 @@ pub struct Recall {
     pub embedded: Option<String>,
     /// How relevance was computed; `None` when nothing matched.
     pub relevance: Option<Relevance>,
+    /// The question's vector, when the model embedded it (of [`Recall::embedded`] when that
+    /// is set, else of the query), for a caller that asks elsewhere with it (the team store).
+    pub vector: Option<Vec<f32>>,
 }
 
 impl Recall {
@@ -214,6 +217,7 @@ impl Recalling<'_> {
             embedded = now_known;
         }
         let mut fallback = None;
+        let question_vector = query_vector.as_ref().and_then(|v| v.as_ref().ok()).cloned();
         let vector = match query_vector {
             None => None,
             Some(query_vector) => match query_vector
@@ -274,6 +278,7 @@ impl Recalling<'_> {
             asks_for_several,
             embedded,
             relevance,
+            vector: question_vector,
         })
     }
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::git::Runner;
 use crate::store::{self, Overwrite};
-use crate::turns::{Mode, Turns};
+use crate::turns::{MAX_RUNS, Mode, Turns};
 use crate::{Error, Result};
 
 mod steps;
@@ -32,9 +32,6 @@ pub const STATE_FILE: &str = "remote.json";
 /// The turns of the user layer's syncs ([`crate::turns`]): `.mem/remote.lock`, held by the sync
 /// that runs, and `.mem/remote.again`, the word a sync asked for meanwhile leaves.
 const TURNS: &str = "remote";
-
-/// How many times one process syncs in a row for syncs asked meanwhile.
-const MAX_RUNS: usize = 3;
 
 /// The most bytes of the state file read.
 const MAX_STATE_BYTES: u64 = 64 << 10;
