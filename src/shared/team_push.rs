@@ -118,3 +118,28 @@ pub fn health_line(root: &Path) -> Option<(String, Outcome)> {
     };
     Some((line, outcome))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_file_mem_did_not_write_shows_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let file = mem::store::state_dir(root.path()).unwrap().join(STATE_FILE);
+        assert!(last(root.path()).is_none(), "no push yet");
+        let outcome = Outcome { sent: 2, project: Some("acme/api".into()), ..Outcome::default() };
+        keep(root.path(), &outcome).unwrap();
+        assert_eq!(last(root.path()).unwrap().sent, 2);
+        for text in ["{not json", "[]", &"x".repeat(MAX_STATE_BYTES as usize + 1)] {
+            std::fs::write(&file, text).unwrap();
+            assert!(last(root.path()).is_none(), "{:.20}", text);
+        }
+        // A link out of `.mem/` is not followed.
+        let outside = root.path().join("elsewhere.json");
+        std::fs::write(&outside, serde_json::to_string(&outcome).unwrap()).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink(&outside, &file).unwrap();
+        assert!(last(root.path()).is_none());
+    }
+}
