@@ -4,6 +4,7 @@
 Usage: scripts/team_scale.py --model DIR --repo GIT_REPO --pg PG_DIR --work DIR --example EX MEM
        [--rows 1000000] [--projects 50] [--authors 200] [--base 2000] [--real 10000]
        [--queries 100] [--ask-queries 100] [--build-memory 4GB] [--steps all|recall]
+       [--also OTHER_MEM ...]
 
 MEM is a release build of mem, EX the same build's `team_scale` example
 (`cargo build --release --bin mem --example team_scale`); PG_DIR holds PostgreSQL with pgvector
@@ -24,7 +25,7 @@ memories' texts. In WORK (kept, so that a later `--steps recall` reuses the load
   7. recall: the QUERIES questions asked (a) of the store alone, as the superuser and as a role
      granted 10 projects (the example's `ask`, the first ASK_QUERIES questions); (b) by `mem recall` (whole process, a copy of
      memories.example with the model), with no team, the team as the superuser, the team as the
-     granted role, taking turns; (c) by the prompt hook served by the session's `mem mcp`
+     granted role, taking turns (with `--also`, other builds as the superuser among them); (c) by the prompt hook served by the session's `mem mcp`
      (`context --hook claude --budget 2000`), with no team and with the team, taking turns,
      counting the hooks whose answer held the team's block.
 Prints one JSON line per step, then the medians and 95th percentiles.
@@ -244,11 +245,16 @@ def recall_steps(args, work, mem, example, model):
             shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".mem"))
             sh([mem, "--dir", root, "index"], env=settings[name])
             roots[name] = root
-        times = {name: [] for name in settings}
+        # Another build (--also) beside this one, as the superuser, taking turns too.
+        runs = [(name, mem) for name in settings]
+        runs += [(f"team (superuser), {other}", other) for other in args.also]
+        times = {name: [] for name, _ in runs}
         for query in queries:
-            for name, env in settings.items():
+            for name, build in runs:
+                setting = name if name in settings else "team (superuser)"
                 start = time.perf_counter()
-                sh([mem, "--dir", roots[name], "recall", query], env=env, quiet=True)
+                sh([build, "--dir", roots[setting], "recall", query], env=settings[setting],
+                   quiet=True)
                 times[name].append((time.perf_counter() - start) * 1000)
         print(json.dumps({"step": "mem recall (whole process, model)",
                           **{n: pct(t) for n, t in times.items()}}), flush=True)
@@ -311,6 +317,8 @@ def main():
                         help="how many of the questions the store alone is asked")
     parser.add_argument("--build-memory", default="4GB")
     parser.add_argument("--steps", choices=["all", "recall"], default="all")
+    parser.add_argument("--also", action="append", default=[], metavar="MEM",
+                        help="another build whose mem recall is timed beside MEM's (step 7b)")
     parser.add_argument("mem")
     args = parser.parse_args()
     work = os.path.abspath(args.work)
